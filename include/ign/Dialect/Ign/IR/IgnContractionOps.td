@@ -1,0 +1,67 @@
+//===- IgnContractionOps.td - matmul, gemm, conv, einsum -----------------===//
+
+#ifndef IGN_CONTRACTION_OPS_TD
+#define IGN_CONTRACTION_OPS_TD
+
+include "ign/Dialect/Ign/IR/IgnBase.td"
+
+// numpy matmul: 1-D operands are promoted and the promoted dim dropped;
+// batch dims broadcast.
+def Ign_MatMulOp : Ign_Op<"matmul"> {
+  let summary = "numpy-style batched matrix product";
+  let arguments = (ins Ign_Tensor:$lhs, Ign_Tensor:$rhs);
+  let results = (outs Ign_Tensor:$output);
+  let assemblyFormat =
+      "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+}
+
+// alpha * op(a) * op(b) + beta * c, c broadcasting to [M, N].
+def Ign_GemmOp : Ign_Op<"gemm"> {
+  let summary = "general matrix multiply with optional transposes and bias";
+  let arguments = (ins Ign_Tensor:$a, Ign_Tensor:$b, Optional<Ign_Tensor>:$c,
+                   DefaultValuedAttr<F32Attr, "1.0">:$alpha,
+                   DefaultValuedAttr<F32Attr, "1.0">:$beta,
+                   DefaultValuedAttr<BoolAttr, "false">:$trans_a,
+                   DefaultValuedAttr<BoolAttr, "false">:$trans_b);
+  let results = (outs Ign_Tensor:$output);
+  let assemblyFormat = "$a `,` $b (`,` $c^)? attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+// N-d convolution, NC[D]HW layout. `pads` holds all begin pads then all end
+// pads (ONNX order); auto_pad is resolved into explicit pads at import.
+def Ign_ConvOp : Ign_Op<"conv"> {
+  let summary = "grouped, strided, dilated convolution";
+  let arguments = (ins Ign_Tensor:$input, Ign_Tensor:$weight,
+                   Optional<Ign_Tensor>:$bias, Ign_I64Array:$strides,
+                   Ign_I64Array:$pads, Ign_I64Array:$dilations,
+                   DefaultValuedAttr<I64Attr, "1">:$group);
+  let results = (outs Ign_Tensor:$output);
+  let assemblyFormat = "$input `,` $weight (`,` $bias^)? attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+// Transposed convolution; weight is [C_in, C_out / group, k...].
+def Ign_ConvTransposeOp : Ign_Op<"conv_transpose"> {
+  let summary = "grouped, strided, dilated transposed convolution";
+  let arguments = (ins Ign_Tensor:$input, Ign_Tensor:$weight,
+                   Optional<Ign_Tensor>:$bias, Ign_I64Array:$strides,
+                   Ign_I64Array:$pads, Ign_I64Array:$dilations,
+                   Ign_I64Array:$output_padding,
+                   DefaultValuedAttr<I64Attr, "1">:$group);
+  let results = (outs Ign_Tensor:$output);
+  let assemblyFormat = "$input `,` $weight (`,` $bias^)? attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
+// Explicit-output einsum, e.g. "bij,bjk->bik" (the importer adds "->..."
+// when the model leaves it implicit). "..." stands for broadcast dims.
+def Ign_EinsumOp : Ign_Op<"einsum"> {
+  let summary = "Einstein summation";
+  let arguments = (ins Variadic<Ign_Tensor>:$inputs, StrAttr:$equation);
+  let results = (outs Ign_Tensor:$output);
+  let assemblyFormat =
+      "$inputs attr-dict `:` functional-type(operands, results)";
+}
+
+#endif // IGN_CONTRACTION_OPS_TD

@@ -1,0 +1,67 @@
+//===- IgnOps.h - the ign dialect and its ops -------------------*- C++ -*-===//
+//
+// ONNX-level tensor ops with static shapes; each op infers its result types.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef IGN_DIALECT_IGN_IR_IGNOPS_H
+#define IGN_DIALECT_IGN_IR_IGNOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <optional>
+
+#include "ign/Dialect/Ign/IR/IgnDialect.h.inc"
+
+namespace ign {
+
+/// Numpy broadcast of two static shapes; nullopt when they do not broadcast.
+std::optional<llvm::SmallVector<int64_t>>
+broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
+
+/// The int64 values of an array attribute of IntegerAttr.
+llvm::SmallVector<int64_t> toI64Vector(mlir::ArrayAttr array);
+
+// Shared type inference for op families (see the .td files).
+mlir::LogicalResult
+inferBroadcastBinary(mlir::MLIRContext *ctx, std::optional<mlir::Location> loc,
+                     mlir::Value lhs, mlir::Value rhs, bool isPredicate,
+                     llvm::SmallVectorImpl<mlir::Type> &types);
+mlir::LogicalResult inferPoolType(std::optional<mlir::Location> loc,
+                                  mlir::Value input, mlir::ArrayAttr kernel,
+                                  mlir::ArrayAttr strides, mlir::ArrayAttr pads,
+                                  mlir::ArrayAttr dilations, bool ceilMode,
+                                  llvm::SmallVectorImpl<mlir::Type> &types);
+mlir::LogicalResult inferReduceType(std::optional<mlir::Location> loc,
+                                    mlir::Value input, mlir::ArrayAttr axes,
+                                    bool keepdims,
+                                    llvm::SmallVectorImpl<mlir::Type> &types);
+mlir::LogicalResult
+inferArgReduceType(mlir::MLIRContext *ctx, std::optional<mlir::Location> loc,
+                   mlir::Value input, int64_t axis, bool keepdims,
+                   llvm::SmallVectorImpl<mlir::Type> &types);
+mlir::LogicalResult
+inferSameTypeWithAxis(std::optional<mlir::Location> loc, mlir::Value input,
+                      int64_t axis, llvm::SmallVectorImpl<mlir::Type> &types);
+
+/// Checks an adaptor's attributes before inference reads them: a missing or
+/// mistyped attribute is a diagnostic, never a null dereference.
+template <typename AdaptorT>
+mlir::LogicalResult verifyAdaptor(mlir::MLIRContext *ctx,
+                                  std::optional<mlir::Location> loc,
+                                  AdaptorT &adaptor) {
+  return adaptor.verify(loc ? *loc : mlir::UnknownLoc::get(ctx));
+}
+
+} // namespace ign
+
+#define GET_OP_CLASSES
+#include "ign/Dialect/Ign/IR/IgnOps.h.inc"
+
+#endif // IGN_DIALECT_IGN_IR_IGNOPS_H

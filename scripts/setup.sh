@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs everything ignc needs to build and test on Debian bookworm (idempotent).
+# Python packages are only for test-data generation and benchmarks, never for ignc itself.
+set -euo pipefail
+
+DEBIAN_PKGS=(
+  cmake ninja-build ccache git python3
+  llvm-19-dev libmlir-19-dev mlir-19-tools clang-19 lld-19 llvm-19-tools
+  libcli11-dev libspdlog-dev nlohmann-json3-dev libgtest-dev
+  libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
+)
+
+missing=()
+for p in "${DEBIAN_PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all Debian packages present"
+fi

@@ -1,0 +1,146 @@
+//===- Driver.cpp - compile pipeline and diagnostics for ignc -------------===//
+
+#include "ign/Driver/Driver.h"
+#include "ign/Dialect/Ign/IR/IgnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace ign {
+
+const std::vector<TargetInfo> &knownTargets() {
+  static const std::vector<TargetInfo> targets = {
+      {"host", "the compiling machine's CPU via LLVM (also x86-64-v3, "
+               "x86-64-v4, znver4, aarch64, ...)",
+       false},
+      {"systolic", "systolic-array accelerator on ignc's cycle-level "
+                   "simulator (gemmini-16, tpu-v1, scale-32)",
+       false},
+      {"vulkan", "Vulkan / SPIR-V mobile GPUs (mali-g710, adreno-740)", false},
+      {"cuda", "NVIDIA GPUs via PTX (sm80, sm90, ...)", false},
+      {"rocm", "AMD GPUs (gfx90a, gfx942, ...)", false},
+  };
+  return targets;
+}
+
+int printTargets() {
+  llvm::outs() << "Targets (status in this build):\n";
+  for (const TargetInfo &t : knownTargets())
+    llvm::outs() << "  " << llvm::left_justify(t.name, 10)
+                 << (t.available ? "available    " : "not built yet") << "  "
+                 << t.description << "\n";
+  return kExitOk;
+}
+
+namespace {
+
+/// Formats a diagnostic as `ignc: error: FILE: node 'NAME' (OP): message`.
+struct LocationParts {
+  std::string file, node, opType, value;
+};
+
+void collect(Location loc, LocationParts &parts) {
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    if (auto op = dyn_cast_or_null<StringAttr>(fused.getMetadata()))
+      parts.opType = op.str();
+    for (Location inner : fused.getLocations())
+      collect(inner, parts);
+  } else if (auto name = dyn_cast<NameLoc>(loc)) {
+    (parts.opType.empty() ? parts.value : parts.node) = name.getName().str();
+    collect(name.getChildLoc(), parts);
+  } else if (auto file = dyn_cast<FileLineColLoc>(loc)) {
+    parts.file = file.getFilename().str();
+  }
+}
+
+void printDiagnostic(Diagnostic &diag, Verbosity verbosity) {
+  const char *severity = "error";
+  switch (diag.getSeverity()) {
+  case DiagnosticSeverity::Error:
+    break;
+  case DiagnosticSeverity::Warning:
+    if (verbosity == Verbosity::Quiet)
+      return;
+    severity = "warning";
+    break;
+  case DiagnosticSeverity::Remark:
+    if (verbosity != Verbosity::Verbose)
+      return;
+    severity = "remark";
+    break;
+  case DiagnosticSeverity::Note:
+    severity = "note";
+    break;
+  }
+  LocationParts parts;
+  collect(diag.getLocation(), parts);
+  auto &os = llvm::errs();
+  os << "ignc: " << severity << ": ";
+  if (!parts.file.empty())
+    os << parts.file << ": ";
+  if (!parts.opType.empty())
+    os << "node '" << parts.node << "' (" << parts.opType << "): ";
+  else if (!parts.value.empty())
+    os << "'" << parts.value << "': ";
+  os << diag.str() << "\n";
+  for (Diagnostic &note : diag.getNotes())
+    printDiagnostic(note, verbosity);
+}
+
+} // namespace
+
+int runCompile(const DriverOptions &options) {
+  MLIRContext context(MLIRContext::Threading::DISABLED);
+  context.loadDialect<IgnDialect, func::FuncDialect>();
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    printDiagnostic(diag, options.verbosity);
+    return success();
+  });
+
+  const TargetInfo *target = nullptr;
+  for (const TargetInfo &t : knownTargets())
+    if (options.target == t.name)
+      target = &t;
+  if (!target) {
+    llvm::errs() << "ignc: error: unknown target '" << options.target
+                 << "'; `ignc targets` lists the known ones\n";
+    return kExitTarget;
+  }
+  if (options.emit.empty() && !target->available) {
+    llvm::errs() << "ignc: error: target '" << options.target
+                 << "' is not built yet in this version of ignc; only "
+                    "--emit=ign (the imported model) is available\n";
+    return kExitTarget;
+  }
+
+  OwningOpRef<ModuleOp> module =
+      importOnnxFile(context, options.modelPath, options.import);
+  if (!module)
+    return kExitImport;
+
+  std::string outPath = options.outputPath.empty() ? "-" : options.outputPath;
+  std::string error;
+  auto output = openOutputFile(outPath, &error);
+  if (!output) {
+    llvm::errs() << "ignc: error: cannot write '" << outPath << "': " << error
+                 << "\n";
+    return kExitOutput;
+  }
+  OpPrintingFlags flags;
+  if (!options.printWeights)
+    flags.elideLargeElementsAttrs(16).elideLargeResourceString(64);
+  module->print(output->os(), flags);
+  output->os() << "\n";
+  output->keep();
+  return kExitOk;
+}
+
+} // namespace ign

@@ -1,0 +1,16 @@
+//===- ign-opt.cpp - mlir-opt with the ign dialect, for lit tests ---------===//
+
+#include "ign/Dialect/Ign/IR/IgnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::registerTransformsPasses();
+  mlir::DialectRegistry registry;
+  registry.insert<ign::IgnDialect, mlir::func::FuncDialect>();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "ign optimizer driver\n", registry));
+}

@@ -1,0 +1,99 @@
+//===- ignc.cpp - the ignc command line ------------------------------------===//
+//
+// A thin CLI11 front end over lib/Driver.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ign/Driver/Driver.h"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+namespace {
+/// Splits "NAME=VALUE" at the last '=' (input names may contain '=').
+bool splitAssignment(const std::string &text, std::string &name,
+                     std::string &value) {
+  size_t eq = text.rfind('=');
+  if (eq == std::string::npos || eq == 0)
+    return false;
+  name = text.substr(0, eq);
+  value = text.substr(eq + 1);
+  return true;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"ignc: an autotuning compiler for neural-network inference.\n"
+               "Compiles an ONNX model into a kernel bundle for one target.",
+               "ignc"};
+  app.set_version_flag("--version", std::string("ignc " IGN_VERSION_STRING));
+  ign::DriverOptions options;
+  std::vector<std::string> inputShapes, frozen;
+  bool verbose = false, quiet = false;
+
+  app.add_option("model", options.modelPath, "ONNX model (.onnx, or .onnxtxt "
+                                             "in ONNX's text syntax)");
+  app.add_option("--target", options.target,
+                 "target to compile for (see `ignc targets`)")
+      ->capture_default_str();
+  app.add_option("-o,--output", options.outputPath,
+                 "output file (default: stdout for --emit)");
+  app.add_option("--emit", options.emit, "what to produce: ign (the imported "
+                                         "module)")
+      ->check(CLI::IsMember({"ign"}));
+  app.add_option("--input-shape", inputShapes,
+                 "bind a graph input's shape: NAME=1x3x224x224 (repeatable)");
+  app.add_option("--freeze-input", frozen,
+                 "make a graph input a constant read from a TensorProto file: "
+                 "NAME=FILE.pb (repeatable)");
+  app.add_flag("--print-weights", options.printWeights,
+               "print large constants in full with --emit=ign");
+  app.add_flag("-v,--verbose", verbose, "more output");
+  app.add_flag("-q,--quiet", quiet, "errors only");
+  auto *targets = app.add_subcommand("targets", "list the known targets");
+  app.require_subcommand(0, 1);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    int code = app.exit(e);
+    return code == 0 ? ign::kExitOk : ign::kExitUsage;
+  }
+  if (targets->parsed())
+    return ign::printTargets();
+  if (options.modelPath.empty()) {
+    std::cerr << "ignc: error: no model given\n" << app.help();
+    return ign::kExitUsage;
+  }
+  options.verbosity = quiet     ? ign::Verbosity::Quiet
+                      : verbose ? ign::Verbosity::Verbose
+                                : ign::Verbosity::Normal;
+  for (const std::string &s : inputShapes) {
+    std::string name, dims;
+    std::optional<std::vector<int64_t>> shape;
+    if (splitAssignment(s, name, dims))
+      shape = ign::parseShape(dims);
+    if (!shape) {
+      std::cerr << "ignc: error: --input-shape '" << s
+                << "' is not NAME=DIMS (e.g. input=1x3x224x224)\n";
+      return ign::kExitUsage;
+    }
+    if (options.import.inputShapes.count(name)) {
+      std::cerr << "ignc: error: --input-shape given twice for '" << name
+                << "'\n";
+      return ign::kExitUsage;
+    }
+    options.import.inputShapes[name] = *shape;
+  }
+  for (const std::string &s : frozen) {
+    std::string name, path;
+    if (!splitAssignment(s, name, path)) {
+      std::cerr << "ignc: error: --freeze-input '" << s
+                << "' is not NAME=FILE.pb\n";
+      return ign::kExitUsage;
+    }
+    options.import.frozenInputs[name] = path;
+  }
+  return ign::runCompile(options);
+}

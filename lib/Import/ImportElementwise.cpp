@@ -83,11 +83,32 @@ BinarySpec binary(FloatFn f, IntFn i, bool predicate = false) {
           std::move(f), std::move(i), predicate};
 }
 
+/// Before opset 7, `broadcast=1` aligned the rhs at `axis` of the lhs
+/// (suffix alignment without an axis); reshapes the rhs into numpy form.
+FailureOr<Value> legacyBroadcastRhs(NodeImporter &n, Value lhs, Value rhs) {
+  auto broadcast = n.attrInt("broadcast", 0);
+  auto axis = n.attrInt("axis", -1);
+  if (failed(broadcast) || failed(axis))
+    return failure();
+  auto lt = cast<RankedTensorType>(lhs.getType());
+  auto rt = cast<RankedTensorType>(rhs.getType());
+  if (!*broadcast || *axis < 0)
+    return rhs;
+  int64_t a = *axis, lr = lt.getRank(), rr = rt.getRank();
+  if (a + rr > lr)
+    return n.error() << "legacy broadcast axis " << a << " does not fit";
+  llvm::SmallVector<int64_t> shape(a, 1);
+  llvm::append_range(shape, rt.getShape());
+  shape.append(lr - a - rr, 1);
+  return n.reshape(rhs, shape);
+}
+
 /// Folds on the host when both inputs are known, else builds the op.
 LogicalResult importBinary(NodeImporter &n, const BinarySpec &spec,
                            size_t lhsIdx = 0, size_t rhsIdx = 1) {
   const HostTensor *a = n.constInput(lhsIdx), *b = n.constInput(rhsIdx);
-  if (a && b && a->elementType == b->elementType && spec.f) {
+  bool legacy = n.opset() < 7 && n.hasAttr("broadcast");
+  if (a && b && a->elementType == b->elementType && spec.f && !legacy) {
     Type element = spec.predicate ? Type(IntegerType::get(n.ctx(), 1))
                                   : a->elementType;
     bool fl = a->isFloat();
@@ -108,6 +129,11 @@ LogicalResult importBinary(NodeImporter &n, const BinarySpec &spec,
   auto lhs = n.input(lhsIdx), rhs = n.input(rhsIdx);
   if (failed(lhs) || failed(rhs))
     return failure();
+  if (legacy) {
+    rhs = legacyBroadcastRhs(n, *lhs, *rhs);
+    if (failed(rhs))
+      return failure();
+  }
   auto v = spec.build(n, *lhs, *rhs);
   if (failed(v))
     return failure();
@@ -490,7 +516,29 @@ void registerElementwiseHandlers(HandlerMap &m) {
                           return int64_t(bool(a) != bool(b));
                         }));
   };
-  m["PRelu"] = [](NodeImporter &n) {
+  m["PRelu"] = [](NodeImporter &n) -> LogicalResult {
+    // A 1-D slope of C values is per channel (as PRelu-6 and exporters mean
+    // it) when it does not broadcast against the trailing dim.
+    auto x = n.inputType(0), slope = n.inputType(1);
+    if (failed(x) || failed(slope))
+      return failure();
+    if (slope->getRank() == 1 && x->getRank() > 2 &&
+        slope->getDimSize(0) == x->getDimSize(1) &&
+        slope->getDimSize(0) != x->getShape().back() &&
+        slope->getDimSize(0) != 1) {
+      auto xv = n.input(0), sv = n.input(1);
+      if (failed(xv) || failed(sv))
+        return failure();
+      llvm::SmallVector<int64_t> shape(x->getRank() - 1, 1);
+      shape[0] = slope->getDimSize(0);
+      auto r = n.reshape(*sv, shape);
+      if (failed(r))
+        return failure();
+      auto v = n.createValue<PReluOp>({*xv, *r});
+      if (failed(v))
+        return failure();
+      return n.setOutput(0, *v);
+    }
     return importBinary(n, binary<PReluOp>(nullptr, nullptr));
   };
 #define IGN_COMPARE(NAME, OP, EXPR)                                            \

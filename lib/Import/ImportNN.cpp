@@ -267,16 +267,48 @@ LogicalResult importLayerNorm(NodeImporter &n) {
   auto x = n.inputType(0);
   if (failed(eps) || failed(axis) || failed(x))
     return failure();
-  if (failed(n.requireUnusedOutputsFrom(1, "mean and inverse std-dev outputs")))
-    return failure();
   auto a = normalizeAxis(n, *axis, x->getRank());
   if (failed(a))
     return failure();
   auto ops = inputs(n, n.hasInput(2) ? 3 : 2);
   if (failed(ops))
     return failure();
-  return done(n, n.createValue<LayerNormOp>(
-                     *ops, {n.namedI64("axis", *a), n.namedF32("epsilon", *eps)}));
+  if (failed(done(n, n.createValue<LayerNormOp>(
+                         *ops, {n.namedI64("axis", *a),
+                                n.namedF32("epsilon", *eps)}))))
+    return failure();
+  if (!n.outputUsed(1) && !n.outputUsed(2))
+    return success();
+  // The optional statistics outputs: mean and 1/sqrt(var + eps) over the
+  // normalized dims, kept as size-1 dims.
+  SmallVector<int64_t> axes;
+  for (int64_t d = *a; d < x->getRank(); ++d)
+    axes.push_back(d);
+  SmallVector<NamedAttribute> reduce{n.named("axes", n.i64Array(axes)),
+                                     n.namedBool("keepdims", true)};
+  Value in = (*ops)[0];
+  auto mean = n.createValue<ReduceMeanOp>(in, reduce);
+  if (failed(mean))
+    return failure();
+  auto centered = n.createValue<SubOp>({in, *mean});
+  if (failed(centered))
+    return failure();
+  auto sq = n.createValue<MulOp>({*centered, *centered});
+  if (failed(sq))
+    return failure();
+  auto var = n.createValue<ReduceMeanOp>(*sq, reduce);
+  if (failed(var))
+    return failure();
+  auto shifted = n.createValue<AddOp>(
+      {*var, n.scalarConstant(x->getElementType(), *eps)});
+  if (failed(shifted))
+    return failure();
+  auto std = n.createValue<SqrtOp>(*shifted);
+  if (failed(std))
+    return failure();
+  if (failed(n.setOutput(1, *mean)))
+    return failure();
+  return done(n, n.createValue<ReciprocalOp>(*std), 2);
 }
 
 LogicalResult importGroupNorm(NodeImporter &n) {

@@ -745,9 +745,9 @@ OwningOpRef<ModuleOp> GraphImporter::importModel(onnx::ModelProto &model) {
     emitError(modelLoc()) << "the model imports no default-domain opset";
     return nullptr;
   }
-  if (opset < 7 || opset > 21) {
+  if (opset < 1 || opset > 21) {
     emitError(modelLoc()) << "opset " << opset
-                          << " is not supported (ignc supports 7 to 21)";
+                          << " is not supported (ignc supports 1 to 21)";
     return nullptr;
   }
   onnx::GraphProto &graph = *model.mutable_graph();

@@ -9,7 +9,7 @@ include "ign/Dialect/Ign/IR/IgnBase.td"
 // begin pads then end pads; auto_pad is resolved at import.
 class Ign_PoolOp<string mnemonic, dag extraAttrs = (ins)>
     : Ign_Op<mnemonic> {
-  let arguments = !con((ins Ign_FloatTensor:$input, Ign_I64Array:$kernel_shape,
+  let arguments = !con((ins Ign_Tensor:$input, Ign_I64Array:$kernel_shape,
                             Ign_I64Array:$strides, Ign_I64Array:$pads,
                             Ign_I64Array:$dilations,
                             DefaultValuedAttr<BoolAttr, "false">:$ceil_mode),

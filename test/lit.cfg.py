@@ -1,0 +1,15 @@
+# lit configuration for ignc's FileCheck tests.
+import os
+import lit.formats
+
+config.name = "ignc"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".onnxtxt", ".test"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
+                   "models", "conformance", "unit", "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.ign_obj_root, "test")
+config.environment["PATH"] = os.pathsep.join(
+    [config.ign_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
+config.substitutions.append(("%models", os.path.join(config.test_source_root, "models")))
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "ignc", "Inputs")))

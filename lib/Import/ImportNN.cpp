@@ -410,8 +410,6 @@ LogicalResult importPool(NodeImporter &n) {
   auto ceil = n.attrInt("ceil_mode", 0);
   if (failed(window) || failed(ceil))
     return failure();
-  if (failed(n.requireUnusedOutputsFrom(1, "MaxPool indices")))
-    return failure();
   SmallVector<NamedAttribute> attrs{
       n.named("kernel_shape", n.i64Array(window->kernel)),
       n.named("strides", n.i64Array(window->strides)),
@@ -433,6 +431,18 @@ LogicalResult importPool(NodeImporter &n) {
   auto v = n.input(0);
   if (failed(v))
     return failure();
+  if constexpr (std::is_same_v<OpT, MaxPoolOp>) {
+    if (n.outputUsed(1)) {
+      auto order = n.attrInt("storage_order", 0);
+      if (failed(order))
+        return failure();
+      attrs.push_back(n.namedI64("storage_order", *order));
+      auto op = n.create<MaxPoolWithIndicesOp>(*v, attrs);
+      if (failed(op) || failed(n.setOutput(0, op->getOutput())))
+        return failure();
+      return n.setOutput(1, op->getIndices());
+    }
+  }
   return done(n, n.createValue<OpT>(*v, attrs));
 }
 

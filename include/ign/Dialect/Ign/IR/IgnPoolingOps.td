@@ -34,6 +34,29 @@ class Ign_PoolOp<string mnemonic, dag extraAttrs = (ins)>
 def Ign_MaxPoolOp : Ign_PoolOp<"max_pool"> {
   let summary = "max over each window (padding never wins)";
 }
+// MaxPool with its Indices output: flat i64 indices into the input
+// (row-major over N, C and spatial dims; storage_order 1 is column-major
+// over the spatial dims).
+def Ign_MaxPoolWithIndicesOp : Ign_PoolOp<"max_pool_with_indices",
+    (ins DefaultValuedAttr<I64Attr, "0">:$storage_order)> {
+  let summary = "max over each window, with the flat index of each max";
+  let results = (outs Ign_Tensor:$output, Ign_Tensor:$indices);
+  let extraClassDefinition = [{
+    ::mlir::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *ctx, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      if (::mlir::failed(::ign::verifyAdaptor(ctx, loc, adaptor)) ||
+          ::mlir::failed(::ign::inferPoolType(
+              loc, adaptor.getInput(), adaptor.getKernelShape(),
+              adaptor.getStrides(), adaptor.getPads(), adaptor.getDilations(),
+              adaptor.getCeilMode(), types)))
+        return ::mlir::failure();
+      types.push_back(::llvm::cast<::mlir::RankedTensorType>(types.front())
+                          .clone(::mlir::IntegerType::get(ctx, 64)));
+      return ::mlir::success();
+    }
+  }];
+}
 def Ign_AvgPoolOp : Ign_PoolOp<"avg_pool",
     (ins DefaultValuedAttr<BoolAttr, "false">:$count_include_pad)> {
   let summary = "mean over each window";

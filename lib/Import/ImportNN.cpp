@@ -70,6 +70,18 @@ FailureOr<Window> readWindow(NodeImporter &n, ArrayRef<int64_t> inputShape,
   return w;
 }
 
+/// The SSA values of the first `count` inputs.
+FailureOr<SmallVector<Value>> inputs(NodeImporter &n, size_t count) {
+  SmallVector<Value> values;
+  for (size_t i = 0; i < count; ++i) {
+    auto v = n.input(i);
+    if (failed(v))
+      return failure();
+    values.push_back(*v);
+  }
+  return values;
+}
+
 LogicalResult importMatMul(NodeImporter &n) {
   auto a = n.input(0), b = n.input(1);
   if (failed(a) || failed(b))
@@ -111,17 +123,11 @@ LogicalResult importConv(NodeImporter &n) {
     return failure();
   if (ArrayRef<int64_t>(window->kernel) != w->getShape().drop_front(2))
     return n.error() << "kernel_shape disagrees with the weight shape";
-  SmallVector<Value> operands;
-  for (size_t i = 0; i < 3; ++i) {
-    if (i == 2 && !n.hasInput(2))
-      break;
-    auto v = n.input(i);
-    if (failed(v))
-      return failure();
-    operands.push_back(*v);
-  }
+  auto operands = inputs(n, n.hasInput(2) ? 3 : 2);
+  if (failed(operands))
+    return failure();
   return done(n, n.createValue<ConvOp>(
-                     operands, {n.named("strides", n.i64Array(window->strides)),
+                     *operands, {n.named("strides", n.i64Array(window->strides)),
                                 n.named("pads", n.i64Array(window->pads)),
                                 n.named("dilations", n.i64Array(window->dilations)),
                                 n.namedI64("group", *group)}));
@@ -176,17 +182,11 @@ LogicalResult importConvTranspose(NodeImporter &n) {
       window->pads[i + spatial] = upper ? total - half : half;
     }
   }
-  SmallVector<Value> operands;
-  for (size_t i = 0; i < 3; ++i) {
-    if (i == 2 && !n.hasInput(2))
-      break;
-    auto v = n.input(i);
-    if (failed(v))
-      return failure();
-    operands.push_back(*v);
-  }
+  auto operands = inputs(n, n.hasInput(2) ? 3 : 2);
+  if (failed(operands))
+    return failure();
   return done(n, n.createValue<ConvTransposeOp>(
-                     operands,
+                     *operands,
                      {n.named("strides", n.i64Array(window->strides)),
                       n.named("pads", n.i64Array(window->pads)),
                       n.named("dilations", n.i64Array(window->dilations)),
@@ -224,17 +224,6 @@ LogicalResult importEinsum(NodeImporter &n) {
   }
   return done(n, n.createValue<EinsumOp>(operands,
                                          {n.namedStr("equation", equation)}));
-}
-
-FailureOr<SmallVector<Value>> inputs(NodeImporter &n, size_t count) {
-  SmallVector<Value> values;
-  for (size_t i = 0; i < count; ++i) {
-    auto v = n.input(i);
-    if (failed(v))
-      return failure();
-    values.push_back(*v);
-  }
-  return values;
 }
 
 LogicalResult importBatchNorm(NodeImporter &n) {

@@ -731,8 +731,6 @@ LogicalResult GraphImporter::importNodes(const onnx::GraphProto &g) {
       if (!out.empty() && !isKnown(out) && useCounts.lookup(out))
         return emitError(nodeLoc(node))
                << "output '" << out << "' was not produced by the importer";
-    if (options.crossCheckShapes)
-      crossCheck(node);
   }
   return success();
 }
@@ -878,8 +876,28 @@ OwningOpRef<ModuleOp> GraphImporter::importModel(onnx::ModelProto &model) {
     argNames.push_back(in.name());
   }
 
+  for (auto &init : *graph.mutable_initializer())
+    if (failed(addInitializer(init)))
+      return nullptr;
+
+  OwningOpRef<ModuleOp> module = ModuleOp::create(modelLoc());
+  builder.setInsertionPointToEnd(module->getBody());
+  auto funcType = builder.getFunctionType(argTypes, {});
+  auto func = builder.create<func::FuncOp>(modelLoc(), "main", funcType);
+  Block *entry = func.addEntryBlock();
+  for (auto [i, name] : llvm::enumerate(argNames)) {
+    values[name] = entry->getArgument(i);
+    func.setArgAttr(i, "ign.name", builder.getStringAttr(name));
+  }
+  builder.setInsertionPointToEnd(entry);
+
+  if (failed(importNodes(graph)))
+    return nullptr;
+
   // ONNX's own shape inference, as a cross-check only (its schemas stop at
-  // opset 17 in Debian's ONNX; ign's inference is the source of truth).
+  // opset 17 in Debian's ONNX; ign's inference is the source of truth). It
+  // runs after ign accepted the model: ONNX 1.12's inference crashes on some
+  // invalid attributes that ign rejects with a diagnostic.
   if (options.crossCheckShapes) {
     try {
       onnx::ShapeInferenceOptions siOptions(/*check_type=*/false,
@@ -899,29 +917,15 @@ OwningOpRef<ModuleOp> GraphImporter::importModel(onnx::ModelProto &model) {
         if (isStatic)
           onnxShapes[vi.name()] = dims;
       }
+      for (const auto &node : graph.node())
+        crossCheck(node);
+      emitRemark(modelLoc()) << "ONNX shape inference cross-checked "
+                             << onnxShapes.size() << " static shapes";
     } catch (const std::exception &e) {
       emitRemark(modelLoc()) << "ONNX shape inference failed (ignored): "
                              << e.what();
     }
   }
-
-  for (auto &init : *graph.mutable_initializer())
-    if (failed(addInitializer(init)))
-      return nullptr;
-
-  OwningOpRef<ModuleOp> module = ModuleOp::create(modelLoc());
-  builder.setInsertionPointToEnd(module->getBody());
-  auto funcType = builder.getFunctionType(argTypes, {});
-  auto func = builder.create<func::FuncOp>(modelLoc(), "main", funcType);
-  Block *entry = func.addEntryBlock();
-  for (auto [i, name] : llvm::enumerate(argNames)) {
-    values[name] = entry->getArgument(i);
-    func.setArgAttr(i, "ign.name", builder.getStringAttr(name));
-  }
-  builder.setInsertionPointToEnd(entry);
-
-  if (failed(importNodes(graph)))
-    return nullptr;
 
   llvm::SmallVector<Value> results;
   llvm::SmallVector<Attribute> outputNames;

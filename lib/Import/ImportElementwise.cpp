@@ -9,8 +9,6 @@ using namespace mlir;
 namespace ign::import {
 namespace {
 
-/// Constant results larger than this stay in the IR instead of on the host.
-constexpr int64_t kHostFoldLimit = 1 << 16;
 
 using FloatFn = std::function<double(double, double)>;
 using IntFn = std::function<int64_t(int64_t, int64_t)>;
@@ -103,29 +101,35 @@ FailureOr<Value> legacyBroadcastRhs(NodeImporter &n, Value lhs, Value rhs) {
   return n.reshape(rhs, shape);
 }
 
+/// `spec` applied on the host to two known tensors of one element type;
+/// nullopt when it has no host form for that type or the result is large.
+std::optional<HostTensor> foldBinary(const HostTensor &a, const HostTensor &b,
+                                     const BinarySpec &spec, MLIRContext *ctx) {
+  bool fl = a.isFloat();
+  if (a.elementType != b.elementType || (fl ? !spec.f : !spec.i))
+    return std::nullopt;
+  Type element = spec.predicate ? Type(IntegerType::get(ctx, 1)) : a.elementType;
+  return hostBroadcast(
+      {&a, &b}, element,
+      [&](HostTensor &out, int64_t i, llvm::ArrayRef<int64_t> idx) {
+        if (fl) {
+          double r = spec.f(a.floats[idx[0]], b.floats[idx[1]]);
+          out.set(i, r, int64_t(r));
+        } else {
+          int64_t r = spec.i(a.ints[idx[0]], b.ints[idx[1]]);
+          out.set(i, double(r), out.wrapInt(r));
+        }
+      });
+}
+
 /// Folds on the host when both inputs are known, else builds the op.
 LogicalResult importBinary(NodeImporter &n, const BinarySpec &spec,
                            size_t lhsIdx = 0, size_t rhsIdx = 1) {
   const HostTensor *a = n.constInput(lhsIdx), *b = n.constInput(rhsIdx);
   bool legacy = n.opset() < 7 && n.hasAttr("broadcast");
-  if (a && b && a->elementType == b->elementType && spec.f && !legacy) {
-    Type element = spec.predicate ? Type(IntegerType::get(n.ctx(), 1))
-                                  : a->elementType;
-    bool fl = a->isFloat();
-    auto folded = hostBroadcast(
-        {a, b}, element,
-        [&](HostTensor &out, int64_t i, llvm::ArrayRef<int64_t> idx) {
-          if (fl) {
-            double r = spec.f(a->floats[idx[0]], b->floats[idx[1]]);
-            out.set(i, r, int64_t(r));
-          } else {
-            int64_t r = spec.i(a->ints[idx[0]], b->ints[idx[1]]);
-            out.set(i, double(r), out.wrapInt(r));
-          }
-        });
-    if (folded)
+  if (a && b && !legacy)
+    if (auto folded = foldBinary(*a, *b, spec, n.ctx()))
       return n.setOutput(0, std::move(*folded));
-  }
   auto lhs = n.input(lhsIdx), rhs = n.input(rhsIdx);
   if (failed(lhs) || failed(rhs))
     return failure();
@@ -145,6 +149,13 @@ LogicalResult importVariadic(NodeImporter &n, const BinarySpec &spec,
                              bool mean) {
   if (n.numInputs() == 0)
     return n.error() << "needs at least one input";
+  if (n.allInputsConstant() && !mean) {
+    std::optional<HostTensor> acc = *n.constInput(0);
+    for (size_t i = 1; acc && i < n.numInputs(); ++i)
+      acc = foldBinary(*acc, *n.constInput(i), spec, n.ctx());
+    if (acc)
+      return n.setOutput(0, std::move(*acc));
+  }
   auto acc = n.input(0);
   if (failed(acc))
     return failure();
@@ -174,19 +185,16 @@ template <typename OpT>
 NodeHandler unary(std::function<double(double)> f = nullptr,
                   std::function<int64_t(int64_t)> g = nullptr) {
   return [f, g](NodeImporter &n) -> LogicalResult {
-    if (const HostTensor *t = n.constInput(0); t && f) {
+    if (const HostTensor *t = n.constInput(0); t && (t->isFloat() ? bool(f) : bool(g))) {
       HostTensor out = *t;
       for (int64_t i = 0; i < out.numElements(); ++i) {
         if (out.isFloat())
           out.floats[i] = f(t->floats[i]);
-        else if (g)
-          out.ints[i] = out.wrapInt(g(t->ints[i]));
         else
-          goto build;
+          out.ints[i] = out.wrapInt(g(t->ints[i]));
       }
       return n.setOutput(0, std::move(out));
     }
-  build:
     auto v = n.input(0);
     if (failed(v))
       return failure();
@@ -260,7 +268,22 @@ LogicalResult importIdentity(NodeImporter &n) {
 }
 
 LogicalResult importDropout(NodeImporter &n) {
-  // Inference: the data passes through and the mask is all true.
+  // Inference: the data passes through and the mask is all true. Training
+  // mode (random dropout) is refused, as for BatchNormalization.
+  bool training = false;
+  if (n.opset() >= 12 && n.hasInput(2)) {
+    auto mode = n.requireConstInput(2, "training_mode");
+    if (failed(mode))
+      return failure();
+    training = (*mode)->numElements() > 0 && (*mode)->getInt(0) != 0;
+  }
+  if (training && n.hasInput(1)) {
+    // A known ratio of 0 drops nothing: training mode is then the identity.
+    const HostTensor *ratio = n.constInput(1);
+    training = !ratio || ratio->numElements() != 1 || ratio->getDouble(0) != 0;
+  }
+  if (training)
+    return n.error() << "training_mode=1 is not supported (inference only)";
   if (failed(importIdentity(n)))
     return failure();
   if (n.outputUsed(1)) {

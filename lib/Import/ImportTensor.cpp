@@ -16,7 +16,6 @@ namespace ign::import {
 namespace {
 
 using llvm::SmallVector;
-constexpr int64_t kHostFoldLimit = 1 << 16;
 
 LogicalResult done(NodeImporter &n, FailureOr<Value> v, size_t out = 0) {
   if (failed(v))
@@ -142,6 +141,49 @@ LogicalResult importReduce(NodeImporter &n, int64_t axesInputSince) {
   auto norm = normalizeAxes(n, *axes, type->getRank());
   if (failed(norm))
     return failure();
+  // Shape arithmetic sometimes multiplies or sums known dims: fold those.
+  constexpr bool foldable =
+      std::is_same_v<OpT, ReduceSumOp> || std::is_same_v<OpT, ReduceProdOp> ||
+      std::is_same_v<OpT, ReduceMaxOp> || std::is_same_v<OpT, ReduceMinOp>;
+  if (const HostTensor *t = n.constInput(0); foldable && t) {
+    HostTensor out;
+    out.elementType = t->elementType;
+    SmallVector<int64_t> outStrideShape;
+    for (int64_t d = 0; d < type->getRank(); ++d) {
+      bool reduced = llvm::is_contained(*norm, d);
+      if (!reduced || *keep)
+        out.shape.push_back(reduced ? 1 : t->shape[d]);
+      outStrideShape.push_back(reduced ? 1 : t->shape[d]);
+    }
+    out.allocate();
+    double init = std::is_same_v<OpT, ReduceProdOp>  ? 1.0
+                  : std::is_same_v<OpT, ReduceMaxOp> ? -INFINITY
+                  : std::is_same_v<OpT, ReduceMinOp> ? INFINITY
+                                                     : 0.0;
+    std::vector<double> acc(out.numElements(), init);
+    auto inStrides = stridesOf(t->shape), outStrides = stridesOf(outStrideShape);
+    for (int64_t i = 0; i < t->numElements(); ++i) {
+      int64_t o = 0, rem = i;
+      for (size_t d = 0; d < t->shape.size(); ++d) {
+        int64_t c = rem / inStrides[d];
+        rem %= inStrides[d];
+        if (outStrideShape[d] != 1)
+          o += c * outStrides[d];
+      }
+      double v = t->getDouble(i);
+      if constexpr (std::is_same_v<OpT, ReduceSumOp>)
+        acc[o] += v;
+      else if constexpr (std::is_same_v<OpT, ReduceProdOp>)
+        acc[o] *= v;
+      else if constexpr (std::is_same_v<OpT, ReduceMaxOp>)
+        acc[o] = std::max(acc[o], v);
+      else
+        acc[o] = std::min(acc[o], v);
+    }
+    for (int64_t i = 0; i < out.numElements(); ++i)
+      out.set(i, acc[i], out.wrapInt(int64_t(acc[i])));
+    return n.setOutput(0, std::move(out));
+  }
   return done(n, n.createValue<OpT>(*x, {n.named("axes", n.i64Array(*norm)),
                                          n.namedBool("keepdims", *keep)}));
 }
@@ -428,18 +470,16 @@ LogicalResult importConcat(NodeImporter &n) {
     auto v = n.input(i);
     if (failed(v))
       return failure();
-    // Empty inputs add nothing (exporters emit them around dynamic shapes).
-    if (cast<RankedTensorType>(v->getType()).getNumElements() == 0 &&
-        n.numInputs() > 1)
-      continue;
     operands.push_back(*v);
   }
-  if (operands.empty()) {
-    auto v = n.input(0);
-    if (failed(v))
-      return failure();
-    operands.push_back(*v);
-  }
+  // Inputs with no elements along the axis add nothing (exporters emit them
+  // around dynamic shapes); keep them all when every input is such.
+  SmallVector<Value> nonEmpty;
+  for (Value v : operands)
+    if (cast<RankedTensorType>(v.getType()).getDimSize(*a) != 0)
+      nonEmpty.push_back(v);
+  if (!nonEmpty.empty())
+    operands = nonEmpty;
   if (operands.size() == 1)
     return n.setOutput(0, operands[0]);
   return done(n, n.createValue<ConcatOp>(operands, {n.namedI64("axis", *a)}));
@@ -489,6 +529,28 @@ LogicalResult importSplit(NodeImporter &n) {
   if (sizes.size() != n.numOutputs())
     return n.error() << "Split gives " << sizes.size() << " sizes for "
                      << n.numOutputs() << " outputs";
+  if (const HostTensor *t = n.constInput(0)) {
+    int64_t total = 0;
+    for (int64_t sz : sizes)
+      total += sz;
+    if (total != dim)
+      return n.error() << "split sizes add up to " << total << ", not " << dim;
+    auto strides = stridesOf(t->shape);
+    int64_t offset = 0;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      SmallVector<int64_t> shape(t->shape);
+      shape[*a] = sizes[i];
+      if (failed(n.setOutput(i, hostRemap(*t, shape, [&](ArrayRef<int64_t> idx) {
+            int64_t j = 0;
+            for (size_t d = 0; d < idx.size(); ++d)
+              j += (idx[d] + (int64_t(d) == *a ? offset : 0)) * strides[d];
+            return j;
+          }))))
+        return failure();
+      offset += sizes[i];
+    }
+    return success();
+  }
   auto op = n.create<SplitOp>(*x, {n.namedI64("axis", *a),
                                    n.named("sizes", n.i64Array(sizes))});
   if (failed(op))
@@ -712,8 +774,28 @@ LogicalResult importExpand(NodeImporter &n) {
 
 LogicalResult importTile(NodeImporter &n) {
   auto repeats = n.constInts(1, "repeats");
+  if (failed(repeats))
+    return failure();
+  if (const HostTensor *t = n.constInput(0);
+      t && repeats->size() == t->shape.size()) {
+    SmallVector<int64_t> shape;
+    for (size_t d = 0; d < t->shape.size(); ++d) {
+      if ((*repeats)[d] < 0)
+        return n.error() << "Tile repeats must be non-negative";
+      shape.push_back(t->shape[d] * (*repeats)[d]);
+    }
+    if (product(shape) <= kHostFoldLimit) {
+      auto strides = stridesOf(t->shape);
+      return n.setOutput(0, hostRemap(*t, shape, [&](ArrayRef<int64_t> idx) {
+                           int64_t j = 0;
+                           for (size_t d = 0; d < idx.size(); ++d)
+                             j += (idx[d] % t->shape[d]) * strides[d];
+                           return j;
+                         }));
+    }
+  }
   auto x = n.input(0);
-  if (failed(repeats) || failed(x))
+  if (failed(x))
     return failure();
   return done(n, n.createValue<TileOp>(*x, {n.named("repeats", n.i64Array(*repeats))}));
 }
@@ -897,12 +979,12 @@ LogicalResult importResize(NodeImporter &n, bool upsample) {
       return n.error() << "Resize needs " << rank << " scales, got "
                        << scales.size();
     for (int64_t d = 0; d < rank; ++d) {
-      double extent = 1.0;
-      if (ctm == "tf_crop_and_resize" && int64_t(roi.size()) == 2 * rank)
-        extent = roi[d + rank] - roi[d];
+      // tf_crop_and_resize: the spec multiplies by the roi extent, but
+      // onnxruntime, ONNX's reference and shape inference do not
+      // (onnx/onnx#5783); follow them so outputs match what users compare to.
       if (scales[d] <= 0)
         return n.error() << "Resize scale must be positive";
-      sizes.push_back(int64_t(std::floor(type->getDimSize(d) * extent * scales[d])));
+      sizes.push_back(int64_t(std::floor(type->getDimSize(d) * scales[d])));
     }
   } else if (scales.empty()) {
     for (int64_t d = 0; d < rank; ++d)

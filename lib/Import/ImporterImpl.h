@@ -26,6 +26,13 @@
 
 namespace ign::import {
 
+/// Known results larger than this many elements stay in the IR instead of
+/// being folded on the host.
+constexpr int64_t kHostFoldLimit = 1 << 16;
+/// Integer initializers up to this many elements are read on the host when a
+/// node folds them.
+constexpr int64_t kHostIntegerLimit = 1 << 16;
+
 /// A small tensor whose values are known at import time. Integer and bool
 /// elements live in `ints`, floating-point ones in `floats`.
 struct HostTensor {

@@ -462,8 +462,28 @@ FailureOr<RankedTensorType> NodeImporter::inputType(size_t i) {
 const HostTensor *NodeImporter::constInput(size_t i) {
   if (!hasInput(i))
     return nullptr;
-  auto it = graph_.constants.find(node_.input(i));
-  return it == graph_.constants.end() ? nullptr : &it->second;
+  const std::string &name = node_.input(i);
+  auto it = graph_.constants.find(name);
+  if (it != graph_.constants.end())
+    return &it->second;
+  // Integer initializers above the inline-size threshold (index tables,
+  // long shape vectors) are still read on the host so they fold; float
+  // weights stay in their blobs.
+  auto lazy = graph_.lazyInitializers.find(name);
+  if (lazy == graph_.lazyInitializers.end() || graph_.values.count(name))
+    return nullptr;
+  onnx::TensorProto &t = *lazy->second;
+  Type element = convertElementType(ctx(), t.data_type());
+  int64_t count = 1;
+  for (int64_t d : t.dims())
+    count *= d;
+  if (!element || !isa<IntegerType>(element) || count > kHostIntegerLimit)
+    return nullptr;
+  auto host = graph_.tensorToHost(t);
+  if (failed(host))
+    return nullptr;
+  graph_.lazyInitializers.erase(lazy);
+  return &(graph_.constants[name] = std::move(*host));
 }
 
 FailureOr<const HostTensor *>

@@ -50,6 +50,15 @@ RankedTensorType staticTensor(Value v) {
   return type && type.hasStaticShape() ? type : RankedTensorType();
 }
 
+/// "[a, b, c]" for lists of values (perm, sizes, axes).
+std::string listStr(ArrayRef<int64_t> values) {
+  std::string s = "[";
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(values, os);
+  os << "]";
+  return s;
+}
+
 std::string shapeStr(ArrayRef<int64_t> shape) {
   std::string s = "[";
   llvm::raw_string_ostream os(s);
@@ -745,6 +754,29 @@ static LogicalResult inferRecurrent(Loc loc, AdaptorT &adaptor, int64_t gates,
                              hidden, "], got ", shapeStr(r.getShape()));
   Type element = x.getElementType();
   int64_t seq = x.getDimSize(0), batch = x.getDimSize(1);
+  auto expect = [&](Value v, ArrayRef<int64_t> shape,
+                    StringRef what) -> LogicalResult {
+    if (!v)
+      return success();
+    RankedTensorType t;
+    if (failed(requireTensor(loc, v, t, what)))
+      return failure();
+    if (t.getShape() != shape)
+      return emitOptionalError(loc, what, " must be ", shapeStr(shape),
+                               ", got ", shapeStr(t.getShape()));
+    return success();
+  };
+  int64_t biasGates = gates * 2;
+  if (failed(expect(adaptor.getB(), {dirs, biasGates * hidden}, "B")) ||
+      failed(expect(adaptor.getSequenceLens(), {batch}, "sequence_lens")) ||
+      failed(expect(adaptor.getInitialH(), {dirs, batch, hidden}, "initial_h")))
+    return failure();
+  if constexpr (std::is_same_v<AdaptorT, LSTMOp::Adaptor>) {
+    if (failed(expect(adaptor.getInitialC(), {dirs, batch, hidden},
+                      "initial_c")) ||
+        failed(expect(adaptor.getPeepholes(), {dirs, 3 * hidden}, "P")))
+      return failure();
+  }
   types.push_back(RankedTensorType::get({seq, dirs, batch, hidden}, element));
   for (int i = 0; i < numStates; ++i)
     types.push_back(RankedTensorType::get({dirs, batch, hidden}, element));
@@ -831,7 +863,7 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
   SmallVector<int64_t> shape;
   for (int64_t p : perm) {
     if (p < 0 || p >= in.getRank() || seen[p])
-      return emitOptionalError(loc, "perm ", shapeStr(perm),
+      return emitOptionalError(loc, "perm ", listStr(perm),
                                " is not a permutation");
     seen[p] = true;
     shape.push_back(in.getDimSize(p));
@@ -889,7 +921,7 @@ LogicalResult SplitOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
     total += s;
   }
   if (sizes.empty() || total != in.getDimSize(axis))
-    return emitOptionalError(loc, "split sizes ", shapeStr(sizes),
+    return emitOptionalError(loc, "split sizes ", listStr(sizes),
                              " do not add up to dim ", in.getDimSize(axis));
   for (int64_t s : sizes) {
     SmallVector<int64_t> shape(in.getShape());

@@ -1,14 +1,20 @@
 //===- Driver.cpp - compile pipeline and diagnostics for ignc -------------===//
 
 #include "ign/Driver/Driver.h"
+#include "ign/Bundle/BundleWriter.h"
+#include "HostCompiler.h"
+#include "ign/Conversion/Passes.h"
 #include "ign/Dialect/Ign/IR/IgnOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -18,9 +24,9 @@ namespace ign {
 
 const std::vector<TargetInfo> &knownTargets() {
   static const std::vector<TargetInfo> targets = {
-      {"host", "the compiling machine's CPU via LLVM (also x86-64-v3, "
-               "x86-64-v4, znver4, aarch64, ...)",
-       false},
+      {"host", "the compiling machine's CPU via LLVM; or name a CPU: "
+               "x86-64-v3, x86-64-v4, znver4, ...",
+       true},
       {"systolic", "systolic-array accelerator on ignc's cycle-level "
                    "simulator (gemmini-16, tpu-v1, scale-32)",
        false},
@@ -97,6 +103,59 @@ void printDiagnostic(Diagnostic &diag, Verbosity verbosity) {
 
 } // namespace
 
+/// Compiles for the host and writes the bundle.
+static int compileBundle(ModuleOp module, const DriverOptions &options,
+                         const std::string &cpu) {
+  auto opset = module->getAttrOfType<IntegerAttr>("ign.opset");
+  auto producer = module->getAttrOfType<StringAttr>("ign.producer");
+  host::HostOptions hostOptions;
+  hostOptions.cpu = cpu;
+  auto artifact = host::compileForHost(module, hostOptions);
+  if (failed(artifact))
+    return kExitLowering;
+  bundle::BundleContents contents;
+  contents.targetName = "host";
+  contents.triple = artifact->triple;
+  contents.cpu = artifact->cpu;
+  llvm::SmallVector<llvm::StringRef> features;
+  llvm::StringRef(artifact->features).split(features, ',', -1, false);
+  for (llvm::StringRef f : features)
+    contents.features.push_back(f.str());
+  contents.modelSource = llvm::sys::path::filename(options.modelPath).str();
+  contents.producer = producer ? producer.str() : "";
+  contents.opset = opset ? opset.getInt() : 0;
+  contents.inputs = artifact->inputs;
+  contents.outputs = artifact->outputs;
+  bundle::LaunchSpec launch{0, {}};
+  for (size_t i = 0; i < artifact->inputs.size(); ++i)
+    launch.args.push_back({"input", i});
+  for (size_t i = 0; i < artifact->weights.size(); ++i) {
+    const auto &w = artifact->weights[i];
+    contents.weights.push_back(
+        {w.desc, std::string_view(w.bytes.data(), w.bytes.size())});
+    launch.args.push_back({"weight", i});
+  }
+  for (size_t i = 0; i < artifact->outputs.size(); ++i)
+    launch.args.push_back({"output", i});
+  contents.kernels.push_back(
+      {"main", artifact->entry, R"({"kind": "reference"})"});
+  contents.launches.push_back(launch);
+  contents.artifact = std::move(artifact->sharedObject);
+
+  std::string outPath = options.outputPath;
+  if (outPath.empty())
+    outPath = llvm::sys::path::stem(options.modelPath).str() + ".ignb";
+  std::string error = bundle::writeBundle(outPath, contents);
+  if (!error.empty()) {
+    llvm::errs() << "ignc: error: " << error << "\n";
+    return kExitOutput;
+  }
+  if (options.verbosity != Verbosity::Quiet)
+    llvm::errs() << "ignc: wrote " << outPath << " (target host, cpu "
+                 << contents.cpu << ")\n";
+  return kExitOk;
+}
+
 int runCompile(const DriverOptions &options) {
   MLIRContext context(MLIRContext::Threading::DISABLED);
   context.loadDialect<IgnDialect, func::FuncDialect>();
@@ -106,9 +165,14 @@ int runCompile(const DriverOptions &options) {
   });
 
   const TargetInfo *target = nullptr;
+  std::string cpu = "host";
   for (const TargetInfo &t : knownTargets())
     if (options.target == t.name)
       target = &t;
+  if (!target && host::isKnownHostCpu(options.target)) {
+    target = &knownTargets().front();
+    cpu = options.target;
+  }
   if (!target) {
     llvm::errs() << "ignc: error: unknown target '" << options.target
                  << "'; `ignc targets` lists the known ones\n";
@@ -125,6 +189,16 @@ int runCompile(const DriverOptions &options) {
       importOnnxFile(context, options.modelPath, options.import);
   if (!module)
     return kExitImport;
+  if (options.emit == "linalg") {
+    PassManager pm(&context);
+    pm.addPass(createConvertIgnToLinalg());
+    pm.addPass(createCanonicalizerPass());
+    if (failed(pm.run(*module)))
+      return kExitLowering;
+  }
+
+  if (options.emit.empty())
+    return compileBundle(*module, options, cpu);
 
   std::string outPath = options.outputPath.empty() ? "-" : options.outputPath;
   std::string error;

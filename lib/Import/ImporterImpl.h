@@ -69,6 +69,13 @@ struct HostTensor {
 /// Row-major strides of `shape`.
 llvm::SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape);
 
+/// A TensorProto's data as little-endian bytes, whatever field or external
+/// file (relative to `modelDir`) holds it; moves raw_data out of the proto.
+mlir::FailureOr<std::string> takeTensorBytes(onnx::TensorProto &t,
+                                             llvm::StringRef modelDir,
+                                             mlir::Type element, int64_t count,
+                                             mlir::Location loc);
+
 /// Maps an ONNX element type to MLIR (nullptr when it has no tensor form).
 mlir::Type convertElementType(mlir::MLIRContext *ctx, int32_t onnxType);
 

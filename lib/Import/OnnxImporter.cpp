@@ -50,6 +50,7 @@ std::string shapeString(llvm::ArrayRef<int64_t> shape) {
   os << "]";
   return s;
 }
+} // namespace
 
 /// Reads a TensorProto's data as little-endian bytes, whatever field or
 /// external file holds it. Moves raw_data out of the proto (no second copy).
@@ -144,6 +145,7 @@ FailureOr<std::string> takeTensorBytes(onnx::TensorProto &t,
   return bytes;
 }
 
+namespace {
 HostTensor hostFromBytes(llvm::ArrayRef<int64_t> shape, Type element,
                          llvm::StringRef bytes) {
   HostTensor h;
@@ -977,8 +979,66 @@ OwningOpRef<ModuleOp> GraphImporter::importModel(onnx::ModelProto &model) {
 } // namespace import
 
 //===----------------------------------------------------------------------===//
-// Entry point
+// Entry points
 //===----------------------------------------------------------------------===//
+
+bool readTensorProtoFile(const std::string &path, std::string &name,
+                         std::string &dtype, std::vector<int64_t> &shape,
+                         std::string &bytes, std::string &error) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer) {
+    error = "cannot open '" + path + "': " + buffer.getError().message();
+    return false;
+  }
+  onnx::TensorProto t;
+  if (!t.ParseFromArray((*buffer)->getBufferStart(),
+                        int((*buffer)->getBufferSize()))) {
+    error = "'" + path + "' is not an ONNX TensorProto";
+    return false;
+  }
+  MLIRContext ctx;
+  ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &d) {
+    error = "'" + path + "': " + d.str();
+    return success();
+  });
+  Type element = import::convertElementType(&ctx, t.data_type());
+  if (!element) {
+    error = "'" + path + "' holds an unsupported element type";
+    return false;
+  }
+  int64_t count = 1;
+  for (int64_t d : t.dims()) {
+    if (d < 0) {
+      error = "'" + path + "' has a negative dim";
+      return false;
+    }
+    count *= d;
+  }
+  llvm::SmallString<128> dir(path);
+  llvm::sys::path::remove_filename(dir);
+  auto data = import::takeTensorBytes(t, dir, element, count,
+                                      UnknownLoc::get(&ctx));
+  if (failed(data))
+    return false;
+  name = t.name();
+  shape.assign(t.dims().begin(), t.dims().end());
+  bytes = std::move(*data);
+  // Booleans are one byte each, as the runtime expects.
+  if (element.isF32())
+    dtype = "f32";
+  else if (element.isF64())
+    dtype = "f64";
+  else if (element.isF16())
+    dtype = "f16";
+  else if (element.isBF16())
+    dtype = "bf16";
+  else if (element.isInteger(1))
+    dtype = "bool";
+  else
+    dtype = (element.isUnsignedInteger() ? "u" : "i") +
+            std::to_string(element.getIntOrFloatBitWidth());
+  return true;
+}
 
 OwningOpRef<ModuleOp> importOnnxFile(MLIRContext &context, llvm::StringRef path,
                                      const ImportOptions &options) {

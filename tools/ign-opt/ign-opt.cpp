@@ -1,5 +1,6 @@
 //===- ign-opt.cpp - mlir-opt with the ign dialect, for lit tests ---------===//
 
+#include "ign/Conversion/Passes.h"
 #include "ign/Dialect/Ign/IR/IgnOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -9,8 +10,11 @@
 
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
+  ign::registerIgnConversionPasses();
   mlir::DialectRegistry registry;
-  registry.insert<ign::IgnDialect, mlir::func::FuncDialect>();
+  registry.insert<ign::IgnDialect, mlir::func::FuncDialect,
+                  mlir::linalg::LinalgDialect, mlir::tensor::TensorDialect,
+                  mlir::arith::ArithDialect, mlir::math::MathDialect>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "ign optimizer driver\n", registry));
 }

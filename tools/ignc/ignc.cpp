@@ -39,9 +39,10 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   app.add_option("-o,--output", options.outputPath,
                  "output file (default: stdout for --emit)");
-  app.add_option("--emit", options.emit, "what to produce: ign (the imported "
-                                         "module)")
-      ->check(CLI::IsMember({"ign"}));
+  app.add_option("--emit", options.emit,
+                 "what to produce: ign (the imported module), linalg (the "
+                 "reference lowering)")
+      ->check(CLI::IsMember({"ign", "linalg"}));
   app.add_option("--input-shape", inputShapes,
                  "bind a graph input's shape: NAME=1x3x224x224 (repeatable)");
   app.add_option("--freeze-input", frozen,
@@ -52,6 +53,32 @@ int main(int argc, char **argv) {
   app.add_flag("-v,--verbose", verbose, "more output");
   app.add_flag("-q,--quiet", quiet, "errors only");
   auto *targets = app.add_subcommand("targets", "list the known targets");
+
+  ign::RunOptions run;
+  std::vector<std::string> runInputs;
+  auto *runCmd = app.add_subcommand("run", "run a bundle on inputs from files");
+  runCmd->add_option("bundle", run.bundlePath, "the .ignb bundle")->required();
+  runCmd->add_option("--input", runInputs,
+                     "NAME=FILE (.npy or ONNX TensorProto .pb), repeatable");
+  runCmd->add_option("--output-dir", run.outputDir,
+                     "write each output as NAME.npy here");
+  runCmd->add_option("--threads", run.threads, "worker threads (0: one per core)");
+
+  ign::BenchOptions bench;
+  auto *benchCmd = app.add_subcommand("bench", "time a bundle on random inputs");
+  benchCmd->add_option("bundle", bench.bundlePath, "the .ignb bundle")->required();
+  benchCmd->add_option("--threads", bench.threads, "worker threads (0: one per core)");
+  benchCmd->add_option("--warmup", bench.warmup, "untimed runs first")
+      ->capture_default_str();
+  benchCmd->add_option("--repeat", bench.repeat, "timed runs")
+      ->capture_default_str();
+  benchCmd->add_option("--seed", bench.seed, "seed of the random inputs")
+      ->capture_default_str();
+  benchCmd->add_flag("--json", bench.json, "print the report as JSON");
+
+  std::string inspectPath;
+  auto *inspectCmd = app.add_subcommand("inspect", "describe a bundle");
+  inspectCmd->add_option("bundle", inspectPath, "the .ignb bundle")->required();
   app.require_subcommand(0, 1);
 
   try {
@@ -62,6 +89,22 @@ int main(int argc, char **argv) {
   }
   if (targets->parsed())
     return ign::printTargets();
+  if (inspectCmd->parsed())
+    return ign::inspectBundle(inspectPath);
+  if (benchCmd->parsed())
+    return ign::benchBundle(bench);
+  if (runCmd->parsed()) {
+    for (const std::string &s : runInputs) {
+      std::string name, file;
+      if (!splitAssignment(s, name, file)) {
+        std::cerr << "ignc: error: --input '" << s << "' is not NAME=FILE\n";
+        return ign::kExitUsage;
+      }
+      run.inputs.push_back({name, file});
+    }
+    run.verbosity = quiet ? ign::Verbosity::Quiet : ign::Verbosity::Normal;
+    return ign::runBundle(run);
+  }
   if (options.modelPath.empty()) {
     std::cerr << "ignc: error: no model given\n" << app.help();
     return ign::kExitUsage;

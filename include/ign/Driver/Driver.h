@@ -21,6 +21,8 @@ enum ExitCode : int {
   kExitImport = 2,       // the model cannot be read or imported
   kExitTarget = 3,       // the requested target is unknown or not built
   kExitOutput = 4,       // an output file cannot be written
+  kExitLowering = 5,     // an op of the model cannot be compiled yet
+  kExitRuntime = 6,      // a bundle is invalid, refused, or fails to run
   kExitInternal = 70,    // a bug in ignc
 };
 
@@ -30,7 +32,7 @@ struct DriverOptions {
   std::string modelPath;
   std::string target = "host";
   std::string outputPath;
-  std::string emit; // "" (bundle) or "ign"
+  std::string emit; // "" (bundle), "ign" or "linalg"
   bool printWeights = false;
   Verbosity verbosity = Verbosity::Normal;
   ImportOptions import;
@@ -46,6 +48,28 @@ const std::vector<TargetInfo> &knownTargets();
 
 /// Runs one compilation; diagnostics go to stderr in ignc's format.
 int runCompile(const DriverOptions &options);
+
+struct RunOptions {
+  std::string bundlePath;
+  std::vector<std::pair<std::string, std::string>> inputs; // name, file
+  std::string outputDir;
+  int threads = 0;
+  Verbosity verbosity = Verbosity::Normal;
+};
+/// `ignc run`: runs a bundle on inputs from files, writes outputs as .npy.
+int runBundle(const RunOptions &options);
+
+struct BenchOptions {
+  std::string bundlePath;
+  int threads = 0, warmup = 3, repeat = 20;
+  bool json = false;
+  uint64_t seed = 1;
+};
+/// `ignc bench`: latency on random inputs, with a per-kernel breakdown.
+int benchBundle(const BenchOptions &options);
+
+/// `ignc inspect`: the manifest in human form.
+int inspectBundle(const std::string &path);
 
 /// Prints the target list (`ignc targets`).
 int printTargets();

@@ -37,6 +37,12 @@ mlir::OwningOpRef<mlir::ModuleOp> importOnnxFile(mlir::MLIRContext &context,
                                                  llvm::StringRef path,
                                                  const ImportOptions &options);
 
+/// Reads an ONNX TensorProto file (the backend tests' input_N.pb). On
+/// failure returns false with `error` set.
+bool readTensorProtoFile(const std::string &path, std::string &name,
+                         std::string &dtype, std::vector<int64_t> &shape,
+                         std::string &bytes, std::string &error);
+
 /// Parses a shape such as "1x3x224x224" ("" or "scalar" for rank 0).
 std::optional<std::vector<int64_t>> parseShape(llvm::StringRef text);
 

@@ -1,0 +1,22 @@
+//===- Passes.td - ign conversion passes -----------------------------------===//
+
+#ifndef IGN_CONVERSION_PASSES_TD
+#define IGN_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertIgnToLinalg : Pass<"convert-ign-to-linalg", "mlir::ModuleOp"> {
+  let summary = "Lower ign ops to target-neutral linalg/tensor/arith/math";
+  let description = [{
+    The reference lowering: every ign op becomes linalg (generic or named),
+    tensor, arith and math ops on tensors, with no tiling. It is the
+    correctness oracle for every schedule and target. An op it cannot lower
+    is reported at its location (the ONNX node).
+  }];
+  let dependentDialects = [
+    "mlir::linalg::LinalgDialect", "mlir::tensor::TensorDialect",
+    "mlir::arith::ArithDialect", "mlir::math::MathDialect"
+  ];
+}
+
+#endif // IGN_CONVERSION_PASSES_TD

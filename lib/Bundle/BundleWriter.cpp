@@ -1,0 +1,159 @@
+//===- BundleWriter.cpp - writes a kernel bundle ---------------------------===//
+
+#include "ign/Bundle/BundleWriter.h"
+#include "ign/Bundle/BundleFormat.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <fstream>
+
+#ifndef IGN_VERSION_STRING
+#define IGN_VERSION_STRING "unknown"
+#endif
+
+namespace ign::bundle {
+namespace {
+
+struct SectionData {
+  SectionKind kind;
+  std::string name;
+  std::string_view bytes;
+};
+
+nlohmann::json tensorJson(const TensorSpec &t) {
+  return {{"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape}};
+}
+
+/// Weights packed at 64-byte aligned offsets, in manifest order.
+std::string packWeights(const BundleContents &c, std::vector<uint64_t> &offsets) {
+  std::string bytes;
+  for (const auto &[spec, data] : c.weights) {
+    bytes.resize(alignUp(bytes.size(), kSectionAlignment), '\0');
+    offsets.push_back(bytes.size());
+    bytes.append(data.data(), data.size());
+  }
+  return bytes;
+}
+
+std::string manifestWithOffsets(const BundleContents &c,
+                                const std::vector<uint64_t> &offsets) {
+  nlohmann::json m;
+  m["format_version"] = kFormatVersion;
+  m["compiler"] = {{"name", "ignc"}, {"version", IGN_VERSION_STRING}};
+  m["target"] = {{"name", c.targetName},
+                 {"triple", c.triple},
+                 {"cpu", c.cpu},
+                 {"features", c.features}};
+  m["model"] = {{"source", c.modelSource},
+                {"producer", c.producer},
+                {"opset", c.opset}};
+  m["inputs"] = nlohmann::json::array();
+  for (const auto &t : c.inputs)
+    m["inputs"].push_back(tensorJson(t));
+  m["outputs"] = nlohmann::json::array();
+  for (const auto &t : c.outputs)
+    m["outputs"].push_back(tensorJson(t));
+  m["weights"] = nlohmann::json::array();
+  for (size_t i = 0; i < c.weights.size(); ++i) {
+    nlohmann::json w = tensorJson(c.weights[i].first);
+    w["offset"] = offsets[i];
+    w["bytes"] = c.weights[i].second.size();
+    m["weights"].push_back(w);
+  }
+  m["kernels"] = nlohmann::json::array();
+  for (const auto &k : c.kernels)
+    m["kernels"].push_back({{"name", k.name},
+                            {"symbol", k.symbol},
+                            {"schedule", nlohmann::json::parse(k.scheduleJson)}});
+  m["launches"] = nlohmann::json::array();
+  for (const auto &l : c.launches) {
+    nlohmann::json args = nlohmann::json::array();
+    for (const auto &a : l.args)
+      args.push_back({{"kind", a.kind}, {"index", a.index}});
+    m["launches"].push_back({{"kernel", l.kernel}, {"args", args}});
+  }
+  return m.dump(2);
+}
+
+std::string writeSections(const std::string &path,
+                          const std::vector<SectionData> &sections);
+} // namespace
+
+std::string buildManifest(const BundleContents &contents) {
+  std::vector<uint64_t> offsets;
+  packWeights(contents, offsets);
+  return manifestWithOffsets(contents, offsets);
+}
+
+std::string writeBundle(const std::string &path, const BundleContents &contents) {
+  std::vector<uint64_t> offsets;
+  std::string weights = packWeights(contents, offsets);
+  std::string manifest;
+  try {
+    manifest = manifestWithOffsets(contents, offsets);
+  } catch (const std::exception &e) {
+    return std::string("cannot build the manifest: ") + e.what();
+  }
+  return writeSections(path, {{SectionKind::Manifest, "manifest", manifest},
+                              {SectionKind::Weights, "weights", weights},
+                              {SectionKind::Artifact, "kernels", contents.artifact}});
+}
+
+namespace {
+std::string writeSections(const std::string &path,
+                          const std::vector<SectionData> &sections) {
+  Header header{};
+  std::memcpy(header.magic, kMagic, sizeof(kMagic));
+  header.version = kFormatVersion;
+  header.sectionCount = uint32_t(sections.size());
+  header.sectionTableOffset = sizeof(Header);
+  std::vector<SectionEntry> table(sections.size());
+  uint64_t offset = alignUp(sizeof(Header) + table.size() * sizeof(SectionEntry),
+                            kSectionAlignment);
+  for (size_t i = 0; i < sections.size(); ++i) {
+    SectionEntry &e = table[i];
+    e.kind = uint32_t(sections[i].kind);
+    e.offset = offset;
+    e.size = sections[i].bytes.size();
+    e.checksum = fnv1a(sections[i].bytes.data(), sections[i].bytes.size());
+    std::strncpy(e.name, sections[i].name.c_str(), sizeof(e.name) - 1);
+    offset = alignUp(offset + e.size, kSectionAlignment);
+  }
+  header.fileSize = offset;
+  header.headerChecksum = fnv1a(&header, offsetof(Header, headerChecksum));
+
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out)
+      return "cannot open '" + tmp + "' for writing";
+    auto pad = [&](uint64_t to) {
+      static const char zeros[kSectionAlignment] = {};
+      uint64_t at = uint64_t(out.tellp());
+      if (to > at)
+        out.write(zeros, std::streamsize(to - at));
+    };
+    out.write(reinterpret_cast<const char *>(&header), sizeof(header));
+    out.write(reinterpret_cast<const char *>(table.data()),
+              std::streamsize(table.size() * sizeof(SectionEntry)));
+    for (size_t i = 0; i < sections.size(); ++i) {
+      pad(table[i].offset);
+      out.write(sections[i].bytes.data(), std::streamsize(sections[i].bytes.size()));
+    }
+    pad(header.fileSize);
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      return "writing '" + tmp + "' failed (disk full?)";
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return "cannot move the bundle into place at '" + path + "'";
+  }
+  return "";
+}
+} // namespace
+
+} // namespace ign::bundle

@@ -1,0 +1,204 @@
+//===- IgnToLinalg.cpp - the reference lowering pass and shared helpers ---===//
+
+#include "LoweringUtils.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+
+namespace ign {
+#define GEN_PASS_DEF_CONVERTIGNTOLINALG
+#include "ign/Conversion/Passes.h.inc"
+} // namespace ign
+
+namespace ign::lowering {
+
+bool isFloat(Type t) { return isa<FloatType>(t); }
+
+RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+SmallVector<utils::IteratorType> iterators(int64_t parallel, int64_t reduction) {
+  SmallVector<utils::IteratorType> its(parallel, utils::IteratorType::parallel);
+  its.append(reduction, utils::IteratorType::reduction);
+  return its;
+}
+
+Value scalar(OpBuilder &b, Location loc, Type type, double value) {
+  if (auto ft = dyn_cast<FloatType>(type))
+    return b.create<arith::ConstantOp>(loc, b.getFloatAttr(ft, value));
+  auto it = cast<IntegerType>(type);
+  return b.create<arith::ConstantOp>(
+      loc, b.getIntegerAttr(it, APInt(64, int64_t(value), true)
+                                    .trunc(it.getWidth())));
+}
+
+Value lowest(OpBuilder &b, Location loc, Type type) {
+  if (auto ft = dyn_cast<FloatType>(type))
+    return b.create<arith::ConstantOp>(
+        loc, b.getFloatAttr(ft, APFloat::getInf(ft.getFloatSemantics(), true)));
+  auto it = cast<IntegerType>(type);
+  return b.create<arith::ConstantOp>(
+      loc, b.getIntegerAttr(it, it.getWidth() == 1
+                                    ? APInt(1, 0)
+                                    : APInt::getSignedMinValue(it.getWidth())));
+}
+
+Value highest(OpBuilder &b, Location loc, Type type) {
+  if (auto ft = dyn_cast<FloatType>(type))
+    return b.create<arith::ConstantOp>(
+        loc, b.getFloatAttr(ft, APFloat::getInf(ft.getFloatSemantics(), false)));
+  auto it = cast<IntegerType>(type);
+  return b.create<arith::ConstantOp>(
+      loc, b.getIntegerAttr(it, it.getWidth() == 1
+                                    ? APInt(1, 1)
+                                    : APInt::getSignedMaxValue(it.getWidth())));
+}
+
+Value filled(OpBuilder &b, Location loc, RankedTensorType type, Value value) {
+  Value empty =
+      b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
+  return b.create<linalg::FillOp>(loc, value, empty).getResult(0);
+}
+
+AffineMap broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                       ArrayRef<int64_t> outShape) {
+  SmallVector<AffineExpr> exprs;
+  size_t offset = outShape.size() - shape.size();
+  for (size_t i = 0; i < shape.size(); ++i)
+    exprs.push_back(shape[i] == 1 && outShape[i + offset] != 1
+                        ? getAffineConstantExpr(0, ctx)
+                        : getAffineDimExpr(i + offset, ctx));
+  return AffineMap::get(outShape.size(), 0, exprs, ctx);
+}
+
+Value elementwise(OpBuilder &b, Location loc, RankedTensorType outType,
+                  ValueRange inputs, const BodyFn &body) {
+  MLIRContext *ctx = b.getContext();
+  SmallVector<AffineMap> maps;
+  for (Value in : inputs)
+    maps.push_back(broadcastMap(ctx, tensorType(in).getShape(),
+                                outType.getShape()));
+  maps.push_back(b.getMultiDimIdentityMap(outType.getRank()));
+  Value init = b.create<tensor::EmptyOp>(loc, outType.getShape(),
+                                         outType.getElementType());
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{outType}, inputs, ValueRange{init}, maps,
+      iterators(outType.getRank()),
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value r = body(nb, nl, args.drop_back());
+        nb.create<linalg::YieldOp>(nl, r);
+      });
+  return generic.getResult(0);
+}
+
+Value reshape(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
+  auto type = tensorType(v);
+  if (type.getShape() == shape)
+    return v;
+  auto shapeType = RankedTensorType::get({int64_t(shape.size())},
+                                         b.getIntegerType(64));
+  Value shapeValue = b.create<arith::ConstantOp>(
+      loc, DenseIntElementsAttr::get(shapeType, shape));
+  return b.create<tensor::ReshapeOp>(
+      loc, RankedTensorType::get(shape, type.getElementType()), v, shapeValue);
+}
+
+Value castScalar(OpBuilder &b, Location loc, Value v, Type to) {
+  Type from = v.getType();
+  if (from == to)
+    return v;
+  if (to.isInteger(1)) {
+    if (isFloat(from))
+      return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, v,
+                                     scalar(b, loc, from, 0));
+    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, v,
+                                   scalar(b, loc, from, 0));
+  }
+  bool fromBool = from.isInteger(1);
+  if (isFloat(from) && isFloat(to))
+    return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
+               ? Value(b.create<arith::ExtFOp>(loc, to, v))
+               : Value(b.create<arith::TruncFOp>(loc, to, v));
+  if (isFloat(from))
+    return b.create<arith::FPToSIOp>(loc, to, v);
+  if (isFloat(to))
+    return fromBool ? Value(b.create<arith::UIToFPOp>(loc, to, v))
+                    : Value(b.create<arith::SIToFPOp>(loc, to, v));
+  unsigned fw = from.getIntOrFloatBitWidth(), tw = to.getIntOrFloatBitWidth();
+  if (fw < tw)
+    return fromBool ? Value(b.create<arith::ExtUIOp>(loc, to, v))
+                    : Value(b.create<arith::ExtSIOp>(loc, to, v));
+  return b.create<arith::TruncIOp>(loc, to, v);
+}
+
+Value padConstant(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> low,
+                  ArrayRef<int64_t> high, Value value) {
+  if (llvm::all_of(low, [](int64_t p) { return p == 0; }) &&
+      llvm::all_of(high, [](int64_t p) { return p == 0; }))
+    return v;
+  auto type = tensorType(v);
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    shape.push_back(type.getDimSize(d) + low[d] + high[d]);
+  SmallVector<OpFoldResult> lo, hi;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    lo.push_back(b.getIndexAttr(low[d]));
+    hi.push_back(b.getIndexAttr(high[d]));
+  }
+  return b.create<tensor::PadOp>(
+      loc, RankedTensorType::get(shape, type.getElementType()), v, lo, hi,
+      value);
+}
+
+namespace {
+
+/// Refuses ops on unsigned element types, which arith does not model.
+bool hasUnsigned(Operation *op) {
+  auto isUnsigned = [](Type t) {
+    auto st = dyn_cast<ShapedType>(t);
+    return st && st.getElementType().isUnsignedInteger();
+  };
+  return llvm::any_of(op->getOperandTypes(), isUnsigned) ||
+         llvm::any_of(op->getResultTypes(), isUnsigned);
+}
+
+struct ConvertIgnToLinalgPass
+    : ign::impl::ConvertIgnToLinalgBase<ConvertIgnToLinalgPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    WalkResult unsignedOps = module.walk([](Operation *op) {
+      if (isa<IgnDialect>(op->getDialect()) && hasUnsigned(op)) {
+        op->emitError("unsigned element types are not lowered yet");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (unsignedOps.wasInterrupted())
+      return signalPassFailure();
+    RewritePatternSet patterns(&getContext());
+    populateIgnToLinalgPatterns(patterns);
+    ConversionTarget target(getContext());
+    target.addIllegalDialect<IgnDialect>();
+    target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
+                           arith::ArithDialect, math::MathDialect,
+                           func::FuncDialect>();
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+      signalPassFailure();
+  }
+};
+} // namespace
+
+} // namespace ign::lowering
+
+void ign::populateIgnToLinalgPatterns(RewritePatternSet &patterns) {
+  lowering::populateElementwisePatterns(patterns);
+  lowering::populateContractionPatterns(patterns);
+  lowering::populateReductionPatterns(patterns);
+  lowering::populateDataMovementPatterns(patterns);
+}

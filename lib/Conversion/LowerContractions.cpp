@@ -1,0 +1,411 @@
+//===- LowerContractions.cpp - matmul, gemm, conv, pooling ----------------===//
+//
+// Reference forms: linalg.generic contractions over explicit iteration
+// spaces. Padding is a tensor.pad in front; groups become an explicit dim.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+
+using namespace mlir;
+
+namespace ign::lowering {
+namespace {
+
+Value addV(OpBuilder &b, Location l, Value x, Value y) {
+  return isFloat(x.getType()) ? Value(b.create<arith::AddFOp>(l, x, y))
+                              : Value(b.create<arith::AddIOp>(l, x, y));
+}
+Value mulV(OpBuilder &b, Location l, Value x, Value y) {
+  return isFloat(x.getType()) ? Value(b.create<arith::MulFOp>(l, x, y))
+                              : Value(b.create<arith::MulIOp>(l, x, y));
+}
+
+/// C[batch, m, n] = sum_k A[batch', m, k] * B[batch'', k, n] with numpy
+/// batch broadcasting; A and B are at least 2-D.
+Value batchedMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                    bool transA = false, bool transB = false) {
+  auto lt = tensorType(lhs), rt = tensorType(rhs);
+  Type et = lt.getElementType();
+  auto lb = lt.getShape().drop_back(2), rb = rt.getShape().drop_back(2);
+  SmallVector<int64_t> batch = *broadcastShapes(lb, rb);
+  int64_t nb = batch.size();
+  int64_t m = transA ? lt.getShape().back() : lt.getShape()[lt.getRank() - 2];
+  int64_t n = transB ? rt.getShape()[rt.getRank() - 2] : rt.getShape().back();
+  MLIRContext *ctx = b.getContext();
+  // dims: batch..., m, n, k
+  AffineExpr dm = getAffineDimExpr(nb, ctx), dn = getAffineDimExpr(nb + 1, ctx),
+             dk = getAffineDimExpr(nb + 2, ctx);
+  auto operandMap = [&](ArrayRef<int64_t> ob, AffineExpr r, AffineExpr c) {
+    AffineMap bm = broadcastMap(ctx, ob, batch);
+    SmallVector<AffineExpr> exprs(bm.getResults());
+    exprs.push_back(r);
+    exprs.push_back(c);
+    return AffineMap::get(nb + 3, 0, exprs, ctx);
+  };
+  SmallVector<AffineExpr> outExprs;
+  for (int64_t i = 0; i < nb; ++i)
+    outExprs.push_back(getAffineDimExpr(i, ctx));
+  outExprs.push_back(dm);
+  outExprs.push_back(dn);
+  SmallVector<int64_t> outShape(batch);
+  outShape.push_back(m);
+  outShape.push_back(n);
+  auto outType = RankedTensorType::get(outShape, et);
+  Value acc = filled(b, loc, outType, scalar(b, loc, et, 0));
+  SmallVector<AffineMap> maps{
+      transA ? operandMap(lb, dk, dm) : operandMap(lb, dm, dk),
+      transB ? operandMap(rb, dn, dk) : operandMap(rb, dk, dn),
+      AffineMap::get(nb + 3, 0, outExprs, ctx)};
+  return b
+      .create<linalg::GenericOp>(
+          loc, TypeRange{outType}, ValueRange{lhs, rhs}, ValueRange{acc}, maps,
+          iterators(nb + 2, 1),
+          [&](OpBuilder &nb2, Location nl, ValueRange a) {
+            nb2.create<linalg::YieldOp>(
+                nl, addV(nb2, nl, a[2], mulV(nb2, nl, a[0], a[1])));
+          })
+      .getResult(0);
+}
+
+struct MatMulLowering : OpRewritePattern<MatMulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatMulOp op, PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    Value lhs = op.getLhs(), rhs = op.getRhs();
+    auto lt = tensorType(lhs), rt = tensorType(rhs);
+    if (lt.getRank() == 1)
+      lhs = reshape(b, loc, lhs, {1, lt.getDimSize(0)});
+    if (rt.getRank() == 1)
+      rhs = reshape(b, loc, rhs, {rt.getDimSize(0), 1});
+    Value r = batchedMatmul(b, loc, lhs, rhs);
+    b.replaceOp(op, reshape(b, loc, r, rtype(op).getShape()));
+    return success();
+  }
+};
+
+struct GemmLowering : OpRewritePattern<GemmOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GemmOp op, PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    Value r = batchedMatmul(b, loc, op.getA(), op.getB(), op.getTransA(),
+                            op.getTransB());
+    auto type = rtype(op);
+    Type et = type.getElementType();
+    double alpha = op.getAlpha().convertToDouble(),
+           beta = op.getBeta().convertToDouble();
+    SmallVector<Value> ins{r};
+    if (op.getC() && beta != 0)
+      ins.push_back(op.getC());
+    r = elementwise(b, loc, type, ins, [&](OpBuilder &nb, Location nl, ValueRange a) {
+      Value v = a[0];
+      if (alpha != 1)
+        v = mulV(nb, nl, v, scalar(nb, nl, et, alpha));
+      if (a.size() > 1)
+        v = addV(nb, nl, v,
+                 beta == 1 ? a[1] : mulV(nb, nl, a[1], scalar(nb, nl, et, beta)));
+      return v;
+    });
+    b.replaceOp(op, r);
+    return success();
+  }
+};
+
+/// Grouped N-d convolution of an already padded input:
+/// out[n, g, f, o...] = sum_{c, k...} in[n, g, c, o*s + k*d] * w[g, f, c, k...]
+Value groupedConv(OpBuilder &b, Location loc, Value input, Value weight,
+                  int64_t groups, ArrayRef<int64_t> strides,
+                  ArrayRef<int64_t> dilations, ArrayRef<int64_t> outSpatial) {
+  auto it = tensorType(input), wt = tensorType(weight);
+  Type et = it.getElementType();
+  int64_t s = it.getRank() - 2, N = it.getDimSize(0), C = it.getDimSize(1),
+          F = wt.getDimSize(0), Cg = C / groups, Fg = F / groups;
+  SmallVector<int64_t> inShape{N, groups, Cg}, wShape{groups, Fg, Cg};
+  llvm::append_range(inShape, it.getShape().drop_front(2));
+  llvm::append_range(wShape, wt.getShape().drop_front(2));
+  Value in = reshape(b, loc, input, inShape);
+  Value w = reshape(b, loc, weight, wShape);
+  MLIRContext *ctx = b.getContext();
+  // dims: n, g, f, o_0..o_{s-1}, c, k_0..k_{s-1}
+  int64_t nd = 3 + s + 1 + s;
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineExpr> inE{d(0), d(1), d(3 + s)}, wE{d(1), d(2), d(3 + s)},
+      outE{d(0), d(1), d(2)};
+  for (int64_t i = 0; i < s; ++i) {
+    inE.push_back(d(3 + i) * strides[i] + d(4 + s + i) * dilations[i]);
+    wE.push_back(d(4 + s + i));
+    outE.push_back(d(3 + i));
+  }
+  SmallVector<int64_t> outShape{N, groups, Fg};
+  llvm::append_range(outShape, outSpatial);
+  auto outType = RankedTensorType::get(outShape, et);
+  Value acc = filled(b, loc, outType, scalar(b, loc, et, 0));
+  Value r = b.create<linalg::GenericOp>(
+                 loc, TypeRange{outType}, ValueRange{in, w}, ValueRange{acc},
+                 SmallVector<AffineMap>{AffineMap::get(nd, 0, inE, ctx),
+                                        AffineMap::get(nd, 0, wE, ctx),
+                                        AffineMap::get(nd, 0, outE, ctx)},
+                 iterators(3 + s, 1 + s),
+                 [&](OpBuilder &nb, Location nl, ValueRange a) {
+                   nb.create<linalg::YieldOp>(
+                       nl, addV(nb, nl, a[2], mulV(nb, nl, a[0], a[1])));
+                 })
+                .getResult(0);
+  SmallVector<int64_t> flat{N, F};
+  llvm::append_range(flat, outSpatial);
+  return reshape(b, loc, r, flat);
+}
+
+/// Adds a per-channel bias (dim 1).
+Value addBias(OpBuilder &b, Location loc, Value out, Value bias) {
+  auto type = tensorType(out);
+  SmallVector<int64_t> shape(type.getRank(), 1);
+  shape[1] = type.getDimSize(1);
+  Value bk = reshape(b, loc, bias, shape);
+  return elementwise(b, loc, type, ValueRange{out, bk},
+                     [](OpBuilder &nb, Location nl, ValueRange a) {
+                       return addV(nb, nl, a[0], a[1]);
+                     });
+}
+
+struct ConvLowering : OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConvOp op, PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    auto pads = toI64Vector(op.getPads());
+    int64_t s = pads.size() / 2;
+    auto it = tensorType(op.getInput());
+    SmallVector<int64_t> lo(2, 0), hi(2, 0);
+    lo.append(pads.begin(), pads.begin() + s);
+    hi.append(pads.begin() + s, pads.end());
+    Value in = padConstant(b, loc, op.getInput(), lo, hi,
+                           scalar(b, loc, it.getElementType(), 0));
+    Value r = groupedConv(b, loc, in, op.getWeight(), op.getGroup(),
+                          toI64Vector(op.getStrides()),
+                          toI64Vector(op.getDilations()),
+                          rtype(op).getShape().drop_front(2));
+    if (op.getBias())
+      r = addBias(b, loc, r, op.getBias());
+    b.replaceOp(op, r);
+    return success();
+  }
+};
+
+/// Transposed convolution as a convolution: the input is spread out by the
+/// stride (zeros between), padded by d*(k-1) - pad, and convolved with the
+/// spatially flipped kernel whose in/out channels are swapped per group.
+struct ConvTransposeLowering : OpRewritePattern<ConvTransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConvTransposeOp op,
+                                PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    auto it = tensorType(op.getInput()), wt = tensorType(op.getWeight());
+    Type et = it.getElementType();
+    auto strides = toI64Vector(op.getStrides()),
+         pads = toI64Vector(op.getPads()),
+         dil = toI64Vector(op.getDilations()),
+         outPad = toI64Vector(op.getOutputPadding());
+    int64_t s = it.getRank() - 2, G = op.getGroup(), C = it.getDimSize(1),
+            Fg = wt.getDimSize(1), Cg = C / G;
+    MLIRContext *ctx = b.getContext();
+    // 1. Spread the input: zeros of size (i-1)*stride+1, input at stride.
+    SmallVector<int64_t> spread(it.getShape());
+    for (int64_t i = 0; i < s; ++i)
+      spread[i + 2] = (it.getDimSize(i + 2) - 1) * strides[i] + 1;
+    Value zeros = filled(b, loc, RankedTensorType::get(spread, et),
+                         scalar(b, loc, et, 0));
+    SmallVector<OpFoldResult> offsets(it.getRank(), b.getIndexAttr(0)), sizes,
+        steps;
+    for (int64_t d = 0; d < it.getRank(); ++d) {
+      sizes.push_back(b.getIndexAttr(it.getDimSize(d)));
+      steps.push_back(b.getIndexAttr(d < 2 ? 1 : strides[d - 2]));
+    }
+    Value in = b.create<tensor::InsertSliceOp>(loc, op.getInput(), zeros,
+                                               offsets, sizes, steps);
+    // 2. Pad (negative pads crop).
+    SmallVector<int64_t> lo(2, 0), hi(2, 0), cropLo(2, 0), cropHi(2, 0);
+    for (int64_t i = 0; i < s; ++i) {
+      int64_t full = dil[i] * (wt.getDimSize(i + 2) - 1);
+      int64_t l = full - pads[i], h = full - pads[i + s] + outPad[i];
+      lo.push_back(std::max<int64_t>(l, 0));
+      hi.push_back(std::max<int64_t>(h, 0));
+      cropLo.push_back(std::max<int64_t>(-l, 0));
+      cropHi.push_back(std::max<int64_t>(-h, 0));
+    }
+    in = padConstant(b, loc, in, lo, hi, scalar(b, loc, et, 0));
+    if (llvm::any_of(cropLo, [](int64_t v) { return v; }) ||
+        llvm::any_of(cropHi, [](int64_t v) { return v; })) {
+      auto pt = tensorType(in);
+      SmallVector<OpFoldResult> off, sz, st;
+      SmallVector<int64_t> shape;
+      for (int64_t d = 0; d < pt.getRank(); ++d) {
+        off.push_back(b.getIndexAttr(cropLo[d]));
+        shape.push_back(pt.getDimSize(d) - cropLo[d] - cropHi[d]);
+        sz.push_back(b.getIndexAttr(shape.back()));
+        st.push_back(b.getIndexAttr(1));
+      }
+      in = b.create<tensor::ExtractSliceOp>(
+          loc, RankedTensorType::get(shape, et), in, off, sz, st);
+    }
+    // 3. Weight [C, Fg, k...] -> [G*Fg, Cg, k...] flipped spatially.
+    SmallVector<int64_t> wShape{G * Fg, Cg};
+    llvm::append_range(wShape, wt.getShape().drop_front(2));
+    Value wg = reshape(b, loc, op.getWeight(), [&] {
+      SmallVector<int64_t> sh{G, Cg, Fg};
+      llvm::append_range(sh, wt.getShape().drop_front(2));
+      return sh;
+    }());
+    // dims of the new weight: (g, f, c, k...) reading old (g, c, f, K-1-k).
+    int64_t nd = 3 + s;
+    SmallVector<AffineExpr> readE{getAffineDimExpr(0, ctx), getAffineDimExpr(2, ctx),
+                                  getAffineDimExpr(1, ctx)};
+    for (int64_t i = 0; i < s; ++i)
+      readE.push_back(wt.getDimSize(i + 2) - 1 - getAffineDimExpr(3 + i, ctx));
+    SmallVector<int64_t> newShape{G, Fg, Cg};
+    llvm::append_range(newShape, wt.getShape().drop_front(2));
+    auto newType = RankedTensorType::get(newShape, et);
+    Value w = b.create<linalg::GenericOp>(
+                   loc, TypeRange{newType}, ValueRange{wg},
+                   ValueRange{b.create<tensor::EmptyOp>(loc, newShape, et)},
+                   SmallVector<AffineMap>{AffineMap::get(nd, 0, readE, ctx),
+                                          b.getMultiDimIdentityMap(nd)},
+                   iterators(nd),
+                   [](OpBuilder &nb, Location nl, ValueRange a) {
+                     nb.create<linalg::YieldOp>(nl, a[0]);
+                   })
+                  .getResult(0);
+    w = reshape(b, loc, w, wShape);
+    SmallVector<int64_t> ones(s, 1);
+    Value r = groupedConv(b, loc, in, w, G, ones, dil,
+                          rtype(op).getShape().drop_front(2));
+    if (op.getBias())
+      r = addBias(b, loc, r, op.getBias());
+    b.replaceOp(op, r);
+    return success();
+  }
+};
+
+/// Sliding-window reduction over the spatial dims of a padded input.
+Value windowReduce(OpBuilder &b, Location loc, Value in, ArrayRef<int64_t> kernel,
+                   ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
+                   ArrayRef<int64_t> outShape, Value init,
+                   std::function<Value(OpBuilder &, Location, Value, Value)> f) {
+  auto it = tensorType(in);
+  int64_t s = kernel.size(), nd = 2 + 2 * s;
+  MLIRContext *ctx = b.getContext();
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineExpr> inE{d(0), d(1)}, outE{d(0), d(1)};
+  for (int64_t i = 0; i < s; ++i) {
+    inE.push_back(d(2 + i) * strides[i] + d(2 + s + i) * dilations[i]);
+    outE.push_back(d(2 + i));
+  }
+  auto outType = RankedTensorType::get(outShape, it.getElementType());
+  Value acc = filled(b, loc, outType, init);
+  // The kernel operand only carries the window extent.
+  Value window = b.create<tensor::EmptyOp>(loc, kernel, it.getElementType());
+  SmallVector<AffineExpr> kE;
+  for (int64_t i = 0; i < s; ++i)
+    kE.push_back(d(2 + s + i));
+  return b
+      .create<linalg::GenericOp>(
+          loc, TypeRange{outType}, ValueRange{in, window}, ValueRange{acc},
+          SmallVector<AffineMap>{AffineMap::get(nd, 0, inE, ctx),
+                                 AffineMap::get(nd, 0, kE, ctx),
+                                 AffineMap::get(nd, 0, outE, ctx)},
+          iterators(2 + s, s),
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            nb.create<linalg::YieldOp>(nl, f(nb, nl, a[0], a[2]));
+          })
+      .getResult(0);
+}
+
+template <typename OpT>
+struct PoolLowering : OpRewritePattern<OpT> {
+  using OpRewritePattern<OpT>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpT op, PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    auto it = tensorType(op.getInput());
+    Type et = it.getElementType();
+    auto kernel = toI64Vector(op.getKernelShape()),
+         strides = toI64Vector(op.getStrides()), pads = toI64Vector(op.getPads()),
+         dil = toI64Vector(op.getDilations());
+    auto outShape = cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+    int64_t s = kernel.size();
+    // Explicit pads, then extra end padding so ceil-mode windows fit.
+    SmallVector<int64_t> lo(2, 0), hi(2, 0), extra(2, 0);
+    for (int64_t i = 0; i < s; ++i) {
+      lo.push_back(pads[i]);
+      int64_t need = (outShape[i + 2] - 1) * strides[i] +
+                     (kernel[i] - 1) * dil[i] + 1 - it.getDimSize(i + 2) - pads[i];
+      hi.push_back(std::max<int64_t>(need, pads[i + s]));
+      extra.push_back(hi.back() - pads[i + s]);
+    }
+    Operation *raw = op.getOperation();
+    if (isa<MaxPoolOp>(raw)) {
+      Value in = padConstant(b, loc, op.getInput(), lo, hi, lowest(b, loc, et));
+      Value r = windowReduce(b, loc, in, kernel, strides, dil, outShape,
+                             lowest(b, loc, et),
+                             [&](OpBuilder &nb, Location nl, Value x, Value acc) -> Value {
+                               return isFloat(et)
+                                          ? Value(nb.create<arith::MaximumFOp>(nl, x, acc))
+                                          : Value(nb.create<arith::MaxSIOp>(nl, x, acc));
+                             });
+      b.replaceOp(op, r);
+      return success();
+    }
+    auto sumFn = [](OpBuilder &nb, Location nl, Value x, Value acc) -> Value {
+      return nb.create<arith::AddFOp>(nl, x, acc);
+    };
+    if (auto lp = dyn_cast<LpPoolOp>(raw)) {
+      int64_t p = lp.getP();
+      Value in = padConstant(b, loc, op.getInput(), lo, hi, scalar(b, loc, et, 0));
+      Value r = windowReduce(
+          b, loc, in, kernel, strides, dil, outShape, scalar(b, loc, et, 0),
+          [&](OpBuilder &nb, Location nl, Value x, Value acc) -> Value {
+            Value ax = nb.create<math::AbsFOp>(nl, x);
+            Value pw = nb.create<math::PowFOp>(nl, ax, scalar(nb, nl, et, p));
+            return nb.create<arith::AddFOp>(nl, pw, acc);
+          });
+      r = elementwise(b, loc, tensorType(r), r,
+                      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                        return nb.create<math::PowFOp>(nl, a[0],
+                                                       scalar(nb, nl, et, 1.0 / p));
+                      });
+      b.replaceOp(op, r);
+      return success();
+    }
+    // Average: window sums divided by window counts; the counts come from
+    // pooling a ones tensor padded with 1 (count_include_pad) or 0, and 0 in
+    // the ceil-mode extra region either way.
+    bool includePad = cast<AvgPoolOp>(raw).getCountIncludePad();
+    Value in = padConstant(b, loc, op.getInput(), lo, hi, scalar(b, loc, et, 0));
+    Value sums = windowReduce(b, loc, in, kernel, strides, dil, outShape,
+                              scalar(b, loc, et, 0), sumFn);
+    Value ones = filled(b, loc, it, scalar(b, loc, et, 1));
+    SmallVector<int64_t> hiPads(hi);
+    for (size_t i = 0; i < hiPads.size(); ++i)
+      hiPads[i] -= extra[i];
+    Value onesPadded =
+        padConstant(b, loc, ones, lo, hiPads, scalar(b, loc, et, includePad ? 1 : 0));
+    onesPadded = padConstant(b, loc, onesPadded, SmallVector<int64_t>(lo.size(), 0),
+                             extra, scalar(b, loc, et, 0));
+    Value counts = windowReduce(b, loc, onesPadded, kernel, strides, dil, outShape,
+                                scalar(b, loc, et, 0), sumFn);
+    Value r = elementwise(b, loc, tensorType(sums), ValueRange{sums, counts},
+                          [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                            return nb.create<arith::DivFOp>(nl, a[0], a[1]);
+                          });
+    b.replaceOp(op, r);
+    return success();
+  }
+};
+
+} // namespace
+
+void populateContractionPatterns(RewritePatternSet &patterns) {
+  patterns.add<MatMulLowering, GemmLowering, ConvLowering, ConvTransposeLowering,
+               PoolLowering<MaxPoolOp>, PoolLowering<AvgPoolOp>,
+               PoolLowering<LpPoolOp>>(patterns.getContext());
+}
+
+} // namespace ign::lowering

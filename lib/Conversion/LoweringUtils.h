@@ -1,0 +1,71 @@
+//===- LoweringUtils.h - helpers shared by the ign -> linalg lowering -----===//
+
+#ifndef IGN_LIB_CONVERSION_LOWERINGUTILS_H
+#define IGN_LIB_CONVERSION_LOWERINGUTILS_H
+
+#include "ign/Conversion/Passes.h"
+#include "ign/Dialect/Ign/IR/IgnOps.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <functional>
+
+namespace ign::lowering {
+
+using BodyFn = std::function<mlir::Value(mlir::OpBuilder &, mlir::Location,
+                                         mlir::ValueRange)>;
+
+/// A scalar constant of a float or integer type.
+mlir::Value scalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type,
+                   double value);
+/// The most negative / positive value of `type` (-inf / +inf for floats).
+mlir::Value lowest(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type);
+mlir::Value highest(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type);
+
+/// tensor.empty of `type` filled with `value`.
+mlir::Value filled(mlir::OpBuilder &b, mlir::Location loc,
+                   mlir::RankedTensorType type, mlir::Value value);
+
+/// Map from an `outRank` iteration space to an operand of `shape` that
+/// broadcasts (numpy rules) to `outShape`.
+mlir::AffineMap broadcastMap(mlir::MLIRContext *ctx,
+                             llvm::ArrayRef<int64_t> shape,
+                             llvm::ArrayRef<int64_t> outShape);
+
+/// linalg.generic computing `body` elementwise over `inputs` broadcast to
+/// `outType`.
+mlir::Value elementwise(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::RankedTensorType outType, mlir::ValueRange inputs,
+                        const BodyFn &body);
+
+/// Same elements under a new static shape.
+mlir::Value reshape(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                    llvm::ArrayRef<int64_t> shape);
+
+/// Converts a scalar between element types with ONNX Cast semantics.
+mlir::Value castScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                       mlir::Type to);
+
+/// Pads with `value` (constant mode), begin pads then end pads per dim.
+mlir::Value padConstant(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                        llvm::ArrayRef<int64_t> low, llvm::ArrayRef<int64_t> high,
+                        mlir::Value value);
+
+bool isFloat(mlir::Type t);
+/// The (statically shaped) type of an op's first result.
+inline mlir::RankedTensorType rtype(mlir::Operation *op) {
+  return mlir::cast<mlir::RankedTensorType>(op->getResult(0).getType());
+}
+mlir::RankedTensorType tensorType(mlir::Value v);
+llvm::SmallVector<mlir::utils::IteratorType>
+iterators(int64_t parallel, int64_t reduction = 0);
+
+void populateElementwisePatterns(mlir::RewritePatternSet &patterns);
+void populateContractionPatterns(mlir::RewritePatternSet &patterns);
+void populateReductionPatterns(mlir::RewritePatternSet &patterns);
+void populateDataMovementPatterns(mlir::RewritePatternSet &patterns);
+
+} // namespace ign::lowering
+
+#endif // IGN_LIB_CONVERSION_LOWERINGUTILS_H

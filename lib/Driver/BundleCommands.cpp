@@ -1,0 +1,336 @@
+//===- BundleCommands.cpp - ignc run / bench / inspect ---------------------===//
+//
+// These commands use only libignrt to load bundles, as an application would.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ign/Driver/Driver.h"
+#include "ign/Driver/TensorFiles.h"
+#include "ign/Runtime/ignrt.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <random>
+
+namespace ign {
+namespace {
+
+struct BundleCloser {
+  void operator()(ignrt_bundle *b) const { ignrt_bundle_close(b); }
+};
+struct SessionCloser {
+  void operator()(ignrt_session *s) const { ignrt_session_destroy(s); }
+};
+using BundlePtr = std::unique_ptr<ignrt_bundle, BundleCloser>;
+using SessionPtr = std::unique_ptr<ignrt_session, SessionCloser>;
+
+int runtimeError(const std::string &what) {
+  std::cerr << "ignc: error: " << what << ": " << ignrt_last_error() << "\n";
+  return kExitRuntime;
+}
+
+BundlePtr openBundle(const std::string &path, int &code) {
+  ignrt_bundle *b = nullptr;
+  if (ignrt_bundle_open(path.c_str(), &b) != IGNRT_OK) {
+    code = runtimeError(path);
+    return nullptr;
+  }
+  return BundlePtr(b);
+}
+
+std::string shapeText(const int64_t *dims, size_t rank) {
+  std::string s = "[";
+  for (size_t i = 0; i < rank; ++i)
+    s += (i ? "x" : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+ignrt_dtype dtypeOf(const std::string &name) {
+  for (int d = IGNRT_F32; d <= IGNRT_BOOL; ++d)
+    if (name == ignrt_dtype_name(ignrt_dtype(d)))
+      return ignrt_dtype(d);
+  return ignrt_dtype(0);
+}
+
+/// A short preview of a tensor's first values.
+std::string preview(const void *data, size_t bytes, ignrt_dtype dtype) {
+  std::string s;
+  size_t n = bytes / std::max<size_t>(1, ignrt_dtype_size(dtype));
+  for (size_t i = 0; i < n && i < 6; ++i) {
+    char buf[32];
+    switch (dtype) {
+    case IGNRT_F32:
+      std::snprintf(buf, sizeof buf, "%.6g", double(static_cast<const float *>(data)[i]));
+      break;
+    case IGNRT_F64:
+      std::snprintf(buf, sizeof buf, "%.6g", static_cast<const double *>(data)[i]);
+      break;
+    case IGNRT_I64:
+      std::snprintf(buf, sizeof buf, "%lld", (long long)static_cast<const int64_t *>(data)[i]);
+      break;
+    case IGNRT_I32:
+      std::snprintf(buf, sizeof buf, "%d", static_cast<const int32_t *>(data)[i]);
+      break;
+    case IGNRT_BOOL:
+    case IGNRT_U8:
+      std::snprintf(buf, sizeof buf, "%u", unsigned(static_cast<const uint8_t *>(data)[i]));
+      break;
+    default:
+      std::snprintf(buf, sizeof buf, "?");
+    }
+    s += (i ? ", " : "") + std::string(buf);
+  }
+  return s + (n > 6 ? ", ..." : "");
+}
+
+/// Random, never-zero inputs: floats in [-1, -0.01] U [0.01, 1], integers
+/// in [0, 2) (valid indices for any non-empty dim).
+std::string randomBytes(const ignrt_tensor_info &info, std::mt19937_64 &rng) {
+  size_t n = info.bytes / std::max<size_t>(1, ignrt_dtype_size(info.dtype));
+  std::string bytes(info.bytes, '\0');
+  std::uniform_real_distribution<double> mag(0.01, 1.0);
+  for (size_t i = 0; i < n; ++i) {
+    double v = mag(rng) * (rng() & 1 ? 1 : -1);
+    switch (info.dtype) {
+    case IGNRT_F32: {
+      float f = float(v);
+      std::memcpy(&bytes[i * 4], &f, 4);
+      break;
+    }
+    case IGNRT_F64:
+      std::memcpy(&bytes[i * 8], &v, 8);
+      break;
+    case IGNRT_I64: {
+      int64_t k = int64_t(rng() % 2);
+      std::memcpy(&bytes[i * 8], &k, 8);
+      break;
+    }
+    case IGNRT_I32: {
+      int32_t k = int32_t(rng() % 2);
+      std::memcpy(&bytes[i * 4], &k, 4);
+      break;
+    }
+    default:
+      bytes[i * ignrt_dtype_size(info.dtype)] = char(rng() % 2);
+    }
+  }
+  return bytes;
+}
+
+std::string safeFileName(std::string name) {
+  for (char &c : name)
+    if (c == '/' || c == '\\' || c == ':' || c == ' ')
+      c = '_';
+  return name.empty() ? "output" : name;
+}
+
+} // namespace
+
+int runBundle(const RunOptions &options) {
+  int code = kExitOk;
+  BundlePtr bundle = openBundle(options.bundlePath, code);
+  if (!bundle)
+    return code;
+  ignrt_session *raw = nullptr;
+  if (ignrt_session_create(bundle.get(), options.threads, &raw) != IGNRT_OK)
+    return runtimeError("cannot create a session");
+  SessionPtr session(raw);
+  std::map<std::string, std::string> files(options.inputs.begin(),
+                                           options.inputs.end());
+  for (size_t i = 0; i < ignrt_bundle_num_inputs(bundle.get()); ++i) {
+    ignrt_tensor_info info;
+    ignrt_bundle_input(bundle.get(), i, &info);
+    auto it = files.find(info.name);
+    if (it == files.end()) {
+      std::cerr << "ignc: error: no --input for '" << info.name << "' ("
+                << ignrt_dtype_name(info.dtype) << " "
+                << shapeText(info.dims, info.rank) << ")\n";
+      return kExitUsage;
+    }
+    TensorData t;
+    std::string error;
+    if (!readTensorFile(it->second, t, error)) {
+      std::cerr << "ignc: error: " << error << "\n";
+      return kExitUsage;
+    }
+    if (ignrt_session_set_input(session.get(), info.name, dtypeOf(t.dtype),
+                                t.shape.data(), t.shape.size(), t.bytes.data(),
+                                t.bytes.size()) != IGNRT_OK)
+      return runtimeError(it->second);
+    files.erase(it);
+  }
+  for (const auto &[name, file] : files) {
+    std::cerr << "ignc: error: the bundle has no input '" << name << "'\n";
+    return kExitUsage;
+  }
+  auto start = std::chrono::steady_clock::now();
+  if (ignrt_session_run(session.get()) != IGNRT_OK)
+    return runtimeError("run failed");
+  double ms = std::chrono::duration<double, std::milli>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
+  if (!options.outputDir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(options.outputDir, ec);
+    if (ec) {
+      std::cerr << "ignc: error: cannot create '" << options.outputDir
+                << "': " << ec.message() << "\n";
+      return kExitOutput;
+    }
+  }
+  for (size_t i = 0; i < ignrt_bundle_num_outputs(bundle.get()); ++i) {
+    ignrt_tensor_info info;
+    ignrt_bundle_output(bundle.get(), i, &info);
+    const void *data;
+    size_t bytes;
+    ignrt_session_output(session.get(), info.name, &data, &bytes);
+    if (options.verbosity != Verbosity::Quiet)
+      std::cout << info.name << ": " << ignrt_dtype_name(info.dtype) << " "
+                << shapeText(info.dims, info.rank) << " = ["
+                << preview(data, bytes, info.dtype) << "]\n";
+    if (!options.outputDir.empty()) {
+      TensorData t{info.name, ignrt_dtype_name(info.dtype),
+                   std::vector<int64_t>(info.dims, info.dims + info.rank),
+                   std::string(static_cast<const char *>(data), bytes)};
+      std::string path = options.outputDir + "/" + safeFileName(info.name) + ".npy";
+      std::string error;
+      if (!writeNpy(path, t, error)) {
+        std::cerr << "ignc: error: " << error << "\n";
+        return kExitOutput;
+      }
+    }
+  }
+  if (options.verbosity != Verbosity::Quiet)
+    std::cout << "latency: " << ms << " ms (one run, including first-touch)\n";
+  return kExitOk;
+}
+
+int benchBundle(const BenchOptions &options) {
+  int code = kExitOk;
+  BundlePtr bundle = openBundle(options.bundlePath, code);
+  if (!bundle)
+    return code;
+  if (options.repeat <= 0 || options.warmup < 0) {
+    std::cerr << "ignc: error: --repeat must be positive and --warmup >= 0\n";
+    return kExitUsage;
+  }
+  ignrt_session *raw = nullptr;
+  if (ignrt_session_create(bundle.get(), options.threads, &raw) != IGNRT_OK)
+    return runtimeError("cannot create a session");
+  SessionPtr session(raw);
+  std::mt19937_64 rng(options.seed);
+  for (size_t i = 0; i < ignrt_bundle_num_inputs(bundle.get()); ++i) {
+    ignrt_tensor_info info;
+    ignrt_bundle_input(bundle.get(), i, &info);
+    std::string bytes = randomBytes(info, rng);
+    if (ignrt_session_set_input(session.get(), info.name, info.dtype, info.dims,
+                                info.rank, bytes.data(), bytes.size()) != IGNRT_OK)
+      return runtimeError("setting inputs");
+  }
+  for (int i = 0; i < options.warmup; ++i)
+    if (ignrt_session_run(session.get()) != IGNRT_OK)
+      return runtimeError("run failed");
+  size_t kernels = ignrt_session_num_kernels(session.get());
+  std::vector<double> totals;
+  std::vector<std::vector<double>> perKernel(kernels);
+  for (int i = 0; i < options.repeat; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    if (ignrt_session_run(session.get()) != IGNRT_OK)
+      return runtimeError("run failed");
+    totals.push_back(std::chrono::duration<double, std::milli>(
+                         std::chrono::steady_clock::now() - start)
+                         .count());
+    for (size_t k = 0; k < kernels; ++k) {
+      const char *name;
+      double ns;
+      ignrt_session_kernel_timing(session.get(), k, &name, &ns);
+      perKernel[k].push_back(ns / 1e6);
+    }
+  }
+  auto stat = [](std::vector<double> v, double q) {
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, size_t(q * (v.size() - 1) + 0.5))];
+  };
+  nlohmann::json report = {{"bundle", options.bundlePath},
+                           {"threads", options.threads},
+                           {"warmup", options.warmup},
+                           {"repeat", options.repeat},
+                           {"latency_ms",
+                            {{"min", stat(totals, 0)},
+                             {"median", stat(totals, 0.5)},
+                             {"p90", stat(totals, 0.9)}}}};
+  report["kernels"] = nlohmann::json::array();
+  for (size_t k = 0; k < kernels; ++k) {
+    const char *name;
+    double ns;
+    ignrt_session_kernel_timing(session.get(), k, &name, &ns);
+    report["kernels"].push_back({{"name", name},
+                                 {"median_ms", stat(perKernel[k], 0.5)}});
+  }
+  if (options.json) {
+    std::cout << report.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::printf("latency over %d runs (after %d warm-up): min %.3f ms, median "
+              "%.3f ms, p90 %.3f ms\n",
+              options.repeat, options.warmup, stat(totals, 0),
+              stat(totals, 0.5), stat(totals, 0.9));
+  std::printf("%-32s %12s\n", "kernel", "median ms");
+  for (const auto &k : report["kernels"])
+    std::printf("%-32s %12.3f\n", k["name"].get<std::string>().c_str(),
+                k["median_ms"].get<double>());
+  return kExitOk;
+}
+
+int inspectBundle(const std::string &path) {
+  int code = kExitOk;
+  BundlePtr bundle = openBundle(path, code);
+  if (!bundle)
+    return code;
+  nlohmann::json m = nlohmann::json::parse(ignrt_bundle_manifest(bundle.get()));
+  auto shape = [](const nlohmann::json &t) {
+    std::string s = t["dtype"].get<std::string>() + "[";
+    bool first = true;
+    for (auto &d : t["shape"]) {
+      s += (first ? "" : "x") + std::to_string(d.get<int64_t>());
+      first = false;
+    }
+    return s + "]";
+  };
+  std::cout << "bundle: " << path << " (format " << m["format_version"]
+            << ", " << m["compiler"]["name"].get<std::string>() << " "
+            << m["compiler"]["version"].get<std::string>() << ")\n";
+  std::cout << "model: " << m["model"]["source"].get<std::string>()
+            << " (opset " << m["model"]["opset"] << ")\n";
+  std::cout << "target: " << m["target"]["name"].get<std::string>() << ", "
+            << m["target"]["triple"].get<std::string>() << ", cpu "
+            << m["target"]["cpu"].get<std::string>() << ", "
+            << m["target"]["features"].size() << " features\n";
+  for (const char *key : {"inputs", "outputs"}) {
+    std::cout << key << ":\n";
+    for (auto &t : m[key])
+      std::cout << "  " << t["name"].get<std::string>() << ": " << shape(t)
+                << "\n";
+  }
+  uint64_t weightBytes = 0;
+  for (auto &w : m["weights"])
+    weightBytes += w["bytes"].get<uint64_t>();
+  std::cout << "weights: " << m["weights"].size() << " tensors, "
+            << weightBytes << " bytes (used in place from the bundle)\n";
+  std::cout << "kernels:\n";
+  for (auto &k : m["kernels"])
+    std::cout << "  " << k["name"].get<std::string>() << " ("
+              << k["symbol"].get<std::string>()
+              << "), schedule " << k["schedule"].dump() << "\n";
+  std::cout << "launches: " << m["launches"].size() << "\n";
+  return kExitOk;
+}
+
+} // namespace ign

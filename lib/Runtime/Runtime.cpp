@@ -1,0 +1,554 @@
+//===- Runtime.cpp - libignrt: bundle loading, validation and execution ---===//
+//
+// No LLVM or MLIR here: the runtime ships with users' applications.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ign/Runtime/ignrt.h"
+#include "ign/Bundle/BundleFormat.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <string>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+
+using nlohmann::json;
+using namespace ign::bundle;
+
+namespace {
+
+thread_local std::string lastError;
+
+ignrt_status fail(ignrt_status status, std::string message) {
+  lastError = std::move(message);
+  return status;
+}
+
+struct Tensor {
+  std::string name;
+  ignrt_dtype dtype;
+  std::vector<int64_t> dims;
+  size_t bytes = 0;
+};
+
+const struct {
+  const char *name;
+  ignrt_dtype dtype;
+  size_t size;
+} kDtypes[] = {{"f32", IGNRT_F32, 4},  {"f64", IGNRT_F64, 8},
+               {"f16", IGNRT_F16, 2},  {"bf16", IGNRT_BF16, 2},
+               {"i8", IGNRT_I8, 1},    {"i16", IGNRT_I16, 2},
+               {"i32", IGNRT_I32, 4},  {"i64", IGNRT_I64, 8},
+               {"u8", IGNRT_U8, 1},    {"u16", IGNRT_U16, 2},
+               {"u32", IGNRT_U32, 4},  {"u64", IGNRT_U64, 8},
+               {"bool", IGNRT_BOOL, 1}};
+
+bool parseTensor(const json &j, Tensor &t, std::string &error) {
+  if (!j.is_object() || !j.contains("name") || !j.contains("dtype") ||
+      !j.contains("shape") || !j["shape"].is_array()) {
+    error = "tensor entry lacks name, dtype or shape";
+    return false;
+  }
+  t.name = j["name"].get<std::string>();
+  std::string dtype = j["dtype"].get<std::string>();
+  size_t elem = 0;
+  for (auto &d : kDtypes)
+    if (dtype == d.name) {
+      t.dtype = d.dtype;
+      elem = d.size;
+    }
+  if (!elem) {
+    error = "tensor '" + t.name + "' has unknown dtype '" + dtype + "'";
+    return false;
+  }
+  size_t count = 1;
+  for (const json &d : j["shape"]) {
+    int64_t v = d.get<int64_t>();
+    if (v < 0) {
+      error = "tensor '" + t.name + "' has a negative dim";
+      return false;
+    }
+    t.dims.push_back(v);
+    count *= size_t(v);
+  }
+  if (t.dims.size() > IGNRT_MAX_RANK) {
+    error = "tensor '" + t.name + "' has rank above " +
+            std::to_string(IGNRT_MAX_RANK);
+    return false;
+  }
+  t.bytes = count * elem;
+  return true;
+}
+
+/// LLVM feature names (as recorded at compile time) this CPU must have.
+/// Features the runtime cannot query are not checked.
+bool hostHasFeature(const std::string &feature, bool &known) {
+  known = true;
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+#define IGN_FEATURE(NAME)                                                      \
+  if (feature == #NAME)                                                        \
+    return __builtin_cpu_supports(#NAME);
+  IGN_FEATURE(sse4.1)
+  IGN_FEATURE(sse4.2)
+  IGN_FEATURE(avx)
+  IGN_FEATURE(avx2)
+  IGN_FEATURE(fma)
+  IGN_FEATURE(bmi)
+  IGN_FEATURE(bmi2)
+  IGN_FEATURE(popcnt)
+  IGN_FEATURE(f16c)
+  IGN_FEATURE(avx512f)
+  IGN_FEATURE(avx512bw)
+  IGN_FEATURE(avx512dq)
+  IGN_FEATURE(avx512vl)
+  IGN_FEATURE(avx512cd)
+  IGN_FEATURE(avx512vnni)
+  IGN_FEATURE(avx512bf16)
+#undef IGN_FEATURE
+#endif
+  known = false;
+  return true;
+}
+
+const char *processArch() {
+#if defined(__x86_64__)
+  return "x86_64";
+#elif defined(__aarch64__)
+  return "aarch64";
+#else
+  return "unknown";
+#endif
+}
+
+/// A ranked memref descriptor as MLIR's C interface expects it:
+/// {allocated, aligned, offset, sizes[rank], strides[rank]}.
+struct Descriptor {
+  std::vector<int64_t> words;
+  Descriptor(void *data, const std::vector<int64_t> &dims) {
+    size_t rank = dims.size();
+    words.assign(3 + 2 * rank, 0);
+    std::memcpy(&words[0], &data, sizeof(void *));
+    std::memcpy(&words[1], &data, sizeof(void *));
+    int64_t stride = 1;
+    for (size_t d = rank; d-- > 0;) {
+      words[3 + d] = dims[d];
+      words[3 + rank + d] = stride;
+      stride *= dims[d];
+    }
+  }
+};
+
+using KernelFn = void (*)(void **);
+
+} // namespace
+
+struct ignrt_bundle {
+  int fd = -1;
+  void *map = MAP_FAILED;
+  size_t size = 0;
+  std::string manifestText;
+  json manifest;
+  std::vector<Tensor> inputs, outputs, weights;
+  std::vector<const char *> weightData;
+  struct Kernel {
+    std::string name;
+    KernelFn fn = nullptr;
+  };
+  std::vector<Kernel> kernels;
+  struct Arg {
+    enum Kind { Input, Weight, Output } kind;
+    size_t index;
+  };
+  struct Launch {
+    size_t kernel;
+    std::vector<Arg> args;
+  };
+  std::vector<Launch> launches;
+  void *library = nullptr;
+  int libraryFd = -1;
+
+  ~ignrt_bundle() {
+    if (library)
+      dlclose(library);
+    if (libraryFd >= 0)
+      close(libraryFd);
+    if (map != MAP_FAILED)
+      munmap(map, size);
+    if (fd >= 0)
+      close(fd);
+  }
+};
+
+struct ignrt_session {
+  ignrt_bundle *bundle;
+  std::vector<std::vector<char>> inputs, outputs;
+  std::vector<bool> inputSet;
+  std::vector<double> timings;
+};
+
+namespace {
+
+ignrt_status loadBundle(ignrt_bundle &b, const char *path) {
+  b.fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (b.fd < 0)
+    return fail(IGNRT_ERROR_IO, std::string("cannot open '") + path + "': " +
+                                    std::strerror(errno));
+  struct stat st;
+  if (fstat(b.fd, &st) != 0 || !S_ISREG(st.st_mode))
+    return fail(IGNRT_ERROR_IO, std::string("'") + path + "' is not a file");
+  b.size = size_t(st.st_size);
+  if (b.size < sizeof(Header))
+    return fail(IGNRT_ERROR_FORMAT, std::string("'") + path +
+                                        "' is too small to be a bundle");
+  b.map = mmap(nullptr, b.size, PROT_READ, MAP_PRIVATE, b.fd, 0);
+  if (b.map == MAP_FAILED)
+    return fail(IGNRT_ERROR_IO, std::string("cannot map '") + path + "'");
+  const char *base = static_cast<const char *>(b.map);
+  Header h;
+  std::memcpy(&h, base, sizeof(h));
+  if (std::memcmp(h.magic, kMagic, sizeof(kMagic)) != 0)
+    return fail(IGNRT_ERROR_FORMAT,
+                std::string("'") + path + "' is not an ignc bundle");
+  if (h.headerChecksum != fnv1a(&h, offsetof(Header, headerChecksum)))
+    return fail(IGNRT_ERROR_CHECKSUM, "the bundle header is corrupted");
+  if (h.version != kFormatVersion)
+    return fail(IGNRT_ERROR_FORMAT,
+                "bundle format version " + std::to_string(h.version) +
+                    " is not supported (this runtime reads version " +
+                    std::to_string(kFormatVersion) + ")");
+  if (h.fileSize != b.size)
+    return fail(IGNRT_ERROR_FORMAT,
+                "the bundle is truncated or has trailing bytes (" +
+                    std::to_string(b.size) + " bytes, header says " +
+                    std::to_string(h.fileSize) + ")");
+  if (h.sectionTableOffset + uint64_t(h.sectionCount) * sizeof(SectionEntry) >
+      b.size)
+    return fail(IGNRT_ERROR_FORMAT, "the section table lies outside the file");
+  const char *manifest = nullptr, *weights = nullptr, *artifact = nullptr;
+  size_t manifestSize = 0, weightsSize = 0, artifactSize = 0;
+  for (uint32_t i = 0; i < h.sectionCount; ++i) {
+    SectionEntry e;
+    std::memcpy(&e, base + h.sectionTableOffset + i * sizeof(SectionEntry),
+                sizeof(e));
+    if (e.offset > b.size || e.size > b.size - e.offset)
+      return fail(IGNRT_ERROR_FORMAT,
+                  "section " + std::to_string(i) + " lies outside the file");
+    if (fnv1a(base + e.offset, e.size) != e.checksum)
+      return fail(IGNRT_ERROR_CHECKSUM,
+                  "section '" + std::string(e.name, strnlen(e.name, 32)) +
+                      "' does not match its checksum (corrupted bundle)");
+    const char *data = base + e.offset;
+    switch (SectionKind(e.kind)) {
+    case SectionKind::Manifest:
+      manifest = data, manifestSize = e.size;
+      break;
+    case SectionKind::Weights:
+      weights = data, weightsSize = e.size;
+      break;
+    case SectionKind::Artifact:
+      artifact = data, artifactSize = e.size;
+      break;
+    }
+  }
+  if (!manifest)
+    return fail(IGNRT_ERROR_FORMAT, "the bundle has no manifest");
+  b.manifestText.assign(manifest, manifestSize);
+  try {
+    b.manifest = json::parse(b.manifestText);
+    const json &m = b.manifest;
+    const json &target = m.at("target");
+    std::string triple = target.at("triple").get<std::string>();
+    std::string name = target.at("name").get<std::string>();
+    if (name != "host")
+      return fail(IGNRT_ERROR_TARGET, "the bundle was built for target '" +
+                                          name +
+                                          "', which this runtime cannot run");
+    if (triple.rfind(processArch(), 0) != 0)
+      return fail(IGNRT_ERROR_TARGET, "the bundle was built for " + triple +
+                                          ", this machine is " + processArch());
+    for (const json &f : target.at("features")) {
+      std::string feature = f.get<std::string>();
+      if (feature.empty() || feature[0] != '+')
+        continue;
+      bool known;
+      if (!hostHasFeature(feature.substr(1), known))
+        return fail(IGNRT_ERROR_TARGET,
+                    "the bundle needs CPU feature '" + feature.substr(1) +
+                        "', which this CPU lacks (compiled for cpu '" +
+                        target.at("cpu").get<std::string>() + "')");
+    }
+    std::string error;
+    for (const char *key : {"inputs", "outputs", "weights"})
+      for (const json &t : m.at(key)) {
+        Tensor tensor;
+        if (!parseTensor(t, tensor, error))
+          return fail(IGNRT_ERROR_FORMAT, "manifest: " + error);
+        if (std::string(key) == "weights") {
+          uint64_t offset = t.at("offset").get<uint64_t>();
+          if (!weights || offset > weightsSize ||
+              tensor.bytes > weightsSize - offset)
+            return fail(IGNRT_ERROR_FORMAT, "weight '" + tensor.name +
+                                                "' lies outside the weights");
+          b.weightData.push_back(weights + offset);
+          b.weights.push_back(tensor);
+        } else {
+          (std::string(key) == "inputs" ? b.inputs : b.outputs).push_back(tensor);
+        }
+      }
+    for (const json &k : m.at("kernels"))
+      b.kernels.push_back({k.at("symbol").get<std::string>(), nullptr});
+    for (const json &l : m.at("launches")) {
+      ignrt_bundle::Launch launch;
+      launch.kernel = l.at("kernel").get<size_t>();
+      if (launch.kernel >= b.kernels.size())
+        return fail(IGNRT_ERROR_FORMAT, "a launch names a missing kernel");
+      for (const json &a : l.at("args")) {
+        std::string kind = a.at("kind").get<std::string>();
+        size_t index = a.at("index").get<size_t>();
+        ignrt_bundle::Arg arg{kind == "input"    ? ignrt_bundle::Arg::Input
+                              : kind == "weight" ? ignrt_bundle::Arg::Weight
+                                                 : ignrt_bundle::Arg::Output,
+                              index};
+        size_t limit = arg.kind == ignrt_bundle::Arg::Input ? b.inputs.size()
+                       : arg.kind == ignrt_bundle::Arg::Weight
+                           ? b.weights.size()
+                           : b.outputs.size();
+        if ((kind != "input" && kind != "weight" && kind != "output") ||
+            index >= limit)
+          return fail(IGNRT_ERROR_FORMAT, "a launch argument is invalid");
+        launch.args.push_back(arg);
+      }
+      b.launches.push_back(std::move(launch));
+    }
+  } catch (const std::exception &e) {
+    return fail(IGNRT_ERROR_FORMAT, std::string("bad manifest: ") + e.what());
+  }
+  if (!artifact)
+    return fail(IGNRT_ERROR_FORMAT, "the bundle has no kernel artifact");
+  // dlopen needs a file: an anonymous memory file holds the shared object.
+  b.libraryFd = memfd_create("ignc-kernels", MFD_CLOEXEC);
+  if (b.libraryFd < 0 ||
+      write(b.libraryFd, artifact, artifactSize) != ssize_t(artifactSize))
+    return fail(IGNRT_ERROR_RUNTIME, "cannot stage the kernel library");
+  std::string fdPath = "/proc/self/fd/" + std::to_string(b.libraryFd);
+  b.library = dlopen(fdPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!b.library)
+    return fail(IGNRT_ERROR_RUNTIME,
+                std::string("cannot load the kernels: ") + dlerror());
+  for (auto &k : b.kernels) {
+    k.fn = reinterpret_cast<KernelFn>(dlsym(b.library, k.name.c_str()));
+    if (!k.fn)
+      return fail(IGNRT_ERROR_FORMAT, "kernel symbol '" + k.name +
+                                          "' is missing from the artifact");
+  }
+  return IGNRT_OK;
+}
+
+void fillInfo(const Tensor &t, ignrt_tensor_info *info) {
+  info->name = t.name.c_str();
+  info->dtype = t.dtype;
+  info->rank = t.dims.size();
+  for (size_t d = 0; d < t.dims.size(); ++d)
+    info->dims[d] = t.dims[d];
+  info->bytes = t.bytes;
+}
+
+} // namespace
+
+extern "C" {
+
+const char *ignrt_last_error(void) { return lastError.c_str(); }
+
+size_t ignrt_dtype_size(ignrt_dtype dtype) {
+  for (auto &d : kDtypes)
+    if (d.dtype == dtype)
+      return d.size;
+  return 0;
+}
+
+const char *ignrt_dtype_name(ignrt_dtype dtype) {
+  for (auto &d : kDtypes)
+    if (d.dtype == dtype)
+      return d.name;
+  return "unknown";
+}
+
+ignrt_status ignrt_bundle_open(const char *path, ignrt_bundle **bundle) {
+  if (!path || !bundle)
+    return fail(IGNRT_ERROR_ARGUMENT, "null argument");
+  *bundle = nullptr;
+  auto b = std::make_unique<ignrt_bundle>();
+  ignrt_status s = loadBundle(*b, path);
+  if (s != IGNRT_OK)
+    return s;
+  *bundle = b.release();
+  lastError.clear();
+  return IGNRT_OK;
+}
+
+void ignrt_bundle_close(ignrt_bundle *bundle) { delete bundle; }
+
+const char *ignrt_bundle_manifest(const ignrt_bundle *bundle) {
+  return bundle ? bundle->manifestText.c_str() : "";
+}
+
+size_t ignrt_bundle_num_inputs(const ignrt_bundle *b) {
+  return b ? b->inputs.size() : 0;
+}
+size_t ignrt_bundle_num_outputs(const ignrt_bundle *b) {
+  return b ? b->outputs.size() : 0;
+}
+
+ignrt_status ignrt_bundle_input(const ignrt_bundle *b, size_t index,
+                                ignrt_tensor_info *info) {
+  if (!b || !info || index >= b->inputs.size())
+    return fail(IGNRT_ERROR_ARGUMENT, "input index out of range");
+  fillInfo(b->inputs[index], info);
+  return IGNRT_OK;
+}
+
+ignrt_status ignrt_bundle_output(const ignrt_bundle *b, size_t index,
+                                 ignrt_tensor_info *info) {
+  if (!b || !info || index >= b->outputs.size())
+    return fail(IGNRT_ERROR_ARGUMENT, "output index out of range");
+  fillInfo(b->outputs[index], info);
+  return IGNRT_OK;
+}
+
+ignrt_status ignrt_session_create(ignrt_bundle *bundle, int threads,
+                                  ignrt_session **session) {
+  (void)threads; // the reference kernels run on the calling thread
+  if (!bundle || !session)
+    return fail(IGNRT_ERROR_ARGUMENT, "null argument");
+  auto s = std::make_unique<ignrt_session>();
+  s->bundle = bundle;
+  for (const Tensor &t : bundle->inputs)
+    s->inputs.emplace_back(t.bytes);
+  for (const Tensor &t : bundle->outputs)
+    s->outputs.emplace_back(t.bytes);
+  s->inputSet.assign(bundle->inputs.size(), false);
+  s->timings.assign(bundle->launches.size(), 0.0);
+  *session = s.release();
+  return IGNRT_OK;
+}
+
+void ignrt_session_destroy(ignrt_session *session) { delete session; }
+
+ignrt_status ignrt_session_set_input(ignrt_session *s, const char *name,
+                                     ignrt_dtype dtype, const int64_t *dims,
+                                     size_t rank, const void *data,
+                                     size_t bytes) {
+  if (!s || !name || (!data && bytes))
+    return fail(IGNRT_ERROR_ARGUMENT, "null argument");
+  const auto &inputs = s->bundle->inputs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor &t = inputs[i];
+    if (t.name != name)
+      continue;
+    if (dtype != t.dtype)
+      return fail(IGNRT_ERROR_ARGUMENT,
+                  "input '" + t.name + "' is " + ignrt_dtype_name(t.dtype) +
+                      ", got " + ignrt_dtype_name(dtype));
+    std::vector<int64_t> given(dims, dims + rank);
+    if (given != t.dims) {
+      auto str = [](const std::vector<int64_t> &v) {
+        std::string s = "[";
+        for (size_t k = 0; k < v.size(); ++k)
+          s += (k ? "x" : "") + std::to_string(v[k]);
+        return s + "]";
+      };
+      return fail(IGNRT_ERROR_ARGUMENT, "input '" + t.name + "' has shape " +
+                                            str(t.dims) + ", got " +
+                                            str(given));
+    }
+    if (bytes != t.bytes)
+      return fail(IGNRT_ERROR_ARGUMENT,
+                  "input '" + t.name + "' needs " + std::to_string(t.bytes) +
+                      " bytes, got " + std::to_string(bytes));
+    std::memcpy(s->inputs[i].data(), data, bytes);
+    s->inputSet[i] = true;
+    return IGNRT_OK;
+  }
+  std::string names;
+  for (const Tensor &t : inputs)
+    names += (names.empty() ? "'" : ", '") + t.name + "'";
+  return fail(IGNRT_ERROR_ARGUMENT, std::string("the bundle has no input '") +
+                                        name + "'; inputs are: " + names);
+}
+
+ignrt_status ignrt_session_run(ignrt_session *s) {
+  if (!s)
+    return fail(IGNRT_ERROR_ARGUMENT, "null session");
+  ignrt_bundle &b = *s->bundle;
+  for (size_t i = 0; i < b.inputs.size(); ++i)
+    if (!s->inputSet[i])
+      return fail(IGNRT_ERROR_ARGUMENT,
+                  "input '" + b.inputs[i].name + "' was not set");
+  for (size_t l = 0; l < b.launches.size(); ++l) {
+    const auto &launch = b.launches[l];
+    std::vector<Descriptor> descriptors;
+    descriptors.reserve(launch.args.size());
+    for (const auto &arg : launch.args) {
+      switch (arg.kind) {
+      case ignrt_bundle::Arg::Input:
+        descriptors.emplace_back(s->inputs[arg.index].data(),
+                                 b.inputs[arg.index].dims);
+        break;
+      case ignrt_bundle::Arg::Weight:
+        descriptors.emplace_back(const_cast<char *>(b.weightData[arg.index]),
+                                 b.weights[arg.index].dims);
+        break;
+      case ignrt_bundle::Arg::Output:
+        descriptors.emplace_back(s->outputs[arg.index].data(),
+                                 b.outputs[arg.index].dims);
+        break;
+      }
+    }
+    std::vector<void *> pointers;
+    for (auto &d : descriptors)
+      pointers.push_back(d.words.data());
+    auto start = std::chrono::steady_clock::now();
+    b.kernels[launch.kernel].fn(pointers.data());
+    auto end = std::chrono::steady_clock::now();
+    s->timings[l] =
+        std::chrono::duration<double, std::nano>(end - start).count();
+  }
+  return IGNRT_OK;
+}
+
+ignrt_status ignrt_session_output(ignrt_session *s, const char *name,
+                                  const void **data, size_t *bytes) {
+  if (!s || !name || !data || !bytes)
+    return fail(IGNRT_ERROR_ARGUMENT, "null argument");
+  for (size_t i = 0; i < s->bundle->outputs.size(); ++i)
+    if (s->bundle->outputs[i].name == name) {
+      *data = s->outputs[i].data();
+      *bytes = s->outputs[i].size();
+      return IGNRT_OK;
+    }
+  return fail(IGNRT_ERROR_ARGUMENT,
+              std::string("the bundle has no output '") + name + "'");
+}
+
+size_t ignrt_session_num_kernels(const ignrt_session *s) {
+  return s ? s->timings.size() : 0;
+}
+
+ignrt_status ignrt_session_kernel_timing(const ignrt_session *s, size_t index,
+                                         const char **name,
+                                         double *nanoseconds) {
+  if (!s || index >= s->timings.size() || !name || !nanoseconds)
+    return fail(IGNRT_ERROR_ARGUMENT, "kernel index out of range");
+  *name = s->bundle->kernels[s->bundle->launches[index].kernel].name.c_str();
+  *nanoseconds = s->timings[index];
+  return IGNRT_OK;
+}
+
+} // extern "C"

@@ -331,8 +331,9 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
                         b, loc, type, op.getIndices(), idxMap,
                         [&](OpBuilder &nb, Location nl, ValueRange idx,
                             ValueRange a) -> Value {
-                          Value i = nb.create<arith::IndexCastOp>(nl, nb.getI64Type(), a[0]);
-                          i = nb.create<arith::ExtSIOp>(nl, nb.getI64Type(), i).getResult();
+                          Value i = a[0];
+                          if (!i.getType().isInteger(64))
+                            i = nb.create<arith::ExtSIOp>(nl, nb.getI64Type(), i);
                           Value neg = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, i, scalar(nb, nl, nb.getI64Type(), 0));
                           i = nb.create<arith::SelectOp>(nl, neg, nb.create<arith::AddIOp>(nl, i, scalar(nb, nl, nb.getI64Type(), depth)), i);
                           Value pos = nb.create<arith::IndexCastOp>(nl, nb.getI64Type(), idx[axis]);

@@ -1,0 +1,454 @@
+//===- conformance.cpp - ONNX backend test data: import and end to end ----===//
+//
+// Usage: ign-conformance import|run DATA_DIR [--expect FILE] [--write FILE]
+//                        [--filter TEXT] [--jobs N] [--timeout SECONDS] [-v]
+//
+// `import` imports each `<suite>/<test>/model.onnx` under DATA_DIR (Debian's
+// libonnx-testdata) and verifies the module. `run` also compiles it for the
+// host, runs every test_data_set_* through libignrt and compares the outputs
+// with output_*.pb (per-dtype tolerances, NaN must match NaN, integers
+// exact); each model runs in a child process with a time limit, so a crash
+// or hang is recorded, not fatal. A model whose shape operands are graph
+// inputs (e.g. Reshape's shape in test_reshape_*) is retried with those
+// inputs frozen to test_data_set_0's values, as a user would with
+// --freeze-input. Prints the failures and totals; with --expect, exits 1
+// when a listed test no longer passes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HostCompiler.h"
+#include "ign/Bundle/BundleWriter.h"
+#include "ign/Dialect/Ign/IR/IgnOps.h"
+#include "ign/Driver/TensorFiles.h"
+#include "ign/Import/OnnxImporter.h"
+#include "ign/Runtime/ignrt.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <poll.h>
+#include <set>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+enum class Status { Pass, Unsupported, Fail };
+
+struct Result {
+  Status status;
+  std::string message;
+};
+
+struct Imported {
+  Result result;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+  std::set<std::string> frozen;
+};
+
+/// Imports once, collecting error messages.
+Imported importOnce(mlir::MLIRContext &context, const fs::path &model,
+                    const ign::ImportOptions &options) {
+  std::string messages;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+    if (d.getSeverity() == mlir::DiagnosticSeverity::Error)
+      messages += d.str() + "; ";
+    return mlir::success();
+  });
+  Imported out;
+  out.module = ign::importOnnxFile(context, model.string(), options);
+  if (out.module) {
+    out.result = {Status::Pass, ""};
+    return out;
+  }
+  bool unsupported = messages.find("unsupported operators") != std::string::npos;
+  out.result = {unsupported ? Status::Unsupported : Status::Fail, messages};
+  return out;
+}
+
+/// Names of the graph inputs that are not initializers, in order.
+std::vector<std::string> graphInputs(const fs::path &model) {
+  std::vector<std::string> inputs;
+  onnx::ModelProto proto;
+  std::ifstream in(model, std::ios::binary);
+  if (!proto.ParseFromIstream(&in))
+    return inputs;
+  std::set<std::string> inits;
+  for (const auto &t : proto.graph().initializer())
+    inits.insert(t.name());
+  for (const auto &i : proto.graph().input())
+    if (!inits.count(i.name()))
+      inputs.push_back(i.name());
+  return inputs;
+}
+
+Imported importTest(mlir::MLIRContext &context, const fs::path &dir) {
+  fs::path model = dir / "model.onnx";
+  ign::ImportOptions options;
+  options.crossCheckShapes = false;
+  Imported r = importOnce(context, model, options);
+  if (r.result.status != Status::Fail ||
+      r.result.message.find("must be known at compile time") ==
+          std::string::npos)
+    return r;
+  // Freeze the inputs the errors name; when they name none (the value was
+  // derived from inputs), freeze every input once as a last resort.
+  auto inputs = graphInputs(model);
+  for (int round = 0; round < 4; ++round) {
+    bool freezeAll = round == 3, added = false;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      fs::path pb =
+          dir / "test_data_set_0" / ("input_" + std::to_string(i) + ".pb");
+      std::string quoted = "('" + inputs[i] + "') must be known";
+      bool named = r.result.message.find(quoted) != std::string::npos;
+      if ((freezeAll || named) && fs::exists(pb) &&
+          !options.frozenInputs.count(inputs[i])) {
+        options.frozenInputs[inputs[i]] = pb.string();
+        added = true;
+      }
+    }
+    if (!added) {
+      if (freezeAll)
+        return r;
+      round = 2;
+      continue;
+    }
+    r = importOnce(context, model, options);
+    if (r.result.status == Status::Pass)
+      break;
+  }
+  for (const auto &[name, path] : options.frozenInputs)
+    r.frozen.insert(name);
+  return r;
+}
+
+/// |a - b| <= atol + rtol * |b| per element; NaN must match NaN; integers
+/// and booleans exactly.
+bool compareOutput(const ign::TensorData &expected, const void *data,
+                   size_t bytes, const std::string &name, std::string &why) {
+  if (bytes != expected.bytes.size()) {
+    why = "output '" + name + "' has " + std::to_string(bytes) +
+          " bytes, expected " + std::to_string(expected.bytes.size());
+    return false;
+  }
+  auto check = [&](auto type, double rtol, double atol) {
+    using T = decltype(type);
+    size_t n = bytes / sizeof(T);
+    const T *got = static_cast<const T *>(data);
+    const T *want = reinterpret_cast<const T *>(expected.bytes.data());
+    for (size_t i = 0; i < n; ++i) {
+      double g = double(got[i]), w = double(want[i]);
+      bool ok = std::isnan(w) ? std::isnan(g)
+                              : (g == w || std::fabs(g - w) <= atol + rtol * std::fabs(w));
+      if (!ok) {
+        why = "output '" + name + "' element " + std::to_string(i) + ": got " +
+              std::to_string(g) + ", expected " + std::to_string(w);
+        return false;
+      }
+    }
+    return true;
+  };
+  const std::string &dt = expected.dtype;
+  if (dt == "f32")
+    return check(float(), 1e-3, 1e-5);
+  if (dt == "f64")
+    return check(double(), 1e-6, 1e-9);
+  if (dt == "i64")
+    return check(int64_t(), 0, 0);
+  if (dt == "i32")
+    return check(int32_t(), 0, 0);
+  if (dt == "i16")
+    return check(int16_t(), 0, 0);
+  if (dt == "i8")
+    return check(int8_t(), 0, 0);
+  if (dt == "bool" || dt == "u8")
+    return check(uint8_t(), 0, 0);
+  if (std::memcmp(data, expected.bytes.data(), bytes) != 0) {
+    why = "output '" + name + "' differs (" + dt + ", compared bytewise)";
+    return false;
+  }
+  return true;
+}
+
+/// Compiles, runs every data set and compares (inside the child process).
+Result runTest(const fs::path &dir) {
+  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
+  Imported imported = importTest(context, dir);
+  if (imported.result.status != Status::Pass)
+    return imported.result;
+  std::string messages;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+    if (d.getSeverity() == mlir::DiagnosticSeverity::Error)
+      messages += d.str() + "; ";
+    return mlir::success();
+  });
+  auto artifact = ign::host::compileForHost(*imported.module, {});
+  if (mlir::failed(artifact)) {
+    bool lowering = messages.find("failed to legalize") != std::string::npos ||
+                    messages.find("not lowered yet") != std::string::npos;
+    return {lowering ? Status::Unsupported : Status::Fail,
+            "compile: " + messages};
+  }
+  ign::bundle::BundleContents c;
+  c.targetName = "host";
+  c.triple = artifact->triple;
+  c.cpu = artifact->cpu;
+  c.inputs = artifact->inputs;
+  c.outputs = artifact->outputs;
+  ign::bundle::LaunchSpec launch{0, {}};
+  for (size_t i = 0; i < c.inputs.size(); ++i)
+    launch.args.push_back({"input", i});
+  for (size_t i = 0; i < artifact->weights.size(); ++i) {
+    const auto &w = artifact->weights[i];
+    c.weights.push_back({w.desc, std::string_view(w.bytes.data(), w.bytes.size())});
+    launch.args.push_back({"weight", i});
+  }
+  for (size_t i = 0; i < c.outputs.size(); ++i)
+    launch.args.push_back({"output", i});
+  c.kernels.push_back({"main", artifact->entry, R"({"kind": "reference"})"});
+  c.launches.push_back(launch);
+  c.artifact = std::move(artifact->sharedObject);
+  std::string path = (fs::temp_directory_path() /
+                      ("ign-conformance-" + std::to_string(getpid()) + ".ignb"))
+                         .string();
+  std::string error = ign::bundle::writeBundle(path, c);
+  if (!error.empty())
+    return {Status::Fail, error};
+  ignrt_bundle *bundle = nullptr;
+  ignrt_status st = ignrt_bundle_open(path.c_str(), &bundle);
+  fs::remove(path);
+  if (st != IGNRT_OK)
+    return {Status::Fail, std::string("open: ") + ignrt_last_error()};
+  ignrt_session *session = nullptr;
+  ignrt_session_create(bundle, 1, &session);
+  auto inputs = graphInputs(dir / "model.onnx");
+  int sets = 0;
+  for (const auto &entry : fs::directory_iterator(dir)) {
+    if (entry.path().filename().string().rfind("test_data_set_", 0) != 0)
+      continue;
+    ++sets;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (imported.frozen.count(inputs[i]))
+        continue;
+      ign::TensorData t;
+      std::string err;
+      fs::path pb = entry.path() / ("input_" + std::to_string(i) + ".pb");
+      if (!ign::readTensorFile(pb.string(), t, err))
+        return {Status::Fail, err};
+      ignrt_tensor_info info;
+      size_t k = 0;
+      for (; k < ignrt_bundle_num_inputs(bundle); ++k) {
+        ignrt_bundle_input(bundle, k, &info);
+        if (inputs[i] == info.name)
+          break;
+      }
+      if (ignrt_session_set_input(session, inputs[i].c_str(), info.dtype,
+                                  t.shape.data(), t.shape.size(),
+                                  t.bytes.data(), t.bytes.size()) != IGNRT_OK)
+        return {Status::Fail, std::string("input: ") + ignrt_last_error()};
+    }
+    if (ignrt_session_run(session) != IGNRT_OK)
+      return {Status::Fail, std::string("run: ") + ignrt_last_error()};
+    for (size_t o = 0; o < ignrt_bundle_num_outputs(bundle); ++o) {
+      ignrt_tensor_info info;
+      ignrt_bundle_output(bundle, o, &info);
+      ign::TensorData want;
+      std::string err;
+      fs::path pb = entry.path() / ("output_" + std::to_string(o) + ".pb");
+      if (!ign::readTensorFile(pb.string(), want, err))
+        return {Status::Fail, err};
+      const void *data;
+      size_t bytes;
+      ignrt_session_output(session, info.name, &data, &bytes);
+      std::string why;
+      if (!compareOutput(want, data, bytes, info.name, why))
+        return {Status::Fail, entry.path().filename().string() + ": " + why};
+    }
+  }
+  ignrt_session_destroy(session);
+  ignrt_bundle_close(bundle);
+  if (sets == 0)
+    return {Status::Fail, "no test_data_set_*"};
+  return {Status::Pass, ""};
+}
+
+/// Runs `runTest` in a child process with a time limit.
+Result runIsolated(const fs::path &dir, int timeoutSeconds) {
+  int fds[2];
+  if (pipe(fds) != 0)
+    return {Status::Fail, "pipe failed"};
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    Result r = runTest(dir);
+    std::string line = std::to_string(int(r.status)) + " " + r.message;
+    ssize_t ignored = write(fds[1], line.data(), line.size());
+    (void)ignored;
+    close(fds[1]);
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string out;
+  char buf[4096];
+  struct pollfd p{fds[0], POLLIN, 0};
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::seconds(timeoutSeconds);
+  bool timedOut = false;
+  while (true) {
+    int left = int(std::chrono::duration_cast<std::chrono::milliseconds>(
+                       deadline - std::chrono::steady_clock::now())
+                       .count());
+    if (left <= 0) {
+      timedOut = true;
+      break;
+    }
+    if (poll(&p, 1, left) <= 0)
+      continue;
+    ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n <= 0)
+      break;
+    out.append(buf, size_t(n));
+  }
+  close(fds[0]);
+  if (timedOut)
+    kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (timedOut)
+    return {Status::Fail, "timed out after " + std::to_string(timeoutSeconds) + " s"};
+  if (WIFSIGNALED(status))
+    return {Status::Fail, std::string("crashed: ") + strsignal(WTERMSIG(status))};
+  if (out.empty())
+    return {Status::Fail, "no result"};
+  Result r;
+  r.status = Status(out[0] - '0');
+  r.message = out.size() > 2 ? out.substr(2) : "";
+  return r;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 3 || (std::string(argv[1]) != "import" && std::string(argv[1]) != "run")) {
+    std::cerr << "usage: ign-conformance import|run DATA_DIR [--expect FILE] "
+                 "[--write FILE] [--filter TEXT] [--timeout SECONDS] [-v]\n";
+    return 2;
+  }
+  bool runMode = std::string(argv[1]) == "run";
+  fs::path dataDir = argv[2];
+  std::string expectPath, writePath, filter;
+  int timeout = 120;
+  bool verbose = false;
+  for (int i = 3; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--expect" && i + 1 < argc)
+      expectPath = argv[++i];
+    else if (a == "--write" && i + 1 < argc)
+      writePath = argv[++i];
+    else if (a == "--filter" && i + 1 < argc)
+      filter = argv[++i];
+    else if (a == "--timeout" && i + 1 < argc)
+      timeout = std::atoi(argv[++i]);
+    else if (a == "-v")
+      verbose = true;
+    else {
+      std::cerr << "unknown argument '" << a << "'\n";
+      return 2;
+    }
+  }
+  if (!fs::is_directory(dataDir)) {
+    std::cerr << "ign-conformance: '" << dataDir.string()
+              << "' is not a directory (install libonnx-testdata)\n";
+    return 2;
+  }
+  std::map<std::string, Result> results;
+  for (const char *suite : {"node", "simple", "pytorch-converted",
+                            "pytorch-operator"}) {
+    fs::path suiteDir = dataDir / suite;
+    if (!fs::is_directory(suiteDir))
+      continue;
+    std::vector<fs::path> tests;
+    for (const auto &entry : fs::directory_iterator(suiteDir))
+      if (fs::exists(entry.path() / "model.onnx"))
+        tests.push_back(entry.path());
+    std::sort(tests.begin(), tests.end());
+    for (const fs::path &t : tests) {
+      std::string name = std::string(suite) + "/" + t.filename().string();
+      if (!filter.empty() && name.find(filter) == std::string::npos)
+        continue;
+      if (runMode) {
+        results[name] = runIsolated(t, timeout);
+      } else {
+        mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
+        results[name] = importTest(context, t).result;
+      }
+    }
+  }
+  std::set<std::string> expected;
+  if (!expectPath.empty()) {
+    std::ifstream in(expectPath);
+    if (!in) {
+      std::cerr << "cannot read expectation list '" << expectPath << "'\n";
+      return 2;
+    }
+    std::string line;
+    while (std::getline(in, line)) {
+      line = line.substr(0, line.find('#'));
+      while (!line.empty() && isspace(line.back()))
+        line.pop_back();
+      if (!line.empty())
+        expected.insert(line);
+    }
+  }
+  int pass = 0, unsupported = 0, fail = 0;
+  std::vector<std::string> regressions, newPasses;
+  for (const auto &[name, r] : results) {
+    const char *tag = r.status == Status::Pass          ? "PASS"
+                      : r.status == Status::Unsupported ? "UNSUPPORTED"
+                                                        : "FAIL";
+    (r.status == Status::Pass ? pass
+     : r.status == Status::Unsupported ? unsupported
+                                       : fail)++;
+    if (verbose || (r.status == Status::Fail))
+      std::cout << tag << " " << name
+                << (r.message.empty() ? "" : ": " + r.message) << "\n";
+    if (expected.count(name) && r.status != Status::Pass)
+      regressions.push_back(name);
+    if (!expectPath.empty() && !expected.count(name) && r.status == Status::Pass)
+      newPasses.push_back(name);
+  }
+  for (const std::string &name : expected)
+    if (!results.count(name))
+      regressions.push_back(name + " (test not found)");
+  if (!writePath.empty()) {
+    std::ofstream out(writePath);
+    out << (runMode ? "# ONNX backend tests that ignc compiles for the host, runs and\n"
+                      "# matches with the expected outputs.\n"
+                    : "# ONNX backend tests whose models ignc imports and verifies.\n")
+        << "# Generated by ign-conformance --write; a line leaves this list\n"
+           "# only with a reason written in docs/conformance.md.\n";
+    for (const auto &[name, r] : results)
+      if (r.status == Status::Pass)
+        out << name << "\n";
+  }
+  std::cout << "\n" << (runMode ? "end-to-end" : "import")
+            << " conformance: " << pass << " pass, " << unsupported
+            << " unsupported, " << fail << " fail, of " << results.size()
+            << " models\n";
+  for (const std::string &n : newPasses)
+    std::cout << "newly passing (add to the list): " << n << "\n";
+  for (const std::string &n : regressions)
+    std::cout << "REGRESSION: " << n << "\n";
+  return regressions.empty() ? 0 : 1;
+}

@@ -201,4 +201,5 @@ void ign::populateIgnToLinalgPatterns(RewritePatternSet &patterns) {
   lowering::populateContractionPatterns(patterns);
   lowering::populateReductionPatterns(patterns);
   lowering::populateDataMovementPatterns(patterns);
+  lowering::populateResizePatterns(patterns);
 }

@@ -65,6 +65,7 @@ void populateElementwisePatterns(mlir::RewritePatternSet &patterns);
 void populateContractionPatterns(mlir::RewritePatternSet &patterns);
 void populateReductionPatterns(mlir::RewritePatternSet &patterns);
 void populateDataMovementPatterns(mlir::RewritePatternSet &patterns);
+void populateResizePatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace ign::lowering
 

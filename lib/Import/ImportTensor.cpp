@@ -904,10 +904,13 @@ LogicalResult importResize(NodeImporter &n, bool upsample) {
     exclude = *ex;
     extrapolation = *ev;
     axes = *ax;
-    if (n.hasInput(1)) {
-      if (auto r = n.constInput(1))
-        for (int64_t i = 0; i < r->numElements(); ++i)
-          roi.push_back(r->getDouble(i));
+    // roi matters only to tf_crop_and_resize, which needs it known.
+    if (n.hasInput(1) && ctm == "tf_crop_and_resize") {
+      auto r = n.requireConstInput(1, "roi");
+      if (failed(r))
+        return failure();
+      for (int64_t i = 0; i < (*r)->numElements(); ++i)
+        roi.push_back((*r)->getDouble(i));
     }
     if (n.hasInput(3)) {
       auto s = n.constInts(3, "sizes");

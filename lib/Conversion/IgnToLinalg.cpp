@@ -3,6 +3,7 @@
 #include "LoweringUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
 #include <cmath>
@@ -187,7 +188,7 @@ struct ConvertIgnToLinalgPass
     target.addIllegalDialect<IgnDialect>();
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
                            arith::ArithDialect, math::MathDialect,
-                           func::FuncDialect>();
+                           func::FuncDialect, scf::SCFDialect>();
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       signalPassFailure();
   }
@@ -202,4 +203,5 @@ void ign::populateIgnToLinalgPatterns(RewritePatternSet &patterns) {
   lowering::populateReductionPatterns(patterns);
   lowering::populateDataMovementPatterns(patterns);
   lowering::populateResizePatterns(patterns);
+  lowering::populateRecurrentPatterns(patterns);
 }

@@ -66,6 +66,7 @@ void populateContractionPatterns(mlir::RewritePatternSet &patterns);
 void populateReductionPatterns(mlir::RewritePatternSet &patterns);
 void populateDataMovementPatterns(mlir::RewritePatternSet &patterns);
 void populateResizePatterns(mlir::RewritePatternSet &patterns);
+void populateRecurrentPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace ign::lowering
 

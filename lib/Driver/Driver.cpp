@@ -159,6 +159,8 @@ static int compileBundle(ModuleOp module, const DriverOptions &options,
 int runCompile(const DriverOptions &options) {
   MLIRContext context(MLIRContext::Threading::DISABLED);
   context.loadDialect<IgnDialect, func::FuncDialect>();
+  // Diagnostics name the ONNX node; dumping the failing op is noise.
+  context.printOpOnDiagnostic(false);
   ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
     printDiagnostic(diag, options.verbosity);
     return success();

@@ -184,6 +184,7 @@ bool compareOutput(const ign::TensorData &expected, const void *data,
 /// Compiles, runs every data set and compares (inside the child process).
 Result runTest(const fs::path &dir) {
   mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
+  context.printOpOnDiagnostic(false);
   Imported imported = importTest(context, dir);
   if (imported.result.status != Status::Pass)
     return imported.result;

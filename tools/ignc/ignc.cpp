@@ -79,6 +79,9 @@ int main(int argc, char **argv) {
   std::string inspectPath;
   auto *inspectCmd = app.add_subcommand("inspect", "describe a bundle");
   inspectCmd->add_option("bundle", inspectPath, "the .ignb bundle")->required();
+  // -v/-q given after a subcommand still reach the app.
+  for (CLI::App *sub : {runCmd, benchCmd, inspectCmd, targets})
+    sub->fallthrough();
   app.require_subcommand(0, 1);
 
   try {

@@ -7,7 +7,7 @@ DEBIAN_PKGS=(
   cmake ninja-build ccache git python3
   llvm-19-dev libmlir-19-dev mlir-19-tools clang-19 lld-19 llvm-19-tools
   libcli11-dev libspdlog-dev nlohmann-json3-dev libgtest-dev
-  libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
+  libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata liblld-19-dev
 )
 
 missing=()
@@ -22,4 +22,14 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "setup: all Debian packages present"
+fi
+
+# Python packages for test-data generation, the onnxruntime comparison and
+# benchmarks (never needed by ignc itself); a failure here only skips those.
+if command -v python3 >/dev/null 2>&1; then
+  if ! python3 -c "import numpy, onnx, onnxruntime" >/dev/null 2>&1; then
+    echo "setup: installing numpy, onnx, onnxruntime (pip)"
+    python3 -m pip install -q numpy onnx onnxruntime \
+      || echo "setup: warning: pip install failed; the onnxruntime comparison will be skipped"
+  fi
 fi

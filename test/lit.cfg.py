@@ -13,3 +13,4 @@ config.environment["PATH"] = os.pathsep.join(
     [config.ign_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
 config.substitutions.append(("%models", os.path.join(config.test_source_root, "models")))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "ignc", "Inputs")))
+config.substitutions.append(("%ignrt_lib", os.path.join(config.ign_obj_root, "lib", "libignrt.so")))

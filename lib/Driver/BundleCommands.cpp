@@ -144,14 +144,24 @@ int runBundle(const RunOptions &options) {
   SessionPtr session(raw);
   std::map<std::string, std::string> files(options.inputs.begin(),
                                            options.inputs.end());
+  std::mt19937_64 rng(options.seed);
   for (size_t i = 0; i < ignrt_bundle_num_inputs(bundle.get()); ++i) {
     ignrt_tensor_info info;
     ignrt_bundle_input(bundle.get(), i, &info);
     auto it = files.find(info.name);
+    if (it == files.end() && options.randomInputs) {
+      std::string bytes = randomBytes(info, rng);
+      if (ignrt_session_set_input(session.get(), info.name, info.dtype,
+                                  info.dims, info.rank, bytes.data(),
+                                  bytes.size()) != IGNRT_OK)
+        return runtimeError("setting inputs");
+      continue;
+    }
     if (it == files.end()) {
       std::cerr << "ignc: error: no --input for '" << info.name << "' ("
                 << ignrt_dtype_name(info.dtype) << " "
-                << shapeText(info.dims, info.rank) << ")\n";
+                << shapeText(info.dims, info.rank)
+                << "); give a file or --random-inputs\n";
       return kExitUsage;
     }
     TensorData t;

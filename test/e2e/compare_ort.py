@@ -16,7 +16,11 @@ import subprocess
 import sys
 import tempfile
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:
+    print("skipped: numpy is not installed (pip install numpy)")
+    sys.exit(77)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = os.path.join(HERE, "..", "models")
@@ -51,7 +55,11 @@ def main():
     parser.add_argument("--work", default=None)
     parser.add_argument("--threshold", type=float, default=1e-4)
     args = parser.parse_args()
-    import onnxruntime as ort
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        print("skipped: onnxruntime is not installed (pip install onnxruntime)")
+        return 77
 
     work = args.work or tempfile.mkdtemp(prefix="ignc-e2e-")
     rng = np.random.default_rng(2026)

@@ -63,6 +63,10 @@ int main(int argc, char **argv) {
   runCmd->add_option("--output-dir", run.outputDir,
                      "write each output as NAME.npy here");
   runCmd->add_option("--threads", run.threads, "worker threads (0: one per core)");
+  runCmd->add_flag("--random-inputs", run.randomInputs,
+                   "seeded random values for inputs not given by --input");
+  runCmd->add_option("--seed", run.seed, "seed for --random-inputs")
+      ->capture_default_str();
 
   ign::BenchOptions bench;
   auto *benchCmd = app.add_subcommand("bench", "time a bundle on random inputs");

@@ -54,6 +54,9 @@ struct RunOptions {
   std::vector<std::pair<std::string, std::string>> inputs; // name, file
   std::string outputDir;
   int threads = 0;
+  /// Inputs not given by file get seeded random values (never zeros).
+  bool randomInputs = false;
+  uint64_t seed = 1;
   Verbosity verbosity = Verbosity::Normal;
 };
 /// `ignc run`: runs a bundle on inputs from files, writes outputs as .npy.

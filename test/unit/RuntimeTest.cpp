@@ -1,0 +1,104 @@
+//===- RuntimeTest.cpp - libignrt refuses bundles it must not run ---------===//
+
+#include "ign/Bundle/BundleFormat.h"
+#include "ign/Bundle/BundleWriter.h"
+#include "ign/Runtime/ignrt.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+namespace {
+
+std::string tempPath(const char *name) {
+  return (testing::TempDir() + "/ignrt-" + name + ".ignb");
+}
+
+ign::bundle::BundleContents minimal(const std::string &target,
+                                    const std::string &triple) {
+  ign::bundle::BundleContents c;
+  c.targetName = target;
+  c.triple = triple;
+  c.cpu = "generic";
+  c.inputs = {{"x", "f32", {2}}};
+  c.outputs = {{"y", "f32", {2}}};
+  c.kernels = {{"main", "ign_entry", R"({"kind": "reference"})"}};
+  c.launches = {{0, {{"input", 0}, {"output", 0}}}};
+  c.artifact = "not an ELF file";
+  return c;
+}
+
+ignrt_status open(const std::string &path, std::string &message) {
+  ignrt_bundle *b = nullptr;
+  ignrt_status s = ignrt_bundle_open(path.c_str(), &b);
+  message = ignrt_last_error();
+  ignrt_bundle_close(b);
+  return s;
+}
+
+TEST(Runtime, RefusesABundleForAnotherTarget) {
+  std::string path = tempPath("cuda");
+  ASSERT_EQ(ign::bundle::writeBundle(path, minimal("cuda", "nvptx64")), "");
+  std::string message;
+  EXPECT_EQ(open(path, message), IGNRT_ERROR_TARGET);
+  EXPECT_NE(message.find("built for target 'cuda'"), std::string::npos)
+      << message;
+}
+
+TEST(Runtime, RefusesABundleForAnotherArchitecture) {
+#if defined(__x86_64__)
+  const char *other = "aarch64-unknown-linux-gnu";
+#else
+  const char *other = "x86_64-pc-linux-gnu";
+#endif
+  std::string path = tempPath("arch");
+  ASSERT_EQ(ign::bundle::writeBundle(path, minimal("host", other)), "");
+  std::string message;
+  EXPECT_EQ(open(path, message), IGNRT_ERROR_TARGET);
+  EXPECT_NE(message.find(other), std::string::npos) << message;
+}
+
+TEST(Runtime, RefusesAnotherFormatVersion) {
+  std::string path = tempPath("version");
+  ASSERT_EQ(ign::bundle::writeBundle(path, minimal("host", "x86_64")), "");
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  ign::bundle::Header h;
+  f.read(reinterpret_cast<char *>(&h), sizeof(h));
+  h.version = 99;
+  h.headerChecksum =
+      ign::bundle::fnv1a(&h, offsetof(ign::bundle::Header, headerChecksum));
+  f.seekp(0);
+  f.write(reinterpret_cast<const char *>(&h), sizeof(h));
+  f.close();
+  std::string message;
+  EXPECT_EQ(open(path, message), IGNRT_ERROR_FORMAT);
+  EXPECT_NE(message.find("format version 99"), std::string::npos) << message;
+}
+
+TEST(Runtime, RefusesAnArtifactThatDoesNotLoad) {
+#if defined(__x86_64__)
+  std::string path = tempPath("artifact");
+  ASSERT_EQ(ign::bundle::writeBundle(path, minimal("host", "x86_64-pc-linux-gnu")),
+            "");
+  std::string message;
+  EXPECT_EQ(open(path, message), IGNRT_ERROR_RUNTIME);
+  EXPECT_NE(message.find("cannot load the kernels"), std::string::npos)
+      << message;
+#endif
+}
+
+TEST(Runtime, NullArgumentsAreErrorsNotCrashes) {
+  EXPECT_EQ(ignrt_bundle_open(nullptr, nullptr), IGNRT_ERROR_ARGUMENT);
+  EXPECT_EQ(ignrt_session_run(nullptr), IGNRT_ERROR_ARGUMENT);
+  EXPECT_EQ(ignrt_bundle_num_inputs(nullptr), 0u);
+}
+
+TEST(BundleFormat, ChecksumDetectsAFlippedBit) {
+  const char a[] = "weights", b[] = "weightr";
+  EXPECT_NE(ign::bundle::fnv1a(a, 7), ign::bundle::fnv1a(b, 7));
+  EXPECT_EQ(ign::bundle::alignUp(65, 64), 128u);
+}
+
+} // namespace

@@ -204,4 +204,5 @@ void ign::populateIgnToLinalgPatterns(RewritePatternSet &patterns) {
   lowering::populateDataMovementPatterns(patterns);
   lowering::populateResizePatterns(patterns);
   lowering::populateRecurrentPatterns(patterns);
+  lowering::populateIndexingPatterns(patterns);
 }

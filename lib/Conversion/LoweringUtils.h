@@ -67,6 +67,7 @@ void populateReductionPatterns(mlir::RewritePatternSet &patterns);
 void populateDataMovementPatterns(mlir::RewritePatternSet &patterns);
 void populateResizePatterns(mlir::RewritePatternSet &patterns);
 void populateRecurrentPatterns(mlir::RewritePatternSet &patterns);
+void populateIndexingPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace ign::lowering
 

@@ -5,6 +5,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/BuiltinDialect.h"
 
 #include <cmath>
 #include <limits>
@@ -39,25 +41,25 @@ Value scalar(OpBuilder &b, Location loc, Type type, double value) {
                                     .trunc(it.getWidth())));
 }
 
-Value lowest(OpBuilder &b, Location loc, Type type) {
+Value lowest(OpBuilder &b, Location loc, Type type, bool isUnsigned) {
   if (auto ft = dyn_cast<FloatType>(type))
     return b.create<arith::ConstantOp>(
         loc, b.getFloatAttr(ft, APFloat::getInf(ft.getFloatSemantics(), true)));
   auto it = cast<IntegerType>(type);
   return b.create<arith::ConstantOp>(
-      loc, b.getIntegerAttr(it, it.getWidth() == 1
-                                    ? APInt(1, 0)
+      loc, b.getIntegerAttr(it, it.getWidth() == 1 || isUnsigned
+                                    ? APInt(it.getWidth(), 0)
                                     : APInt::getSignedMinValue(it.getWidth())));
 }
 
-Value highest(OpBuilder &b, Location loc, Type type) {
+Value highest(OpBuilder &b, Location loc, Type type, bool isUnsigned) {
   if (auto ft = dyn_cast<FloatType>(type))
     return b.create<arith::ConstantOp>(
         loc, b.getFloatAttr(ft, APFloat::getInf(ft.getFloatSemantics(), false)));
   auto it = cast<IntegerType>(type);
   return b.create<arith::ConstantOp>(
-      loc, b.getIntegerAttr(it, it.getWidth() == 1
-                                    ? APInt(1, 1)
+      loc, b.getIntegerAttr(it, it.getWidth() == 1 || isUnsigned
+                                    ? APInt::getAllOnes(it.getWidth())
                                     : APInt::getSignedMaxValue(it.getWidth())));
 }
 
@@ -110,7 +112,8 @@ Value reshape(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
       loc, RankedTensorType::get(shape, type.getElementType()), v, shapeValue);
 }
 
-Value castScalar(OpBuilder &b, Location loc, Value v, Type to) {
+Value castScalar(OpBuilder &b, Location loc, Value v, Type to,
+                 bool fromUnsigned, bool toUnsigned) {
   Type from = v.getType();
   if (from == to)
     return v;
@@ -121,13 +124,14 @@ Value castScalar(OpBuilder &b, Location loc, Value v, Type to) {
     return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, v,
                                    scalar(b, loc, from, 0));
   }
-  bool fromBool = from.isInteger(1);
+  bool fromBool = from.isInteger(1) || fromUnsigned;
   if (isFloat(from) && isFloat(to))
     return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
                ? Value(b.create<arith::ExtFOp>(loc, to, v))
                : Value(b.create<arith::TruncFOp>(loc, to, v));
   if (isFloat(from))
-    return b.create<arith::FPToSIOp>(loc, to, v);
+    return toUnsigned ? Value(b.create<arith::FPToUIOp>(loc, to, v))
+                      : Value(b.create<arith::FPToSIOp>(loc, to, v));
   if (isFloat(to))
     return fromBool ? Value(b.create<arith::UIToFPOp>(loc, to, v))
                     : Value(b.create<arith::SIToFPOp>(loc, to, v));
@@ -159,29 +163,67 @@ Value padConstant(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> low,
 
 namespace {
 
-/// Refuses ops on unsigned element types, which arith does not model.
-bool hasUnsigned(Operation *op) {
-  auto isUnsigned = [](Type t) {
-    auto st = dyn_cast<ShapedType>(t);
-    return st && st.getElementType().isUnsignedInteger();
-  };
-  return llvm::any_of(op->getOperandTypes(), isUnsigned) ||
-         llvm::any_of(op->getResultTypes(), isUnsigned);
+Type signless(Type t) {
+  if (auto st = dyn_cast<ShapedType>(t))
+    return st.clone(signless(st.getElementType()));
+  if (auto it = dyn_cast<IntegerType>(t); it && it.isUnsigned())
+    return IntegerType::get(t.getContext(), it.getWidth());
+  return t;
+}
+
+bool isUnsignedTensor(Type t) {
+  auto st = dyn_cast<ShapedType>(t);
+  return st && st.getElementType().isUnsignedInteger();
+}
+
+/// arith works on signless integers: unsigned tensors become signless, and
+/// each ign op that saw an unsigned value is marked "ign.unsigned" (a Cast
+/// producing one "ign.unsigned_result") so its lowering picks unsigned
+/// arithmetic (divui, ult, maxui, uitofp, ...).
+void makeSignless(ModuleOp module) {
+  MLIRContext *ctx = module.getContext();
+  module.walk([&](Operation *op) {
+    if (!isa<IgnDialect>(op->getDialect()))
+      return;
+    if (llvm::any_of(op->getOperandTypes(), isUnsignedTensor) ||
+        (!isa<CastOp>(op) && llvm::any_of(op->getResultTypes(), isUnsignedTensor)))
+      op->setAttr(kUnsignedAttr, UnitAttr::get(ctx));
+    if (auto cast = dyn_cast<CastOp>(op); cast && cast.getTo().isUnsignedInteger()) {
+      op->setAttr(kUnsignedResultAttr, UnitAttr::get(ctx));
+      cast.setToAttr(TypeAttr::get(signless(cast.getTo())));
+    }
+  });
+  module.walk([&](Operation *op) {
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          arg.setType(signless(arg.getType()));
+    for (OpResult r : op->getResults())
+      r.setType(signless(r.getType()));
+    if (auto c = dyn_cast<ConstantOp>(op)) {
+      Type t = signless(c.getType());
+      if (auto dense = dyn_cast<DenseElementsAttr>(c.getValue()))
+        c.setValueAttr(dense.bitcast(cast<ShapedType>(t).getElementType()));
+      else if (auto res = dyn_cast<DenseResourceElementsAttr>(c.getValue()))
+        c.setValueAttr(DenseResourceElementsAttr::get(cast<ShapedType>(t),
+                                                      res.getRawHandle()));
+    }
+    if (auto func = dyn_cast<func::FuncOp>(op)) {
+      SmallVector<Type> ins, outs;
+      for (Type t : func.getArgumentTypes())
+        ins.push_back(signless(t));
+      for (Type t : func.getResultTypes())
+        outs.push_back(signless(t));
+      func.setType(FunctionType::get(ctx, ins, outs));
+    }
+  });
 }
 
 struct ConvertIgnToLinalgPass
     : ign::impl::ConvertIgnToLinalgBase<ConvertIgnToLinalgPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    WalkResult unsignedOps = module.walk([](Operation *op) {
-      if (isa<IgnDialect>(op->getDialect()) && hasUnsigned(op)) {
-        op->emitError("unsigned element types are not lowered yet");
-        return WalkResult::interrupt();
-      }
-      return WalkResult::advance();
-    });
-    if (unsignedOps.wasInterrupted())
-      return signalPassFailure();
+    makeSignless(module);
     RewritePatternSet patterns(&getContext());
     populateIgnToLinalgPatterns(patterns);
     ConversionTarget target(getContext());

@@ -342,12 +342,14 @@ struct PoolLowering : OpRewritePattern<OpT> {
     }
     Operation *raw = op.getOperation();
     if (isa<MaxPoolOp>(raw)) {
-      Value in = padConstant(b, loc, op.getInput(), lo, hi, lowest(b, loc, et));
+      bool uns = isUnsignedOp(raw);
+      Value in = padConstant(b, loc, op.getInput(), lo, hi, lowest(b, loc, et, uns));
       Value r = windowReduce(b, loc, in, kernel, strides, dil, outShape,
-                             lowest(b, loc, et),
+                             lowest(b, loc, et, uns),
                              [&](OpBuilder &nb, Location nl, Value x, Value acc) -> Value {
-                               return isFloat(et)
-                                          ? Value(nb.create<arith::MaximumFOp>(nl, x, acc))
+                               if (isFloat(et))
+                                 return nb.create<arith::MaximumFOp>(nl, x, acc);
+                               return uns ? Value(nb.create<arith::MaxUIOp>(nl, x, acc))
                                           : Value(nb.create<arith::MaxSIOp>(nl, x, acc));
                              });
       b.replaceOp(op, r);

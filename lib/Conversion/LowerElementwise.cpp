@@ -31,6 +31,10 @@ double f32(llvm::APFloat v) { return v.convertToDouble(); }
 Value scalarBody(Operation *op, OpBuilder &b, Location l, ValueRange a) {
   Type t = a.size() ? a[0].getType() : Type();
   bool fl = t && isFloat(t);
+  bool uns = !fl && isUnsignedOp(op);
+  using P = arith::CmpIPredicate;
+  // Signed or unsigned flavour of an integer predicate.
+  auto ip = [&](P s, P u) { return uns ? u : s; };
   auto c = [&](double v) { return scalar(b, l, t, v); };
   auto add = [&](Value x, Value y) -> Value {
     return fl ? Value(b.create<arith::AddFOp>(l, x, y))
@@ -45,19 +49,27 @@ Value scalarBody(Operation *op, OpBuilder &b, Location l, ValueRange a) {
               : Value(b.create<arith::MulIOp>(l, x, y));
   };
   auto div = [&](Value x, Value y) -> Value {
-    return fl ? Value(b.create<arith::DivFOp>(l, x, y))
-              : Value(b.create<arith::DivSIOp>(l, x, y));
+    if (fl)
+      return b.create<arith::DivFOp>(l, x, y);
+    return uns ? Value(b.create<arith::DivUIOp>(l, x, y))
+               : Value(b.create<arith::DivSIOp>(l, x, y));
   };
   auto maxV = [&](Value x, Value y) -> Value {
-    return fl ? Value(b.create<arith::MaximumFOp>(l, x, y))
-              : Value(b.create<arith::MaxSIOp>(l, x, y));
+    if (fl)
+      return b.create<arith::MaximumFOp>(l, x, y);
+    return uns ? Value(b.create<arith::MaxUIOp>(l, x, y))
+               : Value(b.create<arith::MaxSIOp>(l, x, y));
   };
   auto minV = [&](Value x, Value y) -> Value {
-    return fl ? Value(b.create<arith::MinimumFOp>(l, x, y))
-              : Value(b.create<arith::MinSIOp>(l, x, y));
+    if (fl)
+      return b.create<arith::MinimumFOp>(l, x, y);
+    return uns ? Value(b.create<arith::MinUIOp>(l, x, y))
+               : Value(b.create<arith::MinSIOp>(l, x, y));
   };
   auto exp = [&](Value x) -> Value { return b.create<math::ExpOp>(l, x); };
   auto lt0 = [&](Value x) {
+    if (uns)
+      return scalar(b, l, b.getI1Type(), 0);
     return fl ? cmpF(b, l, arith::CmpFPredicate::OLT, x, c(0))
               : cmpI(b, l, arith::CmpIPredicate::slt, x, c(0));
   };
@@ -72,6 +84,8 @@ Value scalarBody(Operation *op, OpBuilder &b, Location l, ValueRange a) {
 
   return llvm::TypeSwitch<Operation *, Value>(op)
       .Case([&](AbsOp) -> Value {
+        if (uns)
+          return a[0];
         return fl ? Value(b.create<math::AbsFOp>(l, a[0]))
                   : Value(b.create<math::AbsIOp>(l, a[0]));
       })
@@ -80,7 +94,7 @@ Value scalarBody(Operation *op, OpBuilder &b, Location l, ValueRange a) {
       })
       .Case([&](SignOp) -> Value {
         Value pos = fl ? cmpF(b, l, arith::CmpFPredicate::OGT, a[0], c(0))
-                       : cmpI(b, l, arith::CmpIPredicate::sgt, a[0], c(0));
+                       : cmpI(b, l, ip(P::sgt, P::ugt), a[0], c(0));
         return sel(b, l, pos, c(1), sel(b, l, lt0(a[0]), c(-1), c(0)));
       })
       .Case([&](ReluOp) -> Value { return maxV(a[0], c(0)); })
@@ -175,7 +189,10 @@ Value scalarBody(Operation *op, OpBuilder &b, Location l, ValueRange a) {
         Value r = i.getDetectPositive() ? pos : no;
         return b.create<arith::OrIOp>(l, r, i.getDetectNegative() ? neg : no);
       })
-      .Case([&](CastOp cast) { return castScalar(b, l, a[0], cast.getTo()); })
+      .Case([&](CastOp cast) {
+        return castScalar(b, l, a[0], cast.getTo(), uns,
+                          op->hasAttr(kUnsignedResultAttr));
+      })
       .Case([&](AddOp) { return add(a[0], a[1]); })
       .Case([&](SubOp) { return sub(a[0], a[1]); })
       .Case([&](MulOp) { return mul(a[0], a[1]); })
@@ -188,6 +205,8 @@ Value scalarBody(Operation *op, OpBuilder &b, Location l, ValueRange a) {
       .Case([&](ModOp m) -> Value {
         if (fl)
           return b.create<arith::RemFOp>(l, a[0], a[1]);
+        if (uns)
+          return b.create<arith::RemUIOp>(l, a[0], a[1]);
         Value r = b.create<arith::RemSIOp>(l, a[0], a[1]);
         if (m.getFmod())
           return r;
@@ -211,19 +230,19 @@ Value scalarBody(Operation *op, OpBuilder &b, Location l, ValueRange a) {
       })
       .Case([&](LessOp) {
         return fl ? cmpF(b, l, arith::CmpFPredicate::OLT, a[0], a[1])
-                  : cmpI(b, l, arith::CmpIPredicate::slt, a[0], a[1]);
+                  : cmpI(b, l, ip(P::slt, P::ult), a[0], a[1]);
       })
       .Case([&](LessEqualOp) {
         return fl ? cmpF(b, l, arith::CmpFPredicate::OLE, a[0], a[1])
-                  : cmpI(b, l, arith::CmpIPredicate::sle, a[0], a[1]);
+                  : cmpI(b, l, ip(P::sle, P::ule), a[0], a[1]);
       })
       .Case([&](GreaterOp) {
         return fl ? cmpF(b, l, arith::CmpFPredicate::OGT, a[0], a[1])
-                  : cmpI(b, l, arith::CmpIPredicate::sgt, a[0], a[1]);
+                  : cmpI(b, l, ip(P::sgt, P::ugt), a[0], a[1]);
       })
       .Case([&](GreaterEqualOp) {
         return fl ? cmpF(b, l, arith::CmpFPredicate::OGE, a[0], a[1])
-                  : cmpI(b, l, arith::CmpIPredicate::sge, a[0], a[1]);
+                  : cmpI(b, l, ip(P::sge, P::uge), a[0], a[1]);
       })
       .Case([&](SelectOp) { return sel(b, l, a[0], a[1], a[2]); })
       .Default([](Operation *) { return Value(); });

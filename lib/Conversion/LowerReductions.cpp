@@ -66,13 +66,17 @@ Value mulV(OpBuilder &b, Location l, Value x, Value y) {
   return isFloat(x.getType()) ? Value(b.create<arith::MulFOp>(l, x, y))
                               : Value(b.create<arith::MulIOp>(l, x, y));
 }
-Value maxV(OpBuilder &b, Location l, Value x, Value y) {
-  return isFloat(x.getType()) ? Value(b.create<arith::MaximumFOp>(l, x, y))
-                              : Value(b.create<arith::MaxSIOp>(l, x, y));
+Value maxV(OpBuilder &b, Location l, Value x, Value y, bool uns = false) {
+  if (isFloat(x.getType()))
+    return b.create<arith::MaximumFOp>(l, x, y);
+  return uns ? Value(b.create<arith::MaxUIOp>(l, x, y))
+             : Value(b.create<arith::MaxSIOp>(l, x, y));
 }
-Value minV(OpBuilder &b, Location l, Value x, Value y) {
-  return isFloat(x.getType()) ? Value(b.create<arith::MinimumFOp>(l, x, y))
-                              : Value(b.create<arith::MinSIOp>(l, x, y));
+Value minV(OpBuilder &b, Location l, Value x, Value y, bool uns = false) {
+  if (isFloat(x.getType()))
+    return b.create<arith::MinimumFOp>(l, x, y);
+  return uns ? Value(b.create<arith::MinUIOp>(l, x, y))
+             : Value(b.create<arith::MinSIOp>(l, x, y));
 }
 
 /// Elementwise map of one tensor.
@@ -110,14 +114,16 @@ struct ReduceLowering : OpRewritePattern<OpT> {
                              : Value(nb.create<arith::DivSIOp>(nl, v, n));
         });
     } else if (isa<ReduceMaxOp>(raw)) {
-      r = reduceOver(b, loc, x, axes, lowest(b, loc, et),
-                     [](OpBuilder &nb, Location nl, Value e, Value acc) {
-                       return maxV(nb, nl, e, acc);
+      bool uns = isUnsignedOp(raw);
+      r = reduceOver(b, loc, x, axes, lowest(b, loc, et, uns),
+                     [uns](OpBuilder &nb, Location nl, Value e, Value acc) {
+                       return maxV(nb, nl, e, acc, uns);
                      });
     } else if (isa<ReduceMinOp>(raw)) {
-      r = reduceOver(b, loc, x, axes, highest(b, loc, et),
-                     [](OpBuilder &nb, Location nl, Value e, Value acc) {
-                       return minV(nb, nl, e, acc);
+      bool uns = isUnsignedOp(raw);
+      r = reduceOver(b, loc, x, axes, highest(b, loc, et, uns),
+                     [uns](OpBuilder &nb, Location nl, Value e, Value acc) {
+                       return minV(nb, nl, e, acc, uns);
                      });
     } else if (isa<ReduceProdOp>(raw)) {
       r = reduceOver(b, loc, x, axes, scalar(b, loc, et, 1),
@@ -193,6 +199,7 @@ struct ArgReduceLowering : OpRewritePattern<OpT> {
     int64_t axis = op.getAxis(), rank = type.getRank();
     bool isMax = isa<ArgMaxOp>(op.getOperation());
     bool last = op.getSelectLastIndex();
+    bool uns = isUnsignedOp(op.getOperation());
     SmallVector<int64_t> outShape;
     SmallVector<AffineExpr> outExprs, inExprs(rank);
     int64_t pos = 0;
@@ -206,7 +213,8 @@ struct ArgReduceLowering : OpRewritePattern<OpT> {
     inExprs[axis] = b.getAffineDimExpr(rank - 1);
     auto valType = RankedTensorType::get(outShape, et);
     auto idxType = RankedTensorType::get(outShape, b.getI64Type());
-    Value vals = filled(b, loc, valType, isMax ? lowest(b, loc, et) : highest(b, loc, et));
+    Value vals = filled(b, loc, valType,
+                        isMax ? lowest(b, loc, et, uns) : highest(b, loc, et, uns));
     Value idxs = filled(b, loc, idxType, scalar(b, loc, b.getI64Type(), 0));
     AffineMap outMap = AffineMap::get(rank, 0, outExprs, b.getContext());
     auto generic = b.create<linalg::GenericOp>(
@@ -225,10 +233,11 @@ struct ArgReduceLowering : OpRewritePattern<OpT> {
                                       : arith::CmpFPredicate::OLT);
             better = nb.create<arith::CmpFOp>(nl, pred, a[0], a[1]);
           } else {
-            auto pred = isMax ? (last ? arith::CmpIPredicate::sge
-                                      : arith::CmpIPredicate::sgt)
-                              : (last ? arith::CmpIPredicate::sle
-                                      : arith::CmpIPredicate::slt);
+            using P = arith::CmpIPredicate;
+            auto pred = isMax ? (last ? (uns ? P::uge : P::sge)
+                                      : (uns ? P::ugt : P::sgt))
+                              : (last ? (uns ? P::ule : P::sle)
+                                      : (uns ? P::ult : P::slt));
             better = nb.create<arith::CmpIOp>(nl, pred, a[0], a[1]);
           }
           // The first element always wins (so all -inf / NaN rows give 0).

@@ -19,9 +19,12 @@ using BodyFn = std::function<mlir::Value(mlir::OpBuilder &, mlir::Location,
 /// A scalar constant of a float or integer type.
 mlir::Value scalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type,
                    double value);
-/// The most negative / positive value of `type` (-inf / +inf for floats).
-mlir::Value lowest(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type);
-mlir::Value highest(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type);
+/// The most negative / positive value of `type` (-inf / +inf for floats;
+/// 0 and all-ones for unsigned integers).
+mlir::Value lowest(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type,
+                   bool isUnsigned = false);
+mlir::Value highest(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type,
+                    bool isUnsigned = false);
 
 /// tensor.empty of `type` filled with `value`.
 mlir::Value filled(mlir::OpBuilder &b, mlir::Location loc,
@@ -43,9 +46,11 @@ mlir::Value elementwise(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value reshape(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
                     llvm::ArrayRef<int64_t> shape);
 
-/// Converts a scalar between element types with ONNX Cast semantics.
+/// Converts a scalar between element types with ONNX Cast semantics;
+/// `fromUnsigned` / `toUnsigned` give the signedness of integer sides.
 mlir::Value castScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
-                       mlir::Type to);
+                       mlir::Type to, bool fromUnsigned = false,
+                       bool toUnsigned = false);
 
 /// Pads with `value` (constant mode), begin pads then end pads per dim.
 mlir::Value padConstant(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
@@ -53,6 +58,14 @@ mlir::Value padConstant(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
                         mlir::Value value);
 
 bool isFloat(mlir::Type t);
+
+/// Marks set by the lowering on ops that saw unsigned integers (see
+/// makeSignless in IgnToLinalg.cpp).
+constexpr llvm::StringLiteral kUnsignedAttr = "ign.unsigned";
+constexpr llvm::StringLiteral kUnsignedResultAttr = "ign.unsigned_result";
+inline bool isUnsignedOp(mlir::Operation *op) {
+  return op->hasAttr(kUnsignedAttr);
+}
 /// The (statically shaped) type of an op's first result.
 inline mlir::RankedTensorType rtype(mlir::Operation *op) {
   return mlir::cast<mlir::RankedTensorType>(op->getResult(0).getType());

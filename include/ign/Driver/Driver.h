@@ -23,7 +23,6 @@ enum ExitCode : int {
   kExitOutput = 4,       // an output file cannot be written
   kExitLowering = 5,     // an op of the model cannot be compiled yet
   kExitRuntime = 6,      // a bundle is invalid, refused, or fails to run
-  kExitInternal = 70,    // a bug in ignc
 };
 
 enum class Verbosity { Quiet, Normal, Verbose };

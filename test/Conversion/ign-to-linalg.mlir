@@ -1,0 +1,62 @@
+// RUN: ign-opt %s --convert-ign-to-linalg --split-input-file | FileCheck %s
+
+// Broadcasting binary ops become one linalg.generic with a constant-0 map
+// for the broadcast dim.
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[BC:.*]] = affine_map<(d0, d1) -> (0, d1)>
+// CHECK-LABEL: func.func @add_broadcast
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[BC]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
+// CHECK: arith.addf
+// CHECK-NOT: ign.
+func.func @add_broadcast(%a: tensor<4x3xf32>, %b: tensor<1x3xf32>) -> tensor<4x3xf32> {
+  %0 = ign.add %a, %b : (tensor<4x3xf32>, tensor<1x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// Matmul is a contraction with a reduction dim, accumulated from zero.
+// CHECK-LABEL: func.func @matmul
+// CHECK: linalg.fill
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: arith.mulf
+// CHECK: arith.addf
+func.func @matmul(%a: tensor<2x8xf32>, %b: tensor<8x5xf32>) -> tensor<2x5xf32> {
+  %0 = ign.matmul %a, %b : (tensor<2x8xf32>, tensor<8x5xf32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+// Softmax subtracts the max, exponentiates and divides by the sum.
+// CHECK-LABEL: func.func @softmax
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: arith.addf
+// CHECK: arith.divf
+func.func @softmax(%x: tensor<2x7xf32>) -> tensor<2x7xf32> {
+  %0 = ign.softmax %x {axis = 1 : i64} : tensor<2x7xf32>
+  return %0 : tensor<2x7xf32>
+}
+
+// -----
+
+// Unsigned integers become signless with unsigned arithmetic.
+// CHECK-LABEL: func.func @unsigned_div(%{{.*}}: tensor<4xi8>, %{{.*}}: tensor<4xi8>) -> tensor<4xi8>
+// CHECK: arith.divui
+func.func @unsigned_div(%a: tensor<4xui8>, %b: tensor<4xui8>) -> tensor<4xui8> {
+  %0 = ign.div %a, %b : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  return %0 : tensor<4xui8>
+}
+
+// -----
+
+// Reshape and transpose are data movement, not loops of arithmetic.
+// CHECK-LABEL: func.func @reshape_transpose
+// CHECK: tensor.reshape
+// CHECK: linalg.transpose ins({{.*}}) outs({{.*}}) permutation = [1, 0]
+func.func @reshape_transpose(%x: tensor<2x3x4xf32>) -> tensor<4x6xf32> {
+  %0 = ign.reshape %x {shape = [6, 4]} : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+  %1 = ign.transpose %0 {perm = [1, 0]} : (tensor<6x4xf32>) -> tensor<4x6xf32>
+  return %1 : tensor<4x6xf32>
+}

@@ -63,6 +63,16 @@ Value highest(OpBuilder &b, Location loc, Type type, bool isUnsigned) {
                                     : APInt::getSignedMaxValue(it.getWidth())));
 }
 
+Value addV(OpBuilder &b, Location l, Value x, Value y) {
+  return isFloat(x.getType()) ? Value(b.create<arith::AddFOp>(l, x, y))
+                              : Value(b.create<arith::AddIOp>(l, x, y));
+}
+
+Value mulV(OpBuilder &b, Location l, Value x, Value y) {
+  return isFloat(x.getType()) ? Value(b.create<arith::MulFOp>(l, x, y))
+                              : Value(b.create<arith::MulIOp>(l, x, y));
+}
+
 Value filled(OpBuilder &b, Location loc, RankedTensorType type, Value value) {
   Value empty =
       b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());

@@ -12,14 +12,6 @@ using namespace mlir;
 namespace ign::lowering {
 namespace {
 
-Value addV(OpBuilder &b, Location l, Value x, Value y) {
-  return isFloat(x.getType()) ? Value(b.create<arith::AddFOp>(l, x, y))
-                              : Value(b.create<arith::AddIOp>(l, x, y));
-}
-Value mulV(OpBuilder &b, Location l, Value x, Value y) {
-  return isFloat(x.getType()) ? Value(b.create<arith::MulFOp>(l, x, y))
-                              : Value(b.create<arith::MulIOp>(l, x, y));
-}
 
 /// C[batch, m, n] = sum_k A[batch', m, k] * B[batch'', k, n] with numpy
 /// batch broadcasting; A and B are at least 2-D.

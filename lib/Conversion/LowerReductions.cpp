@@ -58,14 +58,6 @@ SmallVector<int64_t> keptShape(ArrayRef<int64_t> shape, ArrayRef<int64_t> axes) 
   return out;
 }
 
-Value addV(OpBuilder &b, Location l, Value x, Value y) {
-  return isFloat(x.getType()) ? Value(b.create<arith::AddFOp>(l, x, y))
-                              : Value(b.create<arith::AddIOp>(l, x, y));
-}
-Value mulV(OpBuilder &b, Location l, Value x, Value y) {
-  return isFloat(x.getType()) ? Value(b.create<arith::MulFOp>(l, x, y))
-                              : Value(b.create<arith::MulIOp>(l, x, y));
-}
 Value maxV(OpBuilder &b, Location l, Value x, Value y, bool uns = false) {
   if (isFloat(x.getType()))
     return b.create<arith::MaximumFOp>(l, x, y);

@@ -26,6 +26,12 @@ mlir::Value lowest(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type,
 mlir::Value highest(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type,
                     bool isUnsigned = false);
 
+/// x + y and x * y for float or integer scalars.
+mlir::Value addV(mlir::OpBuilder &b, mlir::Location l, mlir::Value x,
+                 mlir::Value y);
+mlir::Value mulV(mlir::OpBuilder &b, mlir::Location l, mlir::Value x,
+                 mlir::Value y);
+
 /// tensor.empty of `type` filled with `value`.
 mlir::Value filled(mlir::OpBuilder &b, mlir::Location loc,
                    mlir::RankedTensorType type, mlir::Value value);

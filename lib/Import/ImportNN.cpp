@@ -11,12 +11,6 @@ namespace {
 
 using llvm::SmallVector;
 
-LogicalResult done(NodeImporter &n, FailureOr<Value> v, size_t out = 0) {
-  if (failed(v))
-    return failure();
-  return n.setOutput(out, *v);
-}
-
 /// Window attributes shared by Conv, ConvTranspose and the pools, with
 /// auto_pad resolved into explicit pads for the static input shape.
 struct Window {

@@ -17,12 +17,6 @@ namespace {
 
 using llvm::SmallVector;
 
-LogicalResult done(NodeImporter &n, FailureOr<Value> v, size_t out = 0) {
-  if (failed(v))
-    return failure();
-  return n.setOutput(out, *v);
-}
-
 int64_t product(ArrayRef<int64_t> shape) {
   int64_t p = 1;
   for (int64_t d : shape)

@@ -200,6 +200,14 @@ NodeImporter::create(mlir::ValueRange operands,
   return mlir::cast<OpT>(op);
 }
 
+/// Sets output `out` to `v` unless building it failed (already reported).
+inline mlir::LogicalResult done(NodeImporter &n, mlir::FailureOr<mlir::Value> v,
+                                size_t out = 0) {
+  if (mlir::failed(v))
+    return mlir::failure();
+  return n.setOutput(out, *v);
+}
+
 /// Imports one node; returns failure after reporting an error.
 using NodeHandler = std::function<mlir::LogicalResult(NodeImporter &)>;
 using HandlerMap = llvm::StringMap<NodeHandler>;

@@ -394,9 +394,89 @@ struct PoolLowering : OpRewritePattern<OpT> {
   }
 };
 
+/// Max pooling that also yields the flat index of each maximum in the
+/// unpadded input (row-major over N, C and spatial dims; storage_order 1
+/// is column-major over the spatial dims). Ties keep the first position.
+struct MaxPoolWithIndicesLowering : OpRewritePattern<MaxPoolWithIndicesOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MaxPoolWithIndicesOp op,
+                                PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    auto it = tensorType(op.getInput());
+    Type et = it.getElementType();
+    if (!isFloat(et))
+      return b.notifyMatchFailure(op, "integer max pool with indices");
+    auto kernel = toI64Vector(op.getKernelShape()),
+         strides = toI64Vector(op.getStrides()), pads = toI64Vector(op.getPads()),
+         dil = toI64Vector(op.getDilations());
+    auto outType = cast<RankedTensorType>(op.getOutput().getType());
+    auto idxType = cast<RankedTensorType>(op.getIndices().getType());
+    int64_t s = kernel.size(), nd = 2 + 2 * s;
+    bool columnMajor = op.getStorageOrder() == 1;
+    SmallVector<int64_t> lo(2, 0), hi(2, 0);
+    for (int64_t i = 0; i < s; ++i) {
+      lo.push_back(pads[i]);
+      int64_t need = (outType.getDimSize(i + 2) - 1) * strides[i] +
+                     (kernel[i] - 1) * dil[i] + 1 - it.getDimSize(i + 2) - pads[i];
+      hi.push_back(std::max<int64_t>(need, pads[i + s]));
+    }
+    Value in = padConstant(b, loc, op.getInput(), lo, hi, lowest(b, loc, et));
+    MLIRContext *ctx = b.getContext();
+    auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    SmallVector<AffineExpr> inE{d(0), d(1)}, outE{d(0), d(1)}, kE;
+    for (int64_t i = 0; i < s; ++i) {
+      inE.push_back(d(2 + i) * strides[i] + d(2 + s + i) * dil[i]);
+      outE.push_back(d(2 + i));
+      kE.push_back(d(2 + s + i));
+    }
+    Value vals = filled(b, loc, outType, lowest(b, loc, et));
+    Value idxs = filled(b, loc, idxType, scalar(b, loc, b.getI64Type(), 0));
+    Value window = b.create<tensor::EmptyOp>(loc, kernel, et);
+    AffineMap outMap = AffineMap::get(nd, 0, outE, ctx);
+    auto generic = b.create<linalg::GenericOp>(
+        loc, TypeRange{outType, idxType}, ValueRange{in, window},
+        ValueRange{vals, idxs},
+        SmallVector<AffineMap>{AffineMap::get(nd, 0, inE, ctx),
+                               AffineMap::get(nd, 0, kE, ctx), outMap, outMap},
+        iterators(2 + s, s), [&](OpBuilder &nb, Location nl, ValueRange a) {
+          auto i64 = [&](Value v) {
+            return nb.create<arith::IndexCastOp>(nl, nb.getI64Type(), v).getResult();
+          };
+          auto c = [&](int64_t v) { return scalar(nb, nl, nb.getI64Type(), v); };
+          // Unpadded input coordinates of this window element.
+          SmallVector<Value> pos;
+          for (int64_t i = 0; i < s; ++i) {
+            Value o = i64(nb.create<linalg::IndexOp>(nl, 2 + i));
+            Value k = i64(nb.create<linalg::IndexOp>(nl, 2 + s + i));
+            Value p = nb.create<arith::AddIOp>(
+                nl, nb.create<arith::MulIOp>(nl, o, c(strides[i])),
+                nb.create<arith::MulIOp>(nl, k, c(dil[i])));
+            pos.push_back(nb.create<arith::SubIOp>(nl, p, c(pads[i])));
+          }
+          Value flat = nb.create<arith::AddIOp>(
+              nl, nb.create<arith::MulIOp>(nl, i64(nb.create<linalg::IndexOp>(nl, 0)),
+                                           c(it.getDimSize(1))),
+              i64(nb.create<linalg::IndexOp>(nl, 1)));
+          SmallVector<int64_t> order;
+          for (int64_t i = 0; i < s; ++i)
+            order.push_back(columnMajor ? s - 1 - i : i);
+          for (int64_t i : order)
+            flat = nb.create<arith::AddIOp>(
+                nl, nb.create<arith::MulIOp>(nl, flat, c(it.getDimSize(2 + i))), pos[i]);
+          Value better = nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OGT, a[0], a[2]);
+          nb.create<linalg::YieldOp>(
+              nl, ValueRange{nb.create<arith::SelectOp>(nl, better, a[0], a[2]),
+                             nb.create<arith::SelectOp>(nl, better, flat, a[3])});
+        });
+    b.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
+
 } // namespace
 
 void populateContractionPatterns(RewritePatternSet &patterns) {
+  patterns.add<MaxPoolWithIndicesLowering>(patterns.getContext());
   patterns.add<MatMulLowering, GemmLowering, ConvLowering, ConvTransposeLowering,
                PoolLowering<MaxPoolOp>, PoolLowering<AvgPoolOp>,
                PoolLowering<LpPoolOp>>(patterns.getContext());

@@ -119,8 +119,11 @@ struct RecurrentLowering : OpRewritePattern<OpT> {
     constexpr bool isGRU = std::is_same_v<OpT, GRUOp>;
     constexpr int64_t gates = isLSTM ? 4 : isGRU ? 3 : 1;
     constexpr size_t actsPerDir = isLSTM ? 3 : isGRU ? 2 : 1;
-    if (op.getSequenceLens())
-      return b.notifyMatchFailure(op, "sequence_lens");
+    // sequence_lens masks finished batch entries; per-entry reversal is not
+    // lowered yet.
+    Value seqLens = op.getSequenceLens();
+    if (seqLens && op.getDirection() != "forward")
+      return b.notifyMatchFailure(op, "sequence_lens with a reverse direction");
     if constexpr (isLSTM)
       if (op.getInputForget())
         return b.notifyMatchFailure(op, "input_forget");
@@ -287,13 +290,44 @@ struct RecurrentLowering : OpRewritePattern<OpT> {
           Value pre = cb.binary<AddOp>(cb.linear(x, w, wb), cb.linear(h, r, rb));
           newH = act(f, pre);
         }
-        // Y[tt, d] = newH.
+        Value yRow = newH;
+        if (seqLens) {
+          // Entries whose sequence ended keep their state and output 0.
+          auto maskType = RankedTensorType::get({batch, 1}, b.getI1Type());
+          MLIRContext *ctx = b.getContext();
+          Value maskInit = b.create<tensor::EmptyOp>(loc, maskType.getShape(),
+                                                     b.getI1Type());
+          Value mask =
+              b.create<linalg::GenericOp>(
+                   loc, TypeRange{maskType}, ValueRange{seqLens},
+                   ValueRange{maskInit},
+                   SmallVector<AffineMap>{
+                       AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx),
+                       AffineMap::getMultiDimIdentityMap(2, ctx)},
+                   iterators(2), [&](OpBuilder &nb, Location nl, ValueRange a) {
+                     Value len = a[0];
+                     Value now = nb.create<arith::IndexCastOp>(nl, len.getType(), t);
+                     nb.create<linalg::YieldOp>(
+                         nl, Value(nb.create<arith::CmpIOp>(
+                                 nl, arith::CmpIPredicate::slt, now, len)));
+                   })
+                  .getResult(0);
+          auto keep = [&](Value fresh, Value old) -> Value {
+            return b.create<SelectOp>(loc, cb.typeOf(fresh), mask, fresh, old);
+          };
+          Value zeros = filled(b, loc, stateType, scalar(b, loc, et, 0));
+          yRow = keep(newH, zeros);
+          newH = keep(newH, h);
+          if constexpr (isLSTM)
+            newC = keep(newC, loop.getRegionIterArgs()[2]);
+        }
+        // Y[tt, d] = the new hidden state (0 past a sequence's end).
         SmallVector<OpFoldResult> off{tt, b.getIndexAttr(d), b.getIndexAttr(0),
                                       b.getIndexAttr(0)},
             sz{b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(batch),
                b.getIndexAttr(hidden)},
             st(4, b.getIndexAttr(1));
-        Value newY = b.create<tensor::InsertSliceOp>(loc, newH, yAcc, off, sz, st);
+        Value newY = b.create<tensor::InsertSliceOp>(loc, yRow, yAcc, off, sz, st);
         SmallVector<Value> yields{newH, newY};
         if constexpr (isLSTM)
           yields.push_back(newC);

@@ -73,6 +73,15 @@ Value mulV(OpBuilder &b, Location l, Value x, Value y) {
                               : Value(b.create<arith::MulIOp>(l, x, y));
 }
 
+Value safeIndex(OpBuilder &b, Location l, Value i, int64_t dim) {
+  auto c = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(l, v); };
+  Value neg = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, i, c(0));
+  Value wrapped =
+      b.create<arith::SelectOp>(l, neg, b.create<arith::AddIOp>(l, i, c(dim)), i);
+  return b.create<arith::MaxSIOp>(
+      l, b.create<arith::MinSIOp>(l, wrapped, c(dim - 1)), c(0));
+}
+
 Value filled(OpBuilder &b, Location loc, RankedTensorType type, Value value) {
   Value empty =
       b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());

@@ -55,13 +55,6 @@ Value toIndex(OpBuilder &b, Location l, Value v) {
   return b.create<arith::IndexCastOp>(l, b.getIndexType(), v);
 }
 
-/// Wraps a possibly negative index into [0, dim).
-Value wrapNegative(OpBuilder &b, Location l, Value i, int64_t dim) {
-  Value neg = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, i,
-                                      idxConst(b, l, 0));
-  Value plus = b.create<arith::AddIOp>(l, i, idxConst(b, l, dim));
-  return b.create<arith::SelectOp>(l, neg, plus, i);
-}
 
 SmallVector<int64_t> keep1(ArrayRef<int64_t> shape, int64_t from) {
   SmallVector<int64_t> s(shape.size(), 1);
@@ -206,7 +199,7 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
                                   SmallVector<Value> src;
                                   for (int64_t d = 0; d < axis; ++d)
                                     src.push_back(idx[d]);
-                                  src.push_back(wrapNegative(
+                                  src.push_back(safeIndex(
                                       nb, nl, toIndex(nb, nl, a[0]),
                                       dt.getDimSize(axis)));
                                   for (int64_t d = axis + 1; d < dt.getRank(); ++d)
@@ -227,7 +220,7 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
                         [&](OpBuilder &nb, Location nl, ValueRange idx,
                             ValueRange a) -> Value {
                           SmallVector<Value> src(idx);
-                          src[axis] = wrapNegative(nb, nl, toIndex(nb, nl, a[0]),
+                          src[axis] = safeIndex(nb, nl, toIndex(nb, nl, a[0]),
                                                    dt.getDimSize(axis));
                           return nb.create<tensor::ExtractOp>(nl, op.getData(), src);
                         }));

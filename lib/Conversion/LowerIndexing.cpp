@@ -22,15 +22,6 @@ Value idx(OpBuilder &b, Location l, int64_t v) {
 Value toIndex(OpBuilder &b, Location l, Value v) {
   return b.create<arith::IndexCastOp>(l, b.getIndexType(), v);
 }
-/// Wraps a possibly negative index into [0, dim) and clamps what is still
-/// outside, so a bad index cannot read or write out of bounds.
-Value safeIndex(OpBuilder &b, Location l, Value i, int64_t dim) {
-  Value neg = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, i, idx(b, l, 0));
-  Value wrapped = b.create<arith::SelectOp>(
-      l, neg, b.create<arith::AddIOp>(l, i, idx(b, l, dim)), i);
-  return b.create<arith::MaxSIOp>(
-      l, b.create<arith::MinSIOp>(l, wrapped, idx(b, l, dim - 1)), idx(b, l, 0));
-}
 
 /// Output elements from their index vectors (no input maps).
 Value generate(OpBuilder &b, Location loc, RankedTensorType type,

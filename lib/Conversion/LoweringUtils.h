@@ -32,6 +32,12 @@ mlir::Value addV(mlir::OpBuilder &b, mlir::Location l, mlir::Value x,
 mlir::Value mulV(mlir::OpBuilder &b, mlir::Location l, mlir::Value x,
                  mlir::Value y);
 
+/// Wraps a possibly negative index (of index type) into [0, dim) and clamps
+/// what is still outside, so a bad index never reads or writes out of
+/// bounds (ONNX leaves such indices undefined).
+mlir::Value safeIndex(mlir::OpBuilder &b, mlir::Location l, mlir::Value i,
+                      int64_t dim);
+
 /// tensor.empty of `type` filled with `value`.
 mlir::Value filled(mlir::OpBuilder &b, mlir::Location loc,
                    mlir::RankedTensorType type, mlir::Value value);

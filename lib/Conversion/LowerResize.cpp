@@ -21,8 +21,11 @@ struct ResizeLowering : OpRewritePattern<ResizeOp> {
     auto inType = tensorType(op.getInput());
     auto outType = rtype(op);
     Type et = inType.getElementType();
-    if (!isFloat(et))
-      return b.notifyMatchFailure(op, "integer resize");
+    StringRef modeName = op.getMode();
+    // Integer tensors resize by nearest neighbour only (blending would need
+    // a rounding rule ONNX does not give).
+    if (!isFloat(et) && modeName != "nearest")
+      return b.notifyMatchFailure(op, "linear or cubic resize of integers");
     int64_t rank = inType.getRank();
     auto sizes = toI64Vector(op.getSizes());
     SmallVector<double> scales;
@@ -121,6 +124,14 @@ struct ResizeLowering : OpRewritePattern<ResizeOp> {
               idx.push_back(toIndex(r, inType.getDimSize(d)));
             }
             result = nb.create<tensor::ExtractOp>(nl, input, idx);
+            if (!isFloat(et)) {
+              // Integers pass through unchanged (no extrapolation outside
+              // tf_crop_and_resize's crop, where the value is cast).
+              Value fill = castScalar(nb, nl, cst(extrapolation), et);
+              nb.create<linalg::YieldOp>(
+                  nl, Value(nb.create<arith::SelectOp>(nl, outside, fill, result)));
+              return;
+            }
             result = castScalar(nb, nl, result, f64);
           } else {
             // Taps per dim: (index, weight) pairs.

@@ -1,4 +1,5 @@
-//===- BundleWriter.cpp - writes a kernel bundle ---------------------------===//
+//===- BundleWriter.cpp - writes a kernel bundle
+//---------------------------===//
 
 #include "ign/Bundle/BundleWriter.h"
 #include "ign/Bundle/BundleFormat.h"
@@ -26,7 +27,8 @@ nlohmann::json tensorJson(const TensorSpec &t) {
 }
 
 /// Weights packed at 64-byte aligned offsets, in manifest order.
-std::string packWeights(const BundleContents &c, std::vector<uint64_t> &offsets) {
+std::string packWeights(const BundleContents &c,
+                        std::vector<uint64_t> &offsets) {
   std::string bytes;
   for (const auto &[spec, data] : c.weights) {
     bytes.resize(alignUp(bytes.size(), kSectionAlignment), '\0');
@@ -45,9 +47,8 @@ std::string manifestWithOffsets(const BundleContents &c,
                  {"triple", c.triple},
                  {"cpu", c.cpu},
                  {"features", c.features}};
-  m["model"] = {{"source", c.modelSource},
-                {"producer", c.producer},
-                {"opset", c.opset}};
+  m["model"] = {
+      {"source", c.modelSource}, {"producer", c.producer}, {"opset", c.opset}};
   m["inputs"] = nlohmann::json::array();
   for (const auto &t : c.inputs)
     m["inputs"].push_back(tensorJson(t));
@@ -63,9 +64,10 @@ std::string manifestWithOffsets(const BundleContents &c,
   }
   m["kernels"] = nlohmann::json::array();
   for (const auto &k : c.kernels)
-    m["kernels"].push_back({{"name", k.name},
-                            {"symbol", k.symbol},
-                            {"schedule", nlohmann::json::parse(k.scheduleJson)}});
+    m["kernels"].push_back(
+        {{"name", k.name},
+         {"symbol", k.symbol},
+         {"schedule", nlohmann::json::parse(k.scheduleJson)}});
   m["launches"] = nlohmann::json::array();
   for (const auto &l : c.launches) {
     nlohmann::json args = nlohmann::json::array();
@@ -86,7 +88,8 @@ std::string buildManifest(const BundleContents &contents) {
   return manifestWithOffsets(contents, offsets);
 }
 
-std::string writeBundle(const std::string &path, const BundleContents &contents) {
+std::string writeBundle(const std::string &path,
+                        const BundleContents &contents) {
   std::vector<uint64_t> offsets;
   std::string weights = packWeights(contents, offsets);
   std::string manifest;
@@ -95,9 +98,10 @@ std::string writeBundle(const std::string &path, const BundleContents &contents)
   } catch (const std::exception &e) {
     return std::string("cannot build the manifest: ") + e.what();
   }
-  return writeSections(path, {{SectionKind::Manifest, "manifest", manifest},
-                              {SectionKind::Weights, "weights", weights},
-                              {SectionKind::Artifact, "kernels", contents.artifact}});
+  return writeSections(path,
+                       {{SectionKind::Manifest, "manifest", manifest},
+                        {SectionKind::Weights, "weights", weights},
+                        {SectionKind::Artifact, "kernels", contents.artifact}});
 }
 
 namespace {
@@ -109,8 +113,8 @@ std::string writeSections(const std::string &path,
   header.sectionCount = uint32_t(sections.size());
   header.sectionTableOffset = sizeof(Header);
   std::vector<SectionEntry> table(sections.size());
-  uint64_t offset = alignUp(sizeof(Header) + table.size() * sizeof(SectionEntry),
-                            kSectionAlignment);
+  uint64_t offset = alignUp(
+      sizeof(Header) + table.size() * sizeof(SectionEntry), kSectionAlignment);
   for (size_t i = 0; i < sections.size(); ++i) {
     SectionEntry &e = table[i];
     e.kind = uint32_t(sections[i].kind);
@@ -139,7 +143,8 @@ std::string writeSections(const std::string &path,
               std::streamsize(table.size() * sizeof(SectionEntry)));
     for (size_t i = 0; i < sections.size(); ++i) {
       pad(table[i].offset);
-      out.write(sections[i].bytes.data(), std::streamsize(sections[i].bytes.size()));
+      out.write(sections[i].bytes.data(),
+                std::streamsize(sections[i].bytes.size()));
     }
     pad(header.fileSize);
     out.flush();

@@ -5,8 +5,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 
 #include <cmath>
 #include <limits>
@@ -26,7 +26,8 @@ RankedTensorType tensorType(Value v) {
   return cast<RankedTensorType>(v.getType());
 }
 
-SmallVector<utils::IteratorType> iterators(int64_t parallel, int64_t reduction) {
+SmallVector<utils::IteratorType> iterators(int64_t parallel,
+                                           int64_t reduction) {
   SmallVector<utils::IteratorType> its(parallel, utils::IteratorType::parallel);
   its.append(reduction, utils::IteratorType::reduction);
   return its;
@@ -37,8 +38,8 @@ Value scalar(OpBuilder &b, Location loc, Type type, double value) {
     return b.create<arith::ConstantOp>(loc, b.getFloatAttr(ft, value));
   auto it = cast<IntegerType>(type);
   return b.create<arith::ConstantOp>(
-      loc, b.getIntegerAttr(it, APInt(64, int64_t(value), true)
-                                    .trunc(it.getWidth())));
+      loc, b.getIntegerAttr(
+               it, APInt(64, int64_t(value), true).trunc(it.getWidth())));
 }
 
 Value lowest(OpBuilder &b, Location loc, Type type, bool isUnsigned) {
@@ -55,7 +56,8 @@ Value lowest(OpBuilder &b, Location loc, Type type, bool isUnsigned) {
 Value highest(OpBuilder &b, Location loc, Type type, bool isUnsigned) {
   if (auto ft = dyn_cast<FloatType>(type))
     return b.create<arith::ConstantOp>(
-        loc, b.getFloatAttr(ft, APFloat::getInf(ft.getFloatSemantics(), false)));
+        loc,
+        b.getFloatAttr(ft, APFloat::getInf(ft.getFloatSemantics(), false)));
   auto it = cast<IntegerType>(type);
   return b.create<arith::ConstantOp>(
       loc, b.getIntegerAttr(it, it.getWidth() == 1 || isUnsigned
@@ -76,8 +78,8 @@ Value mulV(OpBuilder &b, Location l, Value x, Value y) {
 Value safeIndex(OpBuilder &b, Location l, Value i, int64_t dim) {
   auto c = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(l, v); };
   Value neg = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, i, c(0));
-  Value wrapped =
-      b.create<arith::SelectOp>(l, neg, b.create<arith::AddIOp>(l, i, c(dim)), i);
+  Value wrapped = b.create<arith::SelectOp>(
+      l, neg, b.create<arith::AddIOp>(l, i, c(dim)), i);
   return b.create<arith::MaxSIOp>(
       l, b.create<arith::MinSIOp>(l, wrapped, c(dim - 1)), c(0));
 }
@@ -104,8 +106,8 @@ Value elementwise(OpBuilder &b, Location loc, RankedTensorType outType,
   MLIRContext *ctx = b.getContext();
   SmallVector<AffineMap> maps;
   for (Value in : inputs)
-    maps.push_back(broadcastMap(ctx, tensorType(in).getShape(),
-                                outType.getShape()));
+    maps.push_back(
+        broadcastMap(ctx, tensorType(in).getShape(), outType.getShape()));
   maps.push_back(b.getMultiDimIdentityMap(outType.getRank()));
   Value init = b.create<tensor::EmptyOp>(loc, outType.getShape(),
                                          outType.getElementType());
@@ -123,8 +125,8 @@ Value reshape(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
   auto type = tensorType(v);
   if (type.getShape() == shape)
     return v;
-  auto shapeType = RankedTensorType::get({int64_t(shape.size())},
-                                         b.getIntegerType(64));
+  auto shapeType =
+      RankedTensorType::get({int64_t(shape.size())}, b.getIntegerType(64));
   Value shapeValue = b.create<arith::ConstantOp>(
       loc, DenseIntElementsAttr::get(shapeType, shape));
   return b.create<tensor::ReshapeOp>(
@@ -205,9 +207,11 @@ void makeSignless(ModuleOp module) {
     if (!isa<IgnDialect>(op->getDialect()))
       return;
     if (llvm::any_of(op->getOperandTypes(), isUnsignedTensor) ||
-        (!isa<CastOp>(op) && llvm::any_of(op->getResultTypes(), isUnsignedTensor)))
+        (!isa<CastOp>(op) &&
+         llvm::any_of(op->getResultTypes(), isUnsignedTensor)))
       op->setAttr(kUnsignedAttr, UnitAttr::get(ctx));
-    if (auto cast = dyn_cast<CastOp>(op); cast && cast.getTo().isUnsignedInteger()) {
+    if (auto cast = dyn_cast<CastOp>(op);
+        cast && cast.getTo().isUnsignedInteger()) {
       op->setAttr(kUnsignedResultAttr, UnitAttr::get(ctx));
       cast.setToAttr(TypeAttr::get(signless(cast.getTo())));
     }

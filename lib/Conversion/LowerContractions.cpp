@@ -12,7 +12,6 @@ using namespace mlir;
 namespace ign::lowering {
 namespace {
 
-
 /// C[batch, m, n] = sum_k A[batch', m, k] * B[batch'', k, n] with numpy
 /// batch broadcasting; A and B are at least 2-D.
 Value batchedMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
@@ -62,7 +61,8 @@ Value batchedMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
 
 struct MatMulLowering : OpRewritePattern<MatMulOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(MatMulOp op, PatternRewriter &b) const override {
+  LogicalResult matchAndRewrite(MatMulOp op,
+                                PatternRewriter &b) const override {
     Location loc = op.getLoc();
     Value lhs = op.getLhs(), rhs = op.getRhs();
     auto lt = tensorType(lhs), rt = tensorType(rhs);
@@ -89,15 +89,17 @@ struct GemmLowering : OpRewritePattern<GemmOp> {
     SmallVector<Value> ins{r};
     if (op.getC() && beta != 0)
       ins.push_back(op.getC());
-    r = elementwise(b, loc, type, ins, [&](OpBuilder &nb, Location nl, ValueRange a) {
-      Value v = a[0];
-      if (alpha != 1)
-        v = mulV(nb, nl, v, scalar(nb, nl, et, alpha));
-      if (a.size() > 1)
-        v = addV(nb, nl, v,
-                 beta == 1 ? a[1] : mulV(nb, nl, a[1], scalar(nb, nl, et, beta)));
-      return v;
-    });
+    r = elementwise(
+        b, loc, type, ins, [&](OpBuilder &nb, Location nl, ValueRange a) {
+          Value v = a[0];
+          if (alpha != 1)
+            v = mulV(nb, nl, v, scalar(nb, nl, et, alpha));
+          if (a.size() > 1)
+            v = addV(nb, nl, v,
+                     beta == 1 ? a[1]
+                               : mulV(nb, nl, a[1], scalar(nb, nl, et, beta)));
+          return v;
+        });
     b.replaceOp(op, r);
     return success();
   }
@@ -172,10 +174,9 @@ struct ConvLowering : OpRewritePattern<ConvOp> {
     hi.append(pads.begin() + s, pads.end());
     Value in = padConstant(b, loc, op.getInput(), lo, hi,
                            scalar(b, loc, it.getElementType(), 0));
-    Value r = groupedConv(b, loc, in, op.getWeight(), op.getGroup(),
-                          toI64Vector(op.getStrides()),
-                          toI64Vector(op.getDilations()),
-                          rtype(op).getShape().drop_front(2));
+    Value r = groupedConv(
+        b, loc, in, op.getWeight(), op.getGroup(), toI64Vector(op.getStrides()),
+        toI64Vector(op.getDilations()), rtype(op).getShape().drop_front(2));
     if (op.getBias())
       r = addBias(b, loc, r, op.getBias());
     b.replaceOp(op, r);
@@ -194,8 +195,7 @@ struct ConvTransposeLowering : OpRewritePattern<ConvTransposeOp> {
     auto it = tensorType(op.getInput()), wt = tensorType(op.getWeight());
     Type et = it.getElementType();
     auto strides = toI64Vector(op.getStrides()),
-         pads = toI64Vector(op.getPads()),
-         dil = toI64Vector(op.getDilations()),
+         pads = toI64Vector(op.getPads()), dil = toI64Vector(op.getDilations()),
          outPad = toI64Vector(op.getOutputPadding());
     int64_t s = it.getRank() - 2, G = op.getGroup(), C = it.getDimSize(1),
             Fg = wt.getDimSize(1), Cg = C / G;
@@ -249,7 +249,8 @@ struct ConvTransposeLowering : OpRewritePattern<ConvTransposeOp> {
     }());
     // dims of the new weight: (g, f, c, k...) reading old (g, c, f, K-1-k).
     int64_t nd = 3 + s;
-    SmallVector<AffineExpr> readE{getAffineDimExpr(0, ctx), getAffineDimExpr(2, ctx),
+    SmallVector<AffineExpr> readE{getAffineDimExpr(0, ctx),
+                                  getAffineDimExpr(2, ctx),
                                   getAffineDimExpr(1, ctx)};
     for (int64_t i = 0; i < s; ++i)
       readE.push_back(wt.getDimSize(i + 2) - 1 - getAffineDimExpr(3 + i, ctx));
@@ -278,10 +279,11 @@ struct ConvTransposeLowering : OpRewritePattern<ConvTransposeOp> {
 };
 
 /// Sliding-window reduction over the spatial dims of a padded input.
-Value windowReduce(OpBuilder &b, Location loc, Value in, ArrayRef<int64_t> kernel,
-                   ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
-                   ArrayRef<int64_t> outShape, Value init,
-                   std::function<Value(OpBuilder &, Location, Value, Value)> f) {
+Value windowReduce(
+    OpBuilder &b, Location loc, Value in, ArrayRef<int64_t> kernel,
+    ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
+    ArrayRef<int64_t> outShape, Value init,
+    std::function<Value(OpBuilder &, Location, Value, Value)> f) {
   auto it = tensorType(in);
   int64_t s = kernel.size(), nd = 2 + 2 * s;
   MLIRContext *ctx = b.getContext();
@@ -311,39 +313,41 @@ Value windowReduce(OpBuilder &b, Location loc, Value in, ArrayRef<int64_t> kerne
       .getResult(0);
 }
 
-template <typename OpT>
-struct PoolLowering : OpRewritePattern<OpT> {
+template <typename OpT> struct PoolLowering : OpRewritePattern<OpT> {
   using OpRewritePattern<OpT>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpT op, PatternRewriter &b) const override {
     Location loc = op.getLoc();
     auto it = tensorType(op.getInput());
     Type et = it.getElementType();
     auto kernel = toI64Vector(op.getKernelShape()),
-         strides = toI64Vector(op.getStrides()), pads = toI64Vector(op.getPads()),
-         dil = toI64Vector(op.getDilations());
-    auto outShape = cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+         strides = toI64Vector(op.getStrides()),
+         pads = toI64Vector(op.getPads()), dil = toI64Vector(op.getDilations());
+    auto outShape =
+        cast<RankedTensorType>(op->getResult(0).getType()).getShape();
     int64_t s = kernel.size();
     // Explicit pads, then extra end padding so ceil-mode windows fit.
     SmallVector<int64_t> lo(2, 0), hi(2, 0), extra(2, 0);
     for (int64_t i = 0; i < s; ++i) {
       lo.push_back(pads[i]);
       int64_t need = (outShape[i + 2] - 1) * strides[i] +
-                     (kernel[i] - 1) * dil[i] + 1 - it.getDimSize(i + 2) - pads[i];
+                     (kernel[i] - 1) * dil[i] + 1 - it.getDimSize(i + 2) -
+                     pads[i];
       hi.push_back(std::max<int64_t>(need, pads[i + s]));
       extra.push_back(hi.back() - pads[i + s]);
     }
     Operation *raw = op.getOperation();
     if (isa<MaxPoolOp>(raw)) {
       bool uns = isUnsignedOp(raw);
-      Value in = padConstant(b, loc, op.getInput(), lo, hi, lowest(b, loc, et, uns));
-      Value r = windowReduce(b, loc, in, kernel, strides, dil, outShape,
-                             lowest(b, loc, et, uns),
-                             [&](OpBuilder &nb, Location nl, Value x, Value acc) -> Value {
-                               if (isFloat(et))
-                                 return nb.create<arith::MaximumFOp>(nl, x, acc);
-                               return uns ? Value(nb.create<arith::MaxUIOp>(nl, x, acc))
-                                          : Value(nb.create<arith::MaxSIOp>(nl, x, acc));
-                             });
+      Value in =
+          padConstant(b, loc, op.getInput(), lo, hi, lowest(b, loc, et, uns));
+      Value r = windowReduce(
+          b, loc, in, kernel, strides, dil, outShape, lowest(b, loc, et, uns),
+          [&](OpBuilder &nb, Location nl, Value x, Value acc) -> Value {
+            if (isFloat(et))
+              return nb.create<arith::MaximumFOp>(nl, x, acc);
+            return uns ? Value(nb.create<arith::MaxUIOp>(nl, x, acc))
+                       : Value(nb.create<arith::MaxSIOp>(nl, x, acc));
+          });
       b.replaceOp(op, r);
       return success();
     }
@@ -352,7 +356,8 @@ struct PoolLowering : OpRewritePattern<OpT> {
     };
     if (auto lp = dyn_cast<LpPoolOp>(raw)) {
       int64_t p = lp.getP();
-      Value in = padConstant(b, loc, op.getInput(), lo, hi, scalar(b, loc, et, 0));
+      Value in =
+          padConstant(b, loc, op.getInput(), lo, hi, scalar(b, loc, et, 0));
       Value r = windowReduce(
           b, loc, in, kernel, strides, dil, outShape, scalar(b, loc, et, 0),
           [&](OpBuilder &nb, Location nl, Value x, Value acc) -> Value {
@@ -362,8 +367,8 @@ struct PoolLowering : OpRewritePattern<OpT> {
           });
       r = elementwise(b, loc, tensorType(r), r,
                       [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                        return nb.create<math::PowFOp>(nl, a[0],
-                                                       scalar(nb, nl, et, 1.0 / p));
+                        return nb.create<math::PowFOp>(
+                            nl, a[0], scalar(nb, nl, et, 1.0 / p));
                       });
       b.replaceOp(op, r);
       return success();
@@ -372,23 +377,26 @@ struct PoolLowering : OpRewritePattern<OpT> {
     // pooling a ones tensor padded with 1 (count_include_pad) or 0, and 0 in
     // the ceil-mode extra region either way.
     bool includePad = cast<AvgPoolOp>(raw).getCountIncludePad();
-    Value in = padConstant(b, loc, op.getInput(), lo, hi, scalar(b, loc, et, 0));
+    Value in =
+        padConstant(b, loc, op.getInput(), lo, hi, scalar(b, loc, et, 0));
     Value sums = windowReduce(b, loc, in, kernel, strides, dil, outShape,
                               scalar(b, loc, et, 0), sumFn);
     Value ones = filled(b, loc, it, scalar(b, loc, et, 1));
     SmallVector<int64_t> hiPads(hi);
     for (size_t i = 0; i < hiPads.size(); ++i)
       hiPads[i] -= extra[i];
-    Value onesPadded =
-        padConstant(b, loc, ones, lo, hiPads, scalar(b, loc, et, includePad ? 1 : 0));
-    onesPadded = padConstant(b, loc, onesPadded, SmallVector<int64_t>(lo.size(), 0),
-                             extra, scalar(b, loc, et, 0));
-    Value counts = windowReduce(b, loc, onesPadded, kernel, strides, dil, outShape,
-                                scalar(b, loc, et, 0), sumFn);
-    Value r = elementwise(b, loc, tensorType(sums), ValueRange{sums, counts},
-                          [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                            return nb.create<arith::DivFOp>(nl, a[0], a[1]);
-                          });
+    Value onesPadded = padConstant(b, loc, ones, lo, hiPads,
+                                   scalar(b, loc, et, includePad ? 1 : 0));
+    onesPadded =
+        padConstant(b, loc, onesPadded, SmallVector<int64_t>(lo.size(), 0),
+                    extra, scalar(b, loc, et, 0));
+    Value counts = windowReduce(b, loc, onesPadded, kernel, strides, dil,
+                                outShape, scalar(b, loc, et, 0), sumFn);
+    Value r =
+        elementwise(b, loc, tensorType(sums), ValueRange{sums, counts},
+                    [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                      return nb.create<arith::DivFOp>(nl, a[0], a[1]);
+                    });
     b.replaceOp(op, r);
     return success();
   }
@@ -407,8 +415,8 @@ struct MaxPoolWithIndicesLowering : OpRewritePattern<MaxPoolWithIndicesOp> {
     if (!isFloat(et))
       return b.notifyMatchFailure(op, "integer max pool with indices");
     auto kernel = toI64Vector(op.getKernelShape()),
-         strides = toI64Vector(op.getStrides()), pads = toI64Vector(op.getPads()),
-         dil = toI64Vector(op.getDilations());
+         strides = toI64Vector(op.getStrides()),
+         pads = toI64Vector(op.getPads()), dil = toI64Vector(op.getDilations());
     auto outType = cast<RankedTensorType>(op.getOutput().getType());
     auto idxType = cast<RankedTensorType>(op.getIndices().getType());
     int64_t s = kernel.size(), nd = 2 + 2 * s;
@@ -417,7 +425,8 @@ struct MaxPoolWithIndicesLowering : OpRewritePattern<MaxPoolWithIndicesOp> {
     for (int64_t i = 0; i < s; ++i) {
       lo.push_back(pads[i]);
       int64_t need = (outType.getDimSize(i + 2) - 1) * strides[i] +
-                     (kernel[i] - 1) * dil[i] + 1 - it.getDimSize(i + 2) - pads[i];
+                     (kernel[i] - 1) * dil[i] + 1 - it.getDimSize(i + 2) -
+                     pads[i];
       hi.push_back(std::max<int64_t>(need, pads[i + s]));
     }
     Value in = padConstant(b, loc, op.getInput(), lo, hi, lowest(b, loc, et));
@@ -440,9 +449,12 @@ struct MaxPoolWithIndicesLowering : OpRewritePattern<MaxPoolWithIndicesOp> {
                                AffineMap::get(nd, 0, kE, ctx), outMap, outMap},
         iterators(2 + s, s), [&](OpBuilder &nb, Location nl, ValueRange a) {
           auto i64 = [&](Value v) {
-            return nb.create<arith::IndexCastOp>(nl, nb.getI64Type(), v).getResult();
+            return nb.create<arith::IndexCastOp>(nl, nb.getI64Type(), v)
+                .getResult();
           };
-          auto c = [&](int64_t v) { return scalar(nb, nl, nb.getI64Type(), v); };
+          auto c = [&](int64_t v) {
+            return scalar(nb, nl, nb.getI64Type(), v);
+          };
           // Unpadded input coordinates of this window element.
           SmallVector<Value> pos;
           for (int64_t i = 0; i < s; ++i) {
@@ -454,19 +466,24 @@ struct MaxPoolWithIndicesLowering : OpRewritePattern<MaxPoolWithIndicesOp> {
             pos.push_back(nb.create<arith::SubIOp>(nl, p, c(pads[i])));
           }
           Value flat = nb.create<arith::AddIOp>(
-              nl, nb.create<arith::MulIOp>(nl, i64(nb.create<linalg::IndexOp>(nl, 0)),
-                                           c(it.getDimSize(1))),
+              nl,
+              nb.create<arith::MulIOp>(nl,
+                                       i64(nb.create<linalg::IndexOp>(nl, 0)),
+                                       c(it.getDimSize(1))),
               i64(nb.create<linalg::IndexOp>(nl, 1)));
           SmallVector<int64_t> order;
           for (int64_t i = 0; i < s; ++i)
             order.push_back(columnMajor ? s - 1 - i : i);
           for (int64_t i : order)
             flat = nb.create<arith::AddIOp>(
-                nl, nb.create<arith::MulIOp>(nl, flat, c(it.getDimSize(2 + i))), pos[i]);
-          Value better = nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OGT, a[0], a[2]);
+                nl, nb.create<arith::MulIOp>(nl, flat, c(it.getDimSize(2 + i))),
+                pos[i]);
+          Value better = nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OGT,
+                                                  a[0], a[2]);
           nb.create<linalg::YieldOp>(
-              nl, ValueRange{nb.create<arith::SelectOp>(nl, better, a[0], a[2]),
-                             nb.create<arith::SelectOp>(nl, better, flat, a[3])});
+              nl,
+              ValueRange{nb.create<arith::SelectOp>(nl, better, a[0], a[2]),
+                         nb.create<arith::SelectOp>(nl, better, flat, a[3])});
         });
     b.replaceOp(op, generic.getResults());
     return success();
@@ -477,9 +494,10 @@ struct MaxPoolWithIndicesLowering : OpRewritePattern<MaxPoolWithIndicesOp> {
 
 void populateContractionPatterns(RewritePatternSet &patterns) {
   patterns.add<MaxPoolWithIndicesLowering>(patterns.getContext());
-  patterns.add<MatMulLowering, GemmLowering, ConvLowering, ConvTransposeLowering,
-               PoolLowering<MaxPoolOp>, PoolLowering<AvgPoolOp>,
-               PoolLowering<LpPoolOp>>(patterns.getContext());
+  patterns.add<MatMulLowering, GemmLowering, ConvLowering,
+               ConvTransposeLowering, PoolLowering<MaxPoolOp>,
+               PoolLowering<AvgPoolOp>, PoolLowering<LpPoolOp>>(
+      patterns.getContext());
 }
 
 } // namespace ign::lowering

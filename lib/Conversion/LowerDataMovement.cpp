@@ -1,4 +1,5 @@
-//===- LowerDataMovement.cpp - constants, shapes, indexing, normalization --===//
+//===- LowerDataMovement.cpp - constants, shapes, indexing, normalization
+//--===//
 
 #include "LoweringUtils.h"
 
@@ -9,8 +10,7 @@ using namespace mlir;
 namespace ign::lowering {
 namespace {
 
-template <typename OpT, typename F>
-struct Lambda : OpRewritePattern<OpT> {
+template <typename OpT, typename F> struct Lambda : OpRewritePattern<OpT> {
   Lambda(MLIRContext *ctx, F f) : OpRewritePattern<OpT>(ctx), f(f) {}
   LogicalResult matchAndRewrite(OpT op, PatternRewriter &b) const override {
     return f(op, b);
@@ -24,11 +24,11 @@ void addLambda(RewritePatternSet &patterns, F f) {
 }
 
 /// A generic op computing each output element from its index vector.
-Value fromIndices(OpBuilder &b, Location loc, RankedTensorType outType,
-                  ValueRange inputs, ArrayRef<AffineMap> inputMaps,
-                  std::function<Value(OpBuilder &, Location, ValueRange idx,
-                                      ValueRange args)>
-                      body) {
+Value fromIndices(
+    OpBuilder &b, Location loc, RankedTensorType outType, ValueRange inputs,
+    ArrayRef<AffineMap> inputMaps,
+    std::function<Value(OpBuilder &, Location, ValueRange idx, ValueRange args)>
+        body) {
   SmallVector<AffineMap> maps(inputMaps);
   maps.push_back(b.getMultiDimIdentityMap(outType.getRank()));
   Value init = b.create<tensor::EmptyOp>(loc, outType.getShape(),
@@ -55,7 +55,6 @@ Value toIndex(OpBuilder &b, Location l, Value v) {
   return b.create<arith::IndexCastOp>(l, b.getIndexType(), v);
 }
 
-
 SmallVector<int64_t> keep1(ArrayRef<int64_t> shape, int64_t from) {
   SmallVector<int64_t> s(shape.size(), 1);
   for (size_t d = from; d < shape.size(); ++d)
@@ -72,8 +71,8 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
     return success();
   });
   addLambda<ReshapeOp>(patterns, [](ReshapeOp op, PatternRewriter &b) {
-    b.replaceOp(op, reshape(b, op.getLoc(), op.getInput(),
-                            rtype(op).getShape()));
+    b.replaceOp(op,
+                reshape(b, op.getLoc(), op.getInput(), rtype(op).getShape()));
     return success();
   });
   addLambda<TransposeOp>(patterns, [](TransposeOp op, PatternRewriter &b) {
@@ -89,8 +88,8 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
   addLambda<ConcatOp>(patterns, [](ConcatOp op, PatternRewriter &b) {
     Location loc = op.getLoc();
     auto type = rtype(op);
-    Value acc = b.create<tensor::EmptyOp>(loc, type.getShape(),
-                                          type.getElementType());
+    Value acc =
+        b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
     int64_t axis = op.getAxis(), offset = 0;
     for (Value in : op.getInputs()) {
       auto it = tensorType(in);
@@ -126,8 +125,8 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
   });
   addLambda<SliceOp>(patterns, [](SliceOp op, PatternRewriter &b) {
     Location loc = op.getLoc();
-    auto starts = toI64Vector(op.getStarts()), sizes = toI64Vector(op.getSizes()),
-         steps = toI64Vector(op.getSteps());
+    auto starts = toI64Vector(op.getStarts()),
+         sizes = toI64Vector(op.getSizes()), steps = toI64Vector(op.getSteps());
     auto type = rtype(op);
     if (llvm::all_of(steps, [](int64_t s) { return s > 0; })) {
       SmallVector<OpFoldResult> off, sz, st;
@@ -144,11 +143,11 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
     MLIRContext *ctx = b.getContext();
     SmallVector<AffineExpr> exprs;
     for (size_t d = 0; d < starts.size(); ++d)
-      exprs.push_back(sizes[d] == 0 ? getAffineConstantExpr(0, ctx)
-                                    : getAffineDimExpr(d, ctx) * steps[d] +
-                                          starts[d]);
-    Value init = b.create<tensor::EmptyOp>(loc, type.getShape(),
-                                           type.getElementType());
+      exprs.push_back(sizes[d] == 0
+                          ? getAffineConstantExpr(0, ctx)
+                          : getAffineDimExpr(d, ctx) * steps[d] + starts[d]);
+    Value init =
+        b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
     b.replaceOp(op, b.create<linalg::GenericOp>(
                          loc, TypeRange{type}, ValueRange{op.getInput()},
                          ValueRange{init},
@@ -178,7 +177,8 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
                                   SmallVector<Value> src;
                                   for (int64_t d = 0; d < it.getRank(); ++d)
                                     src.push_back(nb.create<arith::RemUIOp>(
-                                        nl, idx[d], idxConst(nb, nl, it.getDimSize(d))));
+                                        nl, idx[d],
+                                        idxConst(nb, nl, it.getDimSize(d))));
                                   return nb.create<tensor::ExtractOp>(
                                       nl, op.getInput(), src);
                                 }));
@@ -193,20 +193,20 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
     for (int64_t i = 0; i < q; ++i)
       idxExprs.push_back(getAffineDimExpr(axis + i, ctx));
     AffineMap idxMap = AffineMap::get(rtype(op).getRank(), 0, idxExprs, ctx);
-    b.replaceOp(op, fromIndices(b, loc, rtype(op), op.getIndices(), idxMap,
-                                [&](OpBuilder &nb, Location nl, ValueRange idx,
-                                    ValueRange a) -> Value {
-                                  SmallVector<Value> src;
-                                  for (int64_t d = 0; d < axis; ++d)
-                                    src.push_back(idx[d]);
-                                  src.push_back(safeIndex(
-                                      nb, nl, toIndex(nb, nl, a[0]),
-                                      dt.getDimSize(axis)));
-                                  for (int64_t d = axis + 1; d < dt.getRank(); ++d)
-                                    src.push_back(idx[d - 1 + q]);
-                                  return nb.create<tensor::ExtractOp>(
-                                      nl, op.getData(), src);
-                                }));
+    b.replaceOp(
+        op, fromIndices(b, loc, rtype(op), op.getIndices(), idxMap,
+                        [&](OpBuilder &nb, Location nl, ValueRange idx,
+                            ValueRange a) -> Value {
+                          SmallVector<Value> src;
+                          for (int64_t d = 0; d < axis; ++d)
+                            src.push_back(idx[d]);
+                          src.push_back(safeIndex(nb, nl, toIndex(nb, nl, a[0]),
+                                                  dt.getDimSize(axis)));
+                          for (int64_t d = axis + 1; d < dt.getRank(); ++d)
+                            src.push_back(idx[d - 1 + q]);
+                          return nb.create<tensor::ExtractOp>(nl, op.getData(),
+                                                              src);
+                        }));
     return success();
   });
   addLambda<GatherElementsOp>(patterns, [](GatherElementsOp op,
@@ -214,16 +214,17 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
     Location loc = op.getLoc();
     auto dt = tensorType(op.getData());
     int64_t axis = op.getAxis();
-    b.replaceOp(op, fromIndices(
-                        b, loc, rtype(op), op.getIndices(),
-                        b.getMultiDimIdentityMap(dt.getRank()),
-                        [&](OpBuilder &nb, Location nl, ValueRange idx,
-                            ValueRange a) -> Value {
-                          SmallVector<Value> src(idx);
-                          src[axis] = safeIndex(nb, nl, toIndex(nb, nl, a[0]),
-                                                   dt.getDimSize(axis));
-                          return nb.create<tensor::ExtractOp>(nl, op.getData(), src);
-                        }));
+    b.replaceOp(op, fromIndices(b, loc, rtype(op), op.getIndices(),
+                                b.getMultiDimIdentityMap(dt.getRank()),
+                                [&](OpBuilder &nb, Location nl, ValueRange idx,
+                                    ValueRange a) -> Value {
+                                  SmallVector<Value> src(idx);
+                                  src[axis] =
+                                      safeIndex(nb, nl, toIndex(nb, nl, a[0]),
+                                                dt.getDimSize(axis));
+                                  return nb.create<tensor::ExtractOp>(
+                                      nl, op.getData(), src);
+                                }));
     return success();
   });
   addLambda<PadOp>(patterns, [](PadOp op, PatternRewriter &b) {
@@ -236,8 +237,9 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
         llvm::all_of(pads, [](int64_t p) { return p >= 0; })) {
       SmallVector<int64_t> lo(pads.begin(), pads.begin() + rank),
           hi(pads.begin() + rank, pads.end());
-      b.replaceOp(op, padConstant(b, loc, op.getInput(), lo, hi,
-                                  scalar(b, loc, et, op.getValue().convertToDouble())));
+      b.replaceOp(
+          op, padConstant(b, loc, op.getInput(), lo, hi,
+                          scalar(b, loc, et, op.getValue().convertToDouble())));
       return success();
     }
     // General form: each output index maps back to an input index by the
@@ -245,49 +247,62 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
     // the pad value outside the input.
     StringRef mode = op.getMode();
     double value = op.getValue().convertToDouble();
-    b.replaceOp(op, fromIndices(
-                        b, loc, rtype(op), {}, {},
-                        [&](OpBuilder &nb, Location nl, ValueRange idx,
-                            ValueRange) -> Value {
-                          SmallVector<Value> src;
-                          Value inside = scalar(nb, nl, nb.getI1Type(), 1);
-                          for (int64_t d = 0; d < rank; ++d) {
-                            int64_t n = it.getDimSize(d);
-                            Value i = nb.create<arith::SubIOp>(
-                                nl, nb.create<arith::IndexCastOp>(nl, nb.getI64Type(), idx[d]),
-                                scalar(nb, nl, nb.getI64Type(), pads[d]));
-                            Value zero = scalar(nb, nl, nb.getI64Type(), 0);
-                            Value last = scalar(nb, nl, nb.getI64Type(), n - 1);
-                            Value nn = scalar(nb, nl, nb.getI64Type(), n);
-                            if (mode == "edge" || mode == "constant") {
-                              if (mode == "constant") {
-                                Value ge = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::sge, i, zero);
-                                Value le = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::sle, i, last);
-                                inside = nb.create<arith::AndIOp>(nl, inside, nb.create<arith::AndIOp>(nl, ge, le));
-                              }
-                              i = nb.create<arith::MaxSIOp>(nl, nb.create<arith::MinSIOp>(nl, i, last), zero);
-                            } else if (mode == "wrap") {
-                              Value r = nb.create<arith::RemSIOp>(nl, i, nn);
-                              Value neg = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, r, zero);
-                              i = nb.create<arith::SelectOp>(nl, neg, nb.create<arith::AddIOp>(nl, r, nn), r);
-                            } else { // reflect: period 2(n-1)
-                              if (n == 1) {
-                                i = zero;
-                              } else {
-                                Value period = scalar(nb, nl, nb.getI64Type(), 2 * (n - 1));
-                                Value a = nb.create<math::AbsIOp>(nl, i);
-                                Value r = nb.create<arith::RemSIOp>(nl, a, period);
-                                Value over = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::sgt, r, last);
-                                i = nb.create<arith::SelectOp>(nl, over, nb.create<arith::SubIOp>(nl, period, r), r);
-                              }
-                            }
-                            src.push_back(nb.create<arith::IndexCastOp>(nl, nb.getIndexType(), i));
-                          }
-                          Value v = nb.create<tensor::ExtractOp>(nl, op.getInput(), src);
-                          if (mode != "constant")
-                            return v;
-                          return nb.create<arith::SelectOp>(nl, inside, v, scalar(nb, nl, et, value));
-                        }));
+    b.replaceOp(
+        op,
+        fromIndices(
+            b, loc, rtype(op), {}, {},
+            [&](OpBuilder &nb, Location nl, ValueRange idx,
+                ValueRange) -> Value {
+              SmallVector<Value> src;
+              Value inside = scalar(nb, nl, nb.getI1Type(), 1);
+              for (int64_t d = 0; d < rank; ++d) {
+                int64_t n = it.getDimSize(d);
+                Value i = nb.create<arith::SubIOp>(
+                    nl,
+                    nb.create<arith::IndexCastOp>(nl, nb.getI64Type(), idx[d]),
+                    scalar(nb, nl, nb.getI64Type(), pads[d]));
+                Value zero = scalar(nb, nl, nb.getI64Type(), 0);
+                Value last = scalar(nb, nl, nb.getI64Type(), n - 1);
+                Value nn = scalar(nb, nl, nb.getI64Type(), n);
+                if (mode == "edge" || mode == "constant") {
+                  if (mode == "constant") {
+                    Value ge = nb.create<arith::CmpIOp>(
+                        nl, arith::CmpIPredicate::sge, i, zero);
+                    Value le = nb.create<arith::CmpIOp>(
+                        nl, arith::CmpIPredicate::sle, i, last);
+                    inside = nb.create<arith::AndIOp>(
+                        nl, inside, nb.create<arith::AndIOp>(nl, ge, le));
+                  }
+                  i = nb.create<arith::MaxSIOp>(
+                      nl, nb.create<arith::MinSIOp>(nl, i, last), zero);
+                } else if (mode == "wrap") {
+                  Value r = nb.create<arith::RemSIOp>(nl, i, nn);
+                  Value neg = nb.create<arith::CmpIOp>(
+                      nl, arith::CmpIPredicate::slt, r, zero);
+                  i = nb.create<arith::SelectOp>(
+                      nl, neg, nb.create<arith::AddIOp>(nl, r, nn), r);
+                } else { // reflect: period 2(n-1)
+                  if (n == 1) {
+                    i = zero;
+                  } else {
+                    Value period = scalar(nb, nl, nb.getI64Type(), 2 * (n - 1));
+                    Value a = nb.create<math::AbsIOp>(nl, i);
+                    Value r = nb.create<arith::RemSIOp>(nl, a, period);
+                    Value over = nb.create<arith::CmpIOp>(
+                        nl, arith::CmpIPredicate::sgt, r, last);
+                    i = nb.create<arith::SelectOp>(
+                        nl, over, nb.create<arith::SubIOp>(nl, period, r), r);
+                  }
+                }
+                src.push_back(
+                    nb.create<arith::IndexCastOp>(nl, nb.getIndexType(), i));
+              }
+              Value v = nb.create<tensor::ExtractOp>(nl, op.getInput(), src);
+              if (mode != "constant")
+                return v;
+              return nb.create<arith::SelectOp>(nl, inside, v,
+                                                scalar(nb, nl, et, value));
+            }));
     return success();
   });
   addLambda<TriluOp>(patterns, [](TriluOp op, PatternRewriter &b) {
@@ -296,18 +311,26 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
     int64_t rank = type.getRank(), k = op.getK();
     bool upper = op.getUpper();
     Type et = type.getElementType();
-    b.replaceOp(op, fromIndices(
-                        b, loc, type, op.getInput(), b.getMultiDimIdentityMap(rank),
-                        [&](OpBuilder &nb, Location nl, ValueRange idx,
-                            ValueRange a) -> Value {
-                          Value r = nb.create<arith::IndexCastOp>(nl, nb.getI64Type(), idx[rank - 2]);
-                          Value c = nb.create<arith::IndexCastOp>(nl, nb.getI64Type(), idx[rank - 1]);
-                          Value rk = nb.create<arith::AddIOp>(nl, r, scalar(nb, nl, nb.getI64Type(), k));
-                          // upper keeps c - r >= k, lower keeps c - r <= k.
-                          Value keep = nb.create<arith::CmpIOp>(
-                              nl, upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle, c, rk);
-                          return nb.create<arith::SelectOp>(nl, keep, a[0], scalar(nb, nl, et, 0));
-                        }));
+    b.replaceOp(
+        op,
+        fromIndices(b, loc, type, op.getInput(), b.getMultiDimIdentityMap(rank),
+                    [&](OpBuilder &nb, Location nl, ValueRange idx,
+                        ValueRange a) -> Value {
+                      Value r = nb.create<arith::IndexCastOp>(
+                          nl, nb.getI64Type(), idx[rank - 2]);
+                      Value c = nb.create<arith::IndexCastOp>(
+                          nl, nb.getI64Type(), idx[rank - 1]);
+                      Value rk = nb.create<arith::AddIOp>(
+                          nl, r, scalar(nb, nl, nb.getI64Type(), k));
+                      // upper keeps c - r >= k, lower keeps c - r <= k.
+                      Value keep = nb.create<arith::CmpIOp>(
+                          nl,
+                          upper ? arith::CmpIPredicate::sge
+                                : arith::CmpIPredicate::sle,
+                          c, rk);
+                      return nb.create<arith::SelectOp>(nl, keep, a[0],
+                                                        scalar(nb, nl, et, 0));
+                    }));
     return success();
   });
   addLambda<OneHotOp>(patterns, [](OneHotOp op, PatternRewriter &b) {
@@ -320,21 +343,32 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
       if (d != axis)
         idxExprs.push_back(getAffineDimExpr(d, ctx));
     AffineMap idxMap = AffineMap::get(rank, 0, idxExprs, ctx);
-    b.replaceOp(op, fromIndices(
-                        b, loc, type, op.getIndices(), idxMap,
-                        [&](OpBuilder &nb, Location nl, ValueRange idx,
-                            ValueRange a) -> Value {
-                          Value i = a[0];
-                          if (!i.getType().isInteger(64))
-                            i = nb.create<arith::ExtSIOp>(nl, nb.getI64Type(), i);
-                          Value neg = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, i, scalar(nb, nl, nb.getI64Type(), 0));
-                          i = nb.create<arith::SelectOp>(nl, neg, nb.create<arith::AddIOp>(nl, i, scalar(nb, nl, nb.getI64Type(), depth)), i);
-                          Value pos = nb.create<arith::IndexCastOp>(nl, nb.getI64Type(), idx[axis]);
-                          Value hot = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::eq, i, pos);
-                          Value off = nb.create<tensor::ExtractOp>(nl, op.getValues(), ValueRange{idxConst(nb, nl, 0)});
-                          Value on = nb.create<tensor::ExtractOp>(nl, op.getValues(), ValueRange{idxConst(nb, nl, 1)});
-                          return nb.create<arith::SelectOp>(nl, hot, on, off);
-                        }));
+    b.replaceOp(
+        op,
+        fromIndices(b, loc, type, op.getIndices(), idxMap,
+                    [&](OpBuilder &nb, Location nl, ValueRange idx,
+                        ValueRange a) -> Value {
+                      Value i = a[0];
+                      if (!i.getType().isInteger(64))
+                        i = nb.create<arith::ExtSIOp>(nl, nb.getI64Type(), i);
+                      Value neg = nb.create<arith::CmpIOp>(
+                          nl, arith::CmpIPredicate::slt, i,
+                          scalar(nb, nl, nb.getI64Type(), 0));
+                      i = nb.create<arith::SelectOp>(
+                          nl, neg,
+                          nb.create<arith::AddIOp>(
+                              nl, i, scalar(nb, nl, nb.getI64Type(), depth)),
+                          i);
+                      Value pos = nb.create<arith::IndexCastOp>(
+                          nl, nb.getI64Type(), idx[axis]);
+                      Value hot = nb.create<arith::CmpIOp>(
+                          nl, arith::CmpIPredicate::eq, i, pos);
+                      Value off = nb.create<tensor::ExtractOp>(
+                          nl, op.getValues(), ValueRange{idxConst(nb, nl, 0)});
+                      Value on = nb.create<tensor::ExtractOp>(
+                          nl, op.getValues(), ValueRange{idxConst(nb, nl, 1)});
+                      return nb.create<arith::SelectOp>(nl, hot, on, off);
+                    }));
     return success();
   });
 
@@ -351,14 +385,17 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
           var = reshape(b, loc, op.getVariance(), pshape),
           scale = reshape(b, loc, op.getScale(), pshape),
           bias = reshape(b, loc, op.getBias(), pshape);
-    b.replaceOp(op, elementwise(b, loc, type, ValueRange{x, mean, var, scale, bias},
-                                [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                                  Value d = nb.create<arith::SubFOp>(nl, a[0], a[1]);
-                                  Value v = nb.create<arith::AddFOp>(nl, a[2], scalar(nb, nl, et, eps));
-                                  Value r = nb.create<math::SqrtOp>(nl, v);
-                                  Value n = nb.create<arith::DivFOp>(nl, d, r);
-                                  return nb.create<arith::AddFOp>(nl, nb.create<arith::MulFOp>(nl, n, a[3]), a[4]);
-                                }));
+    b.replaceOp(
+        op, elementwise(b, loc, type, ValueRange{x, mean, var, scale, bias},
+                        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                          Value d = nb.create<arith::SubFOp>(nl, a[0], a[1]);
+                          Value v = nb.create<arith::AddFOp>(
+                              nl, a[2], scalar(nb, nl, et, eps));
+                          Value r = nb.create<math::SqrtOp>(nl, v);
+                          Value n = nb.create<arith::DivFOp>(nl, d, r);
+                          return nb.create<arith::AddFOp>(
+                              nl, nb.create<arith::MulFOp>(nl, n, a[3]), a[4]);
+                        }));
     return success();
   });
   // (x - mean) / sqrt(var + eps) over `axes`, then * scale + bias; the
@@ -373,20 +410,24 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
     auto keptType = RankedTensorType::get(kept, et);
     auto axesAttr = b.getI64ArrayAttr(axes);
     Value mean = b.create<ReduceMeanOp>(loc, keptType, x, axesAttr, true);
-    Value centered = elementwise(b, loc, type, ValueRange{x, mean},
-                                 [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                                   return nb.create<arith::SubFOp>(nl, a[0], a[1]);
-                                 });
-    Value sq = elementwise(b, loc, type, centered,
-                           [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                             return nb.create<arith::MulFOp>(nl, a[0], a[0]);
-                           });
+    Value centered =
+        elementwise(b, loc, type, ValueRange{x, mean},
+                    [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                      return nb.create<arith::SubFOp>(nl, a[0], a[1]);
+                    });
+    Value sq =
+        elementwise(b, loc, type, centered,
+                    [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                      return nb.create<arith::MulFOp>(nl, a[0], a[0]);
+                    });
     Value var = b.create<ReduceMeanOp>(loc, keptType, sq, axesAttr, true);
-    return elementwise(b, loc, type, ValueRange{centered, var},
-                       [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                         Value v = nb.create<arith::AddFOp>(nl, a[1], scalar(nb, nl, et, eps));
-                         return nb.create<arith::DivFOp>(nl, a[0], nb.create<math::SqrtOp>(nl, v));
-                       });
+    return elementwise(
+        b, loc, type, ValueRange{centered, var},
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          Value v = nb.create<arith::AddFOp>(nl, a[1], scalar(nb, nl, et, eps));
+          return nb.create<arith::DivFOp>(nl, a[0],
+                                          nb.create<math::SqrtOp>(nl, v));
+        });
   };
   auto affine = [](PatternRewriter &b, Location loc, Value x, Value scale,
                    Value bias, ArrayRef<int64_t> pshape) -> Value {
@@ -394,13 +435,16 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
     SmallVector<Value> ins{x, reshape(b, loc, scale, pshape)};
     if (bias)
       ins.push_back(reshape(b, loc, bias, pshape));
-    return elementwise(b, loc, type, ins,
-                       [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                         Value v = nb.create<arith::MulFOp>(nl, a[0], a[1]);
-                         return a.size() > 2 ? Value(nb.create<arith::AddFOp>(nl, v, a[2])) : v;
-                       });
+    return elementwise(
+        b, loc, type, ins,
+        [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          Value v = nb.create<arith::MulFOp>(nl, a[0], a[1]);
+          return a.size() > 2 ? Value(nb.create<arith::AddFOp>(nl, v, a[2]))
+                              : v;
+        });
   };
-  addLambda<InstanceNormOp>(patterns, [=](InstanceNormOp op, PatternRewriter &b) {
+  addLambda<InstanceNormOp>(patterns, [=](InstanceNormOp op,
+                                          PatternRewriter &b) {
     auto type = rtype(op);
     SmallVector<int64_t> axes;
     for (int64_t d = 2; d < type.getRank(); ++d)
@@ -409,7 +453,8 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
                         op.getEpsilon().convertToDouble());
     SmallVector<int64_t> pshape(type.getRank(), 1);
     pshape[1] = type.getDimSize(1);
-    b.replaceOp(op, affine(b, op.getLoc(), n, op.getScale(), op.getBias(), pshape));
+    b.replaceOp(op,
+                affine(b, op.getLoc(), n, op.getScale(), op.getBias(), pshape));
     return success();
   });
   addLambda<LayerNormOp>(patterns, [=](LayerNormOp op, PatternRewriter &b) {
@@ -422,13 +467,15 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
     // scale/bias broadcast numpy-style against the normalized dims.
     auto st = tensorType(op.getScale());
     SmallVector<int64_t> pshape(st.getShape());
-    b.replaceOp(op, affine(b, op.getLoc(), n, op.getScale(), op.getBias(), pshape));
+    b.replaceOp(op,
+                affine(b, op.getLoc(), n, op.getScale(), op.getBias(), pshape));
     return success();
   });
   addLambda<GroupNormOp>(patterns, [=](GroupNormOp op, PatternRewriter &b) {
     Location loc = op.getLoc();
     auto type = rtype(op);
-    int64_t G = op.getNumGroups(), N = type.getDimSize(0), C = type.getDimSize(1);
+    int64_t G = op.getNumGroups(), N = type.getDimSize(0),
+            C = type.getDimSize(1);
     SmallVector<int64_t> grouped{N, G, type.getNumElements() / (N * G)};
     Value x = reshape(b, loc, op.getInput(), grouped);
     Value n = normalize(b, loc, x, {2}, op.getEpsilon().convertToDouble());
@@ -445,10 +492,11 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
     Type et = type.getElementType();
     int64_t size = op.getSize(), C = type.getDimSize(1), rank = type.getRank();
     int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
-    Value sq = elementwise(b, loc, type, op.getInput(),
-                           [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                             return nb.create<arith::MulFOp>(nl, a[0], a[0]);
-                           });
+    Value sq =
+        elementwise(b, loc, type, op.getInput(),
+                    [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                      return nb.create<arith::MulFOp>(nl, a[0], a[0]);
+                    });
     SmallVector<int64_t> plo(rank, 0), phi(rank, 0);
     plo[1] = lo;
     phi[1] = hi;
@@ -457,31 +505,41 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
     SmallVector<AffineExpr> inE, outE;
     for (int64_t d = 0; d < rank; ++d) {
       outE.push_back(getAffineDimExpr(d, ctx));
-      inE.push_back(d == 1 ? getAffineDimExpr(1, ctx) + getAffineDimExpr(rank, ctx)
-                           : getAffineDimExpr(d, ctx));
+      inE.push_back(d == 1
+                        ? getAffineDimExpr(1, ctx) + getAffineDimExpr(rank, ctx)
+                        : getAffineDimExpr(d, ctx));
     }
     Value window = b.create<tensor::EmptyOp>(loc, ArrayRef<int64_t>{size}, et);
     Value acc = filled(b, loc, type, scalar(b, loc, et, 0));
-    Value sums = b.create<linalg::GenericOp>(
-                      loc, TypeRange{type}, ValueRange{padded, window}, ValueRange{acc},
-                      SmallVector<AffineMap>{AffineMap::get(rank + 1, 0, inE, ctx),
-                                             AffineMap::get(rank + 1, 0, {getAffineDimExpr(rank, ctx)}, ctx),
-                                             AffineMap::get(rank + 1, 0, outE, ctx)},
-                      iterators(rank, 1),
-                      [](OpBuilder &nb, Location nl, ValueRange a) {
-                        nb.create<linalg::YieldOp>(nl, Value(nb.create<arith::AddFOp>(nl, a[0], a[2])));
-                      })
-                     .getResult(0);
-    double alpha = op.getAlpha().convertToDouble(), beta = op.getBeta().convertToDouble(),
+    Value sums =
+        b.create<linalg::GenericOp>(
+             loc, TypeRange{type}, ValueRange{padded, window}, ValueRange{acc},
+             SmallVector<AffineMap>{
+                 AffineMap::get(rank + 1, 0, inE, ctx),
+                 AffineMap::get(rank + 1, 0, {getAffineDimExpr(rank, ctx)},
+                                ctx),
+                 AffineMap::get(rank + 1, 0, outE, ctx)},
+             iterators(rank, 1),
+             [](OpBuilder &nb, Location nl, ValueRange a) {
+               nb.create<linalg::YieldOp>(
+                   nl, Value(nb.create<arith::AddFOp>(nl, a[0], a[2])));
+             })
+            .getResult(0);
+    double alpha = op.getAlpha().convertToDouble(),
+           beta = op.getBeta().convertToDouble(),
            bias = op.getBias().convertToDouble();
     (void)C;
-    b.replaceOp(op, elementwise(b, loc, type, ValueRange{op.getInput(), sums},
-                                [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                                  Value s = nb.create<arith::MulFOp>(nl, a[1], scalar(nb, nl, et, alpha / size));
-                                  Value d = nb.create<arith::AddFOp>(nl, s, scalar(nb, nl, et, bias));
-                                  Value p = nb.create<math::PowFOp>(nl, d, scalar(nb, nl, et, beta));
-                                  return nb.create<arith::DivFOp>(nl, a[0], p);
-                                }));
+    b.replaceOp(
+        op, elementwise(b, loc, type, ValueRange{op.getInput(), sums},
+                        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                          Value s = nb.create<arith::MulFOp>(
+                              nl, a[1], scalar(nb, nl, et, alpha / size));
+                          Value d = nb.create<arith::AddFOp>(
+                              nl, s, scalar(nb, nl, et, bias));
+                          Value p = nb.create<math::PowFOp>(
+                              nl, d, scalar(nb, nl, et, beta));
+                          return nb.create<arith::DivFOp>(nl, a[0], p);
+                        }));
     return success();
   });
 }

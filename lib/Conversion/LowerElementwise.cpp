@@ -1,4 +1,5 @@
-//===- LowerElementwise.cpp - unary, binary, select, cast -> linalg.generic ===//
+//===- LowerElementwise.cpp - unary, binary, select, cast -> linalg.generic
+//===//
 //
 // Every elementwise ign op becomes one broadcasting linalg.generic whose body
 // is the scalar formula below (ONNX's definition of the operator).
@@ -140,14 +141,17 @@ Value scalarBody(Operation *op, OpBuilder &b, Location l, ValueRange a) {
         Value x = a[0];
         if (g.getApproximate() == "tanh") {
           Value x3 = mul(mul(x, x), x);
-          Value inner = mul(c(std::sqrt(2.0 / M_PI)), add(x, mul(c(0.044715), x3)));
-          return mul(mul(c(0.5), x), add(c(1), b.create<math::TanhOp>(l, inner)));
+          Value inner =
+              mul(c(std::sqrt(2.0 / M_PI)), add(x, mul(c(0.044715), x3)));
+          return mul(mul(c(0.5), x),
+                     add(c(1), b.create<math::TanhOp>(l, inner)));
         }
         Value e = b.create<math::ErfOp>(l, mul(x, c(M_SQRT1_2)));
         return mul(mul(c(0.5), x), add(c(1), e));
       })
       .Case([&](HardSigmoidOp h) {
-        return clamp01(add(mul(a[0], c(f32(h.getAlpha()))), c(f32(h.getBeta()))));
+        return clamp01(
+            add(mul(a[0], c(f32(h.getAlpha()))), c(f32(h.getBeta()))));
       })
       .Case([&](LeakyReluOp r) {
         return sel(b, l, lt0(a[0]), mul(a[0], c(f32(r.getAlpha()))), a[0]);
@@ -167,7 +171,8 @@ Value scalarBody(Operation *op, OpBuilder &b, Location l, ValueRange a) {
         return add(maxV(a[0], c(0)), minV(neg, c(0)));
       })
       .Case([&](ThresholdedReluOp r) {
-        Value gt = cmpF(b, l, arith::CmpFPredicate::OGT, a[0], c(f32(r.getAlpha())));
+        Value gt =
+            cmpF(b, l, arith::CmpFPredicate::OGT, a[0], c(f32(r.getAlpha())));
         return sel(b, l, gt, a[0], c(0));
       })
       .Case([&](ClipOp clip) {
@@ -182,9 +187,10 @@ Value scalarBody(Operation *op, OpBuilder &b, Location l, ValueRange a) {
         return cmpF(b, l, arith::CmpFPredicate::UNO, a[0], a[0]);
       })
       .Case([&](IsInfOp i) -> Value {
-        Value pos = cmpF(b, l, arith::CmpFPredicate::OEQ, a[0],
-                         highest(b, l, t));
-        Value neg = cmpF(b, l, arith::CmpFPredicate::OEQ, a[0], lowest(b, l, t));
+        Value pos =
+            cmpF(b, l, arith::CmpFPredicate::OEQ, a[0], highest(b, l, t));
+        Value neg =
+            cmpF(b, l, arith::CmpFPredicate::OEQ, a[0], lowest(b, l, t));
         Value no = scalar(b, l, b.getI1Type(), 0);
         Value r = i.getDetectPositive() ? pos : no;
         return b.create<arith::OrIOp>(l, r, i.getDetectNegative() ? neg : no);
@@ -218,12 +224,16 @@ Value scalarBody(Operation *op, OpBuilder &b, Location l, ValueRange a) {
       })
       .Case([&](MaxOp) { return maxV(a[0], a[1]); })
       .Case([&](MinOp) { return minV(a[0], a[1]); })
-      .Case([&](AndOp) -> Value { return b.create<arith::AndIOp>(l, a[0], a[1]); })
-      .Case([&](OrOp) -> Value { return b.create<arith::OrIOp>(l, a[0], a[1]); })
-      .Case([&](XorOp) -> Value { return b.create<arith::XOrIOp>(l, a[0], a[1]); })
-      .Case([&](PReluOp) {
-        return sel(b, l, lt0(a[0]), mul(a[0], a[1]), a[0]);
+      .Case([&](AndOp) -> Value {
+        return b.create<arith::AndIOp>(l, a[0], a[1]);
       })
+      .Case(
+          [&](OrOp) -> Value { return b.create<arith::OrIOp>(l, a[0], a[1]); })
+      .Case([&](XorOp) -> Value {
+        return b.create<arith::XOrIOp>(l, a[0], a[1]);
+      })
+      .Case(
+          [&](PReluOp) { return sel(b, l, lt0(a[0]), mul(a[0], a[1]), a[0]); })
       .Case([&](EqualOp) {
         return fl ? cmpF(b, l, arith::CmpFPredicate::OEQ, a[0], a[1])
                   : cmpI(b, l, arith::CmpIPredicate::eq, a[0], a[1]);
@@ -248,24 +258,23 @@ Value scalarBody(Operation *op, OpBuilder &b, Location l, ValueRange a) {
       .Default([](Operation *) { return Value(); });
 }
 
-template <typename OpT>
-struct ElementwiseLowering : OpRewritePattern<OpT> {
+template <typename OpT> struct ElementwiseLowering : OpRewritePattern<OpT> {
   using OpRewritePattern<OpT>::OpRewritePattern;
-  LogicalResult matchAndRewrite(OpT op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(OpT op,
+                                PatternRewriter &rewriter) const override {
     auto outType = cast<RankedTensorType>(op->getResult(0).getType());
     Operation *raw = op.getOperation();
-    Value result = elementwise(
-        rewriter, op.getLoc(), outType, raw->getOperands(),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          return scalarBody(raw, b, l, args);
-        });
+    Value result =
+        elementwise(rewriter, op.getLoc(), outType, raw->getOperands(),
+                    [&](OpBuilder &b, Location l, ValueRange args) {
+                      return scalarBody(raw, b, l, args);
+                    });
     rewriter.replaceOp(op, result);
     return success();
   }
 };
 
-template <typename... OpTs>
-void addElementwise(RewritePatternSet &patterns) {
+template <typename... OpTs> void addElementwise(RewritePatternSet &patterns) {
   (patterns.add<ElementwiseLowering<OpTs>>(patterns.getContext()), ...);
 }
 
@@ -276,9 +285,9 @@ void populateElementwisePatterns(RewritePatternSet &patterns) {
                  ReciprocalOp, FloorOp, CeilOp, RoundOp, SinOp, CosOp, TanOp,
                  AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp,
                  AtanhOp, TanhOp, ErfOp, SigmoidOp, SoftsignOp, SoftplusOp,
-                 MishOp, HardSwishOp, GeluOp, HardSigmoidOp, LeakyReluOp,
-                 EluOp, SeluOp, CeluOp, ThresholdedReluOp, ClipOp, IsNaNOp,
-                 IsInfOp, CastOp>(patterns);
+                 MishOp, HardSwishOp, GeluOp, HardSigmoidOp, LeakyReluOp, EluOp,
+                 SeluOp, CeluOp, ThresholdedReluOp, ClipOp, IsNaNOp, IsInfOp,
+                 CastOp>(patterns);
   addElementwise<AddOp, SubOp, MulOp, DivOp, PowOp, ModOp, MaxOp, MinOp, AndOp,
                  OrOp, XorOp, PReluOp, EqualOp, LessOp, LessEqualOp, GreaterOp,
                  GreaterEqualOp, SelectOp>(patterns);

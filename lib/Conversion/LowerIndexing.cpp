@@ -26,7 +26,8 @@ Value toIndex(OpBuilder &b, Location l, Value v) {
 /// Output elements from their index vectors (no input maps).
 Value generate(OpBuilder &b, Location loc, RankedTensorType type,
                function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
-  Value init = b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
+  Value init =
+      b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
   return b
       .create<linalg::GenericOp>(
           loc, TypeRange{type}, ValueRange{}, ValueRange{init},
@@ -41,22 +42,28 @@ Value generate(OpBuilder &b, Location loc, RankedTensorType type,
       .getResult(0);
 }
 
-Value combine(OpBuilder &b, Location l, StringRef reduction, Value acc, Value v) {
+Value combine(OpBuilder &b, Location l, StringRef reduction, Value acc,
+              Value v) {
   bool fl = isFloat(v.getType());
   if (reduction == "add")
-    return fl ? Value(b.create<arith::AddFOp>(l, acc, v)) : Value(b.create<arith::AddIOp>(l, acc, v));
+    return fl ? Value(b.create<arith::AddFOp>(l, acc, v))
+              : Value(b.create<arith::AddIOp>(l, acc, v));
   if (reduction == "mul")
-    return fl ? Value(b.create<arith::MulFOp>(l, acc, v)) : Value(b.create<arith::MulIOp>(l, acc, v));
+    return fl ? Value(b.create<arith::MulFOp>(l, acc, v))
+              : Value(b.create<arith::MulIOp>(l, acc, v));
   if (reduction == "max")
-    return fl ? Value(b.create<arith::MaximumFOp>(l, acc, v)) : Value(b.create<arith::MaxSIOp>(l, acc, v));
+    return fl ? Value(b.create<arith::MaximumFOp>(l, acc, v))
+              : Value(b.create<arith::MaxSIOp>(l, acc, v));
   if (reduction == "min")
-    return fl ? Value(b.create<arith::MinimumFOp>(l, acc, v)) : Value(b.create<arith::MinSIOp>(l, acc, v));
+    return fl ? Value(b.create<arith::MinimumFOp>(l, acc, v))
+              : Value(b.create<arith::MinSIOp>(l, acc, v));
   return v; // none: the last write wins
 }
 
 struct EinsumLowering : OpRewritePattern<EinsumOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(EinsumOp op, PatternRewriter &b) const override {
+  LogicalResult matchAndRewrite(EinsumOp op,
+                                PatternRewriter &b) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = b.getContext();
     auto [lhs, rhs] = op.getEquation().split("->");
@@ -126,15 +133,16 @@ struct EinsumLowering : OpRewritePattern<EinsumOp> {
     Value acc = filled(b, loc, outType, scalar(b, loc, et, 0));
     bool fl = isFloat(et);
     Value r = b.create<linalg::GenericOp>(
-                   loc, TypeRange{outType}, op.getInputs(), ValueRange{acc}, maps,
-                   iterators(parallel, nd - parallel),
+                   loc, TypeRange{outType}, op.getInputs(), ValueRange{acc},
+                   maps, iterators(parallel, nd - parallel),
                    [&](OpBuilder &nb, Location nl, ValueRange a) {
                      Value p = a[0];
                      for (size_t i = 1; i + 1 < a.size(); ++i)
                        p = fl ? Value(nb.create<arith::MulFOp>(nl, p, a[i]))
                               : Value(nb.create<arith::MulIOp>(nl, p, a[i]));
-                     Value s = fl ? Value(nb.create<arith::AddFOp>(nl, a.back(), p))
-                                  : Value(nb.create<arith::AddIOp>(nl, a.back(), p));
+                     Value s =
+                         fl ? Value(nb.create<arith::AddFOp>(nl, a.back(), p))
+                            : Value(nb.create<arith::AddIOp>(nl, a.back(), p));
                      nb.create<linalg::YieldOp>(nl, s);
                    })
                   .getResult(0);
@@ -145,23 +153,27 @@ struct EinsumLowering : OpRewritePattern<EinsumOp> {
 
 struct GatherNDLowering : OpRewritePattern<GatherNDOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(GatherNDOp op, PatternRewriter &b) const override {
+  LogicalResult matchAndRewrite(GatherNDOp op,
+                                PatternRewriter &b) const override {
     Value data = op.getData(), indices = op.getIndices();
     auto dt = tensorType(data), it = tensorType(indices);
     int64_t bd = op.getBatchDims(), q = it.getRank(), m = it.getShape().back();
-    Value r = generate(b, op.getLoc(), rtype(op), [&](OpBuilder &nb, Location nl, ValueRange iv) {
-      SmallVector<Value> src(iv.begin(), iv.begin() + bd);
-      SmallVector<Value> at(iv.begin(), iv.begin() + (q - 1));
-      for (int64_t k = 0; k < m; ++k) {
-        at.push_back(idx(nb, nl, k));
-        Value i = toIndex(nb, nl, nb.create<tensor::ExtractOp>(nl, indices, at));
-        at.pop_back();
-        src.push_back(safeIndex(nb, nl, i, dt.getDimSize(bd + k)));
-      }
-      for (size_t d = q - 1; d < iv.size(); ++d)
-        src.push_back(iv[d]);
-      return nb.create<tensor::ExtractOp>(nl, data, src).getResult();
-    });
+    Value r = generate(
+        b, op.getLoc(), rtype(op),
+        [&](OpBuilder &nb, Location nl, ValueRange iv) {
+          SmallVector<Value> src(iv.begin(), iv.begin() + bd);
+          SmallVector<Value> at(iv.begin(), iv.begin() + (q - 1));
+          for (int64_t k = 0; k < m; ++k) {
+            at.push_back(idx(nb, nl, k));
+            Value i =
+                toIndex(nb, nl, nb.create<tensor::ExtractOp>(nl, indices, at));
+            at.pop_back();
+            src.push_back(safeIndex(nb, nl, i, dt.getDimSize(bd + k)));
+          }
+          for (size_t d = q - 1; d < iv.size(); ++d)
+            src.push_back(iv[d]);
+          return nb.create<tensor::ExtractOp>(nl, data, src).getResult();
+        });
     b.replaceOp(op, r);
     return success();
   }
@@ -170,41 +182,53 @@ struct GatherNDLowering : OpRewritePattern<GatherNDOp> {
 /// out[p] = data[p] combined with every update whose target is p, in order.
 struct ScatterElementsLowering : OpRewritePattern<ScatterElementsOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ScatterElementsOp op, PatternRewriter &b) const override {
-    Value data = op.getData(), indices = op.getIndices(), updates = op.getUpdates();
+  LogicalResult matchAndRewrite(ScatterElementsOp op,
+                                PatternRewriter &b) const override {
+    Value data = op.getData(), indices = op.getIndices(),
+          updates = op.getUpdates();
     auto ut = tensorType(updates), dt = tensorType(data);
     int64_t axis = op.getAxis(), rank = ut.getRank();
     StringRef reduction = op.getReduction();
-    Value r = generate(b, op.getLoc(), rtype(op), [&](OpBuilder &nb, Location nl, ValueRange iv) {
-      Value init = nb.create<tensor::ExtractOp>(nl, data, iv);
-      // Updates that can land here share every coordinate but the axis.
-      Value lb = idx(nb, nl, 0), ub = idx(nb, nl, ut.getDimSize(axis)), one = idx(nb, nl, 1);
-      Value inRange = scalar(nb, nl, nb.getI1Type(), 1);
-      for (int64_t d = 0; d < rank; ++d)
-        if (d != axis) {
-          Value ok = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::ult, iv[d],
-                                              idx(nb, nl, ut.getDimSize(d)));
-          inRange = nb.create<arith::AndIOp>(nl, inRange, ok);
-        }
-      auto loop = nb.create<scf::ForOp>(
-          nl, lb, ub, one, ValueRange{init},
-          [&](OpBuilder &lb2, Location ll, Value k, ValueRange acc) {
-            SmallVector<Value> at(iv);
-            for (int64_t d = 0; d < rank; ++d)
-              if (d != axis)
-                at[d] = lb2.create<arith::MinUIOp>(ll, iv[d], idx(lb2, ll, ut.getDimSize(d) - 1));
-            at[axis] = k;
-            Value target = safeIndex(lb2, ll, toIndex(lb2, ll, lb2.create<tensor::ExtractOp>(ll, indices, at)),
-                                     dt.getDimSize(axis));
-            Value hit = lb2.create<arith::AndIOp>(
-                ll, inRange,
-                lb2.create<arith::CmpIOp>(ll, arith::CmpIPredicate::eq, target, iv[axis]));
-            Value u = lb2.create<tensor::ExtractOp>(ll, updates, at);
-            Value next = combine(lb2, ll, reduction, acc[0], u);
-            lb2.create<scf::YieldOp>(ll, Value(lb2.create<arith::SelectOp>(ll, hit, next, acc[0])));
-          });
-      return loop.getResult(0);
-    });
+    Value r = generate(
+        b, op.getLoc(), rtype(op),
+        [&](OpBuilder &nb, Location nl, ValueRange iv) {
+          Value init = nb.create<tensor::ExtractOp>(nl, data, iv);
+          // Updates that can land here share every coordinate but the axis.
+          Value lb = idx(nb, nl, 0), ub = idx(nb, nl, ut.getDimSize(axis)),
+                one = idx(nb, nl, 1);
+          Value inRange = scalar(nb, nl, nb.getI1Type(), 1);
+          for (int64_t d = 0; d < rank; ++d)
+            if (d != axis) {
+              Value ok =
+                  nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::ult, iv[d],
+                                           idx(nb, nl, ut.getDimSize(d)));
+              inRange = nb.create<arith::AndIOp>(nl, inRange, ok);
+            }
+          auto loop = nb.create<scf::ForOp>(
+              nl, lb, ub, one, ValueRange{init},
+              [&](OpBuilder &lb2, Location ll, Value k, ValueRange acc) {
+                SmallVector<Value> at(iv);
+                for (int64_t d = 0; d < rank; ++d)
+                  if (d != axis)
+                    at[d] = lb2.create<arith::MinUIOp>(
+                        ll, iv[d], idx(lb2, ll, ut.getDimSize(d) - 1));
+                at[axis] = k;
+                Value target = safeIndex(
+                    lb2, ll,
+                    toIndex(lb2, ll,
+                            lb2.create<tensor::ExtractOp>(ll, indices, at)),
+                    dt.getDimSize(axis));
+                Value hit = lb2.create<arith::AndIOp>(
+                    ll, inRange,
+                    lb2.create<arith::CmpIOp>(ll, arith::CmpIPredicate::eq,
+                                              target, iv[axis]));
+                Value u = lb2.create<tensor::ExtractOp>(ll, updates, at);
+                Value next = combine(lb2, ll, reduction, acc[0], u);
+                lb2.create<scf::YieldOp>(ll, Value(lb2.create<arith::SelectOp>(
+                                                 ll, hit, next, acc[0])));
+              });
+          return loop.getResult(0);
+        });
     b.replaceOp(op, r);
     return success();
   }
@@ -213,8 +237,10 @@ struct ScatterElementsLowering : OpRewritePattern<ScatterElementsOp> {
 /// out[p] = data[p] combined with every update slice addressed to p.
 struct ScatterNDLowering : OpRewritePattern<ScatterNDOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ScatterNDOp op, PatternRewriter &b) const override {
-    Value data = op.getData(), indices = op.getIndices(), updates = op.getUpdates();
+  LogicalResult matchAndRewrite(ScatterNDOp op,
+                                PatternRewriter &b) const override {
+    Value data = op.getData(), indices = op.getIndices(),
+          updates = op.getUpdates();
     auto it = tensorType(indices), dt = tensorType(data);
     int64_t q = it.getRank(), k = it.getShape().back();
     int64_t count = 1;
@@ -227,29 +253,37 @@ struct ScatterNDLowering : OpRewritePattern<ScatterNDOp> {
     for (int64_t d = k; d < dt.getRank(); ++d)
       uShape.push_back(dt.getDimSize(d));
     Value flatUpd = reshape(b, op.getLoc(), updates, uShape);
-    Value r = generate(b, op.getLoc(), rtype(op), [&](OpBuilder &nb, Location nl, ValueRange iv) {
-      Value init = nb.create<tensor::ExtractOp>(nl, data, iv);
-      auto loop = nb.create<scf::ForOp>(
-          nl, idx(nb, nl, 0), idx(nb, nl, count), idx(nb, nl, 1), ValueRange{init},
-          [&](OpBuilder &lb, Location ll, Value j, ValueRange acc) {
-            Value hit = scalar(lb, ll, lb.getI1Type(), 1);
-            for (int64_t c = 0; c < k; ++c) {
-              Value t = safeIndex(lb, ll,
-                                  toIndex(lb, ll, lb.create<tensor::ExtractOp>(
-                                                      ll, flatIdx, ValueRange{j, idx(lb, ll, c)})),
-                                  dt.getDimSize(c));
-              hit = lb.create<arith::AndIOp>(
-                  ll, hit, lb.create<arith::CmpIOp>(ll, arith::CmpIPredicate::eq, t, iv[c]));
-            }
-            SmallVector<Value> at{j};
-            for (size_t d = k; d < iv.size(); ++d)
-              at.push_back(iv[d]);
-            Value u = lb.create<tensor::ExtractOp>(ll, flatUpd, at);
-            Value next = combine(lb, ll, reduction, acc[0], u);
-            lb.create<scf::YieldOp>(ll, Value(lb.create<arith::SelectOp>(ll, hit, next, acc[0])));
-          });
-      return loop.getResult(0);
-    });
+    Value r = generate(
+        b, op.getLoc(), rtype(op),
+        [&](OpBuilder &nb, Location nl, ValueRange iv) {
+          Value init = nb.create<tensor::ExtractOp>(nl, data, iv);
+          auto loop = nb.create<scf::ForOp>(
+              nl, idx(nb, nl, 0), idx(nb, nl, count), idx(nb, nl, 1),
+              ValueRange{init},
+              [&](OpBuilder &lb, Location ll, Value j, ValueRange acc) {
+                Value hit = scalar(lb, ll, lb.getI1Type(), 1);
+                for (int64_t c = 0; c < k; ++c) {
+                  Value t = safeIndex(
+                      lb, ll,
+                      toIndex(lb, ll,
+                              lb.create<tensor::ExtractOp>(
+                                  ll, flatIdx, ValueRange{j, idx(lb, ll, c)})),
+                      dt.getDimSize(c));
+                  hit = lb.create<arith::AndIOp>(
+                      ll, hit,
+                      lb.create<arith::CmpIOp>(ll, arith::CmpIPredicate::eq, t,
+                                               iv[c]));
+                }
+                SmallVector<Value> at{j};
+                for (size_t d = k; d < iv.size(); ++d)
+                  at.push_back(iv[d]);
+                Value u = lb.create<tensor::ExtractOp>(ll, flatUpd, at);
+                Value next = combine(lb, ll, reduction, acc[0], u);
+                lb.create<scf::YieldOp>(ll, Value(lb.create<arith::SelectOp>(
+                                                ll, hit, next, acc[0])));
+              });
+          return loop.getResult(0);
+        });
     b.replaceOp(op, r);
     return success();
   }
@@ -270,49 +304,65 @@ struct TopKLowering : OpRewritePattern<TopKOp> {
     auto valType = cast<RankedTensorType>(op.getValues().getType());
     auto better = [&](OpBuilder &nb, Location nl, Value a, Value c) -> Value {
       if (isFloat(et))
-        return nb.create<arith::CmpFOp>(nl, largest ? arith::CmpFPredicate::OGT
-                                                    : arith::CmpFPredicate::OLT, a, c);
-      return nb.create<arith::CmpIOp>(nl, largest ? arith::CmpIPredicate::sgt
-                                                  : arith::CmpIPredicate::slt, a, c);
+        return nb.create<arith::CmpFOp>(
+            nl, largest ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT,
+            a, c);
+      return nb.create<arith::CmpIOp>(
+          nl, largest ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt,
+          a, c);
     };
     // The index (along the axis) of the element of rank j at position iv.
     auto pick = [&](OpBuilder &nb, Location nl, ValueRange iv) -> Value {
       Value j = iv[axis];
       auto outer = nb.create<scf::ForOp>(
-          nl, idx(nb, nl, 0), idx(nb, nl, n), idx(nb, nl, 1), ValueRange{idx(nb, nl, 0)},
+          nl, idx(nb, nl, 0), idx(nb, nl, n), idx(nb, nl, 1),
+          ValueRange{idx(nb, nl, 0)},
           [&](OpBuilder &ob, Location ol, Value i, ValueRange found) {
             SmallVector<Value> at(iv);
             at[axis] = i;
             Value xi = ob.create<tensor::ExtractOp>(ol, x, at);
             auto inner = ob.create<scf::ForOp>(
-                ol, idx(ob, ol, 0), idx(ob, ol, n), idx(ob, ol, 1), ValueRange{idx(ob, ol, 0)},
+                ol, idx(ob, ol, 0), idx(ob, ol, n), idx(ob, ol, 1),
+                ValueRange{idx(ob, ol, 0)},
                 [&](OpBuilder &ib, Location il, Value m, ValueRange rank) {
                   SmallVector<Value> at2(iv);
                   at2[axis] = m;
                   Value xm = ib.create<tensor::ExtractOp>(il, x, at2);
                   Value eq = isFloat(et)
-                                 ? Value(ib.create<arith::CmpFOp>(il, arith::CmpFPredicate::OEQ, xm, xi))
-                                 : Value(ib.create<arith::CmpIOp>(il, arith::CmpIPredicate::eq, xm, xi));
-                  Value earlier = ib.create<arith::CmpIOp>(il, arith::CmpIPredicate::ult, m, i);
+                                 ? Value(ib.create<arith::CmpFOp>(
+                                       il, arith::CmpFPredicate::OEQ, xm, xi))
+                                 : Value(ib.create<arith::CmpIOp>(
+                                       il, arith::CmpIPredicate::eq, xm, xi));
+                  Value earlier = ib.create<arith::CmpIOp>(
+                      il, arith::CmpIPredicate::ult, m, i);
                   Value before = ib.create<arith::OrIOp>(
-                      il, better(ib, il, xm, xi), ib.create<arith::AndIOp>(il, eq, earlier));
-                  Value inc = ib.create<arith::AddIOp>(il, rank[0], idx(ib, il, 1));
-                  ib.create<scf::YieldOp>(il, Value(ib.create<arith::SelectOp>(il, before, inc, rank[0])));
+                      il, better(ib, il, xm, xi),
+                      ib.create<arith::AndIOp>(il, eq, earlier));
+                  Value inc =
+                      ib.create<arith::AddIOp>(il, rank[0], idx(ib, il, 1));
+                  ib.create<scf::YieldOp>(il, Value(ib.create<arith::SelectOp>(
+                                                  il, before, inc, rank[0])));
                 });
-            Value is = ob.create<arith::CmpIOp>(ol, arith::CmpIPredicate::eq, inner.getResult(0), j);
-            ob.create<scf::YieldOp>(ol, Value(ob.create<arith::SelectOp>(ol, is, i, found[0])));
+            Value is = ob.create<arith::CmpIOp>(ol, arith::CmpIPredicate::eq,
+                                                inner.getResult(0), j);
+            ob.create<scf::YieldOp>(
+                ol, Value(ob.create<arith::SelectOp>(ol, is, i, found[0])));
           });
       return outer.getResult(0);
     };
-    Value values = generate(b, loc, valType, [&](OpBuilder &nb, Location nl, ValueRange iv) {
-      SmallVector<Value> at(iv);
-      at[axis] = pick(nb, nl, iv);
-      return nb.create<tensor::ExtractOp>(nl, x, at).getResult();
-    });
+    Value values = generate(
+        b, loc, valType, [&](OpBuilder &nb, Location nl, ValueRange iv) {
+          SmallVector<Value> at(iv);
+          at[axis] = pick(nb, nl, iv);
+          return nb.create<tensor::ExtractOp>(nl, x, at).getResult();
+        });
     auto idxType = cast<RankedTensorType>(op.getIndices().getType());
-    Value indices = generate(b, loc, idxType, [&](OpBuilder &nb, Location nl, ValueRange iv) {
-      return nb.create<arith::IndexCastOp>(nl, nb.getI64Type(), pick(nb, nl, iv)).getResult();
-    });
+    Value indices = generate(
+        b, loc, idxType, [&](OpBuilder &nb, Location nl, ValueRange iv) {
+          return nb
+              .create<arith::IndexCastOp>(nl, nb.getI64Type(), pick(nb, nl, iv))
+              .getResult();
+        });
     b.replaceOp(op, {values, indices});
     return success();
   }

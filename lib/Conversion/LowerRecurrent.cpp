@@ -24,18 +24,17 @@ struct CellBuilder {
 
   RankedTensorType typeOf(Value v) { return tensorType(v); }
 
-  template <typename OpT>
-  Value unary(Value x) {
+  template <typename OpT> Value unary(Value x) {
     return b.create<OpT>(loc, typeOf(x), x);
   }
-  template <typename OpT>
-  Value binary(Value x, Value y) {
+  template <typename OpT> Value binary(Value x, Value y) {
     auto shape = *broadcastShapes(typeOf(x).getShape(), typeOf(y).getShape());
     return b.create<OpT>(loc, RankedTensorType::get(shape, et), x, y);
   }
   Value constant(double v) {
     auto t = RankedTensorType::get({}, et);
-    return b.create<ConstantOp>(loc, t, DenseElementsAttr::get(t, b.getFloatAttr(et, v)));
+    return b.create<ConstantOp>(
+        loc, t, DenseElementsAttr::get(t, b.getFloatAttr(et, v)));
   }
   /// x . w^T (+ bias): x [batch, in], w [gates*hidden, in].
   Value linear(Value x, Value w, Value bias) {
@@ -51,13 +50,15 @@ struct CellBuilder {
   SmallVector<Value> split(Value x, int64_t parts) {
     auto t = typeOf(x);
     int64_t size = t.getDimSize(1) / parts;
-    SmallVector<Type> types(parts, RankedTensorType::get({t.getDimSize(0), size}, et));
+    SmallVector<Type> types(parts,
+                            RankedTensorType::get({t.getDimSize(0), size}, et));
     SmallVector<int64_t> sizes(parts, size);
     auto op = b.create<SplitOp>(loc, types, x, 1, b.getI64ArrayAttr(sizes));
     return SmallVector<Value>(op.getResults());
   }
   /// ONNX recurrent activation by name, with optional alpha/beta.
-  FailureOr<Value> activation(StringRef name, Value x, std::optional<double> alpha,
+  FailureOr<Value> activation(StringRef name, Value x,
+                              std::optional<double> alpha,
                               std::optional<double> beta) {
     if (name == "Sigmoid")
       return unary<SigmoidOp>(x);
@@ -77,21 +78,25 @@ struct CellBuilder {
           unary<TanhOp>(binary<MulOp>(x, constant(beta.value_or(1)))),
           constant(alpha.value_or(1)));
     if (name == "LeakyRelu")
-      return b.create<LeakyReluOp>(loc, typeOf(x), x,
-                                   b.getF32FloatAttr(alpha.value_or(0.01)))
+      return b
+          .create<LeakyReluOp>(loc, typeOf(x), x,
+                               b.getF32FloatAttr(alpha.value_or(0.01)))
           .getResult();
     if (name == "ThresholdedRelu")
-      return b.create<ThresholdedReluOp>(loc, typeOf(x), x,
-                                         b.getF32FloatAttr(alpha.value_or(1)))
+      return b
+          .create<ThresholdedReluOp>(loc, typeOf(x), x,
+                                     b.getF32FloatAttr(alpha.value_or(1)))
           .getResult();
     if (name == "HardSigmoid")
-      return b.create<HardSigmoidOp>(loc, typeOf(x), x,
-                                     b.getF32FloatAttr(alpha.value_or(0.2)),
-                                     b.getF32FloatAttr(beta.value_or(0.5)))
+      return b
+          .create<HardSigmoidOp>(loc, typeOf(x), x,
+                                 b.getF32FloatAttr(alpha.value_or(0.2)),
+                                 b.getF32FloatAttr(beta.value_or(0.5)))
           .getResult();
     if (name == "Elu")
-      return b.create<EluOp>(loc, typeOf(x), x,
-                             b.getF32FloatAttr(alpha.value_or(1)))
+      return b
+          .create<EluOp>(loc, typeOf(x), x,
+                         b.getF32FloatAttr(alpha.value_or(1)))
           .getResult();
     return failure();
   }
@@ -109,8 +114,7 @@ Value slice3(OpBuilder &b, Location loc, Value t, OpFoldResult index) {
   return b.create<tensor::ExtractSliceOp>(loc, resultType, t, off, sz, st);
 }
 
-template <typename OpT>
-struct RecurrentLowering : OpRewritePattern<OpT> {
+template <typename OpT> struct RecurrentLowering : OpRewritePattern<OpT> {
   using OpRewritePattern<OpT>::OpRewritePattern;
 
   LogicalResult matchAndRewrite(OpT op, PatternRewriter &b) const override {
@@ -158,7 +162,8 @@ struct RecurrentLowering : OpRewritePattern<OpT> {
       bool takesAlpha = name == "Affine" || name == "ScaledTanh" ||
                         name == "LeakyRelu" || name == "ThresholdedRelu" ||
                         name == "HardSigmoid" || name == "Elu";
-      bool takesBeta = name == "Affine" || name == "ScaledTanh" || name == "HardSigmoid";
+      bool takesBeta =
+          name == "Affine" || name == "ScaledTanh" || name == "HardSigmoid";
       std::optional<double> a, bt;
       if (takesAlpha && paramIndex < alphas.size())
         a = alphas[paramIndex];
@@ -193,18 +198,22 @@ struct RecurrentLowering : OpRewritePattern<OpT> {
         off[1] = b.getIndexAttr(gates * hidden);
         rb = b.create<tensor::ExtractSliceOp>(loc, one, bias, off, sz, st);
       }
-      Value h0 = op.getInitialH() ? slice3(b, loc, op.getInitialH(), b.getIndexAttr(d))
-                                  : filled(b, loc, stateType, scalar(b, loc, et, 0));
+      Value h0 = op.getInitialH()
+                     ? slice3(b, loc, op.getInitialH(), b.getIndexAttr(d))
+                     : filled(b, loc, stateType, scalar(b, loc, et, 0));
       Value c0;
       SmallVector<Value> peep;
       if constexpr (isLSTM) {
-        c0 = op.getInitialC() ? slice3(b, loc, op.getInitialC(), b.getIndexAttr(d))
-                              : filled(b, loc, stateType, scalar(b, loc, et, 0));
+        c0 = op.getInitialC()
+                 ? slice3(b, loc, op.getInitialC(), b.getIndexAttr(d))
+                 : filled(b, loc, stateType, scalar(b, loc, et, 0));
         if (Value p = op.getPeepholes()) {
           // P [dirs, 3*hidden]: i, o, f.
           for (int k = 0; k < 3; ++k) {
-            SmallVector<OpFoldResult> off{b.getIndexAttr(d), b.getIndexAttr(k * hidden)},
-                sz{b.getIndexAttr(1), b.getIndexAttr(hidden)}, st(2, b.getIndexAttr(1));
+            SmallVector<OpFoldResult> off{b.getIndexAttr(d),
+                                          b.getIndexAttr(k * hidden)},
+                sz{b.getIndexAttr(1), b.getIndexAttr(hidden)},
+                st(2, b.getIndexAttr(1));
             peep.push_back(b.create<tensor::ExtractSliceOp>(
                 loc, RankedTensorType::get({hidden}, et), p, off, sz, st));
           }
@@ -222,22 +231,26 @@ struct RecurrentLowering : OpRewritePattern<OpT> {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(loop.getBody());
         Value t = loop.getInductionVar();
-        Value tt = reverse ? Value(b.create<arith::SubIOp>(
-                                 loc, b.create<arith::ConstantIndexOp>(loc, seq - 1), t))
-                           : t;
+        Value tt =
+            reverse
+                ? Value(b.create<arith::SubIOp>(
+                      loc, b.create<arith::ConstantIndexOp>(loc, seq - 1), t))
+                : t;
         Value h = loop.getRegionIterArgs()[0];
         Value yAcc = loop.getRegionIterArgs()[1];
         Value x = slice3(b, loc, op.getX(), tt);
         auto act = [&](const Act &a, Value v) -> Value {
           if (clip)
-            v = b.create<ClipOp>(loc, cb.typeOf(v), v, b.getF64FloatAttr(-*clip),
+            v = b.create<ClipOp>(loc, cb.typeOf(v), v,
+                                 b.getF64FloatAttr(-*clip),
                                  b.getF64FloatAttr(*clip));
           return *cb.activation(a.name, v, a.alpha, a.beta);
         };
         Value newH, newC;
         if constexpr (isLSTM) {
           Value c = loop.getRegionIterArgs()[2];
-          Value pre = cb.binary<AddOp>(cb.linear(x, w, wb), cb.linear(h, r, rb));
+          Value pre =
+              cb.binary<AddOp>(cb.linear(x, w, wb), cb.linear(h, r, rb));
           auto g = cb.split(pre, 4); // i, o, f, c
           Value gi = g[0], go = g[1], gf = g[2], gc = g[3];
           if (!peep.empty()) {
@@ -246,7 +259,8 @@ struct RecurrentLowering : OpRewritePattern<OpT> {
           }
           Value it = act(f, gi), ft = act(f, gf);
           Value ct = act(activations[d * actsPerDir + 1], gc);
-          newC = cb.binary<AddOp>(cb.binary<MulOp>(ft, c), cb.binary<MulOp>(it, ct));
+          newC = cb.binary<AddOp>(cb.binary<MulOp>(ft, c),
+                                  cb.binary<MulOp>(it, ct));
           if (!peep.empty())
             go = cb.binary<AddOp>(go, cb.binary<MulOp>(newC, peep[1]));
           Value ot = act(f, go);
@@ -259,10 +273,13 @@ struct RecurrentLowering : OpRewritePattern<OpT> {
           // R split into Rz, Rr, Rh rows.
           SmallVector<Value> rParts, rbParts;
           for (int k = 0; k < 3; ++k) {
-            SmallVector<OpFoldResult> off{b.getIndexAttr(k * hidden), b.getIndexAttr(0)},
-                sz{b.getIndexAttr(hidden), b.getIndexAttr(hidden)}, st(2, b.getIndexAttr(1));
+            SmallVector<OpFoldResult> off{b.getIndexAttr(k * hidden),
+                                          b.getIndexAttr(0)},
+                sz{b.getIndexAttr(hidden), b.getIndexAttr(hidden)},
+                st(2, b.getIndexAttr(1));
             rParts.push_back(b.create<tensor::ExtractSliceOp>(
-                loc, RankedTensorType::get({hidden, hidden}, et), r, off, sz, st));
+                loc, RankedTensorType::get({hidden, hidden}, et), r, off, sz,
+                st));
             if (rb) {
               SmallVector<OpFoldResult> o1{b.getIndexAttr(k * hidden)},
                   s1{b.getIndexAttr(hidden)}, t1{b.getIndexAttr(1)};
@@ -272,22 +289,29 @@ struct RecurrentLowering : OpRewritePattern<OpT> {
               rbParts.push_back(Value());
             }
           }
-          Value zt = act(f, cb.binary<AddOp>(gx[0], cb.linear(h, rParts[0], rbParts[0])));
-          Value rt = act(f, cb.binary<AddOp>(gx[1], cb.linear(h, rParts[1], rbParts[1])));
+          Value zt = act(
+              f, cb.binary<AddOp>(gx[0], cb.linear(h, rParts[0], rbParts[0])));
+          Value rt = act(
+              f, cb.binary<AddOp>(gx[1], cb.linear(h, rParts[1], rbParts[1])));
           Value hh;
           bool lbr = false;
           if constexpr (isGRU)
             lbr = op.getLinearBeforeReset();
           if (lbr)
-            hh = cb.binary<AddOp>(gx[2], cb.binary<MulOp>(rt, cb.linear(h, rParts[2], rbParts[2])));
+            hh = cb.binary<AddOp>(
+                gx[2],
+                cb.binary<MulOp>(rt, cb.linear(h, rParts[2], rbParts[2])));
           else
-            hh = cb.binary<AddOp>(gx[2], cb.linear(cb.binary<MulOp>(rt, h), rParts[2], rbParts[2]));
+            hh = cb.binary<AddOp>(gx[2], cb.linear(cb.binary<MulOp>(rt, h),
+                                                   rParts[2], rbParts[2]));
           Value ht = act(activations[d * actsPerDir + 1], hh);
           Value one = cb.constant(1);
-          newH = cb.binary<AddOp>(cb.binary<MulOp>(cb.binary<SubOp>(one, zt), ht),
-                                  cb.binary<MulOp>(zt, h));
+          newH =
+              cb.binary<AddOp>(cb.binary<MulOp>(cb.binary<SubOp>(one, zt), ht),
+                               cb.binary<MulOp>(zt, h));
         } else {
-          Value pre = cb.binary<AddOp>(cb.linear(x, w, wb), cb.linear(h, r, rb));
+          Value pre =
+              cb.binary<AddOp>(cb.linear(x, w, wb), cb.linear(h, r, rb));
           newH = act(f, pre);
         }
         Value yRow = newH;
@@ -304,9 +328,11 @@ struct RecurrentLowering : OpRewritePattern<OpT> {
                    SmallVector<AffineMap>{
                        AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx),
                        AffineMap::getMultiDimIdentityMap(2, ctx)},
-                   iterators(2), [&](OpBuilder &nb, Location nl, ValueRange a) {
+                   iterators(2),
+                   [&](OpBuilder &nb, Location nl, ValueRange a) {
                      Value len = a[0];
-                     Value now = nb.create<arith::IndexCastOp>(nl, len.getType(), t);
+                     Value now =
+                         nb.create<arith::IndexCastOp>(nl, len.getType(), t);
                      nb.create<linalg::YieldOp>(
                          nl, Value(nb.create<arith::CmpIOp>(
                                  nl, arith::CmpIPredicate::slt, now, len)));
@@ -327,7 +353,8 @@ struct RecurrentLowering : OpRewritePattern<OpT> {
             sz{b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(batch),
                b.getIndexAttr(hidden)},
             st(4, b.getIndexAttr(1));
-        Value newY = b.create<tensor::InsertSliceOp>(loc, yRow, yAcc, off, sz, st);
+        Value newY =
+            b.create<tensor::InsertSliceOp>(loc, yRow, yAcc, off, sz, st);
         SmallVector<Value> yields{newH, newY};
         if constexpr (isLSTM)
           yields.push_back(newC);
@@ -342,8 +369,10 @@ struct RecurrentLowering : OpRewritePattern<OpT> {
       auto type = RankedTensorType::get({dirs, batch, hidden}, et);
       Value acc = b.create<tensor::EmptyOp>(loc, type.getShape(), et);
       for (int64_t d = 0; d < dirs; ++d) {
-        SmallVector<OpFoldResult> off{b.getIndexAttr(d), b.getIndexAttr(0), b.getIndexAttr(0)},
-            sz{b.getIndexAttr(1), b.getIndexAttr(batch), b.getIndexAttr(hidden)},
+        SmallVector<OpFoldResult> off{b.getIndexAttr(d), b.getIndexAttr(0),
+                                      b.getIndexAttr(0)},
+            sz{b.getIndexAttr(1), b.getIndexAttr(batch),
+               b.getIndexAttr(hidden)},
             st(3, b.getIndexAttr(1));
         acc = b.create<tensor::InsertSliceOp>(loc, states[d], acc, off, sz, st);
       }

@@ -51,7 +51,8 @@ Value reduceOver(OpBuilder &b, Location loc, Value input,
 }
 
 /// Shape of `shape` with `axes` kept as size-1 dims.
-SmallVector<int64_t> keptShape(ArrayRef<int64_t> shape, ArrayRef<int64_t> axes) {
+SmallVector<int64_t> keptShape(ArrayRef<int64_t> shape,
+                               ArrayRef<int64_t> axes) {
   SmallVector<int64_t> out(shape);
   for (int64_t a : axes)
     out[a] = 1;
@@ -80,8 +81,7 @@ Value mapTensor(OpBuilder &b, Location loc, Value v,
                      });
 }
 
-template <typename OpT>
-struct ReduceLowering : OpRewritePattern<OpT> {
+template <typename OpT> struct ReduceLowering : OpRewritePattern<OpT> {
   using OpRewritePattern<OpT>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpT op, PatternRewriter &b) const override {
     Location loc = op.getLoc();
@@ -100,11 +100,12 @@ struct ReduceLowering : OpRewritePattern<OpT> {
     if (isa<ReduceSumOp, ReduceMeanOp>(raw)) {
       r = reduceOver(b, loc, x, axes, scalar(b, loc, et, 0), sum);
       if (isa<ReduceMeanOp>(raw))
-        r = mapTensor(b, loc, r, [&](OpBuilder &nb, Location nl, Value v) -> Value {
-          Value n = scalar(nb, nl, et, double(count));
-          return isFloat(et) ? Value(nb.create<arith::DivFOp>(nl, v, n))
-                             : Value(nb.create<arith::DivSIOp>(nl, v, n));
-        });
+        r = mapTensor(
+            b, loc, r, [&](OpBuilder &nb, Location nl, Value v) -> Value {
+              Value n = scalar(nb, nl, et, double(count));
+              return isFloat(et) ? Value(nb.create<arith::DivFOp>(nl, v, n))
+                                 : Value(nb.create<arith::DivSIOp>(nl, v, n));
+            });
     } else if (isa<ReduceMaxOp>(raw)) {
       bool uns = isUnsignedOp(raw);
       r = reduceOver(b, loc, x, axes, lowest(b, loc, et, uns),
@@ -138,15 +139,17 @@ struct ReduceLowering : OpRewritePattern<OpT> {
       if (isa<ReduceL2Op>(raw)) {
         if (!isFloat(et))
           return b.notifyMatchFailure(op, "integer ReduceL2");
-        r = mapTensor(b, loc, r, [](OpBuilder &nb, Location nl, Value v) -> Value {
-          return nb.create<math::SqrtOp>(nl, v);
-        });
+        r = mapTensor(b, loc, r,
+                      [](OpBuilder &nb, Location nl, Value v) -> Value {
+                        return nb.create<math::SqrtOp>(nl, v);
+                      });
       }
     } else if (isa<ReduceLogSumOp>(raw)) {
       r = reduceOver(b, loc, x, axes, scalar(b, loc, et, 0), sum);
-      r = mapTensor(b, loc, r, [](OpBuilder &nb, Location nl, Value v) -> Value {
-        return nb.create<math::LogOp>(nl, v);
-      });
+      r = mapTensor(b, loc, r,
+                    [](OpBuilder &nb, Location nl, Value v) -> Value {
+                      return nb.create<math::LogOp>(nl, v);
+                    });
     } else if (isa<ReduceLogSumExpOp>(raw)) {
       // max + log(sum(exp(x - max))), stable for large values.
       Value m = reduceOver(b, loc, x, axes, lowest(b, loc, et),
@@ -154,17 +157,20 @@ struct ReduceLowering : OpRewritePattern<OpT> {
                              return maxV(nb, nl, e, acc);
                            });
       // An all -inf slice keeps max -inf; use 0 there so x - max stays -inf.
-      Value safeMax = mapTensor(b, loc, m, [&](OpBuilder &nb, Location nl, Value v) -> Value {
-        Value isInf = nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OEQ, v,
-                                               lowest(nb, nl, et));
-        return nb.create<arith::SelectOp>(nl, isInf, scalar(nb, nl, et, 0), v);
-      });
+      Value safeMax = mapTensor(
+          b, loc, m, [&](OpBuilder &nb, Location nl, Value v) -> Value {
+            Value isInf = nb.create<arith::CmpFOp>(
+                nl, arith::CmpFPredicate::OEQ, v, lowest(nb, nl, et));
+            return nb.create<arith::SelectOp>(nl, isInf, scalar(nb, nl, et, 0),
+                                              v);
+          });
       Value mk = reshape(b, loc, safeMax, keptShape(type.getShape(), axes));
-      Value shifted = elementwise(b, loc, type, ValueRange{x, mk},
-                                  [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                                    Value d = nb.create<arith::SubFOp>(nl, a[0], a[1]);
-                                    return nb.create<math::ExpOp>(nl, d);
-                                  });
+      Value shifted =
+          elementwise(b, loc, type, ValueRange{x, mk},
+                      [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                        Value d = nb.create<arith::SubFOp>(nl, a[0], a[1]);
+                        return nb.create<math::ExpOp>(nl, d);
+                      });
       Value s = reduceOver(b, loc, shifted, axes, scalar(b, loc, et, 0), sum);
       r = elementwise(b, loc, tensorType(s), ValueRange{s, safeMax},
                       [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
@@ -180,8 +186,7 @@ struct ReduceLowering : OpRewritePattern<OpT> {
   }
 };
 
-template <typename OpT>
-struct ArgReduceLowering : OpRewritePattern<OpT> {
+template <typename OpT> struct ArgReduceLowering : OpRewritePattern<OpT> {
   using OpRewritePattern<OpT>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpT op, PatternRewriter &b) const override {
     Location loc = op.getLoc();
@@ -205,16 +210,16 @@ struct ArgReduceLowering : OpRewritePattern<OpT> {
     inExprs[axis] = b.getAffineDimExpr(rank - 1);
     auto valType = RankedTensorType::get(outShape, et);
     auto idxType = RankedTensorType::get(outShape, b.getI64Type());
-    Value vals = filled(b, loc, valType,
-                        isMax ? lowest(b, loc, et, uns) : highest(b, loc, et, uns));
+    Value vals =
+        filled(b, loc, valType,
+               isMax ? lowest(b, loc, et, uns) : highest(b, loc, et, uns));
     Value idxs = filled(b, loc, idxType, scalar(b, loc, b.getI64Type(), 0));
     AffineMap outMap = AffineMap::get(rank, 0, outExprs, b.getContext());
     auto generic = b.create<linalg::GenericOp>(
         loc, TypeRange{valType, idxType}, ValueRange{x}, ValueRange{vals, idxs},
         SmallVector<AffineMap>{AffineMap::get(rank, 0, inExprs, b.getContext()),
                                outMap, outMap},
-        iterators(rank - 1, 1),
-        [&](OpBuilder &nb, Location nl, ValueRange a) {
+        iterators(rank - 1, 1), [&](OpBuilder &nb, Location nl, ValueRange a) {
           Value i = nb.create<arith::IndexCastOp>(
               nl, nb.getI64Type(), nb.create<linalg::IndexOp>(nl, rank - 1));
           Value better;
@@ -233,8 +238,9 @@ struct ArgReduceLowering : OpRewritePattern<OpT> {
             better = nb.create<arith::CmpIOp>(nl, pred, a[0], a[1]);
           }
           // The first element always wins (so all -inf / NaN rows give 0).
-          Value first = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::eq, i,
-                                                 scalar(nb, nl, nb.getI64Type(), 0));
+          Value first =
+              nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::eq, i,
+                                       scalar(nb, nl, nb.getI64Type(), 0));
           better = nb.create<arith::OrIOp>(nl, better, first);
           nb.create<linalg::YieldOp>(
               nl, ValueRange{nb.create<arith::SelectOp>(nl, better, a[0], a[1]),
@@ -247,8 +253,7 @@ struct ArgReduceLowering : OpRewritePattern<OpT> {
 };
 
 /// softmax / log_softmax / hardmax along one axis.
-template <typename OpT>
-struct SoftmaxLowering : OpRewritePattern<OpT> {
+template <typename OpT> struct SoftmaxLowering : OpRewritePattern<OpT> {
   using OpRewritePattern<OpT>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpT op, PatternRewriter &b) const override {
     Location loc = op.getLoc();
@@ -263,13 +268,15 @@ struct SoftmaxLowering : OpRewritePattern<OpT> {
                          });
     Value mk = reshape(b, loc, m, kept);
     Operation *raw = op.getOperation();
-    Value shifted = elementwise(b, loc, type, ValueRange{x, mk},
-                                [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                                  return nb.create<arith::SubFOp>(nl, a[0], a[1]);
-                                });
-    Value e = mapTensor(b, loc, shifted, [](OpBuilder &nb, Location nl, Value v) -> Value {
-      return nb.create<math::ExpOp>(nl, v);
-    });
+    Value shifted =
+        elementwise(b, loc, type, ValueRange{x, mk},
+                    [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                      return nb.create<arith::SubFOp>(nl, a[0], a[1]);
+                    });
+    Value e = mapTensor(b, loc, shifted,
+                        [](OpBuilder &nb, Location nl, Value v) -> Value {
+                          return nb.create<math::ExpOp>(nl, v);
+                        });
     Value s = reduceOver(b, loc, e, axes, scalar(b, loc, et, 0),
                          [](OpBuilder &nb, Location nl, Value v, Value acc) {
                            return addV(nb, nl, v, acc);
@@ -296,25 +303,27 @@ struct SoftmaxLowering : OpRewritePattern<OpT> {
 /// Emits ign.arg_max, which the conversion then lowers too.
 struct HardmaxLowering : OpRewritePattern<HardmaxOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(HardmaxOp op, PatternRewriter &b) const override {
+  LogicalResult matchAndRewrite(HardmaxOp op,
+                                PatternRewriter &b) const override {
     Location loc = op.getLoc();
     auto type = tensorType(op.getInput());
     int64_t axis = op.getAxis();
     SmallVector<int64_t> kept(type.getShape());
     kept[axis] = 1;
-    Value am = b.create<ArgMaxOp>(loc, RankedTensorType::get(kept, b.getI64Type()),
-                                  op.getInput(), axis, true, false);
+    Value am =
+        b.create<ArgMaxOp>(loc, RankedTensorType::get(kept, b.getI64Type()),
+                           op.getInput(), axis, true, false);
     Type et = type.getElementType();
-    Value r = elementwise(b, loc, type, ValueRange{am},
-                          [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                            Value i = nb.create<arith::IndexCastOp>(
-                                nl, nb.getI64Type(),
-                                nb.create<linalg::IndexOp>(nl, axis));
-                            Value eq = nb.create<arith::CmpIOp>(
-                                nl, arith::CmpIPredicate::eq, i, a[0]);
-                            return nb.create<arith::SelectOp>(
-                                nl, eq, scalar(nb, nl, et, 1), scalar(nb, nl, et, 0));
-                          });
+    Value r = elementwise(
+        b, loc, type, ValueRange{am},
+        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+          Value i = nb.create<arith::IndexCastOp>(
+              nl, nb.getI64Type(), nb.create<linalg::IndexOp>(nl, axis));
+          Value eq =
+              nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::eq, i, a[0]);
+          return nb.create<arith::SelectOp>(nl, eq, scalar(nb, nl, et, 1),
+                                            scalar(nb, nl, et, 0));
+        });
     b.replaceOp(op, r);
     return success();
   }
@@ -325,7 +334,8 @@ struct HardmaxLowering : OpRewritePattern<HardmaxOp> {
 /// reference lowering.
 struct CumSumLowering : OpRewritePattern<CumSumOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(CumSumOp op, PatternRewriter &b) const override {
+  LogicalResult matchAndRewrite(CumSumOp op,
+                                PatternRewriter &b) const override {
     Location loc = op.getLoc();
     auto type = tensorType(op.getInput());
     int64_t rank = type.getRank(), axis = op.getAxis();
@@ -339,8 +349,9 @@ struct CumSumLowering : OpRewritePattern<CumSumOp> {
     Value acc = filled(b, loc, type, scalar(b, loc, et, 0));
     auto generic = b.create<linalg::GenericOp>(
         loc, TypeRange{type}, ValueRange{op.getInput()}, ValueRange{acc},
-        SmallVector<AffineMap>{AffineMap::get(rank + 1, 0, inExprs, b.getContext()),
-                               AffineMap::get(rank + 1, 0, outExprs, b.getContext())},
+        SmallVector<AffineMap>{
+            AffineMap::get(rank + 1, 0, inExprs, b.getContext()),
+            AffineMap::get(rank + 1, 0, outExprs, b.getContext())},
         iterators(rank, 1), [&](OpBuilder &nb, Location nl, ValueRange a) {
           Value i = nb.create<linalg::IndexOp>(nl, axis);
           Value j = nb.create<linalg::IndexOp>(nl, rank);
@@ -350,7 +361,8 @@ struct CumSumLowering : OpRewritePattern<CumSumOp> {
                                            : arith::CmpIPredicate::ule);
           Value in = nb.create<arith::CmpIOp>(nl, pred, j, i);
           Value sum = addV(nb, nl, a[0], a[1]);
-          nb.create<linalg::YieldOp>(nl, Value(nb.create<arith::SelectOp>(nl, in, sum, a[1])));
+          nb.create<linalg::YieldOp>(
+              nl, Value(nb.create<arith::SelectOp>(nl, in, sum, a[1])));
         });
     b.replaceOp(op, generic.getResult(0));
     return success();

@@ -16,7 +16,8 @@ namespace {
 struct ResizeLowering : OpRewritePattern<ResizeOp> {
   using OpRewritePattern::OpRewritePattern;
 
-  LogicalResult matchAndRewrite(ResizeOp op, PatternRewriter &b) const override {
+  LogicalResult matchAndRewrite(ResizeOp op,
+                                PatternRewriter &b) const override {
     Location loc = op.getLoc();
     auto inType = tensorType(op.getInput());
     auto outType = rtype(op);
@@ -45,8 +46,8 @@ struct ResizeLowering : OpRewritePattern<ResizeOp> {
     Value init = b.create<tensor::EmptyOp>(loc, outType.getShape(), et);
     auto generic = b.create<linalg::GenericOp>(
         loc, TypeRange{outType}, ValueRange{}, ValueRange{init},
-        SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)},
-        iterators(rank), [&](OpBuilder &nb, Location nl, ValueRange) {
+        SmallVector<AffineMap>{b.getMultiDimIdentityMap(rank)}, iterators(rank),
+        [&](OpBuilder &nb, Location nl, ValueRange) {
           Type f64 = nb.getF64Type();
           auto cst = [&](double v) { return scalar(nb, nl, f64, v); };
           auto add = [&](Value x, Value y) -> Value {
@@ -73,8 +74,9 @@ struct ResizeLowering : OpRewritePattern<ResizeOp> {
           for (int64_t d = 0; d < rank; ++d) {
             int64_t in = inType.getDimSize(d), out = sizes[d];
             Value x = nb.create<arith::SIToFPOp>(
-                nl, f64, nb.create<arith::IndexCastOp>(
-                             nl, nb.getI64Type(), nb.create<linalg::IndexOp>(nl, d)));
+                nl, f64,
+                nb.create<arith::IndexCastOp>(
+                    nl, nb.getI64Type(), nb.create<linalg::IndexOp>(nl, d)));
             double s = scales[d];
             Value c;
             if (ctm == "asymmetric") {
@@ -84,25 +86,29 @@ struct ResizeLowering : OpRewritePattern<ResizeOp> {
               double len = double(in) * s;
               c = len <= 1 ? cst(0) : mul(x, cst(double(in - 1) / (len - 1)));
             } else if (ctm == "pytorch_half_pixel") {
-              c = out > 1 ? sub(mul(add(x, cst(0.5)), cst(1.0 / s)), cst(0.5)) : cst(0);
+              c = out > 1 ? sub(mul(add(x, cst(0.5)), cst(1.0 / s)), cst(0.5))
+                          : cst(0);
             } else if (ctm == "tf_half_pixel_for_nn") {
               c = mul(add(x, cst(0.5)), cst(1.0 / s));
             } else if (ctm == "half_pixel_symmetric") {
               double adjustment = double(out) / (double(in) * s);
               double center = double(in) / 2;
               double offset = center * (1 - adjustment);
-              c = add(cst(offset), sub(mul(add(x, cst(0.5)), cst(1.0 / s)), cst(0.5)));
+              c = add(cst(offset),
+                      sub(mul(add(x, cst(0.5)), cst(1.0 / s)), cst(0.5)));
             } else if (ctm == "tf_crop_and_resize") {
               double start = roi.size() == size_t(2 * rank) ? roi[d] : 0;
               double end = roi.size() == size_t(2 * rank) ? roi[d + rank] : 1;
               c = out > 1 ? add(cst(start * (in - 1)),
-                                mul(x, cst((end - start) * (in - 1) / double(out - 1))))
+                                mul(x, cst((end - start) * (in - 1) /
+                                           double(out - 1))))
                           : cst(0.5 * (start + end) * (in - 1));
-              Value lo = nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OLT, c, cst(0));
-              Value hi = nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OGT, c,
-                                                  cst(double(in - 1)));
-              outside = nb.create<arith::OrIOp>(nl, outside,
-                                                nb.create<arith::OrIOp>(nl, lo, hi));
+              Value lo = nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OLT,
+                                                  c, cst(0));
+              Value hi = nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OGT,
+                                                  c, cst(double(in - 1)));
+              outside = nb.create<arith::OrIOp>(
+                  nl, outside, nb.create<arith::OrIOp>(nl, lo, hi));
             } else { // half_pixel
               c = sub(mul(add(x, cst(0.5)), cst(1.0 / s)), cst(0.5));
             }
@@ -128,8 +134,8 @@ struct ResizeLowering : OpRewritePattern<ResizeOp> {
               // Integers pass through unchanged (no extrapolation outside
               // tf_crop_and_resize's crop, where the value is cast).
               Value fill = castScalar(nb, nl, cst(extrapolation), et);
-              nb.create<linalg::YieldOp>(
-                  nl, Value(nb.create<arith::SelectOp>(nl, outside, fill, result)));
+              nb.create<linalg::YieldOp>(nl, Value(nb.create<arith::SelectOp>(
+                                                 nl, outside, fill, result)));
               return;
             }
             result = castScalar(nb, nl, result, f64);
@@ -152,35 +158,41 @@ struct ResizeLowering : OpRewritePattern<ResizeOp> {
               auto weight = [&](Value dist) -> Value {
                 Value ad = nb.create<math::AbsFOp>(nl, dist);
                 Value ad2 = mul(ad, ad), ad3 = mul(ad2, ad);
-                Value near = add(sub(mul(cst(A + 2), ad3), mul(cst(A + 3), ad2)), cst(1));
-                Value far = add(sub(add(mul(cst(A), ad3), mul(cst(-5 * A), ad2)),
-                                    cst(0)),
-                                add(mul(cst(8 * A), ad), cst(-4 * A)));
-                Value isNear = nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OLE, ad, cst(1));
-                Value isFar = nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OLT, ad, cst(2));
+                Value near = add(
+                    sub(mul(cst(A + 2), ad3), mul(cst(A + 3), ad2)), cst(1));
+                Value far = add(
+                    sub(add(mul(cst(A), ad3), mul(cst(-5 * A), ad2)), cst(0)),
+                    add(mul(cst(8 * A), ad), cst(-4 * A)));
+                Value isNear = nb.create<arith::CmpFOp>(
+                    nl, arith::CmpFPredicate::OLE, ad, cst(1));
+                Value isFar = nb.create<arith::CmpFOp>(
+                    nl, arith::CmpFPredicate::OLT, ad, cst(2));
                 return nb.create<arith::SelectOp>(
-                    nl, isNear, near, nb.create<arith::SelectOp>(nl, isFar, far, cst(0)));
+                    nl, isNear, near,
+                    nb.create<arith::SelectOp>(nl, isFar, far, cst(0)));
               };
               SmallVector<Value> ws, pos;
               for (int k = -1; k <= 2; ++k) {
                 Value p = add(base, cst(k));
                 Value w = weight(sub(t, cst(k)));
                 if (excludeOutside) {
-                  Value lo = nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OLT, p, cst(0));
-                  Value hi = nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OGT, p,
-                                                      cst(double(in - 1)));
-                  w = nb.create<arith::SelectOp>(nl, nb.create<arith::OrIOp>(nl, lo, hi),
-                                                 cst(0), w);
+                  Value lo = nb.create<arith::CmpFOp>(
+                      nl, arith::CmpFPredicate::OLT, p, cst(0));
+                  Value hi = nb.create<arith::CmpFOp>(
+                      nl, arith::CmpFPredicate::OGT, p, cst(double(in - 1)));
+                  w = nb.create<arith::SelectOp>(
+                      nl, nb.create<arith::OrIOp>(nl, lo, hi), cst(0), w);
                 }
                 ws.push_back(w);
                 pos.push_back(p);
               }
               Value total = add(add(ws[0], ws[1]), add(ws[2], ws[3]));
               for (int k = 0; k < 4; ++k)
-                taps[d].push_back({toIndex(pos[k], in),
-                                   excludeOutside
-                                       ? Value(nb.create<arith::DivFOp>(nl, ws[k], total))
-                                       : ws[k]});
+                taps[d].push_back(
+                    {toIndex(pos[k], in),
+                     excludeOutside
+                         ? Value(nb.create<arith::DivFOp>(nl, ws[k], total))
+                         : ws[k]});
             }
             // Sum over every combination of taps.
             Value acc = cst(0);
@@ -192,7 +204,8 @@ struct ResizeLowering : OpRewritePattern<ResizeOp> {
                 idx.push_back(taps[d][pick[d]].first);
                 w = mul(w, taps[d][pick[d]].second);
               }
-              Value v = castScalar(nb, nl, nb.create<tensor::ExtractOp>(nl, input, idx), f64);
+              Value v = castScalar(
+                  nb, nl, nb.create<tensor::ExtractOp>(nl, input, idx), f64);
               acc = add(acc, mul(w, v));
               int64_t d = rank - 1;
               while (d >= 0 && ++pick[d] == taps[d].size())
@@ -202,7 +215,8 @@ struct ResizeLowering : OpRewritePattern<ResizeOp> {
             }
             result = acc;
           }
-          result = nb.create<arith::SelectOp>(nl, outside, cst(extrapolation), result);
+          result = nb.create<arith::SelectOp>(nl, outside, cst(extrapolation),
+                                              result);
           nb.create<linalg::YieldOp>(nl, castScalar(nb, nl, result, et));
         });
     b.replaceOp(op, generic.getResult(0));

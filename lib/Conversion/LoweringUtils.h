@@ -66,8 +66,8 @@ mlir::Value castScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
 
 /// Pads with `value` (constant mode), begin pads then end pads per dim.
 mlir::Value padConstant(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
-                        llvm::ArrayRef<int64_t> low, llvm::ArrayRef<int64_t> high,
-                        mlir::Value value);
+                        llvm::ArrayRef<int64_t> low,
+                        llvm::ArrayRef<int64_t> high, mlir::Value value);
 
 bool isFloat(mlir::Type t);
 
@@ -83,8 +83,8 @@ inline mlir::RankedTensorType rtype(mlir::Operation *op) {
   return mlir::cast<mlir::RankedTensorType>(op->getResult(0).getType());
 }
 mlir::RankedTensorType tensorType(mlir::Value v);
-llvm::SmallVector<mlir::utils::IteratorType>
-iterators(int64_t parallel, int64_t reduction = 0);
+llvm::SmallVector<mlir::utils::IteratorType> iterators(int64_t parallel,
+                                                       int64_t reduction = 0);
 
 void populateElementwisePatterns(mlir::RewritePatternSet &patterns);
 void populateContractionPatterns(mlir::RewritePatternSet &patterns);

@@ -1,4 +1,5 @@
-//===- BundleCommands.cpp - ignc run / bench / inspect ---------------------===//
+//===- BundleCommands.cpp - ignc run / bench / inspect
+//---------------------===//
 //
 // These commands use only libignrt to load bundles, as an application would.
 //
@@ -67,20 +68,25 @@ std::string preview(const void *data, size_t bytes, ignrt_dtype dtype) {
     char buf[32];
     switch (dtype) {
     case IGNRT_F32:
-      std::snprintf(buf, sizeof buf, "%.6g", double(static_cast<const float *>(data)[i]));
+      std::snprintf(buf, sizeof buf, "%.6g",
+                    double(static_cast<const float *>(data)[i]));
       break;
     case IGNRT_F64:
-      std::snprintf(buf, sizeof buf, "%.6g", static_cast<const double *>(data)[i]);
+      std::snprintf(buf, sizeof buf, "%.6g",
+                    static_cast<const double *>(data)[i]);
       break;
     case IGNRT_I64:
-      std::snprintf(buf, sizeof buf, "%lld", (long long)static_cast<const int64_t *>(data)[i]);
+      std::snprintf(buf, sizeof buf, "%lld",
+                    (long long)static_cast<const int64_t *>(data)[i]);
       break;
     case IGNRT_I32:
-      std::snprintf(buf, sizeof buf, "%d", static_cast<const int32_t *>(data)[i]);
+      std::snprintf(buf, sizeof buf, "%d",
+                    static_cast<const int32_t *>(data)[i]);
       break;
     case IGNRT_BOOL:
     case IGNRT_U8:
-      std::snprintf(buf, sizeof buf, "%u", unsigned(static_cast<const uint8_t *>(data)[i]));
+      std::snprintf(buf, sizeof buf, "%u",
+                    unsigned(static_cast<const uint8_t *>(data)[i]));
       break;
     default:
       std::snprintf(buf, sizeof buf, "?");
@@ -209,7 +215,8 @@ int runBundle(const RunOptions &options) {
       TensorData t{info.name, ignrt_dtype_name(info.dtype),
                    std::vector<int64_t>(info.dims, info.dims + info.rank),
                    std::string(static_cast<const char *>(data), bytes)};
-      std::string path = options.outputDir + "/" + safeFileName(info.name) + ".npy";
+      std::string path =
+          options.outputDir + "/" + safeFileName(info.name) + ".npy";
       std::string error;
       if (!writeNpy(path, t, error)) {
         std::cerr << "ignc: error: " << error << "\n";
@@ -241,7 +248,8 @@ int benchBundle(const BenchOptions &options) {
     ignrt_bundle_input(bundle.get(), i, &info);
     std::string bytes = randomBytes(info, rng);
     if (ignrt_session_set_input(session.get(), info.name, info.dtype, info.dims,
-                                info.rank, bytes.data(), bytes.size()) != IGNRT_OK)
+                                info.rank, bytes.data(),
+                                bytes.size()) != IGNRT_OK)
       return runtimeError("setting inputs");
   }
   for (int i = 0; i < options.warmup; ++i)
@@ -281,8 +289,8 @@ int benchBundle(const BenchOptions &options) {
     const char *name;
     double ns;
     ignrt_session_kernel_timing(session.get(), k, &name, &ns);
-    report["kernels"].push_back({{"name", name},
-                                 {"median_ms", stat(perKernel[k], 0.5)}});
+    report["kernels"].push_back(
+        {{"name", name}, {"median_ms", stat(perKernel[k], 0.5)}});
   }
   if (options.json) {
     std::cout << report.dump(2) << "\n";
@@ -314,8 +322,8 @@ int inspectBundle(const std::string &path) {
     }
     return s + "]";
   };
-  std::cout << "bundle: " << path << " (format " << m["format_version"]
-            << ", " << m["compiler"]["name"].get<std::string>() << " "
+  std::cout << "bundle: " << path << " (format " << m["format_version"] << ", "
+            << m["compiler"]["name"].get<std::string>() << " "
             << m["compiler"]["version"].get<std::string>() << ")\n";
   std::cout << "model: " << m["model"]["source"].get<std::string>()
             << " (opset " << m["model"]["opset"] << ")\n";
@@ -332,13 +340,13 @@ int inspectBundle(const std::string &path) {
   uint64_t weightBytes = 0;
   for (auto &w : m["weights"])
     weightBytes += w["bytes"].get<uint64_t>();
-  std::cout << "weights: " << m["weights"].size() << " tensors, "
-            << weightBytes << " bytes (used in place from the bundle)\n";
+  std::cout << "weights: " << m["weights"].size() << " tensors, " << weightBytes
+            << " bytes (used in place from the bundle)\n";
   std::cout << "kernels:\n";
   for (auto &k : m["kernels"])
     std::cout << "  " << k["name"].get<std::string>() << " ("
-              << k["symbol"].get<std::string>()
-              << "), schedule " << k["schedule"].dump() << "\n";
+              << k["symbol"].get<std::string>() << "), schedule "
+              << k["schedule"].dump() << "\n";
   std::cout << "launches: " << m["launches"].size() << "\n";
   return kExitOk;
 }

@@ -1,8 +1,8 @@
 //===- Driver.cpp - compile pipeline and diagnostics for ignc -------------===//
 
 #include "ign/Driver/Driver.h"
-#include "ign/Bundle/BundleWriter.h"
 #include "HostCompiler.h"
+#include "ign/Bundle/BundleWriter.h"
 #include "ign/Conversion/Passes.h"
 #include "ign/Dialect/Ign/IR/IgnOps.h"
 
@@ -11,8 +11,8 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/Passes.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -24,11 +24,13 @@ namespace ign {
 
 const std::vector<TargetInfo> &knownTargets() {
   static const std::vector<TargetInfo> targets = {
-      {"host", "the compiling machine's CPU via LLVM; or name a CPU: "
-               "x86-64-v3, x86-64-v4, znver4, ...",
+      {"host",
+       "the compiling machine's CPU via LLVM; or name a CPU: "
+       "x86-64-v3, x86-64-v4, znver4, ...",
        true},
-      {"systolic", "systolic-array accelerator on ignc's cycle-level "
-                   "simulator (gemmini-16, tpu-v1, scale-32)",
+      {"systolic",
+       "systolic-array accelerator on ignc's cycle-level "
+       "simulator (gemmini-16, tpu-v1, scale-32)",
        false},
       {"vulkan", "Vulkan / SPIR-V mobile GPUs (mali-g710, adreno-740)", false},
       {"cuda", "NVIDIA GPUs via PTX (sm80, sm90, ...)", false},

@@ -1,4 +1,5 @@
-//===- TensorFiles.cpp - .npy and ONNX .pb tensor files --------------------===//
+//===- TensorFiles.cpp - .npy and ONNX .pb tensor files
+//--------------------===//
 
 #include "ign/Driver/TensorFiles.h"
 #include "ign/Import/OnnxImporter.h"
@@ -113,7 +114,8 @@ bool readNpy(const std::string &path, TensorData &t, std::string &error) {
 
 } // namespace
 
-bool readTensorFile(const std::string &path, TensorData &t, std::string &error) {
+bool readTensorFile(const std::string &path, TensorData &t,
+                    std::string &error) {
   if (endsWith(path, ".npy"))
     return readNpy(path, t, error);
   if (endsWith(path, ".pb"))
@@ -122,7 +124,8 @@ bool readTensorFile(const std::string &path, TensorData &t, std::string &error) 
   return false;
 }
 
-bool writeNpy(const std::string &path, const TensorData &t, std::string &error) {
+bool writeNpy(const std::string &path, const TensorData &t,
+              std::string &error) {
   const char *descr = nullptr;
   for (auto &k : kNpyTypes)
     if (t.dtype == k.dtype)
@@ -132,10 +135,12 @@ bool writeNpy(const std::string &path, const TensorData &t, std::string &error) 
     return false;
   }
   std::ostringstream dict;
-  dict << "{'descr': '" << (std::string(descr) == "b1" || descr[1] == '1' ? "|" : "<")
-       << descr << "', 'fortran_order': False, 'shape': (";
+  dict << "{'descr': '"
+       << (std::string(descr) == "b1" || descr[1] == '1' ? "|" : "<") << descr
+       << "', 'fortran_order': False, 'shape': (";
   for (size_t i = 0; i < t.shape.size(); ++i)
-    dict << t.shape[i] << (t.shape.size() == 1 || i + 1 < t.shape.size() ? ", " : "");
+    dict << t.shape[i]
+         << (t.shape.size() == 1 || i + 1 < t.shape.size() ? ", " : "");
   dict << "), }";
   std::string header = dict.str();
   size_t total = 10 + header.size() + 1;

@@ -9,16 +9,14 @@ using namespace mlir;
 namespace ign::import {
 namespace {
 
-
 using FloatFn = std::function<double(double, double)>;
 using IntFn = std::function<int64_t(int64_t, int64_t)>;
 
 /// Elementwise host evaluation with numpy broadcasting.
-std::optional<HostTensor> hostBroadcast(llvm::ArrayRef<const HostTensor *> ins,
-                                        Type resultElement,
-                                        const std::function<void(
-                                            HostTensor &, int64_t,
-                                            llvm::ArrayRef<int64_t>)> &apply) {
+std::optional<HostTensor> hostBroadcast(
+    llvm::ArrayRef<const HostTensor *> ins, Type resultElement,
+    const std::function<void(HostTensor &, int64_t, llvm::ArrayRef<int64_t>)>
+        &apply) {
   llvm::SmallVector<int64_t> shape;
   for (const HostTensor *t : ins) {
     auto b = broadcastShapes(shape, t->shape);
@@ -108,7 +106,8 @@ std::optional<HostTensor> foldBinary(const HostTensor &a, const HostTensor &b,
   bool fl = a.isFloat();
   if (a.elementType != b.elementType || (fl ? !spec.f : !spec.i))
     return std::nullopt;
-  Type element = spec.predicate ? Type(IntegerType::get(ctx, 1)) : a.elementType;
+  Type element =
+      spec.predicate ? Type(IntegerType::get(ctx, 1)) : a.elementType;
   return hostBroadcast(
       {&a, &b}, element,
       [&](HostTensor &out, int64_t i, llvm::ArrayRef<int64_t> idx) {
@@ -185,7 +184,8 @@ template <typename OpT>
 NodeHandler unary(std::function<double(double)> f = nullptr,
                   std::function<int64_t(int64_t)> g = nullptr) {
   return [f, g](NodeImporter &n) -> LogicalResult {
-    if (const HostTensor *t = n.constInput(0); t && (t->isFloat() ? bool(f) : bool(g))) {
+    if (const HostTensor *t = n.constInput(0);
+        t && (t->isFloat() ? bool(f) : bool(g))) {
       HostTensor out = *t;
       for (int64_t i = 0; i < out.numElements(); ++i) {
         if (out.isFloat())
@@ -207,8 +207,7 @@ NodeHandler unary(std::function<double(double)> f = nullptr,
 
 /// A unary op whose float attributes are read with defaults.
 template <typename OpT>
-NodeHandler unaryWithFloats(
-    std::vector<std::pair<const char *, float>> attrs) {
+NodeHandler unaryWithFloats(std::vector<std::pair<const char *, float>> attrs) {
   return [attrs](NodeImporter &n) -> LogicalResult {
     llvm::SmallVector<NamedAttribute> named;
     for (auto [name, dflt] : attrs) {
@@ -242,8 +241,8 @@ LogicalResult castTo(NodeImporter &n, Type to) {
       else if (to.isInteger(1))
         out.ints[i] = d != 0;
       else
-        out.ints[i] = out.wrapInt(t->isFloat() ? int64_t(std::trunc(d))
-                                               : t->ints[i]);
+        out.ints[i] =
+            out.wrapInt(t->isFloat() ? int64_t(std::trunc(d)) : t->ints[i]);
     }
     return n.setOutput(0, std::move(out));
   }
@@ -329,8 +328,8 @@ LogicalResult importClip(NodeImporter &n) {
       if (const HostTensor *t = n.constInput(i)) {
         if (t->numElements() != 1)
           return n.error() << "Clip " << names[i - 1] << " must be a scalar";
-        attrs.push_back(
-            n.named(names[i - 1], n.builder().getF64FloatAttr(t->getDouble(0))));
+        attrs.push_back(n.named(names[i - 1],
+                                n.builder().getF64FloatAttr(t->getDouble(0))));
         continue;
       }
       auto bound = n.input(i);
@@ -380,10 +379,11 @@ LogicalResult importPow(NodeImporter &n) {
   auto base = n.inputType(0), exponent = n.inputType(1);
   if (failed(base) || failed(exponent))
     return failure();
-  BinarySpec spec = binary<PowOp>([](double a, double b) { return std::pow(a, b); },
-                                  [](int64_t a, int64_t b) {
-                                    return int64_t(std::pow(double(a), double(b)));
-                                  });
+  BinarySpec spec =
+      binary<PowOp>([](double a, double b) { return std::pow(a, b); },
+                    [](int64_t a, int64_t b) {
+                      return int64_t(std::pow(double(a), double(b)));
+                    });
   if (base->getElementType() == exponent->getElementType())
     return importBinary(n, spec);
   auto lhs = n.input(0), rhs = n.input(1);
@@ -422,7 +422,8 @@ LogicalResult importMod(NodeImporter &n) {
 }
 
 LogicalResult importIsInf(NodeImporter &n) {
-  auto pos = n.attrInt("detect_positive", 1), neg = n.attrInt("detect_negative", 1);
+  auto pos = n.attrInt("detect_positive", 1),
+       neg = n.attrInt("detect_negative", 1);
   auto x = n.input(0);
   if (failed(pos) || failed(neg) || failed(x))
     return failure();
@@ -450,11 +451,10 @@ void registerElementwiseHandlers(HandlerMap &m) {
   auto sign = [](double x) { return double((x > 0) - (x < 0)); };
   m["Abs"] = unary<AbsOp>([](double x) { return std::fabs(x); },
                           [](int64_t x) { return x < 0 ? -x : x; });
-  m["Neg"] = unary<NegOp>([](double x) { return -x; },
-                          [](int64_t x) { return -x; });
-  m["Sign"] = unary<SignOp>(sign, [](int64_t x) {
-    return int64_t((x > 0) - (x < 0));
-  });
+  m["Neg"] =
+      unary<NegOp>([](double x) { return -x; }, [](int64_t x) { return -x; });
+  m["Sign"] =
+      unary<SignOp>(sign, [](int64_t x) { return int64_t((x > 0) - (x < 0)); });
   m["Relu"] = unary<ReluOp>([](double x) { return x > 0 ? x : 0.0; },
                             [](int64_t x) { return x > 0 ? x : 0; });
   m["Not"] = unary<NotOp>(nullptr, [](int64_t x) { return int64_t(!x); });
@@ -490,8 +490,8 @@ void registerElementwiseHandlers(HandlerMap &m) {
       unaryWithFloats<HardSigmoidOp>({{"alpha", 0.2f}, {"beta", 0.5f}});
   m["LeakyRelu"] = unaryWithFloats<LeakyReluOp>({{"alpha", 0.01f}});
   m["Elu"] = unaryWithFloats<EluOp>({{"alpha", 1.0f}});
-  m["Selu"] = unaryWithFloats<SeluOp>(
-      {{"alpha", 1.67326319217681884765625f}, {"gamma", 1.05070102214813232421875f}});
+  m["Selu"] = unaryWithFloats<SeluOp>({{"alpha", 1.67326319217681884765625f},
+                                       {"gamma", 1.05070102214813232421875f}});
   m["Celu"] = unaryWithFloats<CeluOp>({{"alpha", 1.0f}});
   m["ThresholdedRelu"] = unaryWithFloats<ThresholdedReluOp>({{"alpha", 1.0f}});
   m["Clip"] = importClip;
@@ -512,12 +512,15 @@ void registerElementwiseHandlers(HandlerMap &m) {
 
   auto add = binary<AddOp>(std::plus<double>(), std::plus<int64_t>());
   auto sub = binary<SubOp>(std::minus<double>(), std::minus<int64_t>());
-  auto mul = binary<MulOp>(std::multiplies<double>(), std::multiplies<int64_t>());
+  auto mul =
+      binary<MulOp>(std::multiplies<double>(), std::multiplies<int64_t>());
   auto div = binary<DivOp>(std::divides<double>(), floorDivInt);
-  auto max = binary<MaxOp>([](double a, double b) { return std::isnan(a) || a > b ? a : b; },
-                           [](int64_t a, int64_t b) { return std::max(a, b); });
-  auto min = binary<MinOp>([](double a, double b) { return std::isnan(a) || a < b ? a : b; },
-                           [](int64_t a, int64_t b) { return std::min(a, b); });
+  auto max = binary<MaxOp>(
+      [](double a, double b) { return std::isnan(a) || a > b ? a : b; },
+      [](int64_t a, int64_t b) { return std::max(a, b); });
+  auto min = binary<MinOp>(
+      [](double a, double b) { return std::isnan(a) || a < b ? a : b; },
+      [](int64_t a, int64_t b) { return std::min(a, b); });
   m["Add"] = [add](NodeImporter &n) { return importBinary(n, add); };
   m["Sub"] = [sub](NodeImporter &n) { return importBinary(n, sub); };
   m["Mul"] = [mul](NodeImporter &n) { return importBinary(n, mul); };

@@ -39,7 +39,8 @@ FailureOr<Window> readWindow(NodeImporter &n, ArrayRef<int64_t> inputShape,
                      << ", " << spatial << " and " << 2 * spatial << " values";
   for (size_t i = 0; i < spatial; ++i)
     if ((*strides)[i] <= 0 || (*dilations)[i] <= 0 || (*kernel)[i] <= 0)
-      return n.error() << "kernel_shape, strides and dilations must be positive";
+      return n.error()
+             << "kernel_shape, strides and dilations must be positive";
   w.kernel = *kernel;
   w.strides = *strides;
   w.dilations = *dilations;
@@ -97,11 +98,11 @@ LogicalResult importGemm(NodeImporter &n) {
       return failure();
     operands.push_back(*c);
   }
-  return done(n, n.createValue<GemmOp>(
-                     operands, {n.namedF32("alpha", *alpha),
-                                n.namedF32("beta", *beta),
-                                n.namedBool("trans_a", *ta),
-                                n.namedBool("trans_b", *tb)}));
+  return done(n,
+              n.createValue<GemmOp>(operands, {n.namedF32("alpha", *alpha),
+                                               n.namedF32("beta", *beta),
+                                               n.namedBool("trans_a", *ta),
+                                               n.namedBool("trans_b", *tb)}));
 }
 
 LogicalResult importConv(NodeImporter &n) {
@@ -120,11 +121,12 @@ LogicalResult importConv(NodeImporter &n) {
   auto operands = inputs(n, n.hasInput(2) ? 3 : 2);
   if (failed(operands))
     return failure();
-  return done(n, n.createValue<ConvOp>(
-                     *operands, {n.named("strides", n.i64Array(window->strides)),
-                                n.named("pads", n.i64Array(window->pads)),
-                                n.named("dilations", n.i64Array(window->dilations)),
-                                n.namedI64("group", *group)}));
+  return done(
+      n, n.createValue<ConvOp>(
+             *operands, {n.named("strides", n.i64Array(window->strides)),
+                         n.named("pads", n.i64Array(window->pads)),
+                         n.named("dilations", n.i64Array(window->dilations)),
+                         n.namedI64("group", *group)}));
 }
 
 LogicalResult importConvTranspose(NodeImporter &n) {
@@ -179,13 +181,13 @@ LogicalResult importConvTranspose(NodeImporter &n) {
   auto operands = inputs(n, n.hasInput(2) ? 3 : 2);
   if (failed(operands))
     return failure();
-  return done(n, n.createValue<ConvTransposeOp>(
-                     *operands,
-                     {n.named("strides", n.i64Array(window->strides)),
-                      n.named("pads", n.i64Array(window->pads)),
-                      n.named("dilations", n.i64Array(window->dilations)),
-                      n.named("output_padding", n.i64Array(*outputPadding)),
-                      n.namedI64("group", *group)}));
+  return done(
+      n, n.createValue<ConvTransposeOp>(
+             *operands, {n.named("strides", n.i64Array(window->strides)),
+                         n.named("pads", n.i64Array(window->pads)),
+                         n.named("dilations", n.i64Array(window->dilations)),
+                         n.named("output_padding", n.i64Array(*outputPadding)),
+                         n.namedI64("group", *group)}));
 }
 
 LogicalResult importEinsum(NodeImporter &n) {
@@ -216,8 +218,8 @@ LogicalResult importEinsum(NodeImporter &n) {
       return failure();
     operands.push_back(*v);
   }
-  return done(n, n.createValue<EinsumOp>(operands,
-                                         {n.namedStr("equation", equation)}));
+  return done(
+      n, n.createValue<EinsumOp>(operands, {n.namedStr("equation", equation)}));
 }
 
 LogicalResult importBatchNorm(NodeImporter &n) {
@@ -232,7 +234,8 @@ LogicalResult importBatchNorm(NodeImporter &n) {
   auto ops = inputs(n, 5);
   if (failed(ops))
     return failure();
-  return done(n, n.createValue<BatchNormOp>(*ops, {n.namedF32("epsilon", *eps)}));
+  return done(n,
+              n.createValue<BatchNormOp>(*ops, {n.namedF32("epsilon", *eps)}));
 }
 
 LogicalResult importInstanceNorm(NodeImporter &n) {
@@ -240,8 +243,8 @@ LogicalResult importInstanceNorm(NodeImporter &n) {
   auto ops = inputs(n, 3);
   if (failed(eps) || failed(ops))
     return failure();
-  return done(n,
-              n.createValue<InstanceNormOp>(*ops, {n.namedF32("epsilon", *eps)}));
+  return done(
+      n, n.createValue<InstanceNormOp>(*ops, {n.namedF32("epsilon", *eps)}));
 }
 
 LogicalResult importLayerNorm(NodeImporter &n) {
@@ -256,9 +259,9 @@ LogicalResult importLayerNorm(NodeImporter &n) {
   auto ops = inputs(n, n.hasInput(2) ? 3 : 2);
   if (failed(ops))
     return failure();
-  if (failed(done(n, n.createValue<LayerNormOp>(
-                         *ops, {n.namedI64("axis", *a),
-                                n.namedF32("epsilon", *eps)}))))
+  if (failed(done(
+          n, n.createValue<LayerNormOp>(
+                 *ops, {n.namedI64("axis", *a), n.namedF32("epsilon", *eps)}))))
     return failure();
   if (!n.outputUsed(1) && !n.outputUsed(2))
     return success();
@@ -282,8 +285,8 @@ LogicalResult importLayerNorm(NodeImporter &n) {
   auto var = n.createValue<ReduceMeanOp>(*sq, reduce);
   if (failed(var))
     return failure();
-  auto shifted = n.createValue<AddOp>(
-      {*var, n.scalarConstant(x->getElementType(), *eps)});
+  auto shifted =
+      n.createValue<AddOp>({*var, n.scalarConstant(x->getElementType(), *eps)});
   if (failed(shifted))
     return failure();
   auto std = n.createValue<SqrtOp>(*shifted);
@@ -322,9 +325,9 @@ LogicalResult importGroupNorm(NodeImporter &n) {
       (*ops)[i] = *flat;
     }
   }
-  return done(n, n.createValue<GroupNormOp>(
-                     *ops, {n.namedI64("num_groups", *groups),
-                            n.namedF32("epsilon", *eps)}));
+  return done(
+      n, n.createValue<GroupNormOp>(*ops, {n.namedI64("num_groups", *groups),
+                                           n.namedF32("epsilon", *eps)}));
 }
 
 LogicalResult importLRN(NodeImporter &n) {
@@ -332,11 +335,13 @@ LogicalResult importLRN(NodeImporter &n) {
   auto alpha = n.attrFloat("alpha", 1e-4f), beta = n.attrFloat("beta", 0.75f),
        bias = n.attrFloat("bias", 1.0f);
   auto x = n.input(0);
-  if (failed(size) || failed(alpha) || failed(beta) || failed(bias) || failed(x))
+  if (failed(size) || failed(alpha) || failed(beta) || failed(bias) ||
+      failed(x))
     return failure();
-  return done(n, n.createValue<LRNOp>(
-                     *x, {n.namedI64("size", *size), n.namedF32("alpha", *alpha),
-                          n.namedF32("beta", *beta), n.namedF32("bias", *bias)}));
+  return done(n,
+              n.createValue<LRNOp>(
+                  *x, {n.namedI64("size", *size), n.namedF32("alpha", *alpha),
+                       n.namedF32("beta", *beta), n.namedF32("bias", *bias)}));
 }
 
 /// MeanVarianceNormalization as ONNX defines it by its function body:
@@ -380,8 +385,7 @@ LogicalResult importMVN(NodeImporter &n) {
   return done(n, n.createValue<DivOp>({*centered, *denom}));
 }
 
-template <typename OpT>
-LogicalResult importPool(NodeImporter &n) {
+template <typename OpT> LogicalResult importPool(NodeImporter &n) {
   auto x = n.inputType(0);
   if (failed(x))
     return failure();
@@ -429,8 +433,7 @@ LogicalResult importPool(NodeImporter &n) {
   return done(n, n.createValue<OpT>(*v, attrs));
 }
 
-template <typename ReduceT>
-LogicalResult importGlobalPool(NodeImporter &n) {
+template <typename ReduceT> LogicalResult importGlobalPool(NodeImporter &n) {
   auto x = n.inputType(0);
   auto v = n.input(0);
   if (failed(x) || failed(v))
@@ -475,10 +478,11 @@ LogicalResult importRecurrent(NodeImporter &n, size_t numOperands,
     if (acts->size() != defaultActivations.size() * dirs)
       return n.error() << "expected " << defaultActivations.size() * dirs
                        << " activations, got " << acts->size();
-    static const char *known[] = {"Relu",      "Tanh",     "Sigmoid",
-                                  "Affine",    "LeakyRelu", "ThresholdedRelu",
-                                  "ScaledTanh", "HardSigmoid", "Elu",
-                                  "Softsign",  "Softplus"};
+    static const char *known[] = {
+        "Relu",       "Tanh",        "Sigmoid",
+        "Affine",     "LeakyRelu",   "ThresholdedRelu",
+        "ScaledTanh", "HardSigmoid", "Elu",
+        "Softsign",   "Softplus"};
     for (const std::string &a : *acts) {
       if (!llvm::is_contained(known, llvm::StringRef(a)))
         return n.error() << "unknown activation '" << a << "'";
@@ -544,7 +548,8 @@ LogicalResult importRecurrent(NodeImporter &n, size_t numOperands,
     if (*layout == 1 && n.outputUsed(i)) {
       SmallVector<int64_t> perm = i == 0 ? SmallVector<int64_t>{2, 0, 1, 3}
                                          : SmallVector<int64_t>{1, 0, 2};
-      auto t = n.createValue<TransposeOp>(r, {n.named("perm", n.i64Array(perm))});
+      auto t =
+          n.createValue<TransposeOp>(r, {n.named("perm", n.i64Array(perm))});
       if (failed(t))
         return failure();
       r = *t;

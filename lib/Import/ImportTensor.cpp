@@ -78,9 +78,8 @@ LogicalResult reshapeTo(NodeImporter &n, ArrayRef<int64_t> shape) {
 }
 
 /// Sorted unique non-negative axes.
-FailureOr<SmallVector<int64_t>> normalizeAxes(NodeImporter &n,
-                                              ArrayRef<int64_t> axes,
-                                              int64_t rank) {
+FailureOr<SmallVector<int64_t>>
+normalizeAxes(NodeImporter &n, ArrayRef<int64_t> axes, int64_t rank) {
   SmallVector<int64_t> out;
   for (int64_t a : axes) {
     auto v = normalizeAxis(n, a, rank);
@@ -155,7 +154,8 @@ LogicalResult importReduce(NodeImporter &n, int64_t axesInputSince) {
                   : std::is_same_v<OpT, ReduceMinOp> ? INFINITY
                                                      : 0.0;
     std::vector<double> acc(out.numElements(), init);
-    auto inStrides = stridesOf(t->shape), outStrides = stridesOf(outStrideShape);
+    auto inStrides = stridesOf(t->shape),
+         outStrides = stridesOf(outStrideShape);
     for (int64_t i = 0; i < t->numElements(); ++i) {
       int64_t o = 0, rem = i;
       for (size_t d = 0; d < t->shape.size(); ++d) {
@@ -192,9 +192,10 @@ template <typename OpT> LogicalResult importArgReduce(NodeImporter &n) {
   auto a = normalizeAxis(n, *axis, type->getRank());
   if (failed(a))
     return failure();
-  return done(n, n.createValue<OpT>(*x, {n.namedI64("axis", *a),
-                                         n.namedBool("keepdims", *keep),
-                                         n.namedBool("select_last_index", *last)}));
+  return done(n,
+              n.createValue<OpT>(
+                  *x, {n.namedI64("axis", *a), n.namedBool("keepdims", *keep),
+                       n.namedBool("select_last_index", *last)}));
 }
 
 template <typename OpT> LogicalResult importSoftmax(NodeImporter &n) {
@@ -214,8 +215,8 @@ template <typename OpT> LogicalResult importSoftmax(NodeImporter &n) {
     return done(n, n.createValue<OpT>(*x, {n.namedI64("axis", *a)}));
   // Before opset 13 the input is viewed as 2-D [prod(:axis), prod(axis:)].
   auto shape = type->getShape();
-  auto flat = n.reshape(*x, {product(shape.take_front(*a)),
-                             product(shape.drop_front(*a))});
+  auto flat = n.reshape(
+      *x, {product(shape.take_front(*a)), product(shape.drop_front(*a))});
   if (failed(flat))
     return failure();
   auto r = n.createValue<OpT>(*flat, {n.namedI64("axis", 1)});
@@ -237,9 +238,10 @@ LogicalResult importCumSum(NodeImporter &n) {
   auto a = normalizeAxis(n, (*axis)[0], type->getRank());
   if (failed(a))
     return failure();
-  return done(n, n.createValue<CumSumOp>(*x, {n.namedI64("axis", *a),
-                                              n.namedBool("exclusive", *exclusive),
-                                              n.namedBool("reverse", *reverse)}));
+  return done(n,
+              n.createValue<CumSumOp>(*x, {n.namedI64("axis", *a),
+                                           n.namedBool("exclusive", *exclusive),
+                                           n.namedBool("reverse", *reverse)}));
 }
 
 LogicalResult importTopK(NodeImporter &n) {
@@ -338,7 +340,8 @@ LogicalResult importFlatten(NodeImporter &n) {
     return n.error() << "Flatten axis " << *axis << " out of range for rank "
                      << rank;
   auto shape = type->getShape();
-  return reshapeTo(n, {product(shape.take_front(a)), product(shape.drop_front(a))});
+  return reshapeTo(
+      n, {product(shape.take_front(a)), product(shape.drop_front(a))});
 }
 
 LogicalResult importSqueeze(NodeImporter &n) {
@@ -352,8 +355,8 @@ LogicalResult importSqueeze(NodeImporter &n) {
     return failure();
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < type->getRank(); ++d) {
-    bool drop = norm->empty() ? type->getDimSize(d) == 1
-                              : llvm::is_contained(*norm, d);
+    bool drop =
+        norm->empty() ? type->getDimSize(d) == 1 : llvm::is_contained(*norm, d);
     if (drop && type->getDimSize(d) != 1)
       return n.error() << "cannot squeeze dim " << d << " of size "
                        << type->getDimSize(d);
@@ -392,7 +395,8 @@ LogicalResult importTranspose(NodeImporter &n) {
   if (failed(perm))
     return failure();
   if (const HostTensor *t = n.constInput(0);
-      t && t->numElements() <= kHostFoldLimit && perm->size() == t->shape.size()) {
+      t && t->numElements() <= kHostFoldLimit &&
+      perm->size() == t->shape.size()) {
     SmallVector<int64_t> shape;
     for (int64_t p : *perm) {
       if (p < 0 || p >= int64_t(t->shape.size()))
@@ -410,7 +414,8 @@ LogicalResult importTranspose(NodeImporter &n) {
   auto x = n.input(0);
   if (failed(x))
     return failure();
-  return done(n, n.createValue<TransposeOp>(*x, {n.named("perm", n.i64Array(*perm))}));
+  return done(
+      n, n.createValue<TransposeOp>(*x, {n.named("perm", n.i64Array(*perm))}));
 }
 
 LogicalResult importConcat(NodeImporter &n) {
@@ -437,7 +442,8 @@ LogicalResult importConcat(NodeImporter &n) {
     out.shape = known[0]->shape;
     out.shape[*a] = 0;
     for (const HostTensor *t : known) {
-      if (t->shape.size() != out.shape.size() || t->elementType != out.elementType)
+      if (t->shape.size() != out.shape.size() ||
+          t->elementType != out.elementType)
         return n.error() << "Concat inputs differ in rank or element type";
       out.shape[*a] += t->shape[*a];
     }
@@ -534,19 +540,20 @@ LogicalResult importSplit(NodeImporter &n) {
     for (size_t i = 0; i < sizes.size(); ++i) {
       SmallVector<int64_t> shape(t->shape);
       shape[*a] = sizes[i];
-      if (failed(n.setOutput(i, hostRemap(*t, shape, [&](ArrayRef<int64_t> idx) {
-            int64_t j = 0;
-            for (size_t d = 0; d < idx.size(); ++d)
-              j += (idx[d] + (int64_t(d) == *a ? offset : 0)) * strides[d];
-            return j;
-          }))))
+      if (failed(n.setOutput(
+              i, hostRemap(*t, shape, [&](ArrayRef<int64_t> idx) {
+                int64_t j = 0;
+                for (size_t d = 0; d < idx.size(); ++d)
+                  j += (idx[d] + (int64_t(d) == *a ? offset : 0)) * strides[d];
+                return j;
+              }))))
         return failure();
       offset += sizes[i];
     }
     return success();
   }
-  auto op = n.create<SplitOp>(*x, {n.namedI64("axis", *a),
-                                   n.named("sizes", n.i64Array(sizes))});
+  auto op = n.create<SplitOp>(
+      *x, {n.namedI64("axis", *a), n.named("sizes", n.i64Array(sizes))});
   if (failed(op))
     return failure();
   for (size_t i = 0; i < sizes.size(); ++i)
@@ -562,7 +569,8 @@ LogicalResult importSlice(NodeImporter &n) {
   int64_t rank = type->getRank();
   SmallVector<int64_t> starts, ends, axes, steps;
   if (n.opset() < 10) {
-    auto s = n.attrInts("starts"), e = n.attrInts("ends"), a = n.attrInts("axes");
+    auto s = n.attrInts("starts"), e = n.attrInts("ends"),
+         a = n.attrInts("axes");
     if (failed(s) || failed(e) || failed(a))
       return failure();
     starts = *s;
@@ -633,7 +641,8 @@ LogicalResult importSlice(NodeImporter &n) {
     return n.setOutput(0, hostRemap(*t, sizes, [&](ArrayRef<int64_t> idx) {
                          int64_t j = 0;
                          for (int64_t d = 0; d < rank; ++d)
-                           j += (outStarts[d] + idx[d] * outSteps[d]) * strides[d];
+                           j += (outStarts[d] + idx[d] * outSteps[d]) *
+                                strides[d];
                          return j;
                        }));
   }
@@ -643,9 +652,10 @@ LogicalResult importSlice(NodeImporter &n) {
   if (ArrayRef<int64_t>(sizes) == type->getShape() &&
       llvm::all_of(outSteps, [](int64_t s) { return s == 1; }))
     return n.setOutput(0, *x);
-  return done(n, n.createValue<SliceOp>(*x, {n.named("starts", n.i64Array(outStarts)),
-                                             n.named("sizes", n.i64Array(sizes)),
-                                             n.named("steps", n.i64Array(outSteps))}));
+  return done(
+      n, n.createValue<SliceOp>(*x, {n.named("starts", n.i64Array(outStarts)),
+                                     n.named("sizes", n.i64Array(sizes)),
+                                     n.named("steps", n.i64Array(outSteps))}));
 }
 
 LogicalResult importGather(NodeImporter &n) {
@@ -699,8 +709,8 @@ LogicalResult importGatherElements(NodeImporter &n) {
   auto a = normalizeAxis(n, *axis, type->getRank());
   if (failed(a))
     return failure();
-  return done(n, n.createValue<GatherElementsOp>({*x, *idx},
-                                                 {n.namedI64("axis", *a)}));
+  return done(
+      n, n.createValue<GatherElementsOp>({*x, *idx}, {n.namedI64("axis", *a)}));
 }
 
 LogicalResult importGatherND(NodeImporter &n) {
@@ -708,8 +718,8 @@ LogicalResult importGatherND(NodeImporter &n) {
   auto x = n.input(0), idx = n.input(1);
   if (failed(b) || failed(x) || failed(idx))
     return failure();
-  return done(n, n.createValue<GatherNDOp>({*x, *idx},
-                                           {n.namedI64("batch_dims", *b)}));
+  return done(
+      n, n.createValue<GatherNDOp>({*x, *idx}, {n.namedI64("batch_dims", *b)}));
 }
 
 LogicalResult importScatterElements(NodeImporter &n) {
@@ -724,8 +734,8 @@ LogicalResult importScatterElements(NodeImporter &n) {
   if (failed(a))
     return failure();
   return done(n, n.createValue<ScatterElementsOp>(
-                     {*x, *idx, *upd},
-                     {n.namedI64("axis", *a), n.namedStr("reduction", *reduction)}));
+                     {*x, *idx, *upd}, {n.namedI64("axis", *a),
+                                        n.namedStr("reduction", *reduction)}));
 }
 
 LogicalResult importScatterND(NodeImporter &n) {
@@ -763,7 +773,8 @@ LogicalResult importExpand(NodeImporter &n) {
     return failure();
   if (ArrayRef<int64_t>(*result) == type->getShape())
     return n.setOutput(0, *x);
-  return done(n, n.createValue<ExpandOp>(*x, {n.named("shape", n.i64Array(*result))}));
+  return done(
+      n, n.createValue<ExpandOp>(*x, {n.named("shape", n.i64Array(*result))}));
 }
 
 LogicalResult importTile(NodeImporter &n) {
@@ -791,7 +802,8 @@ LogicalResult importTile(NodeImporter &n) {
   auto x = n.input(0);
   if (failed(x))
     return failure();
-  return done(n, n.createValue<TileOp>(*x, {n.named("repeats", n.i64Array(*repeats))}));
+  return done(
+      n, n.createValue<TileOp>(*x, {n.named("repeats", n.i64Array(*repeats))}));
 }
 
 LogicalResult importPad(NodeImporter &n) {
@@ -846,10 +858,10 @@ LogicalResult importPad(NodeImporter &n) {
     return failure();
   if (llvm::all_of(pads, [](int64_t p) { return p == 0; }))
     return n.setOutput(0, *x);
-  return done(n, n.createValue<PadOp>(
-                     *x, {n.named("pads", n.i64Array(pads)),
-                          n.namedStr("mode", *mode),
-                          n.named("value", n.builder().getF64FloatAttr(value))}));
+  return done(
+      n, n.createValue<PadOp>(
+             *x, {n.named("pads", n.i64Array(pads)), n.namedStr("mode", *mode),
+                  n.named("value", n.builder().getF64FloatAttr(value))}));
 }
 
 /// Resize (opset 10+) and Upsample: output sizes and scales resolved here.
@@ -859,7 +871,8 @@ LogicalResult importResize(NodeImporter &n, bool upsample) {
   if (failed(type) || failed(mode))
     return failure();
   int64_t rank = type->getRank();
-  std::string m = *mode == "bilinear" || *mode == "trilinear" ? "linear" : *mode;
+  std::string m =
+      *mode == "bilinear" || *mode == "trilinear" ? "linear" : *mode;
   std::string ctm = "asymmetric", nearest = "floor";
   float cubicA = -0.75f, extrapolation = 0;
   bool exclude = false;
@@ -988,7 +1001,8 @@ LogicalResult importResize(NodeImporter &n, bool upsample) {
       scales.push_back(double(sizes[d]) / type->getDimSize(d));
   }
   if (int64_t(sizes.size()) != rank)
-    return n.error() << "Resize needs " << rank << " sizes, got " << sizes.size();
+    return n.error() << "Resize needs " << rank << " sizes, got "
+                     << sizes.size();
   auto x = n.input(0);
   if (failed(x))
     return failure();
@@ -1060,8 +1074,8 @@ LogicalResult importTrilu(NodeImporter &n) {
       return n.error() << "Trilu k must be a scalar";
     k = (*kv)[0];
   }
-  return done(n, n.createValue<TriluOp>(*x, {n.namedBool("upper", *upper),
-                                             n.namedI64("k", k)}));
+  return done(n, n.createValue<TriluOp>(
+                     *x, {n.namedBool("upper", *upper), n.namedI64("k", k)}));
 }
 
 LogicalResult importOneHot(NodeImporter &n) {
@@ -1252,14 +1266,30 @@ LogicalResult importEyeLike(NodeImporter &n) {
 } // namespace
 
 void registerTensorHandlers(HandlerMap &m) {
-  m["ReduceSum"] = [](NodeImporter &n) { return importReduce<ReduceSumOp>(n, 13); };
-  m["ReduceMean"] = [](NodeImporter &n) { return importReduce<ReduceMeanOp>(n, 18); };
-  m["ReduceMax"] = [](NodeImporter &n) { return importReduce<ReduceMaxOp>(n, 18); };
-  m["ReduceMin"] = [](NodeImporter &n) { return importReduce<ReduceMinOp>(n, 18); };
-  m["ReduceProd"] = [](NodeImporter &n) { return importReduce<ReduceProdOp>(n, 18); };
-  m["ReduceL1"] = [](NodeImporter &n) { return importReduce<ReduceL1Op>(n, 18); };
-  m["ReduceL2"] = [](NodeImporter &n) { return importReduce<ReduceL2Op>(n, 18); };
-  m["ReduceLogSum"] = [](NodeImporter &n) { return importReduce<ReduceLogSumOp>(n, 18); };
+  m["ReduceSum"] = [](NodeImporter &n) {
+    return importReduce<ReduceSumOp>(n, 13);
+  };
+  m["ReduceMean"] = [](NodeImporter &n) {
+    return importReduce<ReduceMeanOp>(n, 18);
+  };
+  m["ReduceMax"] = [](NodeImporter &n) {
+    return importReduce<ReduceMaxOp>(n, 18);
+  };
+  m["ReduceMin"] = [](NodeImporter &n) {
+    return importReduce<ReduceMinOp>(n, 18);
+  };
+  m["ReduceProd"] = [](NodeImporter &n) {
+    return importReduce<ReduceProdOp>(n, 18);
+  };
+  m["ReduceL1"] = [](NodeImporter &n) {
+    return importReduce<ReduceL1Op>(n, 18);
+  };
+  m["ReduceL2"] = [](NodeImporter &n) {
+    return importReduce<ReduceL2Op>(n, 18);
+  };
+  m["ReduceLogSum"] = [](NodeImporter &n) {
+    return importReduce<ReduceLogSumOp>(n, 18);
+  };
   m["ReduceLogSumExp"] = [](NodeImporter &n) {
     return importReduce<ReduceLogSumExpOp>(n, 18);
   };
@@ -1293,7 +1323,9 @@ void registerTensorHandlers(HandlerMap &m) {
   m["Resize"] = [](NodeImporter &n) { return importResize(n, false); };
   m["Upsample"] = [](NodeImporter &n) { return importResize(n, true); };
   m["DepthToSpace"] = [](NodeImporter &n) { return importDepthSpace(n, true); };
-  m["SpaceToDepth"] = [](NodeImporter &n) { return importDepthSpace(n, false); };
+  m["SpaceToDepth"] = [](NodeImporter &n) {
+    return importDepthSpace(n, false);
+  };
   m["Trilu"] = importTrilu;
   m["OneHot"] = importOneHot;
   m["Shape"] = importShape;

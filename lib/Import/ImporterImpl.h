@@ -127,8 +127,8 @@ public:
   mlir::FailureOr<const HostTensor *> requireConstInput(size_t i,
                                                         llvm::StringRef what);
   /// Input i as int64 values (must be known).
-  mlir::FailureOr<llvm::SmallVector<int64_t>>
-  constInts(size_t i, llvm::StringRef what);
+  mlir::FailureOr<llvm::SmallVector<int64_t>> constInts(size_t i,
+                                                        llvm::StringRef what);
   /// True when every present input is a known constant.
   bool allInputsConstant();
 
@@ -221,7 +221,8 @@ const HandlerMap &allHandlers();
 /// Normalizes `axis` against `rank`, reporting an error at `node` if out of
 /// range.
 mlir::FailureOr<int64_t> normalizeAxis(NodeImporter &node, int64_t axis,
-                                       int64_t rank, llvm::StringRef what = "axis");
+                                       int64_t rank,
+                                       llvm::StringRef what = "axis");
 
 } // namespace ign::import
 

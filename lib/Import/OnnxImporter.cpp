@@ -3,8 +3,8 @@
 #include "ImporterImpl.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -75,24 +75,24 @@ FailureOr<std::string> takeTensorBytes(onnx::TensorProto &t,
     }
     if (location.empty() || llvm::sys::path::is_absolute(location) ||
         llvm::StringRef(location).contains(".."))
-      return emitError(loc) << "tensor '" << t.name()
-                            << "' has an invalid external data location '"
-                            << location << "'";
+      return emitError(loc)
+             << "tensor '" << t.name()
+             << "' has an invalid external data location '" << location << "'";
     llvm::SmallString<256> path(modelDir);
     llvm::sys::path::append(path, location);
     auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                               /*RequiresNullTerminator=*/false);
     if (!buffer)
-      return emitError(loc) << "cannot read external data of tensor '"
-                            << t.name() << "' from '" << path
-                            << "': " << buffer.getError().message();
+      return emitError(loc)
+             << "cannot read external data of tensor '" << t.name()
+             << "' from '" << path << "': " << buffer.getError().message();
     size_t size = (*buffer)->getBufferSize();
     if (length < 0)
       length = size > size_t(offset) ? size - offset : 0;
     if (offset < 0 || size_t(offset + length) > size)
-      return emitError(loc) << "external data of tensor '" << t.name()
-                            << "' lies outside '" << path << "' (" << size
-                            << " bytes)";
+      return emitError(loc)
+             << "external data of tensor '" << t.name() << "' lies outside '"
+             << path << "' (" << size << " bytes)";
     bytes.assign((*buffer)->getBufferStart() + offset, length);
   } else if (t.has_raw_data()) {
     bytes = std::move(*t.mutable_raw_data());
@@ -196,8 +196,8 @@ public:
     std::string name = node.name();
     if (name.empty() && node.output_size() > 0)
       name = node.output(0);
-    return FusedLoc::get(ctx, {NameLoc::get(StringAttr::get(ctx, name)),
-                               modelLoc()},
+    return FusedLoc::get(ctx,
+                         {NameLoc::get(StringAttr::get(ctx, name)), modelLoc()},
                          StringAttr::get(ctx, node.op_type()));
   }
 
@@ -278,14 +278,12 @@ public:
     // The blob takes ownership of the bytes: weights are copied only once.
     auto *owned = new std::string(std::move(*bytes));
     AsmResourceBlob blob(
-        llvm::ArrayRef<char>(owned->data(), owned->size()),
-        alignof(int64_t),
+        llvm::ArrayRef<char>(owned->data(), owned->size()), alignof(int64_t),
         [owned](void *, size_t, size_t) { delete owned; },
         /*dataIsMutable=*/false);
     auto type = RankedTensorType::get(shape, element);
-    std::string blobName = t.name().empty()
-                               ? "weight" + std::to_string(blobCounter++)
-                               : t.name();
+    std::string blobName =
+        t.name().empty() ? "weight" + std::to_string(blobCounter++) : t.name();
     auto attr = DenseResourceElementsAttr::get(type, blobName, std::move(blob));
     return constantValue(attr, loc);
   }
@@ -510,8 +508,8 @@ NodeImporter::requireConstInput(size_t i, llvm::StringRef what) {
                     "freeze the input with --freeze-input)";
 }
 
-FailureOr<llvm::SmallVector<int64_t>> NodeImporter::constInts(size_t i,
-                                                              llvm::StringRef what) {
+FailureOr<llvm::SmallVector<int64_t>>
+NodeImporter::constInts(size_t i, llvm::StringRef what) {
   auto t = requireConstInput(i, what);
   if (failed(t))
     return failure();
@@ -605,8 +603,8 @@ FailureOr<Value> NodeImporter::reshape(Value v, llvm::ArrayRef<int64_t> shape) {
   return createValue<ReshapeOp>(v, {named("shape", i64Array(shape))});
 }
 
-FailureOr<int64_t> normalizeAxis(NodeImporter &node, int64_t axis,
-                                 int64_t rank, llvm::StringRef what) {
+FailureOr<int64_t> normalizeAxis(NodeImporter &node, int64_t axis, int64_t rank,
+                                 llvm::StringRef what) {
   if (axis < -rank || axis >= rank)
     return node.error() << what << " " << axis << " is out of range for rank "
                         << rank;
@@ -635,8 +633,8 @@ LogicalResult GraphImporter::checkSupported(const onnx::ModelProto &model) {
       [&](const onnx::GraphProto &g) {
         for (const auto &node : g.node()) {
           bool standard = node.domain().empty() || node.domain() == "ai.onnx";
-          std::string key = standard ? node.op_type()
-                                     : node.domain() + "." + node.op_type();
+          std::string key =
+              standard ? node.op_type() : node.domain() + "." + node.op_type();
           if (!standard ||
               (node.op_type() != "If" && !allHandlers().count(node.op_type())))
             unsupported[key].push_back(
@@ -685,8 +683,8 @@ void GraphImporter::crossCheck(const onnx::NodeProto &node) {
     if (llvm::ArrayRef<int64_t>(ours) != llvm::ArrayRef<int64_t>(hint->second))
       emitWarning(nodeLoc(node))
           << "ONNX shape inference says output '" << out << "' is "
-          << shapeString(hint->second) << ", ign infers "
-          << shapeString(ours) << " (ign's shape is used)";
+          << shapeString(hint->second) << ", ign infers " << shapeString(ours)
+          << " (ign's shape is used)";
   }
 }
 
@@ -788,8 +786,9 @@ OwningOpRef<ModuleOp> GraphImporter::importModel(onnx::ModelProto &model) {
       auto diag = emitError(modelLoc())
                   << "--input-shape names '" << name
                   << "', which is not a graph input; inputs are: ";
-      llvm::interleaveComma(inputNames, diag,
-                            [&](const std::string &s) { diag << "'" << s << "'"; });
+      llvm::interleaveComma(inputNames, diag, [&](const std::string &s) {
+        diag << "'" << s << "'";
+      });
       return nullptr;
     }
   for (const auto &[name, path] : options.frozenInputs)
@@ -832,11 +831,12 @@ OwningOpRef<ModuleOp> GraphImporter::importModel(onnx::ModelProto &model) {
     }
     if (bound != options.inputShapes.end()) {
       const auto &dims = tensorType->shape().dim();
-      if (tensorType->has_shape() && size_t(dims.size()) != bound->second.size()) {
+      if (tensorType->has_shape() &&
+          size_t(dims.size()) != bound->second.size()) {
         emitError(inLoc) << "--input-shape " << in.name() << "="
                          << shapeString(bound->second) << " has rank "
-                         << bound->second.size() << ", but the model declares rank "
-                         << dims.size();
+                         << bound->second.size()
+                         << ", but the model declares rank " << dims.size();
         return nullptr;
       }
       for (size_t i = 0; tensorType->has_shape() && i < bound->second.size();
@@ -854,12 +854,12 @@ OwningOpRef<ModuleOp> GraphImporter::importModel(onnx::ModelProto &model) {
     } else {
       for (auto [i, d] : llvm::enumerate(tensorType->shape().dim())) {
         if (!d.has_dim_value() || d.dim_value() < 0) {
-          emitError(inLoc)
-              << "graph input '" << in.name() << "' dim " << i
-              << " is symbolic"
-              << (d.has_dim_param() ? " ('" + d.dim_param() + "')"
-                                    : std::string())
-              << "; bind it with --input-shape " << in.name() << "=DIMS";
+          emitError(inLoc) << "graph input '" << in.name() << "' dim " << i
+                           << " is symbolic"
+                           << (d.has_dim_param() ? " ('" + d.dim_param() + "')"
+                                                 : std::string())
+                           << "; bind it with --input-shape " << in.name()
+                           << "=DIMS";
           return nullptr;
         }
         shape.push_back(d.dim_value());
@@ -885,7 +885,8 @@ OwningOpRef<ModuleOp> GraphImporter::importModel(onnx::ModelProto &model) {
       if (failed(host))
         return nullptr;
       if (host->elementType != element ||
-          llvm::ArrayRef<int64_t>(host->shape) != llvm::ArrayRef<int64_t>(shape)) {
+          llvm::ArrayRef<int64_t>(host->shape) !=
+              llvm::ArrayRef<int64_t>(shape)) {
         emitError(inLoc) << "--freeze-input " << in.name() << ": the tensor is "
                          << host->type() << ", the input is "
                          << RankedTensorType::get(shape, element);
@@ -924,8 +925,8 @@ OwningOpRef<ModuleOp> GraphImporter::importModel(onnx::ModelProto &model) {
     try {
       onnx::ShapeInferenceOptions siOptions(/*check_type=*/false,
                                             /*error_mode=*/0);
-      onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(),
-                                         siOptions);
+      onnx::shape_inference::InferShapes(
+          model, onnx::OpSchemaRegistry::Instance(), siOptions);
       for (const auto &vi : graph.value_info()) {
         if (!vi.type().has_tensor_type() ||
             !vi.type().tensor_type().has_shape())
@@ -944,26 +945,28 @@ OwningOpRef<ModuleOp> GraphImporter::importModel(onnx::ModelProto &model) {
       emitRemark(modelLoc()) << "ONNX shape inference cross-checked "
                              << onnxShapes.size() << " static shapes";
     } catch (const std::exception &e) {
-      emitRemark(modelLoc()) << "ONNX shape inference failed (ignored): "
-                             << e.what();
+      emitRemark(modelLoc())
+          << "ONNX shape inference failed (ignored): " << e.what();
     }
   }
 
   llvm::SmallVector<Value> results;
   llvm::SmallVector<Attribute> outputNames;
   for (const auto &out : graph.output()) {
-    auto v = lookup(out.name(), NameLoc::get(StringAttr::get(ctx, out.name()),
-                                              modelLoc()));
+    auto v = lookup(out.name(),
+                    NameLoc::get(StringAttr::get(ctx, out.name()), modelLoc()));
     if (failed(v))
       return nullptr;
     results.push_back(*v);
     outputNames.push_back(builder.getStringAttr(out.name()));
   }
   builder.create<func::ReturnOp>(modelLoc(), results);
-  func.setType(builder.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  func.setType(
+      builder.getFunctionType(argTypes, ValueRange(results).getTypes()));
   for (auto [i, name] : llvm::enumerate(outputNames))
     func.setResultAttr(i, "ign.name", name);
-  module->getOperation()->setAttr("ign.opset", builder.getI64IntegerAttr(opset));
+  module->getOperation()->setAttr("ign.opset",
+                                  builder.getI64IntegerAttr(opset));
   if (!model.producer_name().empty())
     module->getOperation()->setAttr(
         "ign.producer",
@@ -1016,8 +1019,8 @@ bool readTensorProtoFile(const std::string &path, std::string &name,
   }
   llvm::SmallString<128> dir(path);
   llvm::sys::path::remove_filename(dir);
-  auto data = import::takeTensorBytes(t, dir, element, count,
-                                      UnknownLoc::get(&ctx));
+  auto data =
+      import::takeTensorBytes(t, dir, element, count, UnknownLoc::get(&ctx));
   if (failed(data))
     return false;
   name = t.name();

@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ign/Runtime/ignrt.h"
 #include "ign/Bundle/BundleFormat.h"
+#include "ign/Runtime/ignrt.h"
 
 #include <nlohmann/json.hpp>
 
@@ -41,13 +41,12 @@ const struct {
   const char *name;
   ignrt_dtype dtype;
   size_t size;
-} kDtypes[] = {{"f32", IGNRT_F32, 4},  {"f64", IGNRT_F64, 8},
-               {"f16", IGNRT_F16, 2},  {"bf16", IGNRT_BF16, 2},
-               {"i8", IGNRT_I8, 1},    {"i16", IGNRT_I16, 2},
-               {"i32", IGNRT_I32, 4},  {"i64", IGNRT_I64, 8},
-               {"u8", IGNRT_U8, 1},    {"u16", IGNRT_U16, 2},
-               {"u32", IGNRT_U32, 4},  {"u64", IGNRT_U64, 8},
-               {"bool", IGNRT_BOOL, 1}};
+} kDtypes[] = {
+    {"f32", IGNRT_F32, 4},   {"f64", IGNRT_F64, 8}, {"f16", IGNRT_F16, 2},
+    {"bf16", IGNRT_BF16, 2}, {"i8", IGNRT_I8, 1},   {"i16", IGNRT_I16, 2},
+    {"i32", IGNRT_I32, 4},   {"i64", IGNRT_I64, 8}, {"u8", IGNRT_U8, 1},
+    {"u16", IGNRT_U16, 2},   {"u32", IGNRT_U32, 4}, {"u64", IGNRT_U64, 8},
+    {"bool", IGNRT_BOOL, 1}};
 
 bool parseTensor(const json &j, Tensor &t, std::string &error) {
   if (!j.is_object() || !j.contains("name") || !j.contains("dtype") ||
@@ -95,8 +94,8 @@ bool hostHasFeature(const std::string &feature, bool &known) {
 #define IGN_FEATURE(NAME)                                                      \
   if (feature == #NAME)                                                        \
     return __builtin_cpu_supports(#NAME);
-  IGN_FEATURE(sse4.1)
-  IGN_FEATURE(sse4.2)
+  IGN_FEATURE(sse4 .1)
+  IGN_FEATURE(sse4 .2)
   IGN_FEATURE(avx)
   IGN_FEATURE(avx2)
   IGN_FEATURE(fma)
@@ -198,15 +197,15 @@ namespace {
 ignrt_status loadBundle(ignrt_bundle &b, const char *path) {
   b.fd = open(path, O_RDONLY | O_CLOEXEC);
   if (b.fd < 0)
-    return fail(IGNRT_ERROR_IO, std::string("cannot open '") + path + "': " +
-                                    std::strerror(errno));
+    return fail(IGNRT_ERROR_IO, std::string("cannot open '") + path +
+                                    "': " + std::strerror(errno));
   struct stat st;
   if (fstat(b.fd, &st) != 0 || !S_ISREG(st.st_mode))
     return fail(IGNRT_ERROR_IO, std::string("'") + path + "' is not a file");
   b.size = size_t(st.st_size);
   if (b.size < sizeof(Header))
-    return fail(IGNRT_ERROR_FORMAT, std::string("'") + path +
-                                        "' is too small to be a bundle");
+    return fail(IGNRT_ERROR_FORMAT,
+                std::string("'") + path + "' is too small to be a bundle");
   b.map = mmap(nullptr, b.size, PROT_READ, MAP_PRIVATE, b.fd, 0);
   if (b.map == MAP_FAILED)
     return fail(IGNRT_ERROR_IO, std::string("cannot map '") + path + "'");
@@ -299,7 +298,8 @@ ignrt_status loadBundle(ignrt_bundle &b, const char *path) {
           b.weightData.push_back(weights + offset);
           b.weights.push_back(tensor);
         } else {
-          (std::string(key) == "inputs" ? b.inputs : b.outputs).push_back(tensor);
+          (std::string(key) == "inputs" ? b.inputs : b.outputs)
+              .push_back(tensor);
         }
       }
     for (const json &k : m.at("kernels"))
@@ -453,9 +453,9 @@ ignrt_status ignrt_session_set_input(ignrt_session *s, const char *name,
     if (t.name != name)
       continue;
     if (dtype != t.dtype)
-      return fail(IGNRT_ERROR_ARGUMENT,
-                  "input '" + t.name + "' is " + ignrt_dtype_name(t.dtype) +
-                      ", got " + ignrt_dtype_name(dtype));
+      return fail(IGNRT_ERROR_ARGUMENT, "input '" + t.name + "' is " +
+                                            ignrt_dtype_name(t.dtype) +
+                                            ", got " + ignrt_dtype_name(dtype));
     std::vector<int64_t> given(dims, dims + rank);
     if (given != t.dims) {
       auto str = [](const std::vector<int64_t> &v) {

@@ -72,7 +72,8 @@ bool isKnownHostCpu(llvm::StringRef name) {
   llvm::InitializeNativeTarget();
   std::string error;
   std::string triple = llvm::sys::getProcessTriple();
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target)
     return false;
   std::unique_ptr<llvm::MCSubtargetInfo> sti(
@@ -105,8 +106,9 @@ void externalizeWeights(func::FuncOp main, HostArtifact &artifact) {
       continue;
     unsigned index = main.getNumArguments();
     main.insertArgument(index, c.getType(), {}, c.getLoc());
-    main.setArgAttr(index, "ign.weight",
-                    StringAttr::get(main.getContext(), attr.getRawHandle().getKey()));
+    main.setArgAttr(
+        index, "ign.weight",
+        StringAttr::get(main.getContext(), attr.getRawHandle().getKey()));
     c.getResult().replaceAllUsesWith(entry.getArgument(index));
     artifact.weights.push_back(
         {describe(c.getType(), attr.getRawHandle().getKey()), blob->getData()});
@@ -166,14 +168,15 @@ LogicalResult addPackedEntry(llvm::Module &module, llvm::StringRef name,
     return emitError(loc) << "the kernels have no C interface for @main";
   llvm::LLVMContext &ctx = module.getContext();
   auto *ptr = llvm::PointerType::getUnqual(ctx);
-  auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
+  auto *type =
+      llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
   auto *entry = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
                                        name, module);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
   llvm::SmallVector<llvm::Value *> args;
   for (unsigned i = 0; i < target->arg_size(); ++i)
-    args.push_back(b.CreateLoad(
-        ptr, b.CreateConstGEP1_64(ptr, entry->getArg(0), i)));
+    args.push_back(
+        b.CreateLoad(ptr, b.CreateConstGEP1_64(ptr, entry->getArg(0), i)));
   b.CreateCall(target, args);
   b.CreateRetVoid();
   return success();
@@ -192,8 +195,8 @@ FailureOr<std::string> linkSharedObject(llvm::StringRef object, Location loc) {
   }
   std::string linkerOutput;
   llvm::raw_string_ostream linkerOs(linkerOutput);
-  const char *args[] = {"ld.lld", "-shared", "--hash-style=gnu", "-O1",
-                        "-o", soPath.c_str(), objPath.c_str()};
+  const char *args[] = {"ld.lld", "-shared",      "--hash-style=gnu", "-O1",
+                        "-o",     soPath.c_str(), objPath.c_str()};
   lld::Result result =
       lld::lldMain(args, linkerOs, linkerOs, {{lld::Gnu, &lld::elf::link}});
   llvm::sys::fs::remove(objPath);
@@ -233,13 +236,13 @@ FailureOr<HostArtifact> compileForHost(ModuleOp module,
   artifact.entry = "ign_entry";
   for (unsigned i = 0; i < main.getNumArguments(); ++i) {
     auto name = main.getArgAttrOfType<StringAttr>(i, "ign.name");
-    artifact.inputs.push_back(describe(main.getArgumentTypes()[i],
-                                       name ? name.getValue() : ""));
+    artifact.inputs.push_back(
+        describe(main.getArgumentTypes()[i], name ? name.getValue() : ""));
   }
   for (unsigned i = 0; i < main.getNumResults(); ++i) {
     auto name = main.getResultAttrOfType<StringAttr>(i, "ign.name");
-    artifact.outputs.push_back(describe(main.getResultTypes()[i],
-                                        name ? name.getValue() : ""));
+    artifact.outputs.push_back(
+        describe(main.getResultTypes()[i], name ? name.getValue() : ""));
   }
   externalizeWeights(main, artifact);
   // Names are in the artifact now; LLVM has no use for them.
@@ -278,8 +281,8 @@ FailureOr<HostArtifact> compileForHost(ModuleOp module,
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(artifact.triple, error);
   if (!target)
-    return module.emitError("no LLVM target for ") << artifact.triple << ": "
-                                                   << error;
+    return module.emitError("no LLVM target for ")
+           << artifact.triple << ": " << error;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       artifact.triple, artifact.cpu, artifact.features, llvm::TargetOptions(),
       llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
@@ -288,7 +291,8 @@ FailureOr<HostArtifact> compileForHost(ModuleOp module,
            << artifact.cpu << "'";
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(artifact.triple);
-  if (auto err = makeOptimizingTransformer(3, 0, machine.get())(llvmModule.get()))
+  if (auto err =
+          makeOptimizingTransformer(3, 0, machine.get())(llvmModule.get()))
     return module.emitError("LLVM optimization failed: ")
            << llvm::toString(std::move(err));
 

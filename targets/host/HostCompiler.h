@@ -33,7 +33,7 @@ struct HostArtifact {
   std::string triple, cpu, features;
   std::vector<TensorDesc> inputs, outputs;
   std::vector<Weight> weights;
-  std::string sharedObject;   // the linked .so, in memory
+  std::string sharedObject; // the linked .so, in memory
 };
 
 struct HostOptions {

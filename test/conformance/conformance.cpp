@@ -72,7 +72,8 @@ Imported importOnce(mlir::MLIRContext &context, const fs::path &model,
     out.result = {Status::Pass, ""};
     return out;
   }
-  bool unsupported = messages.find("unsupported operators") != std::string::npos;
+  bool unsupported =
+      messages.find("unsupported operators") != std::string::npos;
   out.result = {unsupported ? Status::Unsupported : Status::Fail, messages};
   return out;
 }
@@ -149,8 +150,10 @@ bool compareOutput(const ign::TensorData &expected, const void *data,
     const T *want = reinterpret_cast<const T *>(expected.bytes.data());
     for (size_t i = 0; i < n; ++i) {
       double g = double(got[i]), w = double(want[i]);
-      bool ok = std::isnan(w) ? std::isnan(g)
-                              : (g == w || std::fabs(g - w) <= atol + rtol * std::fabs(w));
+      bool ok =
+          std::isnan(w)
+              ? std::isnan(g)
+              : (g == w || std::fabs(g - w) <= atol + rtol * std::fabs(w));
       if (!ok) {
         why = "output '" + name + "' element " + std::to_string(i) + ": got " +
               std::to_string(g) + ", expected " + std::to_string(w);
@@ -212,7 +215,8 @@ Result runTest(const fs::path &dir) {
     launch.args.push_back({"input", i});
   for (size_t i = 0; i < artifact->weights.size(); ++i) {
     const auto &w = artifact->weights[i];
-    c.weights.push_back({w.desc, std::string_view(w.bytes.data(), w.bytes.size())});
+    c.weights.push_back(
+        {w.desc, std::string_view(w.bytes.data(), w.bytes.size())});
     launch.args.push_back({"weight", i});
   }
   for (size_t i = 0; i < c.outputs.size(); ++i)
@@ -302,9 +306,11 @@ Result runIsolated(const fs::path &dir, int timeoutSeconds) {
   close(fds[1]);
   std::string out;
   char buf[4096];
-  struct pollfd p{fds[0], POLLIN, 0};
-  auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::seconds(timeoutSeconds);
+  struct pollfd p {
+    fds[0], POLLIN, 0
+  };
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(timeoutSeconds);
   bool timedOut = false;
   while (true) {
     int left = int(std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -327,9 +333,11 @@ Result runIsolated(const fs::path &dir, int timeoutSeconds) {
   int status = 0;
   waitpid(pid, &status, 0);
   if (timedOut)
-    return {Status::Fail, "timed out after " + std::to_string(timeoutSeconds) + " s"};
+    return {Status::Fail,
+            "timed out after " + std::to_string(timeoutSeconds) + " s"};
   if (WIFSIGNALED(status))
-    return {Status::Fail, std::string("crashed: ") + strsignal(WTERMSIG(status))};
+    return {Status::Fail,
+            std::string("crashed: ") + strsignal(WTERMSIG(status))};
   if (out.empty())
     return {Status::Fail, "no result"};
   Result r;
@@ -341,7 +349,8 @@ Result runIsolated(const fs::path &dir, int timeoutSeconds) {
 } // namespace
 
 int main(int argc, char **argv) {
-  if (argc < 3 || (std::string(argv[1]) != "import" && std::string(argv[1]) != "run")) {
+  if (argc < 3 ||
+      (std::string(argv[1]) != "import" && std::string(argv[1]) != "run")) {
     std::cerr << "usage: ign-conformance import|run DATA_DIR [--expect FILE] "
                  "[--write FILE] [--filter TEXT] [--timeout SECONDS] [-v]\n";
     return 2;
@@ -374,8 +383,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   std::map<std::string, Result> results;
-  for (const char *suite : {"node", "simple", "pytorch-converted",
-                            "pytorch-operator"}) {
+  for (const char *suite :
+       {"node", "simple", "pytorch-converted", "pytorch-operator"}) {
     fs::path suiteDir = dataDir / suite;
     if (!fs::is_directory(suiteDir))
       continue;
@@ -418,7 +427,7 @@ int main(int argc, char **argv) {
     const char *tag = r.status == Status::Pass          ? "PASS"
                       : r.status == Status::Unsupported ? "UNSUPPORTED"
                                                         : "FAIL";
-    (r.status == Status::Pass ? pass
+    (r.status == Status::Pass          ? pass
      : r.status == Status::Unsupported ? unsupported
                                        : fail)++;
     if (verbose || (r.status == Status::Fail))
@@ -426,7 +435,8 @@ int main(int argc, char **argv) {
                 << (r.message.empty() ? "" : ": " + r.message) << "\n";
     if (expected.count(name) && r.status != Status::Pass)
       regressions.push_back(name);
-    if (!expectPath.empty() && !expected.count(name) && r.status == Status::Pass)
+    if (!expectPath.empty() && !expected.count(name) &&
+        r.status == Status::Pass)
       newPasses.push_back(name);
   }
   for (const std::string &name : expected)
@@ -434,19 +444,21 @@ int main(int argc, char **argv) {
       regressions.push_back(name + " (test not found)");
   if (!writePath.empty()) {
     std::ofstream out(writePath);
-    out << (runMode ? "# ONNX backend tests that ignc compiles for the host, runs and\n"
+    out << (runMode ? "# ONNX backend tests that ignc compiles for the host, "
+                      "runs and\n"
                       "# matches with the expected outputs.\n"
-                    : "# ONNX backend tests whose models ignc imports and verifies.\n")
+                    : "# ONNX backend tests whose models ignc imports and "
+                      "verifies.\n")
         << "# Generated by ign-conformance --write; a line leaves this list\n"
            "# only with a reason written in docs/conformance.md.\n";
     for (const auto &[name, r] : results)
       if (r.status == Status::Pass)
         out << name << "\n";
   }
-  std::cout << "\n" << (runMode ? "end-to-end" : "import")
-            << " conformance: " << pass << " pass, " << unsupported
-            << " unsupported, " << fail << " fail, of " << results.size()
-            << " models\n";
+  std::cout << "\n"
+            << (runMode ? "end-to-end" : "import") << " conformance: " << pass
+            << " pass, " << unsupported << " unsupported, " << fail
+            << " fail, of " << results.size() << " models\n";
   for (const std::string &n : newPasses)
     std::cout << "newly passing (add to the list): " << n << "\n";
   for (const std::string &n : regressions)

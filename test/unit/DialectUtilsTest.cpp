@@ -46,15 +46,15 @@ TEST(TypeInference, ReshapeElementCountMismatchIsAnError) {
   auto attr = DenseElementsAttr::get(type, 1.0f);
   auto c = ob.create<ign::ConstantOp>(b.getUnknownLoc(), type, attr);
   llvm::SmallVector<Type> types;
-  auto attrs = b.getDictionaryAttr(
-      {b.getNamedAttr("shape", b.getI64ArrayAttr({4, 2}))});
+  auto attrs =
+      b.getDictionaryAttr({b.getNamedAttr("shape", b.getI64ArrayAttr({4, 2}))});
   EXPECT_TRUE(failed(ign::ReshapeOp::inferReturnTypes(
       &ctx, b.getUnknownLoc(), ValueRange{c.getResult()}, attrs, nullptr, {},
       types)));
   EXPECT_NE(message.find("cannot reshape"), std::string::npos) << message;
   types.clear();
-  auto good = b.getDictionaryAttr(
-      {b.getNamedAttr("shape", b.getI64ArrayAttr({3, 2}))});
+  auto good =
+      b.getDictionaryAttr({b.getNamedAttr("shape", b.getI64ArrayAttr({3, 2}))});
   ASSERT_TRUE(succeeded(ign::ReshapeOp::inferReturnTypes(
       &ctx, b.getUnknownLoc(), ValueRange{c.getResult()}, good, nullptr, {},
       types)));

@@ -1,4 +1,5 @@
-//===- ImportUtilsTest.cpp - importer utilities ----------------------------===//
+//===- ImportUtilsTest.cpp - importer utilities
+//----------------------------===//
 
 #include "../../lib/Import/ImporterImpl.h"
 #include "ign/Import/OnnxImporter.h"
@@ -43,9 +44,9 @@ TEST(HostTensor, WrapIntFollowsTheElementType) {
 TEST(HostTensor, RoundTripsThroughDenseAttributes) {
   MLIRContext ctx;
   Builder b(&ctx);
-  for (Type element : {Type(b.getF32Type()), Type(b.getF16Type()),
-                       Type(b.getI64Type()), Type(b.getI1Type()),
-                       Type(b.getIntegerType(8, false))}) {
+  for (Type element :
+       {Type(b.getF32Type()), Type(b.getF16Type()), Type(b.getI64Type()),
+        Type(b.getI1Type()), Type(b.getIntegerType(8, false))}) {
     HostTensor t;
     t.shape = {2, 2};
     t.elementType = element;

@@ -80,8 +80,9 @@ TEST(Runtime, RefusesAnotherFormatVersion) {
 TEST(Runtime, RefusesAnArtifactThatDoesNotLoad) {
 #if defined(__x86_64__)
   std::string path = tempPath("artifact");
-  ASSERT_EQ(ign::bundle::writeBundle(path, minimal("host", "x86_64-pc-linux-gnu")),
-            "");
+  ASSERT_EQ(
+      ign::bundle::writeBundle(path, minimal("host", "x86_64-pc-linux-gnu")),
+      "");
   std::string message;
   EXPECT_EQ(open(path, message), IGNRT_ERROR_RUNTIME);
   EXPECT_NE(message.find("cannot load the kernels"), std::string::npos)

@@ -1,4 +1,5 @@
-//===- ignc.cpp - the ignc command line ------------------------------------===//
+//===- ignc.cpp - the ignc command line
+//------------------------------------===//
 //
 // A thin CLI11 front end over lib/Driver.
 //
@@ -32,8 +33,9 @@ int main(int argc, char **argv) {
   std::vector<std::string> inputShapes, frozen;
   bool verbose = false, quiet = false;
 
-  app.add_option("model", options.modelPath, "ONNX model (.onnx, or .onnxtxt "
-                                             "in ONNX's text syntax)");
+  app.add_option("model", options.modelPath,
+                 "ONNX model (.onnx, or .onnxtxt "
+                 "in ONNX's text syntax)");
   app.add_option("--target", options.target,
                  "target to compile for (see `ignc targets`)")
       ->capture_default_str();
@@ -62,16 +64,20 @@ int main(int argc, char **argv) {
                      "NAME=FILE (.npy or ONNX TensorProto .pb), repeatable");
   runCmd->add_option("--output-dir", run.outputDir,
                      "write each output as NAME.npy here");
-  runCmd->add_option("--threads", run.threads, "worker threads (0: one per core)");
+  runCmd->add_option("--threads", run.threads,
+                     "worker threads (0: one per core)");
   runCmd->add_flag("--random-inputs", run.randomInputs,
                    "seeded random values for inputs not given by --input");
   runCmd->add_option("--seed", run.seed, "seed for --random-inputs")
       ->capture_default_str();
 
   ign::BenchOptions bench;
-  auto *benchCmd = app.add_subcommand("bench", "time a bundle on random inputs");
-  benchCmd->add_option("bundle", bench.bundlePath, "the .ignb bundle")->required();
-  benchCmd->add_option("--threads", bench.threads, "worker threads (0: one per core)");
+  auto *benchCmd =
+      app.add_subcommand("bench", "time a bundle on random inputs");
+  benchCmd->add_option("bundle", bench.bundlePath, "the .ignb bundle")
+      ->required();
+  benchCmd->add_option("--threads", bench.threads,
+                       "worker threads (0: one per core)");
   benchCmd->add_option("--warmup", bench.warmup, "untimed runs first")
       ->capture_default_str();
   benchCmd->add_option("--repeat", bench.repeat, "timed runs")

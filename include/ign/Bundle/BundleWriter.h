@@ -52,7 +52,8 @@ std::string buildManifest(const BundleContents &contents);
 /// Writes the bundle to `path` through a temporary file renamed into place,
 /// so a failed write never leaves a partial bundle. Returns an error
 /// message, or "" on success.
-std::string writeBundle(const std::string &path, const BundleContents &contents);
+std::string writeBundle(const std::string &path,
+                        const BundleContents &contents);
 
 } // namespace ign::bundle
 

@@ -1,4 +1,5 @@
-//===- Passes.h - ign conversion passes --------------------------*- C++ -*-===//
+//===- Passes.h - ign conversion passes --------------------------*- C++
+//-*-===//
 //
 // Lowering of the ign dialect to target-neutral MLIR (the "kernel IR").
 //

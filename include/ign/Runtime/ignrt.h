@@ -18,18 +18,28 @@ extern "C" {
 
 typedef enum ignrt_status {
   IGNRT_OK = 0,
-  IGNRT_ERROR_IO = 1,        /* cannot open or map the file */
-  IGNRT_ERROR_FORMAT = 2,    /* not a bundle, truncated, bad manifest */
-  IGNRT_ERROR_CHECKSUM = 3,  /* a section does not match its checksum */
-  IGNRT_ERROR_TARGET = 4,    /* built for another target or CPU */
-  IGNRT_ERROR_ARGUMENT = 5,  /* wrong input name, dtype, shape or size */
-  IGNRT_ERROR_RUNTIME = 6,   /* loading or running the kernels failed */
+  IGNRT_ERROR_IO = 1,       /* cannot open or map the file */
+  IGNRT_ERROR_FORMAT = 2,   /* not a bundle, truncated, bad manifest */
+  IGNRT_ERROR_CHECKSUM = 3, /* a section does not match its checksum */
+  IGNRT_ERROR_TARGET = 4,   /* built for another target or CPU */
+  IGNRT_ERROR_ARGUMENT = 5, /* wrong input name, dtype, shape or size */
+  IGNRT_ERROR_RUNTIME = 6,  /* loading or running the kernels failed */
 } ignrt_status;
 
 typedef enum ignrt_dtype {
-  IGNRT_F32 = 1, IGNRT_F64, IGNRT_F16, IGNRT_BF16,
-  IGNRT_I8, IGNRT_I16, IGNRT_I32, IGNRT_I64,
-  IGNRT_U8, IGNRT_U16, IGNRT_U32, IGNRT_U64, IGNRT_BOOL,
+  IGNRT_F32 = 1,
+  IGNRT_F64,
+  IGNRT_F16,
+  IGNRT_BF16,
+  IGNRT_I8,
+  IGNRT_I16,
+  IGNRT_I32,
+  IGNRT_I64,
+  IGNRT_U8,
+  IGNRT_U16,
+  IGNRT_U32,
+  IGNRT_U64,
+  IGNRT_BOOL,
 } ignrt_dtype;
 
 #define IGNRT_MAX_RANK 16
@@ -59,36 +69,42 @@ IGNRT_API size_t ignrt_dtype_size(ignrt_dtype dtype);
 IGNRT_API const char *ignrt_dtype_name(ignrt_dtype dtype);
 
 /* Maps and validates a bundle (header, checksums, manifest, target). */
-IGNRT_API ignrt_status ignrt_bundle_open(const char *path, ignrt_bundle **bundle);
+IGNRT_API ignrt_status ignrt_bundle_open(const char *path,
+                                         ignrt_bundle **bundle);
 IGNRT_API void ignrt_bundle_close(ignrt_bundle *bundle);
 /* The manifest, as JSON text (owned by the bundle). */
 IGNRT_API const char *ignrt_bundle_manifest(const ignrt_bundle *bundle);
 IGNRT_API size_t ignrt_bundle_num_inputs(const ignrt_bundle *bundle);
 IGNRT_API size_t ignrt_bundle_num_outputs(const ignrt_bundle *bundle);
-IGNRT_API ignrt_status ignrt_bundle_input(const ignrt_bundle *bundle, size_t index,
-                                ignrt_tensor_info *info);
-IGNRT_API ignrt_status ignrt_bundle_output(const ignrt_bundle *bundle, size_t index,
-                                 ignrt_tensor_info *info);
+IGNRT_API ignrt_status ignrt_bundle_input(const ignrt_bundle *bundle,
+                                          size_t index,
+                                          ignrt_tensor_info *info);
+IGNRT_API ignrt_status ignrt_bundle_output(const ignrt_bundle *bundle,
+                                           size_t index,
+                                           ignrt_tensor_info *info);
 
 /* A session owns the buffers for one run at a time; threads <= 0 means one
  * per core. */
 IGNRT_API ignrt_status ignrt_session_create(ignrt_bundle *bundle, int threads,
-                                  ignrt_session **session);
+                                            ignrt_session **session);
 IGNRT_API void ignrt_session_destroy(ignrt_session *session);
 /* Copies an input in; dtype, shape and size must match the bundle's. */
-IGNRT_API ignrt_status ignrt_session_set_input(ignrt_session *session, const char *name,
-                                     ignrt_dtype dtype, const int64_t *dims,
-                                     size_t rank, const void *data,
-                                     size_t bytes);
+IGNRT_API ignrt_status ignrt_session_set_input(ignrt_session *session,
+                                               const char *name,
+                                               ignrt_dtype dtype,
+                                               const int64_t *dims, size_t rank,
+                                               const void *data, size_t bytes);
 IGNRT_API ignrt_status ignrt_session_run(ignrt_session *session);
 /* Output data stays valid until the next run or the session's end. */
-IGNRT_API ignrt_status ignrt_session_output(ignrt_session *session, const char *name,
-                                  const void **data, size_t *bytes);
+IGNRT_API ignrt_status ignrt_session_output(ignrt_session *session,
+                                            const char *name, const void **data,
+                                            size_t *bytes);
 /* Per-kernel wall time of the last run, in nanoseconds. */
 IGNRT_API size_t ignrt_session_num_kernels(const ignrt_session *session);
 IGNRT_API ignrt_status ignrt_session_kernel_timing(const ignrt_session *session,
-                                         size_t index, const char **name,
-                                         double *nanoseconds);
+                                                   size_t index,
+                                                   const char **name,
+                                                   double *nanoseconds);
 
 #ifdef __cplusplus
 }

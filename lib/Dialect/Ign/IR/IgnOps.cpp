@@ -93,8 +93,8 @@ SmallVector<int64_t> ign::toI64Vector(ArrayAttr array) {
   return values;
 }
 
-std::optional<SmallVector<int64_t>> ign::broadcastShapes(ArrayRef<int64_t> lhs,
-                                                         ArrayRef<int64_t> rhs) {
+std::optional<SmallVector<int64_t>>
+ign::broadcastShapes(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
   size_t rank = std::max(lhs.size(), rhs.size());
   SmallVector<int64_t> result(rank);
   for (size_t i = 0; i < rank; ++i) {
@@ -129,8 +129,8 @@ LogicalResult ign::inferBroadcastBinary(MLIRContext *ctx, Loc loc, Value lhs,
 /// Output size of a sliding window along one dim (ONNX pooling/conv rule).
 static std::optional<int64_t> windowOutputSize(int64_t in, int64_t kernel,
                                                int64_t stride, int64_t padBegin,
-                                               int64_t padEnd,
-                                               int64_t dilation, bool ceil) {
+                                               int64_t padEnd, int64_t dilation,
+                                               bool ceil) {
   int64_t effective = (kernel - 1) * dilation + 1;
   int64_t span = in + padBegin + padEnd - effective;
   if (span < 0 || stride <= 0)
@@ -150,13 +150,13 @@ static LogicalResult checkWindowAttrs(Loc loc, size_t spatial,
                                       ArrayRef<int64_t> dilations) {
   if (kernel.size() != spatial || strides.size() != spatial ||
       dilations.size() != spatial || pads.size() != 2 * spatial)
-    return emitOptionalError(
-        loc, "window attributes do not match ", spatial,
-        " spatial dims (kernel ", kernel.size(), ", strides ", strides.size(),
-        ", dilations ", dilations.size(), ", pads ", pads.size(), ")");
+    return emitOptionalError(loc, "window attributes do not match ", spatial,
+                             " spatial dims (kernel ", kernel.size(),
+                             ", strides ", strides.size(), ", dilations ",
+                             dilations.size(), ", pads ", pads.size(), ")");
   for (size_t i = 0; i < spatial; ++i)
-    if (kernel[i] <= 0 || strides[i] <= 0 || dilations[i] <= 0 ||
-        pads[i] < 0 || pads[i + spatial] < 0)
+    if (kernel[i] <= 0 || strides[i] <= 0 || dilations[i] <= 0 || pads[i] < 0 ||
+        pads[i + spatial] < 0)
       return emitOptionalError(loc, "kernel, strides and dilations must be "
                                     "positive and pads non-negative");
   return success();
@@ -179,9 +179,9 @@ LogicalResult ign::inferPoolType(Loc loc, Value input, ArrayAttr kernelAttr,
     return failure();
   SmallVector<int64_t> shape(type.getShape().take_front(2));
   for (size_t i = 0; i < spatial; ++i) {
-    auto out = windowOutputSize(type.getDimSize(i + 2), kernel[i], strides[i],
-                                pads[i], pads[i + spatial], dilations[i],
-                                ceilMode);
+    auto out =
+        windowOutputSize(type.getDimSize(i + 2), kernel[i], strides[i], pads[i],
+                         pads[i + spatial], dilations[i], ceilMode);
     if (!out)
       return emitOptionalError(loc, "pooling window ", kernel[i],
                                " does not fit spatial dim ", i, " of size ",
@@ -202,8 +202,9 @@ LogicalResult ign::inferReduceType(Loc loc, Value input, ArrayAttr axesAttr,
     return emitOptionalError(loc, "reduction needs at least one axis");
   for (auto [i, axis] : llvm::enumerate(axes))
     if (axis < 0 || axis >= type.getRank() || (i > 0 && axes[i - 1] >= axis))
-      return emitOptionalError(loc, "reduction axes must be sorted, unique and "
-                                    "in [0, ",
+      return emitOptionalError(loc,
+                               "reduction axes must be sorted, unique and "
+                               "in [0, ",
                                type.getRank(), ")");
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < type.getRank(); ++d) {
@@ -443,9 +444,9 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
                                outChannels);
   SmallVector<int64_t> shape{in.getDimSize(0), outChannels};
   for (size_t i = 0; i < *spatial; ++i) {
-    auto out = windowOutputSize(in.getDimSize(i + 2), w.getDimSize(i + 2),
-                                strides[i], pads[i], pads[i + *spatial],
-                                dilations[i], false);
+    auto out =
+        windowOutputSize(in.getDimSize(i + 2), w.getDimSize(i + 2), strides[i],
+                         pads[i], pads[i + *spatial], dilations[i], false);
     if (!out)
       return emitOptionalError(loc, "kernel ", shapeStr(w.getShape()),
                                " does not fit input ", shapeStr(in.getShape()),
@@ -457,8 +458,7 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
 }
 
 LogicalResult ConvTransposeOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
-                                                Adaptor adaptor,
-                                                Types &types) {
+                                                Adaptor adaptor, Types &types) {
   IGN_VERIFY_ADAPTOR();
   RankedTensorType in, w;
   auto strides = toI64Vector(adaptor.getStrides()),
@@ -600,8 +600,8 @@ static LogicalResult checkPerChannel(Loc loc, ValueRange params, int64_t size,
     if (failed(requireTensor(loc, p, t, what)))
       return failure();
     if (t.getRank() != 1 || t.getDimSize(0) != size)
-      return emitOptionalError(loc, what, " must have shape [", size,
-                               "], got ", shapeStr(t.getShape()));
+      return emitOptionalError(loc, what, " must have shape [", size, "], got ",
+                               shapeStr(t.getShape()));
   }
   return success();
 }
@@ -660,8 +660,7 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
     if (!b || ArrayRef<int64_t>(*b) != normalized)
       return emitOptionalError(loc, "layer_norm scale/bias ",
                                shapeStr(t.getShape()),
-                               " does not broadcast to ",
-                               shapeStr(normalized));
+                               " does not broadcast to ", shapeStr(normalized));
   }
   types.push_back(in);
   return success();
@@ -954,8 +953,8 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
       continue;
     int64_t last = starts[d] + (sizes[d] - 1) * steps[d];
     if (starts[d] < 0 || starts[d] >= dim || last < 0 || last >= dim)
-      return emitOptionalError(loc, "slice dim ", d, " reads outside [0, ",
-                               dim, ")");
+      return emitOptionalError(loc, "slice dim ", d, " reads outside [0, ", dim,
+                               ")");
   }
   types.push_back(RankedTensorType::get(sizes, in.getElementType()));
   return success();
@@ -1129,8 +1128,9 @@ LogicalResult ResizeOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
   auto sizes = toI64Vector(adaptor.getSizes());
   if ((int64_t)sizes.size() != in.getRank() ||
       (int64_t)adaptor.getScales().size() != in.getRank())
-    return emitOptionalError(loc, "resize needs one size and one scale per "
-                                  "dim of ",
+    return emitOptionalError(loc,
+                             "resize needs one size and one scale per "
+                             "dim of ",
                              shapeStr(in.getShape()));
   if (llvm::any_of(sizes, [](int64_t s) { return s <= 0; }))
     return emitOptionalError(loc, "resize sizes must be positive, got ",
@@ -1162,8 +1162,9 @@ LogicalResult OneHotOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
     return emitOptionalError(loc, "one_hot values must hold [off, on]");
   int64_t depth = adaptor.getDepth(), axis = adaptor.getAxis();
   if (depth <= 0 || axis < 0 || axis > indices.getRank())
-    return emitOptionalError(loc, "one_hot depth must be positive and axis in "
-                                  "[0, ",
+    return emitOptionalError(loc,
+                             "one_hot depth must be positive and axis in "
+                             "[0, ",
                              indices.getRank(), "]");
   SmallVector<int64_t> shape(indices.getShape());
   shape.insert(shape.begin() + axis, depth);

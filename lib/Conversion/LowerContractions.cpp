@@ -313,6 +313,26 @@ Value windowReduce(
       .getResult(0);
 }
 
+/// Begin and end pads of a pooled NC[D]HW input: the explicit pads, with the
+/// end pads grown so that ceil-mode windows fit.
+struct PoolPads {
+  SmallVector<int64_t> lo, hi;
+};
+PoolPads poolPads(RankedTensorType in, ArrayRef<int64_t> outShape,
+                  ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                  ArrayRef<int64_t> pads, ArrayRef<int64_t> dil) {
+  int64_t s = kernel.size();
+  PoolPads p{SmallVector<int64_t>(2, 0), SmallVector<int64_t>(2, 0)};
+  for (int64_t i = 0; i < s; ++i) {
+    p.lo.push_back(pads[i]);
+    int64_t need = (outShape[i + 2] - 1) * strides[i] +
+                   (kernel[i] - 1) * dil[i] + 1 - in.getDimSize(i + 2) -
+                   pads[i];
+    p.hi.push_back(std::max<int64_t>(need, pads[i + s]));
+  }
+  return p;
+}
+
 template <typename OpT> struct PoolLowering : OpRewritePattern<OpT> {
   using OpRewritePattern<OpT>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpT op, PatternRewriter &b) const override {
@@ -325,16 +345,11 @@ template <typename OpT> struct PoolLowering : OpRewritePattern<OpT> {
     auto outShape =
         cast<RankedTensorType>(op->getResult(0).getType()).getShape();
     int64_t s = kernel.size();
-    // Explicit pads, then extra end padding so ceil-mode windows fit.
-    SmallVector<int64_t> lo(2, 0), hi(2, 0), extra(2, 0);
-    for (int64_t i = 0; i < s; ++i) {
-      lo.push_back(pads[i]);
-      int64_t need = (outShape[i + 2] - 1) * strides[i] +
-                     (kernel[i] - 1) * dil[i] + 1 - it.getDimSize(i + 2) -
-                     pads[i];
-      hi.push_back(std::max<int64_t>(need, pads[i + s]));
-      extra.push_back(hi.back() - pads[i + s]);
-    }
+    auto [lo, hi] = poolPads(it, outShape, kernel, strides, pads, dil);
+    // End padding beyond the explicit pads (ceil mode) is never counted.
+    SmallVector<int64_t> extra(2, 0);
+    for (int64_t i = 0; i < s; ++i)
+      extra.push_back(hi[i + 2] - pads[i + s]);
     Operation *raw = op.getOperation();
     if (isa<MaxPoolOp>(raw)) {
       bool uns = isUnsignedOp(raw);
@@ -421,14 +436,8 @@ struct MaxPoolWithIndicesLowering : OpRewritePattern<MaxPoolWithIndicesOp> {
     auto idxType = cast<RankedTensorType>(op.getIndices().getType());
     int64_t s = kernel.size(), nd = 2 + 2 * s;
     bool columnMajor = op.getStorageOrder() == 1;
-    SmallVector<int64_t> lo(2, 0), hi(2, 0);
-    for (int64_t i = 0; i < s; ++i) {
-      lo.push_back(pads[i]);
-      int64_t need = (outType.getDimSize(i + 2) - 1) * strides[i] +
-                     (kernel[i] - 1) * dil[i] + 1 - it.getDimSize(i + 2) -
-                     pads[i];
-      hi.push_back(std::max<int64_t>(need, pads[i + s]));
-    }
+    auto [lo, hi] =
+        poolPads(it, outType.getShape(), kernel, strides, pads, dil);
     Value in = padConstant(b, loc, op.getInput(), lo, hi, lowest(b, loc, et));
     MLIRContext *ctx = b.getContext();
     auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };

@@ -62,18 +62,34 @@ std::string manifestWithOffsets(const BundleContents &c,
     w["bytes"] = c.weights[i].second.size();
     m["weights"].push_back(w);
   }
+  m["memory"] = {{"arena_bytes", c.arenaBytes}};
   m["kernels"] = nlohmann::json::array();
   for (const auto &k : c.kernels)
     m["kernels"].push_back(
         {{"name", k.name},
          {"symbol", k.symbol},
+         {"ops", k.ops},
+         {"workgroups", k.workgroups},
+         {"results", k.results},
          {"schedule", nlohmann::json::parse(k.scheduleJson)}});
   m["launches"] = nlohmann::json::array();
   for (const auto &l : c.launches) {
     nlohmann::json args = nlohmann::json::array();
-    for (const auto &a : l.args)
-      args.push_back({{"kind", a.kind}, {"index", a.index}});
-    m["launches"].push_back({{"kernel", l.kernel}, {"args", args}});
+    for (const auto &a : l.args) {
+      nlohmann::json arg = {{"kind", a.kind}};
+      if (a.kind == "arena")
+        arg["offset"] = a.offset;
+      else
+        arg["index"] = a.index;
+      arg["dtype"] = a.dtype;
+      arg["shape"] = a.shape;
+      args.push_back(arg);
+    }
+    if (l.copy)
+      m["launches"].push_back({{"kind", "copy"}, {"args", args}});
+    else
+      m["launches"].push_back(
+          {{"kind", "kernel"}, {"kernel", l.kernel}, {"args", args}});
   }
   return m.dump(2);
 }

@@ -114,15 +114,48 @@ Value groupedConv(OpBuilder &b, Location loc, Value input, Value weight,
   Type et = it.getElementType();
   int64_t s = it.getRank() - 2, N = it.getDimSize(0), C = it.getDimSize(1),
           F = wt.getDimSize(0), Cg = C / groups, Fg = F / groups;
+  MLIRContext *ctx = b.getContext();
+  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+  if (groups == 1 || (Cg == 1 && Fg == 1)) {
+    // Plain and depthwise convolutions index the 4-D tensors directly: no
+    // reshapes, so tiling can fuse the padding into the convolution.
+    // dims: n, f, o_0..o_{s-1}, [c,] k_0..k_{s-1}
+    bool depthwise = groups != 1;
+    int64_t red = depthwise ? s : 1 + s, nd = 2 + s + red;
+    AffineExpr c = depthwise ? d(1) : d(2 + s);
+    SmallVector<AffineExpr> inE{d(0), c},
+        wE{d(1), depthwise ? getAffineConstantExpr(0, ctx) : d(2 + s)},
+        outE{d(0), d(1)};
+    for (int64_t i = 0; i < s; ++i) {
+      AffineExpr k = d(2 + s + (depthwise ? 0 : 1) + i);
+      inE.push_back(d(2 + i) * strides[i] + k * dilations[i]);
+      wE.push_back(k);
+      outE.push_back(d(2 + i));
+    }
+    SmallVector<int64_t> outShape{N, F};
+    llvm::append_range(outShape, outSpatial);
+    auto outType = RankedTensorType::get(outShape, et);
+    Value acc = filled(b, loc, outType, scalar(b, loc, et, 0));
+    return b
+        .create<linalg::GenericOp>(
+            loc, TypeRange{outType}, ValueRange{input, weight}, ValueRange{acc},
+            SmallVector<AffineMap>{AffineMap::get(nd, 0, inE, ctx),
+                                   AffineMap::get(nd, 0, wE, ctx),
+                                   AffineMap::get(nd, 0, outE, ctx)},
+            iterators(2 + s, red),
+            [&](OpBuilder &nb, Location nl, ValueRange a) {
+              nb.create<linalg::YieldOp>(
+                  nl, addV(nb, nl, a[2], mulV(nb, nl, a[0], a[1])));
+            })
+        .getResult(0);
+  }
   SmallVector<int64_t> inShape{N, groups, Cg}, wShape{groups, Fg, Cg};
   llvm::append_range(inShape, it.getShape().drop_front(2));
   llvm::append_range(wShape, wt.getShape().drop_front(2));
   Value in = reshape(b, loc, input, inShape);
   Value w = reshape(b, loc, weight, wShape);
-  MLIRContext *ctx = b.getContext();
   // dims: n, g, f, o_0..o_{s-1}, c, k_0..k_{s-1}
   int64_t nd = 3 + s + 1 + s;
-  auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
   SmallVector<AffineExpr> inE{d(0), d(1), d(3 + s)}, wE{d(1), d(2), d(3 + s)},
       outE{d(0), d(1), d(2)};
   for (int64_t i = 0; i < s; ++i) {

@@ -342,12 +342,59 @@ int inspectBundle(const std::string &path) {
     weightBytes += w["bytes"].get<uint64_t>();
   std::cout << "weights: " << m["weights"].size() << " tensors, " << weightBytes
             << " bytes (used in place from the bundle)\n";
-  std::cout << "kernels:\n";
-  for (auto &k : m["kernels"])
-    std::cout << "  " << k["name"].get<std::string>() << " ("
-              << k["symbol"].get<std::string>() << "), schedule "
+  uint64_t ioBytes = 0;
+  for (const char *key : {"inputs", "outputs"})
+    for (auto &t : m[key]) {
+      uint64_t n = 1;
+      for (auto &d : t["shape"])
+        n *= d.get<uint64_t>();
+      ioBytes += n * ignrt_dtype_size(dtypeOf(t["dtype"]));
+    }
+  std::cout << "memory: arena of " << m["memory"]["arena_bytes"].get<uint64_t>()
+            << " bytes for the intermediates, " << ioBytes
+            << " bytes of inputs and outputs\n";
+  std::cout << "kernels: " << m["kernels"].size() << "\n";
+  for (auto &k : m["kernels"]) {
+    std::string ops;
+    for (auto &op : k["ops"])
+      ops += (ops.empty() ? "" : "+") + op.get<std::string>();
+    std::cout << "  " << k["name"].get<std::string>() << ": " << ops << ", "
+              << k["workgroups"].get<int64_t>() << " workgroup(s), schedule "
               << k["schedule"].dump() << "\n";
+  }
   std::cout << "launches: " << m["launches"].size() << "\n";
+  auto where = [&](const nlohmann::json &a) {
+    std::string kind = a["kind"].get<std::string>();
+    std::string at =
+        kind == "arena" ? "arena+" + std::to_string(a["offset"].get<uint64_t>())
+                        : kind + " '" +
+                              m[kind + "s"][a["index"].get<size_t>()]["name"]
+                                  .get<std::string>() +
+                              "'";
+    return at + " " + shape(a);
+  };
+  size_t index = 0;
+  for (auto &l : m["launches"]) {
+    const auto &args = l["args"];
+    std::cout << "  " << index++ << ": ";
+    if (l["kind"] == "copy") {
+      std::cout << "copy " << where(args[0]) << " -> " << where(args[1])
+                << "\n";
+      continue;
+    }
+    const auto &kernel = m["kernels"][l["kernel"].get<size_t>()];
+    // A kernel's arguments are its operands, then its results.
+    size_t results = kernel["results"].get<size_t>();
+    std::cout << kernel["name"].get<std::string>() << "(";
+    for (size_t i = 0; i < args.size(); ++i) {
+      if (i == args.size() - results)
+        std::cout << (i ? ") -> (" : ") -> (");
+      else if (i)
+        std::cout << ", ";
+      std::cout << where(args[i]);
+    }
+    std::cout << ")\n";
+  }
   return kExitOk;
 }
 

@@ -112,37 +112,14 @@ static int compileBundle(ModuleOp module, const DriverOptions &options,
   auto producer = module->getAttrOfType<StringAttr>("ign.producer");
   host::HostOptions hostOptions;
   hostOptions.cpu = cpu;
-  auto artifact = host::compileForHost(module, hostOptions);
-  if (failed(artifact))
+  hostOptions.schedule = options.schedule;
+  auto compiled = host::compileForHost(module, hostOptions);
+  if (failed(compiled))
     return kExitLowering;
-  bundle::BundleContents contents;
-  contents.targetName = "host";
-  contents.triple = artifact->triple;
-  contents.cpu = artifact->cpu;
-  llvm::SmallVector<llvm::StringRef> features;
-  llvm::StringRef(artifact->features).split(features, ',', -1, false);
-  for (llvm::StringRef f : features)
-    contents.features.push_back(f.str());
+  bundle::BundleContents &contents = *compiled;
   contents.modelSource = llvm::sys::path::filename(options.modelPath).str();
   contents.producer = producer ? producer.str() : "";
   contents.opset = opset ? opset.getInt() : 0;
-  contents.inputs = artifact->inputs;
-  contents.outputs = artifact->outputs;
-  bundle::LaunchSpec launch{0, {}};
-  for (size_t i = 0; i < artifact->inputs.size(); ++i)
-    launch.args.push_back({"input", i});
-  for (size_t i = 0; i < artifact->weights.size(); ++i) {
-    const auto &w = artifact->weights[i];
-    contents.weights.push_back(
-        {w.desc, std::string_view(w.bytes.data(), w.bytes.size())});
-    launch.args.push_back({"weight", i});
-  }
-  for (size_t i = 0; i < artifact->outputs.size(); ++i)
-    launch.args.push_back({"output", i});
-  contents.kernels.push_back(
-      {"main", artifact->entry, R"({"kind": "reference"})"});
-  contents.launches.push_back(launch);
-  contents.artifact = std::move(artifact->sharedObject);
 
   std::string outPath = options.outputPath;
   if (outPath.empty())

@@ -9,12 +9,19 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdlib>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <functional>
+#include <mutex>
 #include <string>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -92,24 +99,24 @@ bool hostHasFeature(const std::string &feature, bool &known) {
 #if defined(__x86_64__)
   __builtin_cpu_init();
 #define IGN_FEATURE(NAME)                                                      \
-  if (feature == #NAME)                                                        \
-    return __builtin_cpu_supports(#NAME);
-  IGN_FEATURE(sse4 .1)
-  IGN_FEATURE(sse4 .2)
-  IGN_FEATURE(avx)
-  IGN_FEATURE(avx2)
-  IGN_FEATURE(fma)
-  IGN_FEATURE(bmi)
-  IGN_FEATURE(bmi2)
-  IGN_FEATURE(popcnt)
-  IGN_FEATURE(f16c)
-  IGN_FEATURE(avx512f)
-  IGN_FEATURE(avx512bw)
-  IGN_FEATURE(avx512dq)
-  IGN_FEATURE(avx512vl)
-  IGN_FEATURE(avx512cd)
-  IGN_FEATURE(avx512vnni)
-  IGN_FEATURE(avx512bf16)
+  if (feature == NAME)                                                         \
+    return __builtin_cpu_supports(NAME);
+  IGN_FEATURE("sse4.1")
+  IGN_FEATURE("sse4.2")
+  IGN_FEATURE("avx")
+  IGN_FEATURE("avx2")
+  IGN_FEATURE("fma")
+  IGN_FEATURE("bmi")
+  IGN_FEATURE("bmi2")
+  IGN_FEATURE("popcnt")
+  IGN_FEATURE("f16c")
+  IGN_FEATURE("avx512f")
+  IGN_FEATURE("avx512bw")
+  IGN_FEATURE("avx512dq")
+  IGN_FEATURE("avx512vl")
+  IGN_FEATURE("avx512cd")
+  IGN_FEATURE("avx512vnni")
+  IGN_FEATURE("avx512bf16")
 #undef IGN_FEATURE
 #endif
   known = false;
@@ -144,7 +151,94 @@ struct Descriptor {
   }
 };
 
-using KernelFn = void (*)(void **);
+/// `void kernel(void **descriptors, int64_t wg_begin, int64_t wg_end)`:
+/// computes workgroups [wg_begin, wg_end) of the kernel.
+using KernelFn = void (*)(void **, int64_t, int64_t);
+
+/// A fixed set of worker threads that split a kernel's workgroups with the
+/// calling thread. Workers spin briefly between launches (kernels come in
+/// quick succession), then sleep.
+class ThreadPool {
+public:
+  explicit ThreadPool(int threads) {
+    for (int i = 1; i < threads; ++i)
+      workers.emplace_back([this, i] { work(i); });
+  }
+  ~ThreadPool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+      generation.fetch_add(1, std::memory_order_release);
+    }
+    wake.notify_all();
+    for (auto &t : workers)
+      t.join();
+  }
+  int size() const { return int(workers.size()) + 1; }
+
+  /// Calls fn(begin, end) on contiguous chunks covering [0, n), one chunk
+  /// per thread, and returns when all are done.
+  void parallelFor(int64_t n, const std::function<void(int64_t, int64_t)> &fn) {
+    int64_t parts = std::min<int64_t>(n, size());
+    if (parts <= 1) {
+      fn(0, n);
+      return;
+    }
+    job = &fn;
+    jobSize = n;
+    jobParts = parts;
+    pending.store(int(workers.size()), std::memory_order_relaxed);
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      generation.fetch_add(1, std::memory_order_release);
+    }
+    wake.notify_all();
+    runPart(0);
+    for (int spin = 0; pending.load(std::memory_order_acquire) != 0; ++spin)
+      if (spin > 4096) {
+        std::unique_lock<std::mutex> lock(mutex);
+        done.wait(lock, [&] { return pending.load() == 0; });
+      }
+  }
+
+private:
+  void runPart(int64_t part) {
+    if (part < jobParts)
+      (*job)(jobSize * part / jobParts, jobSize * (part + 1) / jobParts);
+  }
+  void work(int index) {
+    uint64_t seen = 0;
+    for (;;) {
+      uint64_t g = generation.load(std::memory_order_acquire);
+      for (int spin = 0; g == seen && spin < 20000; ++spin) {
+        std::this_thread::yield();
+        g = generation.load(std::memory_order_acquire);
+      }
+      if (g == seen) {
+        std::unique_lock<std::mutex> lock(mutex);
+        wake.wait(lock, [&] { return generation.load() != seen; });
+        g = generation.load();
+      }
+      seen = g;
+      if (stopping)
+        return;
+      runPart(index);
+      if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        std::lock_guard<std::mutex> lock(mutex);
+        done.notify_one();
+      }
+    }
+  }
+
+  std::vector<std::thread> workers;
+  std::mutex mutex;
+  std::condition_variable wake, done;
+  std::atomic<uint64_t> generation{0};
+  std::atomic<int> pending{0};
+  bool stopping = false;
+  const std::function<void(int64_t, int64_t)> *job = nullptr;
+  int64_t jobSize = 0, jobParts = 0;
+};
 
 } // namespace
 
@@ -157,19 +251,25 @@ struct ignrt_bundle {
   std::vector<Tensor> inputs, outputs, weights;
   std::vector<const char *> weightData;
   struct Kernel {
-    std::string name;
+    std::string name, symbol;
+    int64_t workgroups = 1;
     KernelFn fn = nullptr;
   };
   std::vector<Kernel> kernels;
   struct Arg {
-    enum Kind { Input, Weight, Output } kind;
-    size_t index;
+    enum Kind { Input, Weight, Output, Arena } kind;
+    size_t index;    // Input, Weight, Output
+    uint64_t offset; // Arena
+    std::vector<int64_t> dims;
+    size_t bytes;
   };
   struct Launch {
-    size_t kernel;
+    bool copy = false;
+    size_t kernel = 0;
     std::vector<Arg> args;
   };
   std::vector<Launch> launches;
+  uint64_t arenaBytes = 0;
   void *library = nullptr;
   int libraryFd = -1;
 
@@ -185,11 +285,39 @@ struct ignrt_bundle {
   }
 };
 
+/// Heap memory aligned for vector loads (the kernels assume 64 bytes).
+struct AlignedBuffer {
+  char *data = nullptr;
+  size_t size = 0;
+  explicit AlignedBuffer(size_t bytes) : size(bytes) {
+    data = static_cast<char *>(
+        std::aligned_alloc(64, std::max<size_t>(64, (bytes + 63) / 64 * 64)));
+    if (data)
+      std::memset(data, 0, size);
+  }
+  AlignedBuffer(AlignedBuffer &&o) noexcept : data(o.data), size(o.size) {
+    o.data = nullptr;
+  }
+  AlignedBuffer(const AlignedBuffer &) = delete;
+  AlignedBuffer &operator=(AlignedBuffer &&o) noexcept {
+    std::swap(data, o.data);
+    std::swap(size, o.size);
+    return *this;
+  }
+  ~AlignedBuffer() { std::free(data); }
+};
+
 struct ignrt_session {
   ignrt_bundle *bundle;
-  std::vector<std::vector<char>> inputs, outputs;
+  std::vector<AlignedBuffer> inputs, outputs;
+  AlignedBuffer arena{0};
   std::vector<bool> inputSet;
   std::vector<double> timings;
+  /// Per launch: the argument descriptors and the pointer array passed to
+  /// the kernel; every buffer is fixed for the session's life.
+  std::vector<std::vector<Descriptor>> descriptors;
+  std::vector<std::vector<void *>> pointers;
+  std::unique_ptr<ThreadPool> pool;
 };
 
 namespace {
@@ -302,29 +430,64 @@ ignrt_status loadBundle(ignrt_bundle &b, const char *path) {
               .push_back(tensor);
         }
       }
-    for (const json &k : m.at("kernels"))
-      b.kernels.push_back({k.at("symbol").get<std::string>(), nullptr});
+    b.arenaBytes = m.at("memory").at("arena_bytes").get<uint64_t>();
+    for (const json &k : m.at("kernels")) {
+      ignrt_bundle::Kernel kernel;
+      kernel.name = k.at("name").get<std::string>();
+      kernel.symbol = k.at("symbol").get<std::string>();
+      kernel.workgroups = k.at("workgroups").get<int64_t>();
+      if (kernel.workgroups < 1)
+        return fail(IGNRT_ERROR_FORMAT,
+                    "kernel '" + kernel.name + "' has no workgroups");
+      b.kernels.push_back(kernel);
+    }
     for (const json &l : m.at("launches")) {
       ignrt_bundle::Launch launch;
-      launch.kernel = l.at("kernel").get<size_t>();
-      if (launch.kernel >= b.kernels.size())
-        return fail(IGNRT_ERROR_FORMAT, "a launch names a missing kernel");
-      for (const json &a : l.at("args")) {
-        std::string kind = a.at("kind").get<std::string>();
-        size_t index = a.at("index").get<size_t>();
-        ignrt_bundle::Arg arg{kind == "input"    ? ignrt_bundle::Arg::Input
-                              : kind == "weight" ? ignrt_bundle::Arg::Weight
-                                                 : ignrt_bundle::Arg::Output,
-                              index};
-        size_t limit = arg.kind == ignrt_bundle::Arg::Input ? b.inputs.size()
-                       : arg.kind == ignrt_bundle::Arg::Weight
-                           ? b.weights.size()
-                           : b.outputs.size();
-        if ((kind != "input" && kind != "weight" && kind != "output") ||
-            index >= limit)
-          return fail(IGNRT_ERROR_FORMAT, "a launch argument is invalid");
-        launch.args.push_back(arg);
+      std::string kind = l.at("kind").get<std::string>();
+      if (kind != "kernel" && kind != "copy")
+        return fail(IGNRT_ERROR_FORMAT, "unknown launch kind '" + kind + "'");
+      launch.copy = kind == "copy";
+      if (!launch.copy) {
+        launch.kernel = l.at("kernel").get<size_t>();
+        if (launch.kernel >= b.kernels.size())
+          return fail(IGNRT_ERROR_FORMAT, "a launch names a missing kernel");
       }
+      for (const json &a : l.at("args")) {
+        Tensor view;
+        if (!parseTensor({{"name", "argument"},
+                          {"dtype", a.at("dtype")},
+                          {"shape", a.at("shape")}},
+                         view, error))
+          return fail(IGNRT_ERROR_FORMAT, "manifest: launch " + error);
+        std::string argKind = a.at("kind").get<std::string>();
+        ignrt_bundle::Arg arg{ignrt_bundle::Arg::Arena, 0, 0, view.dims,
+                              view.bytes};
+        // The bytes the argument may touch must lie inside its buffer.
+        uint64_t limit = 0;
+        if (argKind == "arena") {
+          arg.offset = a.at("offset").get<uint64_t>();
+          limit = arg.offset > b.arenaBytes ? 0 : b.arenaBytes - arg.offset;
+        } else {
+          arg.index = a.at("index").get<size_t>();
+          const std::vector<Tensor> *table = argKind == "input"    ? &b.inputs
+                                             : argKind == "weight" ? &b.weights
+                                             : argKind == "output" ? &b.outputs
+                                                                   : nullptr;
+          if (!table || arg.index >= table->size())
+            return fail(IGNRT_ERROR_FORMAT, "a launch argument is invalid");
+          arg.kind = argKind == "input"    ? ignrt_bundle::Arg::Input
+                     : argKind == "weight" ? ignrt_bundle::Arg::Weight
+                                           : ignrt_bundle::Arg::Output;
+          limit = (*table)[arg.index].bytes;
+        }
+        if (arg.bytes > limit)
+          return fail(IGNRT_ERROR_FORMAT,
+                      "a launch argument lies outside its buffer");
+        launch.args.push_back(std::move(arg));
+      }
+      if (launch.copy && (launch.args.size() != 2 ||
+                          launch.args[0].bytes != launch.args[1].bytes))
+        return fail(IGNRT_ERROR_FORMAT, "a copy launch is malformed");
       b.launches.push_back(std::move(launch));
     }
   } catch (const std::exception &e) {
@@ -343,9 +506,9 @@ ignrt_status loadBundle(ignrt_bundle &b, const char *path) {
     return fail(IGNRT_ERROR_RUNTIME,
                 std::string("cannot load the kernels: ") + dlerror());
   for (auto &k : b.kernels) {
-    k.fn = reinterpret_cast<KernelFn>(dlsym(b.library, k.name.c_str()));
+    k.fn = reinterpret_cast<KernelFn>(dlsym(b.library, k.symbol.c_str()));
     if (!k.fn)
-      return fail(IGNRT_ERROR_FORMAT, "kernel symbol '" + k.name +
+      return fail(IGNRT_ERROR_FORMAT, "kernel symbol '" + k.symbol +
                                           "' is missing from the artifact");
   }
   return IGNRT_OK;
@@ -424,17 +587,54 @@ ignrt_status ignrt_bundle_output(const ignrt_bundle *b, size_t index,
 
 ignrt_status ignrt_session_create(ignrt_bundle *bundle, int threads,
                                   ignrt_session **session) {
-  (void)threads; // the reference kernels run on the calling thread
   if (!bundle || !session)
     return fail(IGNRT_ERROR_ARGUMENT, "null argument");
+  if (threads <= 0)
+    threads = int(std::max(1u, std::thread::hardware_concurrency()));
   auto s = std::make_unique<ignrt_session>();
   s->bundle = bundle;
   for (const Tensor &t : bundle->inputs)
     s->inputs.emplace_back(t.bytes);
   for (const Tensor &t : bundle->outputs)
     s->outputs.emplace_back(t.bytes);
+  s->arena = AlignedBuffer(bundle->arenaBytes);
+  bool allocated = s->arena.data != nullptr;
+  for (auto *list : {&s->inputs, &s->outputs})
+    for (const AlignedBuffer &buf : *list)
+      allocated &= buf.data != nullptr;
+  if (!allocated)
+    return fail(IGNRT_ERROR_RUNTIME,
+                "cannot allocate the session's buffers (arena of " +
+                    std::to_string(bundle->arenaBytes) + " bytes)");
   s->inputSet.assign(bundle->inputs.size(), false);
   s->timings.assign(bundle->launches.size(), 0.0);
+  for (const auto &launch : bundle->launches) {
+    std::vector<Descriptor> descriptors;
+    for (const auto &arg : launch.args) {
+      char *data = nullptr;
+      switch (arg.kind) {
+      case ignrt_bundle::Arg::Input:
+        data = s->inputs[arg.index].data;
+        break;
+      case ignrt_bundle::Arg::Weight:
+        data = const_cast<char *>(bundle->weightData[arg.index]);
+        break;
+      case ignrt_bundle::Arg::Output:
+        data = s->outputs[arg.index].data;
+        break;
+      case ignrt_bundle::Arg::Arena:
+        data = s->arena.data + arg.offset;
+        break;
+      }
+      descriptors.emplace_back(data, arg.dims);
+    }
+    std::vector<void *> pointers;
+    for (auto &d : descriptors)
+      pointers.push_back(d.words.data());
+    s->descriptors.push_back(std::move(descriptors));
+    s->pointers.push_back(std::move(pointers));
+  }
+  s->pool = std::make_unique<ThreadPool>(threads);
   *session = s.release();
   return IGNRT_OK;
 }
@@ -472,7 +672,7 @@ ignrt_status ignrt_session_set_input(ignrt_session *s, const char *name,
       return fail(IGNRT_ERROR_ARGUMENT,
                   "input '" + t.name + "' needs " + std::to_string(t.bytes) +
                       " bytes, got " + std::to_string(bytes));
-    std::memcpy(s->inputs[i].data(), data, bytes);
+    std::memcpy(s->inputs[i].data, data, bytes);
     s->inputSet[i] = true;
     return IGNRT_OK;
   }
@@ -493,29 +693,22 @@ ignrt_status ignrt_session_run(ignrt_session *s) {
                   "input '" + b.inputs[i].name + "' was not set");
   for (size_t l = 0; l < b.launches.size(); ++l) {
     const auto &launch = b.launches[l];
-    std::vector<Descriptor> descriptors;
-    descriptors.reserve(launch.args.size());
-    for (const auto &arg : launch.args) {
-      switch (arg.kind) {
-      case ignrt_bundle::Arg::Input:
-        descriptors.emplace_back(s->inputs[arg.index].data(),
-                                 b.inputs[arg.index].dims);
-        break;
-      case ignrt_bundle::Arg::Weight:
-        descriptors.emplace_back(const_cast<char *>(b.weightData[arg.index]),
-                                 b.weights[arg.index].dims);
-        break;
-      case ignrt_bundle::Arg::Output:
-        descriptors.emplace_back(s->outputs[arg.index].data(),
-                                 b.outputs[arg.index].dims);
-        break;
-      }
-    }
-    std::vector<void *> pointers;
-    for (auto &d : descriptors)
-      pointers.push_back(d.words.data());
+    void **args = s->pointers[l].data();
     auto start = std::chrono::steady_clock::now();
-    b.kernels[launch.kernel].fn(pointers.data());
+    if (launch.copy) {
+      void *from, *to;
+      std::memcpy(&from, args[0], sizeof(void *));
+      std::memcpy(&to, args[1], sizeof(void *));
+      std::memmove(to, from, launch.args[0].bytes);
+    } else {
+      const auto &kernel = b.kernels[launch.kernel];
+      if (kernel.workgroups == 1 || s->pool->size() == 1)
+        kernel.fn(args, 0, kernel.workgroups);
+      else
+        s->pool->parallelFor(
+            kernel.workgroups,
+            [&](int64_t begin, int64_t end) { kernel.fn(args, begin, end); });
+    }
     auto end = std::chrono::steady_clock::now();
     s->timings[l] =
         std::chrono::duration<double, std::nano>(end - start).count();
@@ -529,8 +722,8 @@ ignrt_status ignrt_session_output(ignrt_session *s, const char *name,
     return fail(IGNRT_ERROR_ARGUMENT, "null argument");
   for (size_t i = 0; i < s->bundle->outputs.size(); ++i)
     if (s->bundle->outputs[i].name == name) {
-      *data = s->outputs[i].data();
-      *bytes = s->outputs[i].size();
+      *data = s->outputs[i].data;
+      *bytes = s->outputs[i].size;
       return IGNRT_OK;
     }
   return fail(IGNRT_ERROR_ARGUMENT,
@@ -546,7 +739,8 @@ ignrt_status ignrt_session_kernel_timing(const ignrt_session *s, size_t index,
                                          double *nanoseconds) {
   if (!s || index >= s->timings.size() || !name || !nanoseconds)
     return fail(IGNRT_ERROR_ARGUMENT, "kernel index out of range");
-  *name = s->bundle->kernels[s->bundle->launches[index].kernel].name.c_str();
+  const auto &launch = s->bundle->launches[index];
+  *name = launch.copy ? "copy" : s->bundle->kernels[launch.kernel].name.c_str();
   *nanoseconds = s->timings[index];
   return IGNRT_OK;
 }

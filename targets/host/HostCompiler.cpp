@@ -1,9 +1,12 @@
 //===- HostCompiler.cpp - lowering to a host shared object ----------------===//
 
 #include "HostCompiler.h"
+#include "HostSchedule.h"
 
 #include "ign/Conversion/Passes.h"
 #include "ign/Dialect/Ign/IR/IgnOps.h"
+#include "ign/Target/LaunchPlan.h"
+#include "ign/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
@@ -18,10 +21,13 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Dialect/Tensor/IR/TensorTilingInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -50,22 +56,6 @@ using namespace mlir;
 
 namespace ign::host {
 
-std::string dtypeName(Type t) {
-  if (t.isF32())
-    return "f32";
-  if (t.isF64())
-    return "f64";
-  if (t.isF16())
-    return "f16";
-  if (t.isBF16())
-    return "bf16";
-  if (t.isInteger(1))
-    return "bool";
-  if (auto it = dyn_cast<IntegerType>(t))
-    return (it.isUnsigned() ? "u" : "i") + std::to_string(it.getWidth());
-  return "unknown";
-}
-
 bool isKnownHostCpu(llvm::StringRef name) {
   if (name == "host")
     return true;
@@ -83,38 +73,10 @@ bool isKnownHostCpu(llvm::StringRef name) {
 
 namespace {
 
-TensorDesc describe(Type type, llvm::StringRef name) {
-  auto t = cast<ShapedType>(type);
-  return {name.str(), dtypeName(t.getElementType()),
-          std::vector<int64_t>(t.getShape().begin(), t.getShape().end())};
-}
-
-/// Replaces resource-backed constants of @main by trailing arguments, so
-/// the runtime passes weights from the bundle (mmapped) instead of copying
-/// them into the code.
-void externalizeWeights(func::FuncOp main, HostArtifact &artifact) {
-  Block &entry = main.getBody().front();
-  SmallVector<ConstantOp> weights;
-  main.walk([&](ConstantOp c) {
-    if (isa<DenseResourceElementsAttr>(c.getValue()))
-      weights.push_back(c);
-  });
-  for (ConstantOp c : weights) {
-    auto attr = cast<DenseResourceElementsAttr>(c.getValue());
-    AsmResourceBlob *blob = attr.getRawHandle().getBlob();
-    if (!blob)
-      continue;
-    unsigned index = main.getNumArguments();
-    main.insertArgument(index, c.getType(), {}, c.getLoc());
-    main.setArgAttr(
-        index, "ign.weight",
-        StringAttr::get(main.getContext(), attr.getRawHandle().getKey()));
-    c.getResult().replaceAllUsesWith(entry.getArgument(index));
-    artifact.weights.push_back(
-        {describe(c.getType(), attr.getRawHandle().getKey()), blob->getData()});
-    c.erase();
-  }
-}
+/// The machine the code is generated for.
+struct HostTarget {
+  std::string triple, cpu, features;
+};
 
 /// Copies become linalg.copy, which lowers to plain loops: the kernels then
 /// need no MLIR runtime library (memrefCopy) at load time.
@@ -123,9 +85,33 @@ LogicalResult linalgCopy(OpBuilder &b, Location loc, Value from, Value to) {
   return success();
 }
 
-void buildPipeline(PassManager &pm) {
+/// A kernel returning one of its arguments, or one value twice, gets a copy:
+/// each result is then a buffer of its own that can be written in place of
+/// the output (and upstream's out-param hoisting expects an allocation).
+void copyPassedThroughResults(func::FuncOp kernel) {
+  auto ret = cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
+  OpBuilder b(ret);
+  for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
+    Value v = ret.getOperand(i);
+    bool repeated = llvm::is_contained(ret.getOperands().take_front(i), v);
+    if (!isa<BlockArgument>(v) && !repeated)
+      continue;
+    auto type = cast<RankedTensorType>(v.getType());
+    Value empty = b.create<tensor::EmptyOp>(ret.getLoc(), type.getShape(),
+                                            type.getElementType());
+    ret.setOperand(
+        i, b.create<linalg::CopyOp>(ret.getLoc(), v, empty).getResult(0));
+  }
+}
+
+/// Reference lowering, on tensors.
+void buildLoweringPipeline(PassManager &pm) {
   pm.addPass(createConvertIgnToLinalg());
   pm.addPass(createCanonicalizerPass());
+}
+
+/// Bufferization; kernel results become out-parameters written in place.
+void buildBufferizationPipeline(PassManager &pm) {
   bufferization::OneShotBufferizationOptions bufferization;
   bufferization.memCpyFn = linalgCopy;
   bufferization.bufferizeFunctionBoundaries = true;
@@ -135,11 +121,21 @@ void buildPipeline(PassManager &pm) {
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   bufferization::BufferResultsToOutParamsOpts outParams;
   outParams.memCpyFn = linalgCopy;
+  outParams.hoistStaticAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // Tiles write their results in place; CSE makes the leftover copy of a
+  // tile onto itself visibly a self-copy, which canonicalization erases.
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+/// From buffers to the LLVM dialect.
+void buildCodegenPipeline(PassManager &pm) {
+  pm.addPass(createForallToForLoopPass());
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
-  // Dynamic subviews (recurrent loops) leave affine maps behind.
+  // Dynamic subviews (recurrent loops, tiles) leave affine maps behind.
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertSCFToCFPass());
@@ -158,25 +154,29 @@ void buildPipeline(PassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-/// Adds `void ign_entry(void **args)` calling the C interface of @main with
-/// args[i] as its i-th descriptor pointer, so the runtime can call any
-/// signature through one function type.
+/// Adds `void symbol(void **args, int64_t wg_begin, int64_t wg_end)`
+/// calling the C interface of kernel `name` with args[i] as its i-th
+/// descriptor pointer, so the runtime calls every kernel through one
+/// function type.
 LogicalResult addPackedEntry(llvm::Module &module, llvm::StringRef name,
-                             Location loc) {
-  llvm::Function *target = module.getFunction("_mlir_ciface_main");
-  if (!target)
-    return emitError(loc) << "the kernels have no C interface for @main";
+                             llvm::StringRef symbol, Location loc) {
+  llvm::Function *target = module.getFunction(("_mlir_ciface_" + name).str());
+  if (!target || target->arg_size() < 2)
+    return emitError(loc) << "kernel '" << name << "' has no C interface";
   llvm::LLVMContext &ctx = module.getContext();
   auto *ptr = llvm::PointerType::getUnqual(ctx);
-  auto *type =
-      llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr}, false);
+  auto *i64 = llvm::Type::getInt64Ty(ctx);
+  auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(ctx),
+                                       {ptr, i64, i64}, false);
   auto *entry = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
-                                       name, module);
+                                       symbol, module);
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
   llvm::SmallVector<llvm::Value *> args;
-  for (unsigned i = 0; i < target->arg_size(); ++i)
+  for (unsigned i = 0; i + 2 < target->arg_size(); ++i)
     args.push_back(
         b.CreateLoad(ptr, b.CreateConstGEP1_64(ptr, entry->getArg(0), i)));
+  args.push_back(entry->getArg(1));
+  args.push_back(entry->getArg(2));
   b.CreateCall(target, args);
   b.CreateRetVoid();
   return success();
@@ -213,13 +213,15 @@ FailureOr<std::string> linkSharedObject(llvm::StringRef object, Location loc) {
 
 } // namespace
 
-FailureOr<HostArtifact> compileForHost(ModuleOp module,
-                                       const HostOptions &options) {
+FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
+                                                 const HostOptions &options) {
   MLIRContext *ctx = module.getContext();
   DialectRegistry registry;
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
+  linalg::registerTilingInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  tensor::registerTilingInterfaceExternalModels(registry);
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);
@@ -228,34 +230,87 @@ FailureOr<HostArtifact> compileForHost(ModuleOp module,
   ctx->appendDialectRegistry(registry);
   ctx->loadDialect<bufferization::BufferizationDialect, memref::MemRefDialect,
                    scf::SCFDialect, LLVM::LLVMDialect>();
+  if (options.schedule != "default" && options.schedule != "reference")
+    return module.emitError("unknown host schedule '")
+           << options.schedule << "' (default or reference)";
 
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main)
     return module.emitError("the module has no @main function");
-  HostArtifact artifact;
-  artifact.entry = "ign_entry";
-  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
-    auto name = main.getArgAttrOfType<StringAttr>(i, "ign.name");
-    artifact.inputs.push_back(
-        describe(main.getArgumentTypes()[i], name ? name.getValue() : ""));
-  }
-  for (unsigned i = 0; i < main.getNumResults(); ++i) {
-    auto name = main.getResultAttrOfType<StringAttr>(i, "ign.name");
-    artifact.outputs.push_back(
-        describe(main.getResultTypes()[i], name ? name.getValue() : ""));
-  }
-  externalizeWeights(main, artifact);
-  // Names are in the artifact now; LLVM has no use for them.
-  for (unsigned i = 0; i < main.getNumArguments(); ++i)
-    main.setArgAttrs(i, DictionaryAttr::get(ctx));
-  for (unsigned i = 0; i < main.getNumResults(); ++i)
-    main.setResultAttrs(i, DictionaryAttr::get(ctx));
-  main->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
-
-  PassManager pm(ctx);
-  buildPipeline(pm);
-  if (failed(pm.run(module)))
+  splitConvPadding(main);
+  if (failed(outlineKernels(module, main)))
     return failure();
+  auto plan = buildLaunchPlan(main);
+  if (failed(plan))
+    return failure();
+  // @main now lives on as the bundle's launch list; only kernels remain.
+  main.erase();
+
+  bundle::BundleContents contents;
+  contents.targetName = "host";
+  contents.inputs = plan->inputs;
+  contents.outputs = plan->outputs;
+  for (auto &[spec, bytes] : plan->weights)
+    contents.weights.push_back(
+        {spec, std::string_view(bytes.data(), bytes.size())});
+  contents.launches = plan->launches;
+  contents.arenaBytes = plan->arenaBytes;
+
+  SmallVector<func::FuncOp> kernels;
+  for (const std::string &name : plan->kernels) {
+    auto kernel = module.lookupSymbol<func::FuncOp>(name);
+    bundle::KernelSpec spec;
+    spec.name = name;
+    spec.symbol = "ign_" + name;
+    spec.results = kernel.getNumResults();
+    if (auto ops = kernel->getAttrOfType<ArrayAttr>(kKernelAttr))
+      for (auto op : ops.getAsValueRange<StringAttr>())
+        spec.ops.push_back(op.str());
+    contents.kernels.push_back(std::move(spec));
+    // Kernels never write their arguments: those are the model's inputs,
+    // weights (read-only mmapped memory) or other kernels' results.
+    for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
+      kernel.setArgAttr(i, "bufferization.writable", BoolAttr::get(ctx, false));
+    kernel.setPublic();
+    kernel->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
+    kernels.push_back(kernel);
+  }
+
+  PassManager lowering(ctx);
+  buildLoweringPipeline(lowering);
+  if (failed(lowering.run(module)))
+    return failure();
+  std::vector<KernelSchedule> schedules(kernels.size());
+  for (auto [kernel, schedule] : llvm::zip(kernels, schedules)) {
+    if (options.schedule == "default")
+      schedule = applyDefaultSchedule(kernel);
+    else
+      schedule.serialReason = "reference schedule";
+  }
+  PassManager cleanup(ctx);
+  cleanup.addPass(createCanonicalizerPass());
+  cleanup.addPass(createCSEPass());
+  if (failed(cleanup.run(module)))
+    return failure();
+  for (func::FuncOp kernel : kernels)
+    copyPassedThroughResults(kernel);
+  PassManager bufferizing(ctx);
+  buildBufferizationPipeline(bufferizing);
+  if (failed(bufferizing.run(module)))
+    return failure();
+  for (auto [kernel, schedule] : llvm::zip(kernels, schedules))
+    distributeWorkgroups(kernel, schedule);
+  PassManager codegen(ctx);
+  buildCodegenPipeline(codegen);
+  if (failed(codegen.run(module)))
+    return failure();
+
+  // The kernel functions are LLVM functions now; only the specs remain.
+  kernels.clear();
+  for (auto [spec, schedule] : llvm::zip(contents.kernels, schedules)) {
+    spec.scheduleJson = schedule.toJson();
+    spec.workgroups = schedule.workgroups;
+  }
 
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
@@ -264,8 +319,10 @@ FailureOr<HostArtifact> compileForHost(ModuleOp module,
   if (!llvmModule)
     return module.emitError("translation to LLVM IR failed");
 
-  if (failed(addPackedEntry(*llvmModule, artifact.entry, module.getLoc())))
-    return failure();
+  for (const bundle::KernelSpec &k : contents.kernels)
+    if (failed(addPackedEntry(*llvmModule, k.name, k.symbol, module.getLoc())))
+      return failure();
+  HostTarget artifact;
   artifact.triple = llvm::sys::getProcessTriple();
   if (options.cpu == "host") {
     artifact.cpu = llvm::sys::getHostCPUName().str();
@@ -309,8 +366,14 @@ FailureOr<HostArtifact> compileForHost(ModuleOp module,
                              module.getLoc());
   if (failed(so))
     return failure();
-  artifact.sharedObject = std::move(*so);
-  return artifact;
+  contents.artifact = std::move(*so);
+  contents.triple = artifact.triple;
+  contents.cpu = artifact.cpu;
+  llvm::SmallVector<llvm::StringRef> features;
+  llvm::StringRef(artifact.features).split(features, ',', -1, false);
+  for (llvm::StringRef f : features)
+    contents.features.push_back(f.str());
+  return contents;
 }
 
 } // namespace ign::host

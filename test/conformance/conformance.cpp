@@ -197,33 +197,14 @@ Result runTest(const fs::path &dir) {
       messages += d.str() + "; ";
     return mlir::success();
   });
-  auto artifact = ign::host::compileForHost(*imported.module, {});
-  if (mlir::failed(artifact)) {
+  auto compiled = ign::host::compileForHost(*imported.module, {});
+  if (mlir::failed(compiled)) {
     bool lowering = messages.find("failed to legalize") != std::string::npos ||
                     messages.find("not lowered yet") != std::string::npos;
     return {lowering ? Status::Unsupported : Status::Fail,
             "compile: " + messages};
   }
-  ign::bundle::BundleContents c;
-  c.targetName = "host";
-  c.triple = artifact->triple;
-  c.cpu = artifact->cpu;
-  c.inputs = artifact->inputs;
-  c.outputs = artifact->outputs;
-  ign::bundle::LaunchSpec launch{0, {}};
-  for (size_t i = 0; i < c.inputs.size(); ++i)
-    launch.args.push_back({"input", i});
-  for (size_t i = 0; i < artifact->weights.size(); ++i) {
-    const auto &w = artifact->weights[i];
-    c.weights.push_back(
-        {w.desc, std::string_view(w.bytes.data(), w.bytes.size())});
-    launch.args.push_back({"weight", i});
-  }
-  for (size_t i = 0; i < c.outputs.size(); ++i)
-    launch.args.push_back({"output", i});
-  c.kernels.push_back({"main", artifact->entry, R"({"kind": "reference"})"});
-  c.launches.push_back(launch);
-  c.artifact = std::move(artifact->sharedObject);
+  ign::bundle::BundleContents &c = *compiled;
   std::string path = (fs::temp_directory_path() /
                       ("ign-conformance-" + std::to_string(getpid()) + ".ignb"))
                          .string();

@@ -24,8 +24,10 @@ ign::bundle::BundleContents minimal(const std::string &target,
   c.cpu = "generic";
   c.inputs = {{"x", "f32", {2}}};
   c.outputs = {{"y", "f32", {2}}};
-  c.kernels = {{"main", "ign_entry", R"({"kind": "reference"})"}};
-  c.launches = {{0, {{"input", 0}, {"output", 0}}}};
+  c.kernels = {{"k0", "ign_k0", R"({"kind": "reference"})", {"ign.relu"}}};
+  ign::bundle::LaunchSpec launch;
+  launch.args = {{"input", 0, 0, "f32", {2}}, {"output", 0, 0, "f32", {2}}};
+  c.launches = {launch};
   c.artifact = "not an ELF file";
   return c;
 }
@@ -86,6 +88,47 @@ TEST(Runtime, RefusesAnArtifactThatDoesNotLoad) {
   std::string message;
   EXPECT_EQ(open(path, message), IGNRT_ERROR_RUNTIME);
   EXPECT_NE(message.find("cannot load the kernels"), std::string::npos)
+      << message;
+#endif
+}
+
+TEST(Runtime, RefusesALaunchArgumentOutsideItsBuffer) {
+  auto c = minimal("host", "x86_64-pc-linux-gnu");
+  c.launches[0].args[0].shape = {3}; // 12 bytes of an 8-byte input
+  std::string path = tempPath("outside");
+  ASSERT_EQ(ign::bundle::writeBundle(path, c), "");
+  std::string message;
+  EXPECT_EQ(open(path, message), IGNRT_ERROR_FORMAT);
+  EXPECT_NE(message.find("outside its buffer"), std::string::npos) << message;
+
+  c = minimal("host", "x86_64-pc-linux-gnu");
+  c.arenaBytes = 64;
+  c.launches[0].args[0] = {"arena", 0, 60, "f32", {2}}; // past the arena
+  ASSERT_EQ(ign::bundle::writeBundle(path, c), "");
+  EXPECT_EQ(open(path, message), IGNRT_ERROR_FORMAT);
+  EXPECT_NE(message.find("outside its buffer"), std::string::npos) << message;
+}
+
+TEST(Runtime, RefusesACpuWithoutTheNeededFeatures) {
+#if defined(__x86_64__)
+  // The first feature the runtime checks that this CPU lacks, if any.
+  const char *missing = nullptr;
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx512f"))
+    missing = "avx512f";
+  else if (!__builtin_cpu_supports("avx512bf16"))
+    missing = "avx512bf16";
+  if (!missing)
+    GTEST_SKIP() << "this CPU has every feature the runtime checks";
+  auto c = minimal("host", "x86_64-pc-linux-gnu");
+  c.cpu = "x86-64-v4";
+  c.features = {"+avx2", std::string("+") + missing};
+  std::string path = tempPath("features");
+  ASSERT_EQ(ign::bundle::writeBundle(path, c), "");
+  std::string message;
+  EXPECT_EQ(open(path, message), IGNRT_ERROR_TARGET);
+  EXPECT_NE(message.find(std::string("CPU feature '") + missing + "'"),
+            std::string::npos)
       << message;
 #endif
 }

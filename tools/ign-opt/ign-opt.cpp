@@ -2,6 +2,7 @@
 
 #include "ign/Conversion/Passes.h"
 #include "ign/Dialect/Ign/IR/IgnOps.h"
+#include "ign/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -11,6 +12,7 @@
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   ign::registerIgnConversionPasses();
+  ign::registerIgnTransformsPasses();
   mlir::DialectRegistry registry;
   registry.insert<ign::IgnDialect, mlir::func::FuncDialect,
                   mlir::linalg::LinalgDialect, mlir::tensor::TensorDialect,

@@ -45,6 +45,12 @@ int main(int argc, char **argv) {
                  "what to produce: ign (the imported module), linalg (the "
                  "reference lowering)")
       ->check(CLI::IsMember({"ign", "linalg"}));
+  app.add_option("--schedule", options.schedule,
+                 "kernel schedules: default (tiled into workgroups run on "
+                 "the runtime's threads) or reference (plain loops, one "
+                 "thread: the correctness oracle)")
+      ->check(CLI::IsMember({"default", "reference"}))
+      ->capture_default_str();
   app.add_option("--input-shape", inputShapes,
                  "bind a graph input's shape: NAME=1x3x224x224 (repeatable)");
   app.add_option("--freeze-input", frozen,

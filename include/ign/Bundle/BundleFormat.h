@@ -16,7 +16,7 @@
 namespace ign::bundle {
 
 constexpr char kMagic[8] = {'I', 'G', 'N', 'B', 'N', 'D', 'L', '\0'};
-constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kFormatVersion = 2;
 /// Sections start at multiples of this, so weights can be used in place
 /// from an mmapped bundle with any element alignment.
 constexpr uint64_t kSectionAlignment = 64;

@@ -19,18 +19,30 @@ struct TensorSpec {
 
 struct KernelSpec {
   std::string name;
-  std::string symbol;       // entry taking an array of memref descriptors
-  std::string scheduleJson; // the kernel's schedule, as JSON
+  std::string symbol;           // `void symbol(void **args, int64_t wg_begin,
+                                //  int64_t wg_end)`: see docs/bundle-format.md
+  std::string scheduleJson;     // the kernel's schedule, as JSON
+  std::vector<std::string> ops; // the ign ops it computes
+  int64_t workgroups = 1;       // independent pieces the runtime may spread
+                                // across threads
+  size_t results = 1;           // its last `results` arguments are outputs
 };
 
+/// Where a launch argument lives, and the view (dtype, shape) the kernel
+/// sees of it: a reshape is the same buffer under another shape.
 struct LaunchArg {
-  std::string kind; // "input", "weight" or "output"
-  size_t index;
+  std::string kind;    // "input", "weight", "output" or "arena"
+  uint64_t index = 0;  // input/weight/output: the table index
+  uint64_t offset = 0; // arena: the byte offset
+  std::string dtype;
+  std::vector<int64_t> shape;
 };
 
+/// A kernel launch, or (copy = true) a copy of args[0] into args[1].
 struct LaunchSpec {
-  size_t kernel;
+  size_t kernel = 0;
   std::vector<LaunchArg> args;
+  bool copy = false;
 };
 
 /// Everything a bundle holds.
@@ -43,7 +55,8 @@ struct BundleContents {
   std::vector<std::pair<TensorSpec, std::string_view>> weights;
   std::vector<KernelSpec> kernels;
   std::vector<LaunchSpec> launches;
-  std::string artifact; // target code (host: ELF shared object)
+  uint64_t arenaBytes = 0; // intermediates, packed by liveness
+  std::string artifact;    // target code (host: ELF shared object)
 };
 
 /// The manifest of `contents` as JSON text (weight offsets included).

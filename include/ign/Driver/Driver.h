@@ -31,7 +31,8 @@ struct DriverOptions {
   std::string modelPath;
   std::string target = "host";
   std::string outputPath;
-  std::string emit; // "" (bundle), "ign" or "linalg"
+  std::string emit;                 // "" (bundle), "ign" or "linalg"
+  std::string schedule = "default"; // or "reference"
   bool printWeights = false;
   Verbosity verbosity = Verbosity::Normal;
   ImportOptions import;

@@ -189,6 +189,18 @@ int runCompile(const DriverOptions &options) {
                  << "\n";
     return kExitOutput;
   }
+  if (options.emit == "llvm") {
+    std::string ir;
+    host::HostOptions hostOptions;
+    hostOptions.cpu = cpu;
+    hostOptions.schedule = options.schedule;
+    hostOptions.llvmIR = &ir;
+    if (failed(host::compileForHost(*module, hostOptions)))
+      return kExitLowering;
+    output->os() << ir;
+    output->keep();
+    return kExitOk;
+  }
   OpPrintingFlags flags;
   if (!options.printWeights)
     flags.elideLargeElementsAttrs(16).elideLargeResourceString(64);

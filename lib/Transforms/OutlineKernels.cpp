@@ -12,6 +12,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace ign {
@@ -92,6 +93,36 @@ LogicalResult outlineOne(ModuleOp module, Operation *op, unsigned index) {
   return success();
 }
 
+/// Kernels that compute the same thing (same ops, attributes, shapes and
+/// dtypes; names and locations aside) become one function launched several
+/// times: compiled once, and later tuned once as one task.
+void deduplicateKernels(ModuleOp module, func::FuncOp main) {
+  llvm::StringMap<func::FuncOp> byBody;
+  llvm::DenseMap<StringAttr, StringAttr> replacement;
+  SmallVector<func::FuncOp> duplicates;
+  for (auto kernel : module.getOps<func::FuncOp>()) {
+    if (!kernel->hasAttr(kKernelAttr))
+      continue;
+    std::string key;
+    llvm::raw_string_ostream os(key);
+    StringAttr name = kernel.getSymNameAttr();
+    kernel.setSymName("kernel");
+    kernel.print(os, OpPrintingFlags().printGenericOpForm().useLocalScope());
+    kernel.setSymNameAttr(name);
+    auto [it, inserted] = byBody.try_emplace(key, kernel);
+    if (!inserted) {
+      replacement[name] = it->second.getSymNameAttr();
+      duplicates.push_back(kernel);
+    }
+  }
+  main.walk([&](func::CallOp call) {
+    if (auto to = replacement.lookup(call.getCalleeAttr().getAttr()))
+      call.setCalleeAttr(FlatSymbolRefAttr::get(to));
+  });
+  for (func::FuncOp f : duplicates)
+    f.erase();
+}
+
 struct OutlineKernelsPass
     : public impl::OutlineKernelsBase<OutlineKernelsPass> {
   void runOnOperation() override {
@@ -119,6 +150,7 @@ LogicalResult outlineKernels(ModuleOp module, func::FuncOp main) {
   for (Operation *op : compute)
     if (failed(outlineOne(module, op, index++)))
       return failure();
+  deduplicateKernels(module, main);
   // Inline constants now live in the kernels that use them.
   for (Operation &op : llvm::make_early_inc_range(
            llvm::reverse(main.getBody().front().getOperations())))

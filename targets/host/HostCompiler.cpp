@@ -46,6 +46,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
@@ -298,8 +299,16 @@ FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
   buildBufferizationPipeline(bufferizing);
   if (failed(bufferizing.run(module)))
     return failure();
-  for (auto [kernel, schedule] : llvm::zip(kernels, schedules))
+  for (auto [kernel, schedule] : llvm::zip(kernels, schedules)) {
+    // No kernel argument is written through another one: outputs never
+    // share bytes with anything the kernel reads (the launch plan keeps
+    // live buffers apart), so LLVM may vectorize without alias checks.
+    for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
+      if (isa<BaseMemRefType>(kernel.getArgumentTypes()[i]))
+        kernel.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
+                          UnitAttr::get(ctx));
     distributeWorkgroups(kernel, schedule);
+  }
   PassManager codegen(ctx);
   buildCodegenPipeline(codegen);
   if (failed(codegen.run(module)))
@@ -352,6 +361,10 @@ FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
           makeOptimizingTransformer(3, 0, machine.get())(llvmModule.get()))
     return module.emitError("LLVM optimization failed: ")
            << llvm::toString(std::move(err));
+  if (options.llvmIR) {
+    llvm::raw_string_ostream os(*options.llvmIR);
+    llvmModule->print(os, nullptr);
+  }
 
   llvm::SmallVector<char, 0> object;
   {

@@ -25,6 +25,8 @@ struct HostOptions {
   /// "default" (the host's default schedule) or "reference" (the plain
   /// reference lowering, one thread: the correctness oracle).
   std::string schedule = "default";
+  /// When set, receives the optimized LLVM IR of the kernels (--emit=llvm).
+  std::string *llvmIR = nullptr;
 };
 
 /// The CPU names ignc accepts for --target (host and named levels).

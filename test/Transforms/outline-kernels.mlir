@@ -31,3 +31,20 @@ func.func @main() -> tensor<2xi64> {
   %c = ign.constant dense<[3, 4]> : tensor<2xi64>
   return %c : tensor<2xi64>
 }
+
+// -----
+
+// Identical kernels (here two relus of the same shape) are one function
+// launched twice; a relu of another shape is a kernel of its own.
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT: %[[R0:.*]] = call @k0_ign_relu(%arg0)
+// CHECK-NEXT: %[[R1:.*]] = call @k0_ign_relu(%[[R0]])
+// CHECK-NEXT: %[[R2:.*]] = call @k2_ign_relu(%arg1)
+// CHECK-COUNT-2: func.func private @k
+// CHECK-NOT: func.func
+func.func @main(%a: tensor<4xf32>, %b: tensor<8xf32>) -> (tensor<4xf32>, tensor<8xf32>) {
+  %0 = ign.relu %a : tensor<4xf32>
+  %1 = ign.relu %0 : tensor<4xf32>
+  %2 = ign.relu %b : tensor<8xf32>
+  return %1, %2 : tensor<4xf32>, tensor<8xf32>
+}

@@ -43,8 +43,9 @@ int main(int argc, char **argv) {
                  "output file (default: stdout for --emit)");
   app.add_option("--emit", options.emit,
                  "what to produce: ign (the imported module), linalg (the "
-                 "reference lowering)")
-      ->check(CLI::IsMember({"ign", "linalg"}));
+                 "reference lowering), llvm (the host kernels' optimized "
+                 "LLVM IR)")
+      ->check(CLI::IsMember({"ign", "linalg", "llvm"}));
   app.add_option("--schedule", options.schedule,
                  "kernel schedules: default (tiled into workgroups run on "
                  "the runtime's threads) or reference (plain loops, one "

@@ -31,7 +31,7 @@ struct DriverOptions {
   std::string modelPath;
   std::string target = "host";
   std::string outputPath;
-  std::string emit;                 // "" (bundle), "ign" or "linalg"
+  std::string emit;                 // "" (bundle), "ign", "linalg" or "llvm"
   std::string schedule = "default"; // or "reference"
   bool printWeights = false;
   Verbosity verbosity = Verbosity::Normal;

@@ -1,5 +1,6 @@
 # lit configuration for ignc's FileCheck tests.
 import os
+import sys
 import lit.formats
 
 config.name = "ignc"
@@ -14,3 +15,4 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(("%models", os.path.join(config.test_source_root, "models")))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "ignc", "Inputs")))
 config.substitutions.append(("%ignrt_lib", os.path.join(config.ign_obj_root, "lib", "libignrt.so")))
+config.substitutions.append(("%python", sys.executable))

@@ -118,18 +118,33 @@ Value groupedConv(OpBuilder &b, Location loc, Value input, Value weight,
   auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
   if (groups == 1 || (Cg == 1 && Fg == 1)) {
     // Plain and depthwise convolutions index the 4-D tensors directly: no
-    // reshapes, so tiling can fuse the padding into the convolution.
-    // dims: n, f, o_0..o_{s-1}, [c,] k_0..k_{s-1}
+    // reshapes, so tiling can fuse the padding into the convolution. Kernel
+    // dims of size 1 get no loop, so a 1x1 convolution is a contraction
+    // with plain (projected-permutation) indexing.
+    // dims: n, f, o_0..o_{s-1}, [c,] k_i for each i with kernel size > 1
     bool depthwise = groups != 1;
-    int64_t red = depthwise ? s : 1 + s, nd = 2 + s + red;
+    SmallVector<int64_t> kernelDims;
+    for (int64_t i = 0; i < s; ++i)
+      if (wt.getDimSize(2 + i) != 1)
+        kernelDims.push_back(i);
+    int64_t firstK = 2 + s + (depthwise ? 0 : 1);
+    int64_t red = firstK - (2 + s) + int64_t(kernelDims.size()),
+            nd = 2 + s + red;
     AffineExpr c = depthwise ? d(1) : d(2 + s);
-    SmallVector<AffineExpr> inE{d(0), c},
-        wE{d(1), depthwise ? getAffineConstantExpr(0, ctx) : d(2 + s)},
+    AffineExpr zero = getAffineConstantExpr(0, ctx);
+    SmallVector<AffineExpr> inE{d(0), c}, wE{d(1), depthwise ? zero : c},
         outE{d(0), d(1)};
     for (int64_t i = 0; i < s; ++i) {
-      AffineExpr k = d(2 + s + (depthwise ? 0 : 1) + i);
-      inE.push_back(d(2 + i) * strides[i] + k * dilations[i]);
-      wE.push_back(k);
+      auto *k = llvm::find(kernelDims, i);
+      AffineExpr o = d(2 + i) * strides[i];
+      if (k == kernelDims.end()) {
+        inE.push_back(o);
+        wE.push_back(zero);
+      } else {
+        AffineExpr kd = d(firstK + (k - kernelDims.begin()));
+        inE.push_back(o + kd * dilations[i]);
+        wE.push_back(kd);
+      }
       outE.push_back(d(2 + i));
     }
     SmallVector<int64_t> outShape{N, F};

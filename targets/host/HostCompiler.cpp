@@ -9,6 +9,8 @@
 #include "ign/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -29,12 +31,17 @@
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/TensorTilingInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 
 #include "lld/Common/Driver.h"
@@ -130,12 +137,39 @@ void buildBufferizationPipeline(PassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
+/// Vector ops of the register tiles become 1-D vector arithmetic: each
+/// contraction step an outer product (broadcast times row, FMAs), memory
+/// accesses plain vector loads and stores.
+void lowerVectorOps(ModuleOp module) {
+  MLIRContext *ctx = module.getContext();
+  {
+    RewritePatternSet patterns(ctx);
+    vector::populateVectorReductionToContractPatterns(patterns);
+    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+    (void)applyPatternsAndFoldGreedily(module, std::move(patterns));
+  }
+  RewritePatternSet patterns(ctx);
+  vector::VectorTransformsOptions options;
+  options.setVectorTransformsOptions(
+      vector::VectorContractLowering::OuterProduct);
+  vector::populateVectorContractLoweringPatterns(patterns, options);
+  vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
+  vector::populateVectorMultiReductionLoweringPatterns(
+      patterns, vector::VectorMultiReductionLowering::InnerParallel);
+  vector::populateVectorBroadcastLoweringPatterns(patterns);
+  vector::populateVectorShapeCastLoweringPatterns(patterns);
+  vector::populateVectorTransposeLoweringPatterns(patterns, options);
+  vector::populateVectorTransferLoweringPatterns(patterns, 1);
+  (void)applyPatternsAndFoldGreedily(module, std::move(patterns));
+}
+
 /// From buffers to the LLVM dialect.
 void buildCodegenPipeline(PassManager &pm) {
   pm.addPass(createForallToForLoopPass());
   bufferization::BufferDeallocationPipelineOptions dealloc;
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  pm.addPass(createConvertVectorToSCFPass());
   // Dynamic subviews (recurrent loops, tiles) leave affine maps behind.
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -147,6 +181,7 @@ void buildCodegenPipeline(PassManager &pm) {
   pm.addPass(createConvertMathToFuncs());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
@@ -226,11 +261,12 @@ FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);
+  vector::registerBufferizableOpInterfaceExternalModels(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   ctx->appendDialectRegistry(registry);
   ctx->loadDialect<bufferization::BufferizationDialect, memref::MemRefDialect,
-                   scf::SCFDialect, LLVM::LLVMDialect>();
+                   scf::SCFDialect, vector::VectorDialect, LLVM::LLVMDialect>();
   if (options.schedule != "default" && options.schedule != "reference")
     return module.emitError("unknown host schedule '")
            << options.schedule << "' (default or reference)";
@@ -238,6 +274,8 @@ FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main)
     return module.emitError("the module has no @main function");
+  if (options.schedule == "default")
+    pointwiseConvToMatmul(main);
   splitConvPadding(main);
   if (failed(outlineKernels(module, main)))
     return failure();
@@ -308,7 +346,10 @@ FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
         kernel.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
                           UnitAttr::get(ctx));
     distributeWorkgroups(kernel, schedule);
+    if (options.schedule == "default")
+      finishDefaultSchedule(kernel);
   }
+  lowerVectorOps(module);
   PassManager codegen(ctx);
   buildCodegenPipeline(codegen);
   if (failed(codegen.run(module)))

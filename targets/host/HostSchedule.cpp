@@ -10,8 +10,10 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +27,8 @@ std::string KernelSchedule::toJson() const {
                       {"workgroups", workgroups}};
   if (!serialReason.empty())
     j["serial"] = serialReason;
+  if (!registerTile.empty())
+    j["register_tile"] = registerTile;
   return j.dump();
 }
 
@@ -143,39 +147,150 @@ linalg::LinalgOp findRoot(func::FuncOp kernel) {
   return {};
 }
 
-/// Splits the root's parallel loops, outermost first, into about
-/// kTargetWorkgroups pieces that divide the loop evenly (so every
-/// workgroup has static shapes). The innermost loop is split last: it is
-/// the one that streams memory.
+/// Splits the root's parallel loops into about kTargetWorkgroups pieces
+/// that divide each loop evenly (so every workgroup has static shapes).
+/// Splitting a loop makes every workgroup read all of each input that the
+/// loop does not index (a matmul split by rows re-reads the whole right
+/// operand), so loops are split cheapest first by those bytes, outer loops
+/// before inner ones on ties. The innermost loop streams memory: its pieces
+/// stay multiples of a vector (16 or 8 lanes) where it allows.
 std::vector<int64_t> chooseWorkgroupTile(linalg::LinalgOp root, int64_t work,
                                          int64_t &workgroups) {
   SmallVector<int64_t> ranges = root.getStaticLoopRanges();
   auto iterators = root.getIteratorTypesArray();
   std::vector<int64_t> tile(ranges.size(), 0);
   workgroups = 1;
-  if (llvm::any_of(ranges, ShapedType::isDynamic) || work < kMinParallelWork)
+  if (ranges.empty() || llvm::any_of(ranges, ShapedType::isDynamic) ||
+      work < kMinParallelWork)
     return tile;
   int64_t target = std::min(kTargetWorkgroups,
                             std::max<int64_t>(1, work / kMinWorkPerWorkgroup));
-  auto split = [&](unsigned d) {
-    if (workgroups >= target || iterators[d] != utils::IteratorType::parallel ||
-        ranges[d] < 2 || tile[d] != 0)
-      return;
-    int64_t want = (target + workgroups - 1) / workgroups;
-    int64_t count = ranges[d];
-    for (int64_t c = want; c < ranges[d]; ++c)
-      if (ranges[d] % c == 0) {
-        count = c;
+  unsigned innermost = ranges.size() - 1;
+  auto reread = [&](unsigned d) {
+    int64_t bytes = 0;
+    for (OpOperand *in : root.getDpsInputOperands()) {
+      auto type = dyn_cast<ShapedType>(in->get().getType());
+      if (type && type.hasStaticShape() &&
+          !root.getMatchingIndexingMap(in).isFunctionOfDim(d))
+        bytes +=
+            type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+    }
+    return bytes;
+  };
+  SmallVector<unsigned> order;
+  for (unsigned d = 0; d < ranges.size(); ++d)
+    if (iterators[d] == utils::IteratorType::parallel && ranges[d] > 1)
+      order.push_back(d);
+  llvm::stable_sort(order, [&](unsigned a, unsigned b) {
+    return std::make_tuple(reread(a), a == innermost) <
+           std::make_tuple(reread(b), b == innermost);
+  });
+  for (unsigned d : order) {
+    if (workgroups >= target)
+      break;
+    int64_t quantum = 1;
+    if (d == innermost)
+      quantum = ranges[d] % 16 == 0 ? 16 : ranges[d] % 8 == 0 ? 8 : 1;
+    int64_t want = (target + workgroups - 1) / workgroups, count = 1;
+    for (int64_t c = 2; c <= ranges[d]; ++c) {
+      if (ranges[d] % c != 0 || (ranges[d] / c) % quantum != 0)
+        continue;
+      count = c;
+      if (c >= want)
         break;
-      }
+    }
+    if (count == 1)
+      continue;
     tile[d] = ranges[d] / count;
     workgroups *= count;
-  };
-  for (unsigned d = 0; d + 1 < ranges.size(); ++d)
-    split(d);
-  if (!ranges.empty() && workgroups < 2)
-    split(ranges.size() - 1);
+  }
   return tile;
+}
+
+/// Output rows and vector lanes of a contraction's register tile: the tile
+/// of the output stays in registers across the whole reduction.
+constexpr int64_t kRegisterRows = 4;
+
+/// Tiles a contraction (a generic whose body is out += a * b over
+/// projected-permutation maps) into register tiles of kRegisterRows output
+/// rows by 8 or 16 contiguous lanes, reduction loops innermost, and
+/// vectorizes the tile. Returns the register tile, or {} when the
+/// contraction does not divide into such tiles (LLVM's loop vectorizer then
+/// handles it).
+std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
+                                          linalg::GenericOp op) {
+  if (!linalg::isaContractionOpInterface(op) || op.getNumDpsInits() != 1)
+    return {};
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return {};
+  auto iterators = op.getIteratorTypesArray();
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (out.getNumResults() == 0)
+    return {};
+  unsigned inner = cast<AffineDimExpr>(out.getResults().back()).getPosition();
+  int64_t lanes = ranges[inner] % 16 == 0 ? 16 : ranges[inner] % 8 == 0 ? 8 : 0;
+  if (!lanes)
+    return {};
+  // The row loop: an output dim that the input streamed along `inner` does
+  // not use, so each vector loaded from that input serves every row.
+  std::optional<unsigned> row;
+  for (AffineExpr e : llvm::reverse(out.getResults().drop_back())) {
+    unsigned d = cast<AffineDimExpr>(e).getPosition();
+    bool shared = llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *in) {
+      AffineMap m = op.getMatchingIndexingMap(in);
+      return m.isFunctionOfDim(inner) && m.isFunctionOfDim(d);
+    });
+    if (!shared && ranges[d] > 1) {
+      row = d;
+      break;
+    }
+  }
+  std::vector<int64_t> tile(ranges.size(), 1);
+  tile[inner] = lanes;
+  if (row)
+    for (int64_t r = kRegisterRows; r >= 1; r /= 2)
+      if (ranges[*row] % r == 0) {
+        tile[*row] = r;
+        break;
+      }
+  SmallVector<int64_t> order;
+  for (unsigned d = 0; d < ranges.size(); ++d)
+    if (iterators[d] == utils::IteratorType::parallel)
+      order.push_back(d);
+  for (unsigned d = 0; d < ranges.size(); ++d)
+    if (iterators[d] != utils::IteratorType::parallel)
+      order.push_back(d);
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t t : tile)
+    sizes.push_back(rewriter.getIndexAttr(t));
+  scf::SCFTilingOptions options;
+  options.setTileSizes(sizes).setInterchange(order);
+  rewriter.setInsertionPoint(op);
+  auto tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled))
+    return {};
+  rewriter.replaceOp(op, tiled->replacements);
+  // A tile that does not vectorize stays a correct scalar loop nest.
+  if (failed(linalg::vectorize(rewriter, tiled->tiledOps.back())))
+    return {};
+  return tile;
+}
+
+/// Register-tiles and vectorizes every contraction of the kernel.
+void vectorizeContractions(RewriterBase &rewriter, func::FuncOp kernel,
+                           KernelSchedule &schedule) {
+  SmallVector<linalg::GenericOp> contractions;
+  kernel.walk([&](linalg::GenericOp op) {
+    if (linalg::isaContractionOpInterface(op))
+      contractions.push_back(op);
+  });
+  for (linalg::GenericOp op : contractions) {
+    std::vector<int64_t> tile = vectorizeContraction(rewriter, op);
+    if (!tile.empty() && schedule.registerTile.empty())
+      schedule.registerTile = tile;
+  }
 }
 
 } // namespace
@@ -183,6 +298,7 @@ std::vector<int64_t> chooseWorkgroupTile(linalg::LinalgOp root, int64_t work,
 KernelSchedule applyDefaultSchedule(func::FuncOp kernel) {
   KernelSchedule schedule;
   IRRewriter rewriter(kernel.getContext());
+
   orderLoopsForContiguity(rewriter, kernel);
 
   linalg::LinalgOp root = findRoot(kernel);
@@ -196,6 +312,7 @@ KernelSchedule applyDefaultSchedule(func::FuncOp kernel) {
   schedule.workgroupTile = tile;
   if (workgroups < 2) {
     schedule.serialReason = "too little work to split";
+    vectorizeContractions(rewriter, kernel, schedule);
     return schedule;
   }
   SmallVector<OpFoldResult> sizes;
@@ -218,6 +335,7 @@ KernelSchedule applyDefaultSchedule(func::FuncOp kernel) {
   if (root->use_empty())
     rewriter.eraseOp(root);
   schedule.workgroups = workgroups;
+  vectorizeContractions(rewriter, kernel, schedule);
   return schedule;
 }
 
@@ -297,6 +415,97 @@ void distributeWorkgroups(func::FuncOp kernel, KernelSchedule &schedule) {
   for (Operation &op : forall.getBody()->without_terminator())
     b.clone(op, map);
   forall.erase();
+}
+
+namespace {
+
+/// The buffer a chain of views looks into.
+Value baseBuffer(Value v) {
+  while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+    v = view.getViewSource();
+  return v;
+}
+
+/// Turns a vector read at the top of `loop` and the write of the same
+/// vector slot at its bottom into a value carried by the loop, when nothing
+/// else in the loop touches that buffer. Returns the rewritten loop.
+FailureOr<scf::ForOp> carryAccumulator(RewriterBase &rewriter,
+                                       scf::ForOp loop) {
+  for (auto read : loop.getBody()->getOps<vector::TransferReadOp>()) {
+    Value source = read.getSource();
+    if (!loop.isDefinedOutsideOfLoop(source) ||
+        !llvm::all_of(
+            read.getIndices(),
+            [&](Value i) { return loop.isDefinedOutsideOfLoop(i); }) ||
+        read.getMask())
+      continue;
+    vector::TransferWriteOp write;
+    for (auto w : loop.getBody()->getOps<vector::TransferWriteOp>())
+      if (w.getSource() == source && w.getIndices() == read.getIndices() &&
+          w.getVectorType() == read.getVectorType() &&
+          w.getPermutationMap() == read.getPermutationMap() && !w.getMask() &&
+          read->isBeforeInBlock(w))
+        write = w;
+    if (!write)
+      continue;
+    Value base = baseBuffer(source);
+    bool clash = false;
+    loop.getBody()->walk([&](Operation *op) {
+      if (op == read.getOperation() || op == write.getOperation())
+        return;
+      for (Value operand : op->getOperands())
+        if (isa<BaseMemRefType>(operand.getType()) &&
+            baseBuffer(operand) == base)
+          clash = true;
+    });
+    if (clash)
+      continue;
+    rewriter.moveOpBefore(read, loop);
+    auto carried = cast<LoopLikeOpInterface>(loop.getOperation())
+                       .replaceWithAdditionalYields(
+                           rewriter, read.getResult(),
+                           /*replaceInitOperandUsesInLoop=*/true,
+                           [&](OpBuilder &, Location, ArrayRef<BlockArgument>) {
+                             return SmallVector<Value>{write.getVector()};
+                           });
+    if (failed(carried))
+      return failure();
+    auto newLoop = cast<scf::ForOp>(carried->getOperation());
+    rewriter.moveOpAfter(write, newLoop);
+    rewriter.modifyOpInPlace(write, [&] {
+      write.getVectorMutable().assign(newLoop.getResults().back());
+    });
+    return newLoop;
+  }
+  return failure();
+}
+
+} // namespace
+
+void finishDefaultSchedule(func::FuncOp kernel) {
+  // The output tile of a vectorized contraction is read before and written
+  // after each reduction step; carried through the reduction loop instead,
+  // it stays in registers. Inner loops first (the walk is post-order); a
+  // carried tile then sits in the next loop out and may move further.
+  IRRewriter rewriter(kernel.getContext());
+  SmallVector<scf::ForOp> loops;
+  kernel.walk([&](scf::ForOp loop) { loops.push_back(loop); });
+  for (scf::ForOp loop : loops) {
+    moveLoopInvariantCode(cast<LoopLikeOpInterface>(loop.getOperation()));
+    while (true) {
+      auto carried = carryAccumulator(rewriter, loop);
+      if (failed(carried))
+        break;
+      loop = *carried;
+    }
+  }
+  // Let LLVM fuse multiplies and adds into FMAs, as every peer does (the
+  // reference schedule keeps separate IEEE roundings).
+  kernel.walk([](arith::ArithFastMathInterface op) {
+    op->setAttr(op.getFastMathAttrName(),
+                arith::FastMathFlagsAttr::get(op->getContext(),
+                                              arith::FastMathFlags::contract));
+  });
 }
 
 } // namespace ign::host

@@ -20,6 +20,9 @@ namespace ign::host {
 struct KernelSchedule {
   /// Tile of the root op's loops per workgroup (0: the loop is not split).
   std::vector<int64_t> workgroupTile;
+  /// Register tile of the kernel's contraction (output rows x vector lanes,
+  /// 1 elsewhere), when it has one that was vectorized.
+  std::vector<int64_t> registerTile;
   /// Workgroups the kernel runs as; 1 when it runs on one thread.
   int64_t workgroups = 1;
   /// Why the kernel runs on one thread, when it does.
@@ -37,6 +40,12 @@ KernelSchedule applyDefaultSchedule(mlir::func::FuncOp kernel);
 /// whose body is more than one workgroup loop is run as one workgroup
 /// (`schedule` is updated to say so).
 void distributeWorkgroups(mlir::func::FuncOp kernel, KernelSchedule &schedule);
+
+/// After bufferization and distribution, for kernels with the default
+/// schedule: keeps the output tiles of vectorized contractions in registers
+/// across their reduction loops, and lets LLVM contract multiply-adds into
+/// FMAs.
+void finishDefaultSchedule(mlir::func::FuncOp kernel);
 
 } // namespace ign::host
 

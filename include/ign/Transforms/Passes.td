@@ -28,4 +28,17 @@ def SplitConvPadding : Pass<"ign-split-conv-padding", "mlir::func::FuncOp"> {
   }];
 }
 
+def PointwiseConvToMatmul
+    : Pass<"ign-pointwise-conv-to-matmul", "mlir::func::FuncOp"> {
+  let summary = "Rewrite 1x1 stride-1 unpadded convolutions as matmuls";
+  let description = [{
+    A pointwise convolution of `x: [N, C, spatial...]` with `w: [F, C, 1...]`
+    is `matmul(reshape(w, [F, C]), reshape(x, [N, C, P]))` reshaped back to
+    `[N, F, spatial...]` (P = the product of the spatial dims), plus the
+    bias. Reshapes of buffers are views, so this costs nothing, and the
+    matmul is a contraction with plain indexing that the host schedule
+    register-tiles and vectorizes along P.
+  }];
+}
+
 #endif // IGN_TRANSFORMS_PASSES_TD

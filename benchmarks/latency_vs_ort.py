@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
 """Side-by-side latency: ignc (host target) vs onnxruntime on the same models.
 
-Compiles each model of test/models with `ignc --target=host`, times it with
-`ignc bench --json` (median of --repeat runs after --warmup), and times
-onnxruntime (CPUExecutionProvider, intra-op threads = --threads) on seeded
-random inputs in the same process run, one model after the other. Prints a
-Markdown table of medians and the ignc/onnxruntime ratio; --out writes it too.
+For each model, compiles one bundle per ignc schedule (`--schedule=default`,
+the tiled/vectorized/threaded one, and optionally `reference`, the plain
+loops), times each with `ignc bench --json` at every thread count, and times
+onnxruntime (CPUExecutionProvider, intra-op threads = the same count) on
+seeded random inputs, all in the same run, one model after the other.
+Prints a Markdown table of medians and ignc/onnxruntime ratios; --out
+writes it too.
 
-  python3 benchmarks/latency_vs_ort.py [--threads 1] [--repeat 50] [--out FILE]
+  python3 benchmarks/latency_vs_ort.py [--models small|zoo|all] [--threads 1,2]
+      [--schedules default,reference] [--repeat 30] [--out FILE]
+
+`small` is test/models; `zoo` is ResNet-50 and BERT-base from
+benchmarks/models/gen_zoo.py, generated into --zoo-dir (cached) on first use.
 """
 import argparse
 import json
@@ -24,56 +30,91 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "test", "e2e"))
 from compare_ort import CASES, MODELS, make_input  # noqa: E402
 
+ZOO = {
+    "resnet50": {"input": (1, 3, 224, 224)},
+    "bert_base": {"input_ids": (1, 128), "attention_mask": (1, 128)},
+}
+
+
+def models(which, zoo_dir):
+    if which in ("small", "all"):
+        for name, shapes in CASES.items():
+            yield name, os.path.join(MODELS, name + ".onnx"), shapes
+    if which in ("zoo", "all"):
+        subprocess.run([sys.executable, os.path.join(HERE, "models", "gen_zoo.py"), zoo_dir],
+                       check=True)
+        for name, shapes in ZOO.items():
+            yield name, os.path.join(zoo_dir, name + ".onnx"), shapes
+
+
+def time_ort(path, shapes, threads, warmup, repeat, rng):
+    import onnxruntime as ort
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+    feeds = {}
+    for inp in sess.get_inputs():
+        dtype = np.int64 if "int64" in inp.type else np.float32
+        feeds[inp.name] = make_input(inp.name, shapes[inp.name], dtype, rng)
+    for _ in range(warmup):
+        sess.run(None, feeds)
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        sess.run(None, feeds)
+        times.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(times)
+
 
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--ignc", default=os.path.join(HERE, "..", "build", "bin", "ignc"))
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--repeat", type=int, default=50)
+    p.add_argument("--models", choices=["small", "zoo", "all"], default="small")
+    p.add_argument("--zoo-dir", default=os.path.expanduser("~/.cache/ignc-zoo"))
+    p.add_argument("--threads", default="1")
+    p.add_argument("--schedules", default="default")
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--repeat", type=int, default=30)
     p.add_argument("--out")
     args = p.parse_args()
     import onnxruntime as ort
 
+    threads = [int(t) for t in args.threads.split(",")]
+    schedules = args.schedules.split(",")
     work = tempfile.mkdtemp(prefix="ignc-bench-")
     rng = np.random.default_rng(7)
-    rows = []
-    for model, shapes in CASES.items():
-        path = os.path.join(MODELS, model + ".onnx")
-        bundle = os.path.join(work, model + ".ignb")
+    header = "| model | threads |" + "".join(f" ignc {s} ms |" for s in schedules) + \
+        " onnxruntime ms |" + "".join(f" {s} / ort |" for s in schedules)
+    lines = [header, "|---|---:|" + "---:|" * (2 * len(schedules) + 1)]
+    for name, path, shapes in models(args.models, args.zoo_dir):
         shape_args = []
         for k, v in shapes.items():
             shape_args += ["--input-shape", f"{k}=" + "x".join(map(str, v))]
-        subprocess.run([args.ignc, path, "-q", "-o", bundle] + shape_args, check=True)
-        r = subprocess.run([args.ignc, "bench", bundle, "--json", "--threads", str(args.threads),
-                            "--warmup", str(args.warmup), "--repeat", str(args.repeat)],
-                           check=True, capture_output=True, text=True)
-        ignc_ms = json.loads(r.stdout)["latency_ms"]["median"]
-
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = args.threads
-        opts.inter_op_num_threads = 1
-        sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
-        feeds = {}
-        for inp in sess.get_inputs():
-            dtype = np.int64 if "int64" in inp.type else np.float32
-            feeds[inp.name] = make_input(inp.name, shapes[inp.name], dtype, rng)
-        for _ in range(args.warmup):
-            sess.run(None, feeds)
-        times = []
-        for _ in range(args.repeat):
-            t = time.perf_counter()
-            sess.run(None, feeds)
-            times.append((time.perf_counter() - t) * 1e3)
-        ort_ms = statistics.median(times)
-        rows.append((model, ignc_ms, ort_ms))
-
-    lines = [f"Median latency, {args.threads} thread(s), {args.repeat} runs after {args.warmup} warm-up; "
-             f"onnxruntime {ort.__version__}; ignc reference lowering (no tiling, no threads).", "",
-             "| model | ignc ms | onnxruntime ms | ignc / onnxruntime |", "|---|---:|---:|---:|"]
-    for model, a, b in rows:
-        lines.append(f"| {model} | {a:.3f} | {b:.3f} | {a / b:.2f} |")
-    text = "\n".join(lines)
+        bundles = {}
+        for s in schedules:
+            bundles[s] = os.path.join(work, f"{name}.{s}.ignb")
+            subprocess.run([args.ignc, path, "-q", "--schedule", s, "-o", bundles[s]] + shape_args,
+                           check=True)
+        for t in threads:
+            ignc_ms = {}
+            for s in schedules:
+                # The reference schedule is slow on the zoo: fewer runs.
+                repeat = args.repeat if s == "default" or args.models == "small" else 3
+                r = subprocess.run([args.ignc, "bench", bundles[s], "--json", "--threads", str(t),
+                                    "--warmup", str(min(args.warmup, repeat)),
+                                    "--repeat", str(repeat)],
+                                   check=True, capture_output=True, text=True)
+                ignc_ms[s] = json.loads(r.stdout)["latency_ms"]["median"]
+            ort_ms = time_ort(path, shapes, t, args.warmup, args.repeat, rng)
+            row = f"| {name} | {t} |" + "".join(f" {ignc_ms[s]:.3f} |" for s in schedules) + \
+                f" {ort_ms:.3f} |" + "".join(f" {ignc_ms[s] / ort_ms:.2f} |" for s in schedules)
+            lines.append(row)
+            print(row, flush=True)
+    intro = (f"Median latency, {args.repeat} runs after {args.warmup} warm-up "
+             f"(reference schedule on the zoo: 3 runs); onnxruntime {ort.__version__}.")
+    text = intro + "\n\n" + "\n".join(lines)
+    print()
     print(text)
     if args.out:
         with open(args.out, "w") as f:

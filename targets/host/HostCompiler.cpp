@@ -274,9 +274,9 @@ FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main)
     return module.emitError("the module has no @main function");
-  if (options.schedule == "default")
-    pointwiseConvToMatmul(main);
   splitConvPadding(main);
+  if (options.schedule == "default")
+    convToMatmul(main);
   if (failed(outlineKernels(module, main)))
     return failure();
   auto plan = buildLaunchPlan(main);

@@ -26,9 +26,9 @@ mlir::LogicalResult outlineKernels(mlir::ModuleOp module,
 /// Rewrites every padded ign.conv in `func` as ign.pad + unpadded ign.conv.
 void splitConvPadding(mlir::func::FuncOp func);
 
-/// Rewrites 1x1, stride-1, unpadded, ungrouped ign.conv in `func` as
-/// reshapes around an ign.matmul (plus an ign.add of the bias).
-void pointwiseConvToMatmul(mlir::func::FuncOp func);
+/// Rewrites unpadded, ungrouped ign.conv in `func` as an ign.matmul of the
+/// weight with the input (1x1 unit stride) or its im2col columns.
+void convToMatmul(mlir::func::FuncOp func);
 
 #define GEN_PASS_DECL
 #include "ign/Transforms/Passes.h.inc"

@@ -28,16 +28,18 @@ def SplitConvPadding : Pass<"ign-split-conv-padding", "mlir::func::FuncOp"> {
   }];
 }
 
-def PointwiseConvToMatmul
-    : Pass<"ign-pointwise-conv-to-matmul", "mlir::func::FuncOp"> {
-  let summary = "Rewrite 1x1 stride-1 unpadded convolutions as matmuls";
+def ConvToMatmul : Pass<"ign-conv-to-matmul", "mlir::func::FuncOp"> {
+  let summary = "Rewrite unpadded, ungrouped convolutions as matmuls";
   let description = [{
-    A pointwise convolution of `x: [N, C, spatial...]` with `w: [F, C, 1...]`
-    is `matmul(reshape(w, [F, C]), reshape(x, [N, C, P]))` reshaped back to
-    `[N, F, spatial...]` (P = the product of the spatial dims), plus the
-    bias. Reshapes of buffers are views, so this costs nothing, and the
-    matmul is a contraction with plain indexing that the host schedule
-    register-tiles and vectorizes along P.
+    A convolution of `x: [N, C, spatial...]` with `w: [F, C, k...]` (one
+    group, no padding: run ign-split-conv-padding first) becomes
+    `matmul(reshape(w, [F, C*K]), cols)` reshaped to `[N, F, out...]`, plus
+    the bias, where K is the kernel's size. For a 1x1 unit-stride kernel,
+    `cols` is the input itself seen as `[N, C, P]` (P = the product of the
+    output dims); otherwise it is im2col: one strided slice of the input per
+    kernel offset, concatenated to `[N, C, K, out...]` and seen as
+    `[N, C*K, P]`. Reshapes of buffers are views, and the matmul is a
+    contraction that the host schedule register-tiles and vectorizes.
   }];
 }
 

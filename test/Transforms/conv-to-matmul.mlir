@@ -1,0 +1,44 @@
+// RUN: ign-opt %s --pass-pipeline='builtin.module(func.func(ign-conv-to-matmul))' | FileCheck %s
+
+// A 1x1 unit-stride unpadded convolution is a matmul of the weight [F, C]
+// with the input seen as [N, C, H*W]; the bias is a column added after.
+// CHECK-LABEL: func.func @pointwise
+// CHECK-NOT: ign.slice
+// CHECK-DAG: %[[X:.*]] = ign.reshape %arg0 {shape = [2, 8, 12]} : (tensor<2x8x3x4xf32>) -> tensor<2x8x12xf32>
+// CHECK-DAG: %[[W:.*]] = ign.reshape %arg1 {shape = [16, 8]} : (tensor<16x8x1x1xf32>) -> tensor<16x8xf32>
+// CHECK: %[[M:.*]] = ign.matmul %[[W]], %[[X]] : (tensor<16x8xf32>, tensor<2x8x12xf32>) -> tensor<2x16x12xf32>
+// CHECK: %[[B:.*]] = ign.reshape %arg2 {shape = [16, 1]}
+// CHECK: %[[S:.*]] = ign.add %[[M]], %[[B]]
+// CHECK: %[[R:.*]] = ign.reshape %[[S]] {shape = [2, 16, 3, 4]}
+// CHECK: return %[[R]]
+func.func @pointwise(%x: tensor<2x8x3x4xf32>, %w: tensor<16x8x1x1xf32>, %b: tensor<16xf32>) -> tensor<2x16x3x4xf32> {
+  %0 = ign.conv %x, %w, %b {dilations = [1, 1], pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<2x8x3x4xf32>, tensor<16x8x1x1xf32>, tensor<16xf32>) -> tensor<2x16x3x4xf32>
+  return %0 : tensor<2x16x3x4xf32>
+}
+
+// A 2x2 kernel with stride 2: one strided slice per kernel offset (row-major,
+// as the weight's [F, C, kh, kw]), concatenated into columns [N, C, 4, 2, 2]
+// and seen as [N, C*4, 4].
+// CHECK-LABEL: func.func @im2col
+// CHECK: ign.slice %arg0 {sizes = [1, 3, 2, 2], starts = [0, 0, 0, 0], steps = [1, 1, 2, 2]}
+// CHECK: ign.slice %arg0 {sizes = [1, 3, 2, 2], starts = [0, 0, 0, 1], steps = [1, 1, 2, 2]}
+// CHECK: ign.slice %arg0 {sizes = [1, 3, 2, 2], starts = [0, 0, 1, 0], steps = [1, 1, 2, 2]}
+// CHECK: ign.slice %arg0 {sizes = [1, 3, 2, 2], starts = [0, 0, 1, 1], steps = [1, 1, 2, 2]}
+// CHECK: %[[C:.*]] = ign.concat {{.*}} {axis = 2 : i64} : {{.*}} -> tensor<1x3x4x2x2xf32>
+// CHECK: %[[X:.*]] = ign.reshape %[[C]] {shape = [1, 12, 4]}
+// CHECK: %[[W:.*]] = ign.reshape %arg1 {shape = [5, 12]}
+// CHECK: ign.matmul %[[W]], %[[X]] : (tensor<5x12xf32>, tensor<1x12x4xf32>) -> tensor<1x5x4xf32>
+func.func @im2col(%x: tensor<1x3x4x4xf32>, %w: tensor<5x3x2x2xf32>) -> tensor<1x5x2x2xf32> {
+  %0 = ign.conv %x, %w {dilations = [1, 1], pads = [0, 0, 0, 0], strides = [2, 2]} : (tensor<1x3x4x4xf32>, tensor<5x3x2x2xf32>) -> tensor<1x5x2x2xf32>
+  return %0 : tensor<1x5x2x2xf32>
+}
+
+// Padded or grouped convolutions stay convolutions.
+// CHECK-LABEL: func.func @not_converted
+// CHECK-COUNT-2: ign.conv
+// CHECK-NOT: ign.matmul
+func.func @not_converted(%x: tensor<1x8x4x4xf32>, %g: tensor<8x4x1x1xf32>, %k: tensor<8x8x3x3xf32>) -> (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) {
+  %0 = ign.conv %x, %g {dilations = [1, 1], group = 2 : i64, pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x8x4x4xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x4x4xf32>
+  %1 = ign.conv %x, %k {dilations = [1, 1], pads = [1, 1, 1, 1], strides = [1, 1]} : (tensor<1x8x4x4xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x4x4xf32>
+  return %0, %1 : tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>
+}

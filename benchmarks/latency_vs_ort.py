@@ -28,12 +28,7 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "test", "e2e"))
-from compare_ort import CASES, MODELS, make_input  # noqa: E402
-
-ZOO = {
-    "resnet50": {"input": (1, 3, 224, 224)},
-    "bert_base": {"input_ids": (1, 128), "attention_mask": (1, 128)},
-}
+from compare_ort import CASES, MODELS, ZOO, make_input  # noqa: E402
 
 
 def models(which, zoo_dir):

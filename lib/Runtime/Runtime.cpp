@@ -21,6 +21,7 @@
 #include <string>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <system_error>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -155,25 +156,26 @@ struct Descriptor {
 /// computes workgroups [wg_begin, wg_end) of the kernel.
 using KernelFn = void (*)(void **, int64_t, int64_t);
 
+/// More threads than this are not started, whatever the caller asks.
+constexpr int kMaxThreads = 256;
+
 /// A fixed set of worker threads that split a kernel's workgroups with the
 /// calling thread. Workers spin briefly between launches (kernels come in
 /// quick succession), then sleep.
 class ThreadPool {
 public:
+  /// Throws std::system_error, with no thread left running, when the
+  /// threads cannot be started.
   explicit ThreadPool(int threads) {
-    for (int i = 1; i < threads; ++i)
-      workers.emplace_back([this, i] { work(i); });
-  }
-  ~ThreadPool() {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      stopping = true;
-      generation.fetch_add(1, std::memory_order_release);
+    try {
+      for (int i = 1; i < threads; ++i)
+        workers.emplace_back([this, i] { work(i); });
+    } catch (...) {
+      stop();
+      throw;
     }
-    wake.notify_all();
-    for (auto &t : workers)
-      t.join();
   }
+  ~ThreadPool() { stop(); }
   int size() const { return int(workers.size()) + 1; }
 
   /// Calls fn(begin, end) on contiguous chunks covering [0, n), one chunk
@@ -202,6 +204,17 @@ public:
   }
 
 private:
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+      generation.fetch_add(1, std::memory_order_release);
+    }
+    wake.notify_all();
+    for (auto &t : workers)
+      t.join();
+    workers.clear();
+  }
   void runPart(int64_t part) {
     if (part < jobParts)
       (*job)(jobSize * part / jobParts, jobSize * (part + 1) / jobParts);
@@ -634,7 +647,12 @@ ignrt_status ignrt_session_create(ignrt_bundle *bundle, int threads,
     s->descriptors.push_back(std::move(descriptors));
     s->pointers.push_back(std::move(pointers));
   }
-  s->pool = std::make_unique<ThreadPool>(threads);
+  try {
+    s->pool = std::make_unique<ThreadPool>(std::min(threads, kMaxThreads));
+  } catch (const std::system_error &e) {
+    return fail(IGNRT_ERROR_RUNTIME,
+                std::string("cannot start worker threads: ") + e.what());
+  }
   *session = s.release();
   return IGNRT_OK;
 }

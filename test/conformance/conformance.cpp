@@ -213,9 +213,18 @@ Result runTest(const fs::path &dir) {
     return {Status::Fail, error};
   ignrt_bundle *bundle = nullptr;
   ignrt_status st = ignrt_bundle_open(path.c_str(), &bundle);
+  if (st != IGNRT_OK) {
+    // Keep the refused bundle for `ignc inspect`.
+    std::string kept =
+        (fs::temp_directory_path() /
+         ("ign-conformance-refused-" + dir.filename().string() + ".ignb"))
+            .string();
+    std::string message = std::string("open: ") + ignrt_last_error() +
+                          " (bundle kept as " + kept + ")";
+    fs::rename(path, kept);
+    return {Status::Fail, message};
+  }
   fs::remove(path);
-  if (st != IGNRT_OK)
-    return {Status::Fail, std::string("open: ") + ignrt_last_error()};
   ignrt_session *session = nullptr;
   ignrt_session_create(bundle, 1, &session);
   auto inputs = graphInputs(dir / "model.onnx");

@@ -37,6 +37,11 @@ CASES = {
     "kws_if_opset18_reduce": {"x": (1, 40, 49)},
 }
 INT_HIGH = {"input_ids": 100, "attention_mask": 2}
+# The benchmark zoo (benchmarks/models/gen_zoo.py), compared with --zoo-dir.
+ZOO = {
+    "resnet50": {"input": (1, 3, 224, 224)},
+    "bert_base": {"input_ids": (1, 128), "attention_mask": (1, 128)},
+}
 
 
 def make_input(name, shape, dtype, rng):
@@ -54,6 +59,10 @@ def main():
     parser.add_argument("--ignc", default=os.path.join(HERE, "..", "..", "build", "bin", "ignc"))
     parser.add_argument("--work", default=None)
     parser.add_argument("--threshold", type=float, default=1e-4)
+    parser.add_argument("--zoo-dir", default=None,
+                        help="also compare the benchmark zoo (ResNet-50, BERT-base) generated "
+                             "there by benchmarks/models/gen_zoo.py (large: not run by CTest)")
+    parser.add_argument("--threads", type=int, default=0)
     args = parser.parse_args()
     try:
         import onnxruntime as ort
@@ -65,8 +74,12 @@ def main():
     rng = np.random.default_rng(2026)
     failures = 0
     print(f"{'model':32} {'output':22} {'rel L2':>10} {'max abs':>10}  result")
-    for model, shapes in CASES.items():
-        path = os.path.join(MODELS, model + ".onnx")
+    cases = [(m, os.path.join(MODELS, m + ".onnx"), s) for m, s in CASES.items()]
+    if args.zoo_dir:
+        subprocess.run([sys.executable, os.path.join(HERE, "..", "..", "benchmarks", "models",
+                                                     "gen_zoo.py"), args.zoo_dir], check=True)
+        cases += [(m, os.path.join(args.zoo_dir, m + ".onnx"), s) for m, s in ZOO.items()]
+    for model, path, shapes in cases:
         sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
         feeds, cmd_inputs = {}, []
         for inp in sess.get_inputs():
@@ -84,7 +97,8 @@ def main():
         r = subprocess.run([args.ignc, path, "--target=host", "-q", "-o", bundle] + shape_args,
                            capture_output=True, text=True)
         if r.returncode == 0:
-            r = subprocess.run([args.ignc, "run", bundle, "--output-dir", outdir, "-q"] + cmd_inputs,
+            r = subprocess.run([args.ignc, "run", bundle, "--output-dir", outdir, "-q",
+                                "--threads", str(args.threads)] + cmd_inputs,
                                capture_output=True, text=True)
         if r.returncode != 0:
             failures += 1

@@ -83,8 +83,9 @@ IGNRT_API ignrt_status ignrt_bundle_output(const ignrt_bundle *bundle,
                                            size_t index,
                                            ignrt_tensor_info *info);
 
-/* A session owns the buffers for one run at a time; threads <= 0 means one
- * per core. */
+/* A session owns the buffers for one run at a time and a pool of `threads`
+ * threads (the caller's included) that kernels split their workgroups over;
+ * threads <= 0 means one per core, and at most 256 are started. */
 IGNRT_API ignrt_status ignrt_session_create(ignrt_bundle *bundle, int threads,
                                             ignrt_session **session);
 IGNRT_API void ignrt_session_destroy(ignrt_session *session);

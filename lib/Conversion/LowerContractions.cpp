@@ -105,6 +105,35 @@ struct GemmLowering : OpRewritePattern<GemmOp> {
   }
 };
 
+/// A linalg.generic over `parallel` then `reduction` loops that folds
+/// `body(lhs, rhs, acc)` over two operands read through the given index
+/// expressions into a tensor of `outType` that starts filled with `init`.
+Value reduceGeneric(
+    OpBuilder &b, Location loc, RankedTensorType outType, Value init, Value lhs,
+    ArrayRef<AffineExpr> lhsE, Value rhs, ArrayRef<AffineExpr> rhsE,
+    ArrayRef<AffineExpr> outE, int64_t parallel, int64_t reduction,
+    function_ref<Value(OpBuilder &, Location, Value, Value, Value)> body) {
+  MLIRContext *ctx = b.getContext();
+  int64_t nd = parallel + reduction;
+  Value acc = filled(b, loc, outType, init);
+  return b
+      .create<linalg::GenericOp>(
+          loc, TypeRange{outType}, ValueRange{lhs, rhs}, ValueRange{acc},
+          SmallVector<AffineMap>{AffineMap::get(nd, 0, lhsE, ctx),
+                                 AffineMap::get(nd, 0, rhsE, ctx),
+                                 AffineMap::get(nd, 0, outE, ctx)},
+          iterators(parallel, reduction),
+          [&](OpBuilder &nb, Location nl, ValueRange a) {
+            nb.create<linalg::YieldOp>(nl, body(nb, nl, a[0], a[1], a[2]));
+          })
+      .getResult(0);
+}
+
+/// acc + lhs * rhs, the body of every convolution.
+Value multiplyAdd(OpBuilder &b, Location loc, Value lhs, Value rhs, Value acc) {
+  return addV(b, loc, acc, mulV(b, loc, lhs, rhs));
+}
+
 /// Grouped N-d convolution of an already padded input:
 /// out[n, g, f, o...] = sum_{c, k...} in[n, g, c, o*s + k*d] * w[g, f, c, k...]
 Value groupedConv(OpBuilder &b, Location loc, Value input, Value weight,
@@ -128,8 +157,7 @@ Value groupedConv(OpBuilder &b, Location loc, Value input, Value weight,
       if (wt.getDimSize(2 + i) != 1)
         kernelDims.push_back(i);
     int64_t firstK = 2 + s + (depthwise ? 0 : 1);
-    int64_t red = firstK - (2 + s) + int64_t(kernelDims.size()),
-            nd = 2 + s + red;
+    int64_t red = firstK - (2 + s) + int64_t(kernelDims.size());
     AffineExpr c = depthwise ? d(1) : d(2 + s);
     AffineExpr zero = getAffineConstantExpr(0, ctx);
     SmallVector<AffineExpr> inE{d(0), c}, wE{d(1), depthwise ? zero : c},
@@ -149,20 +177,9 @@ Value groupedConv(OpBuilder &b, Location loc, Value input, Value weight,
     }
     SmallVector<int64_t> outShape{N, F};
     llvm::append_range(outShape, outSpatial);
-    auto outType = RankedTensorType::get(outShape, et);
-    Value acc = filled(b, loc, outType, scalar(b, loc, et, 0));
-    return b
-        .create<linalg::GenericOp>(
-            loc, TypeRange{outType}, ValueRange{input, weight}, ValueRange{acc},
-            SmallVector<AffineMap>{AffineMap::get(nd, 0, inE, ctx),
-                                   AffineMap::get(nd, 0, wE, ctx),
-                                   AffineMap::get(nd, 0, outE, ctx)},
-            iterators(2 + s, red),
-            [&](OpBuilder &nb, Location nl, ValueRange a) {
-              nb.create<linalg::YieldOp>(
-                  nl, addV(nb, nl, a[2], mulV(nb, nl, a[0], a[1])));
-            })
-        .getResult(0);
+    return reduceGeneric(b, loc, RankedTensorType::get(outShape, et),
+                         scalar(b, loc, et, 0), input, inE, weight, wE, outE,
+                         2 + s, red, multiplyAdd);
   }
   SmallVector<int64_t> inShape{N, groups, Cg}, wShape{groups, Fg, Cg};
   llvm::append_range(inShape, it.getShape().drop_front(2));
@@ -170,7 +187,6 @@ Value groupedConv(OpBuilder &b, Location loc, Value input, Value weight,
   Value in = reshape(b, loc, input, inShape);
   Value w = reshape(b, loc, weight, wShape);
   // dims: n, g, f, o_0..o_{s-1}, c, k_0..k_{s-1}
-  int64_t nd = 3 + s + 1 + s;
   SmallVector<AffineExpr> inE{d(0), d(1), d(3 + s)}, wE{d(1), d(2), d(3 + s)},
       outE{d(0), d(1), d(2)};
   for (int64_t i = 0; i < s; ++i) {
@@ -180,19 +196,9 @@ Value groupedConv(OpBuilder &b, Location loc, Value input, Value weight,
   }
   SmallVector<int64_t> outShape{N, groups, Fg};
   llvm::append_range(outShape, outSpatial);
-  auto outType = RankedTensorType::get(outShape, et);
-  Value acc = filled(b, loc, outType, scalar(b, loc, et, 0));
-  Value r = b.create<linalg::GenericOp>(
-                 loc, TypeRange{outType}, ValueRange{in, w}, ValueRange{acc},
-                 SmallVector<AffineMap>{AffineMap::get(nd, 0, inE, ctx),
-                                        AffineMap::get(nd, 0, wE, ctx),
-                                        AffineMap::get(nd, 0, outE, ctx)},
-                 iterators(3 + s, 1 + s),
-                 [&](OpBuilder &nb, Location nl, ValueRange a) {
-                   nb.create<linalg::YieldOp>(
-                       nl, addV(nb, nl, a[2], mulV(nb, nl, a[0], a[1])));
-                 })
-                .getResult(0);
+  Value r = reduceGeneric(b, loc, RankedTensorType::get(outShape, et),
+                          scalar(b, loc, et, 0), in, inE, w, wE, outE, 3 + s,
+                          1 + s, multiplyAdd);
   SmallVector<int64_t> flat{N, F};
   llvm::append_range(flat, outSpatial);
   return reshape(b, loc, r, flat);
@@ -333,7 +339,7 @@ Value windowReduce(
     ArrayRef<int64_t> outShape, Value init,
     std::function<Value(OpBuilder &, Location, Value, Value)> f) {
   auto it = tensorType(in);
-  int64_t s = kernel.size(), nd = 2 + 2 * s;
+  int64_t s = kernel.size();
   MLIRContext *ctx = b.getContext();
   auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
   SmallVector<AffineExpr> inE{d(0), d(1)}, outE{d(0), d(1)};
@@ -341,24 +347,16 @@ Value windowReduce(
     inE.push_back(d(2 + i) * strides[i] + d(2 + s + i) * dilations[i]);
     outE.push_back(d(2 + i));
   }
-  auto outType = RankedTensorType::get(outShape, it.getElementType());
-  Value acc = filled(b, loc, outType, init);
   // The kernel operand only carries the window extent.
   Value window = b.create<tensor::EmptyOp>(loc, kernel, it.getElementType());
   SmallVector<AffineExpr> kE;
   for (int64_t i = 0; i < s; ++i)
     kE.push_back(d(2 + s + i));
-  return b
-      .create<linalg::GenericOp>(
-          loc, TypeRange{outType}, ValueRange{in, window}, ValueRange{acc},
-          SmallVector<AffineMap>{AffineMap::get(nd, 0, inE, ctx),
-                                 AffineMap::get(nd, 0, kE, ctx),
-                                 AffineMap::get(nd, 0, outE, ctx)},
-          iterators(2 + s, s),
-          [&](OpBuilder &nb, Location nl, ValueRange a) {
-            nb.create<linalg::YieldOp>(nl, f(nb, nl, a[0], a[2]));
-          })
-      .getResult(0);
+  return reduceGeneric(b, loc,
+                       RankedTensorType::get(outShape, it.getElementType()),
+                       init, in, inE, window, kE, outE, 2 + s, s,
+                       [&](OpBuilder &nb, Location nl, Value x, Value,
+                           Value acc) { return f(nb, nl, x, acc); });
 }
 
 /// Begin and end pads of a pooled NC[D]HW input: the explicit pads, with the

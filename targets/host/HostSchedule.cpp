@@ -131,6 +131,58 @@ int64_t kernelWork(func::FuncOp kernel) {
   return work;
 }
 
+/// Reads through reshapes that only insert unit dims read as broadcasts
+/// (index 0): the consumer indexes the reshape's source directly. The
+/// reduction of a softmax or a layer norm then feeds its elementwise
+/// consumer without a reshape in between, so tiling the consumer fuses the
+/// reduction into the same workgroups.
+void foldUnitReshapes(RewriterBase &rewriter, func::FuncOp kernel) {
+  kernel.walk([&](linalg::GenericOp op) {
+    // Elementwise consumers only (the broadcast after a reduction);
+    // contractions keep their operands as the lowering built them.
+    if (op.getNumReductionLoops() != 0)
+      return;
+    for (OpOperand *in : op.getDpsInputOperands()) {
+      Operation *def = in->get().getDefiningOp();
+      if (!isa_and_nonnull<tensor::ReshapeOp, tensor::ExpandShapeOp>(def))
+        continue;
+      auto from = dyn_cast<RankedTensorType>(def->getOperand(0).getType());
+      auto to = cast<RankedTensorType>(in->get().getType());
+      if (!from || !from.hasStaticShape() || !to.hasStaticShape())
+        continue;
+      AffineMap map = op.getMatchingIndexingMap(in);
+      auto isBroadcast = [&](int64_t t) {
+        auto c = dyn_cast<AffineConstantExpr>(map.getResult(t));
+        return to.getDimSize(t) == 1 && c && c.getValue() == 0;
+      };
+      // Match the source's dims in order; every dim of the result left
+      // over must be an inserted unit dim read at index 0.
+      SmallVector<AffineExpr> results;
+      int64_t t = 0;
+      bool ok = true;
+      for (int64_t f = 0; ok && f < from.getRank(); ++f) {
+        while (t < to.getRank() && to.getDimSize(t) != from.getDimSize(f))
+          ok &= isBroadcast(t++);
+        if (t == to.getRank())
+          ok = false;
+        else
+          results.push_back(map.getResult(t++));
+      }
+      for (; ok && t < to.getRank(); ++t)
+        ok &= isBroadcast(t);
+      if (!ok)
+        continue;
+      SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+      maps[in->getOperandNumber()] = AffineMap::get(
+          map.getNumDims(), map.getNumSymbols(), results, op.getContext());
+      rewriter.modifyOpInPlace(op, [&] {
+        op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+        in->set(def->getOperand(0));
+      });
+    }
+  });
+}
+
 /// The op computing the kernel's first result, seen through reshapes.
 linalg::LinalgOp findRoot(func::FuncOp kernel) {
   auto ret = cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
@@ -166,20 +218,34 @@ std::vector<int64_t> chooseWorkgroupTile(linalg::LinalgOp root, int64_t work,
   int64_t target = std::min(kTargetWorkgroups,
                             std::max<int64_t>(1, work / kMinWorkPerWorkgroup));
   unsigned innermost = ranges.size() - 1;
+  auto sizeOf = [](Value v) -> int64_t {
+    auto type = dyn_cast<ShapedType>(v.getType());
+    if (!type || !type.hasStaticShape())
+      return 0;
+    return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+  };
   auto reread = [&](unsigned d) {
     int64_t bytes = 0;
-    for (OpOperand *in : root.getDpsInputOperands()) {
-      auto type = dyn_cast<ShapedType>(in->get().getType());
-      if (type && type.hasStaticShape() &&
-          !root.getMatchingIndexingMap(in).isFunctionOfDim(d))
-        bytes +=
-            type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
-    }
+    for (OpOperand *in : root.getDpsInputOperands())
+      if (!root.getMatchingIndexingMap(in).isFunctionOfDim(d))
+        bytes += sizeOf(in->get());
     return bytes;
   };
+  // A loop that another op of the kernel reduces over (the row of a
+  // softmax or a layer norm, in the same loop space as the root) is never
+  // split: every piece would recompute the whole reduction.
+  llvm::SmallDenseSet<unsigned> reduced;
+  root->getParentOp()->walk([&](linalg::LinalgOp op) {
+    if (op.getNumLoops() != root.getNumLoops())
+      return;
+    for (auto [d, it] : llvm::enumerate(op.getIteratorTypesArray()))
+      if (it == utils::IteratorType::reduction)
+        reduced.insert(unsigned(d));
+  });
   SmallVector<unsigned> order;
   for (unsigned d = 0; d < ranges.size(); ++d)
-    if (iterators[d] == utils::IteratorType::parallel && ranges[d] > 1)
+    if (iterators[d] == utils::IteratorType::parallel && ranges[d] > 1 &&
+        !reduced.contains(d))
       order.push_back(d);
   llvm::stable_sort(order, [&](unsigned a, unsigned b) {
     return std::make_tuple(reread(a), a == innermost) <
@@ -299,6 +365,7 @@ KernelSchedule applyDefaultSchedule(func::FuncOp kernel) {
   KernelSchedule schedule;
   IRRewriter rewriter(kernel.getContext());
 
+  foldUnitReshapes(rewriter, kernel);
   orderLoopsForContiguity(rewriter, kernel);
 
   linalg::LinalgOp root = findRoot(kernel);

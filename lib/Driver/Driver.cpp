@@ -159,10 +159,11 @@ int runCompile(const DriverOptions &options) {
                  << "'; `ignc targets` lists the known ones\n";
     return kExitTarget;
   }
-  if (options.emit.empty() && !target->available) {
+  // A bundle and --emit=llvm need the target's code generator.
+  if ((options.emit.empty() || options.emit == "llvm") && !target->available) {
     llvm::errs() << "ignc: error: target '" << options.target
                  << "' is not built yet in this version of ignc; only "
-                    "--emit=ign (the imported model) is available\n";
+                    "--emit=ign and --emit=linalg are available\n";
     return kExitTarget;
   }
 

@@ -71,6 +71,11 @@ std::string manifestWithOffsets(const BundleContents &c,
          {"ops", k.ops},
          {"workgroups", k.workgroups},
          {"results", k.results},
+         {"task", k.task},
+         {"op_shapes", k.opShapes},
+         {"flops", k.flops},
+         {"bytes_read", k.bytesRead},
+         {"bytes_written", k.bytesWritten},
          {"schedule", nlohmann::json::parse(k.scheduleJson)}});
   m["launches"] = nlohmann::json::array();
   for (const auto &l : c.launches) {

@@ -238,6 +238,81 @@ struct ConvLowering : OpRewritePattern<ConvOp> {
   }
 };
 
+/// Columns of a convolution: one parallel generic over [N, C*K, P] whose
+/// body decomposes its indices into a channel, a kernel offset and an
+/// output position and reads the input pixel there (0 in the padding).
+/// Having no operands, it fuses into the tiles of the matmul that reads it.
+struct Im2ColLowering : OpRewritePattern<Im2ColOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(Im2ColOp op,
+                                PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    Value input = op.getInput();
+    auto it = tensorType(input);
+    auto outType = rtype(op);
+    Type et = it.getElementType();
+    auto kernel = toI64Vector(op.getKernelShape()),
+         strides = toI64Vector(op.getStrides()),
+         pads = toI64Vector(op.getPads()),
+         dilations = toI64Vector(op.getDilations());
+    int64_t s = kernel.size(), k = 1;
+    for (int64_t d : kernel)
+      k *= d;
+    // Output spatial sizes, recovered from P and the window rule.
+    SmallVector<int64_t> outSpatial;
+    for (int64_t i = 0; i < s; ++i)
+      outSpatial.push_back((it.getDimSize(2 + i) + pads[i] + pads[i + s] -
+                            (kernel[i] - 1) * dilations[i] - 1) /
+                               strides[i] +
+                           1);
+    Value init = b.create<tensor::EmptyOp>(loc, outType.getShape(), et);
+    MLIRContext *ctx = b.getContext();
+    auto generic = b.create<linalg::GenericOp>(
+        loc, TypeRange{outType}, ValueRange{}, ValueRange{init},
+        SmallVector<AffineMap>{AffineMap::getMultiDimIdentityMap(3, ctx)},
+        iterators(3, 0), [&](OpBuilder &nb, Location nl, ValueRange a) {
+          auto c = [&](int64_t v) {
+            return nb.create<arith::ConstantIndexOp>(nl, v).getResult();
+          };
+          Value n = nb.create<linalg::IndexOp>(nl, 0);
+          Value ck = nb.create<linalg::IndexOp>(nl, 1);
+          Value p = nb.create<linalg::IndexOp>(nl, 2);
+          Value ch = nb.create<arith::DivUIOp>(nl, ck, c(k));
+          Value offset = nb.create<arith::RemUIOp>(nl, ck, c(k));
+          // Row-major digits: the last spatial dim varies fastest.
+          SmallVector<Value> kd(s), od(s);
+          for (int64_t i = s - 1; i >= 0; --i) {
+            kd[i] = nb.create<arith::RemUIOp>(nl, offset, c(kernel[i]));
+            offset = nb.create<arith::DivUIOp>(nl, offset, c(kernel[i]));
+            od[i] = nb.create<arith::RemUIOp>(nl, p, c(outSpatial[i]));
+            p = nb.create<arith::DivUIOp>(nl, p, c(outSpatial[i]));
+          }
+          SmallVector<Value> idx{n, ch};
+          Value inside;
+          for (int64_t i = 0; i < s; ++i) {
+            // x = o * stride + k * dilation - pad, compared unsigned: a
+            // negative x wraps to a huge index and is outside too.
+            Value x = nb.create<arith::SubIOp>(
+                nl,
+                nb.create<arith::AddIOp>(
+                    nl, nb.create<arith::MulIOp>(nl, od[i], c(strides[i])),
+                    nb.create<arith::MulIOp>(nl, kd[i], c(dilations[i]))),
+                c(pads[i]));
+            Value ok = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::ult,
+                                                x, c(it.getDimSize(2 + i)));
+            inside = inside ? nb.create<arith::AndIOp>(nl, inside, ok) : ok;
+            idx.push_back(nb.create<arith::SelectOp>(nl, ok, x, c(0)));
+          }
+          Value v = nb.create<tensor::ExtractOp>(nl, input, idx);
+          nb.create<linalg::YieldOp>(
+              nl, ValueRange{nb.create<arith::SelectOp>(
+                      nl, inside, v, scalar(nb, nl, et, 0))});
+        });
+    b.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
+
 /// Transposed convolution as a convolution: the input is spread out by the
 /// stride (zeros between), padded by d*(k-1) - pad, and convolved with the
 /// spatially flipped kernel whose in/out channels are swapped per group.
@@ -549,7 +624,7 @@ struct MaxPoolWithIndicesLowering : OpRewritePattern<MaxPoolWithIndicesOp> {
 
 void populateContractionPatterns(RewritePatternSet &patterns) {
   patterns.add<MaxPoolWithIndicesLowering>(patterns.getContext());
-  patterns.add<MatMulLowering, GemmLowering, ConvLowering,
+  patterns.add<MatMulLowering, GemmLowering, ConvLowering, Im2ColLowering,
                ConvTransposeLowering, PoolLowering<MaxPoolOp>,
                PoolLowering<AvgPoolOp>, PoolLowering<LpPoolOp>>(
       patterns.getContext());

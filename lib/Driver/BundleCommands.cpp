@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelReport.h"
 #include "ign/Driver/Driver.h"
 #include "ign/Driver/TensorFiles.h"
 #include "ign/Runtime/ignrt.h"
@@ -354,14 +355,19 @@ int inspectBundle(const std::string &path) {
             << " bytes for the intermediates, " << ioBytes
             << " bytes of inputs and outputs\n";
   std::cout << "kernels: " << m["kernels"].size() << "\n";
-  for (auto &k : m["kernels"]) {
-    std::string ops;
-    for (auto &op : k["ops"])
-      ops += (ops.empty() ? "" : "+") + op.get<std::string>();
-    std::cout << "  " << k["name"].get<std::string>() << ": " << ops << ", "
-              << k["workgroups"].get<int64_t>() << " workgroup(s), schedule "
+  nlohmann::json kernels = m["kernels"];
+  for (auto &k : kernels)
+    k["launches"] = 0;
+  for (auto &l : m["launches"])
+    if (l["kind"] == "kernel")
+      kernels[l["kernel"].get<size_t>()]["launches"] =
+          kernels[l["kernel"].get<size_t>()]["launches"].get<uint64_t>() + 1;
+  std::cout << kernelTable(kernels);
+  std::cout << "schedules:\n";
+  for (auto &k : m["kernels"])
+    std::cout << "  " << k["name"].get<std::string>() << ": "
+              << k["workgroups"].get<int64_t>() << " workgroup(s), "
               << k["schedule"].dump() << "\n";
-  }
   std::cout << "launches: " << m["launches"].size() << "\n";
   auto where = [&](const nlohmann::json &a) {
     std::string kind = a["kind"].get<std::string>();

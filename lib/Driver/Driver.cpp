@@ -2,6 +2,7 @@
 
 #include "ign/Driver/Driver.h"
 #include "HostCompiler.h"
+#include "KernelReport.h"
 #include "ign/Bundle/BundleWriter.h"
 #include "ign/Conversion/Passes.h"
 #include "ign/Dialect/Ign/IR/IgnOps.h"
@@ -113,6 +114,7 @@ static int compileBundle(ModuleOp module, const DriverOptions &options,
   host::HostOptions hostOptions;
   hostOptions.cpu = cpu;
   hostOptions.schedule = options.schedule;
+  hostOptions.fuse = options.fuse;
   auto compiled = host::compileForHost(module, hostOptions);
   if (failed(compiled))
     return kExitLowering;
@@ -159,8 +161,10 @@ int runCompile(const DriverOptions &options) {
                  << "'; `ignc targets` lists the known ones\n";
     return kExitTarget;
   }
-  // A bundle and --emit=llvm need the target's code generator.
-  if ((options.emit.empty() || options.emit == "llvm") && !target->available) {
+  // A bundle, --emit=kernels and --emit=llvm need the target's compiler.
+  if ((options.emit.empty() || options.emit == "llvm" ||
+       options.emit == "kernels") &&
+      !target->available) {
     llvm::errs() << "ignc: error: target '" << options.target
                  << "' is not built yet in this version of ignc; only "
                     "--emit=ign and --emit=linalg are available\n";
@@ -190,11 +194,25 @@ int runCompile(const DriverOptions &options) {
                  << "\n";
     return kExitOutput;
   }
+  if (options.emit == "kernels") {
+    host::HostOptions hostOptions;
+    hostOptions.cpu = cpu;
+    hostOptions.schedule = options.schedule;
+    hostOptions.fuse = options.fuse;
+    auto kernels = host::planHostKernels(*module, hostOptions);
+    if (failed(kernels))
+      return kExitLowering;
+    nlohmann::json j = kernelsJson(*kernels);
+    output->os() << (options.json ? j.dump(2) + "\n" : kernelTable(j));
+    output->keep();
+    return kExitOk;
+  }
   if (options.emit == "llvm") {
     std::string ir;
     host::HostOptions hostOptions;
     hostOptions.cpu = cpu;
     hostOptions.schedule = options.schedule;
+    hostOptions.fuse = options.fuse;
     hostOptions.llvmIR = &ir;
     if (failed(host::compileForHost(*module, hostOptions)))
       return kExitLowering;

@@ -3,8 +3,10 @@
 // In NCHW a convolution's contiguous output loop is one row of pixels (7 to
 // 56 wide), too short for good vector code. As a matmul of the weight
 // [F, C*K] with columns [N, C*K, P], the contiguous loop covers all P output
-// pixels, and the host schedule register-tiles and vectorizes it. A 1x1
-// unit-stride convolution needs no columns: the input is the matrix.
+// pixels, and the host schedule register-tiles and vectorizes it. The
+// columns are one ign.im2col (padding included), which fusion puts in the
+// matmul's kernel; a 1x1 unit-stride unpadded convolution needs no
+// columns: the input is the matrix.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,53 +32,12 @@ SmallVector<int64_t> values(ArrayAttr a) {
   return v;
 }
 
-/// One group, no padding, static shapes, at least one spatial dim.
+/// One group, static shapes, at least one spatial dim.
 bool isConvertible(ConvOp op) {
   auto in = dyn_cast<RankedTensorType>(op.getInput().getType());
   auto w = dyn_cast<RankedTensorType>(op.getWeight().getType());
   return in && w && in.hasStaticShape() && w.hasStaticShape() &&
-         op.getGroup() == 1 && in.getRank() >= 3 &&
-         llvm::all_of(values(op.getPads()), [](int64_t p) { return p == 0; });
-}
-
-/// The columns of a convolution: for every kernel offset, the input pixels
-/// it multiplies at each output position, as [N, C, K, out...].
-Value im2col(OpBuilder &b, Location loc, ConvOp op) {
-  auto in = cast<RankedTensorType>(op.getInput().getType());
-  auto out = cast<RankedTensorType>(op.getType());
-  auto w = cast<RankedTensorType>(op.getWeight().getType());
-  ArrayRef<int64_t> kernel = w.getShape().drop_front(2),
-                    outSpatial = out.getShape().drop_front(2);
-  SmallVector<int64_t> strides = values(op.getStrides()),
-                       dilations = values(op.getDilations());
-  int64_t s = int64_t(kernel.size()), n = in.getDimSize(0),
-          c = in.getDimSize(1);
-  SmallVector<int64_t> unsqueezed{n, c, 1};
-  llvm::append_range(unsqueezed, outSpatial);
-  SmallVector<Value> columns;
-  SmallVector<int64_t> offset(s, 0);
-  // Kernel offsets in row-major order, matching the weight's [F, C, k...].
-  while (true) {
-    SmallVector<int64_t> starts{0, 0}, sizes{n, c}, steps{1, 1};
-    for (int64_t i = 0; i < s; ++i) {
-      starts.push_back(offset[i] * dilations[i]);
-      sizes.push_back(outSpatial[i]);
-      steps.push_back(strides[i]);
-    }
-    Value slice =
-        b.create<SliceOp>(loc, op.getInput(), b.getI64ArrayAttr(starts),
-                          b.getI64ArrayAttr(sizes), b.getI64ArrayAttr(steps));
-    columns.push_back(
-        b.create<ReshapeOp>(loc, slice, b.getI64ArrayAttr(unsqueezed)));
-    int64_t i = s - 1;
-    while (i >= 0 && ++offset[i] == kernel[i])
-      offset[i--] = 0;
-    if (i < 0)
-      break;
-  }
-  if (columns.size() == 1)
-    return columns.front();
-  return b.create<ConcatOp>(loc, columns, b.getI64IntegerAttr(2));
+         op.getGroup() == 1 && in.getRank() >= 3;
 }
 
 } // namespace
@@ -99,10 +60,18 @@ void convToMatmul(func::FuncOp func) {
       k *= d;
     for (int64_t d : out.getShape().drop_front(2))
       p *= d;
-    bool pointwise = k == 1 && llvm::all_of(values(op.getStrides()),
-                                            [](int64_t s) { return s == 1; });
-    Value cols = pointwise ? op.getInput() : im2col(b, loc, op);
-    Value x = b.create<ReshapeOp>(loc, cols, b.getI64ArrayAttr({n, c * k, p}));
+    auto isOne = [](int64_t v) { return v == 1; };
+    bool pointwise =
+        k == 1 && llvm::all_of(values(op.getStrides()), isOne) &&
+        llvm::all_of(values(op.getPads()), [](int64_t v) { return v == 0; });
+    Value x = pointwise ? b.create<ReshapeOp>(loc, op.getInput(),
+                                              b.getI64ArrayAttr({n, c, p}))
+                              .getResult()
+                        : b.create<Im2ColOp>(
+                               loc, op.getInput(),
+                               b.getI64ArrayAttr(w.getShape().drop_front(2)),
+                               op.getStrides(), op.getPads(), op.getDilations())
+                              .getResult();
     Value wm =
         b.create<ReshapeOp>(loc, op.getWeight(), b.getI64ArrayAttr({f, c * k}));
     Value y = b.create<MatMulOp>(loc, wm, x);

@@ -6,6 +6,7 @@
 #include "ign/Conversion/Passes.h"
 #include "ign/Dialect/Ign/IR/IgnOps.h"
 #include "ign/Target/LaunchPlan.h"
+#include "ign/Transforms/KernelTasks.h"
 #include "ign/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -37,10 +38,12 @@
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -249,6 +252,40 @@ FailureOr<std::string> linkSharedObject(llvm::StringRef object, Location loc) {
 
 } // namespace
 
+/// The graph part of the host pipeline: convolutions as matmuls (default
+/// schedule), padding splits, reshape sinking, fusion and outlining.
+static FailureOr<func::FuncOp> formHostKernels(ModuleOp module,
+                                               const HostOptions &options) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main)
+    return module.emitError("the module has no @main function");
+  // Graph-level cleanups: identical ops once, batch norms into weights.
+  {
+    IRRewriter rewriter(module.getContext());
+    DominanceInfo dominance(main);
+    eliminateCommonSubExpressions(rewriter, dominance, main);
+  }
+  foldBatchNorm(main);
+  // Ungrouped convolutions become matmuls with their padding in the
+  // columns; the padding of the rest becomes a kernel of its own.
+  if (options.schedule == "default")
+    convToMatmul(main);
+  splitConvPadding(main);
+  sinkReshapes(main);
+  if (failed(formKernels(main, options.fuse)) ||
+      failed(outlineKernels(module, main)))
+    return failure();
+  return main;
+}
+
+FailureOr<std::vector<KernelSummary>>
+planHostKernels(ModuleOp module, const HostOptions &options) {
+  auto main = formHostKernels(module, options);
+  if (failed(main))
+    return failure();
+  return summarizeKernels(module, *main);
+}
+
 FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
                                                  const HostOptions &options) {
   MLIRContext *ctx = module.getContext();
@@ -271,19 +308,15 @@ FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
     return module.emitError("unknown host schedule '")
            << options.schedule << "' (default or reference)";
 
-  auto main = module.lookupSymbol<func::FuncOp>("main");
-  if (!main)
-    return module.emitError("the module has no @main function");
-  splitConvPadding(main);
-  if (options.schedule == "default")
-    convToMatmul(main);
-  if (failed(outlineKernels(module, main)))
+  auto main = formHostKernels(module, options);
+  if (failed(main))
     return failure();
-  auto plan = buildLaunchPlan(main);
+  std::vector<KernelSummary> summaries = summarizeKernels(module, *main);
+  auto plan = buildLaunchPlan(*main);
   if (failed(plan))
     return failure();
   // @main now lives on as the bundle's launch list; only kernels remain.
-  main.erase();
+  main->erase();
 
   bundle::BundleContents contents;
   contents.targetName = "host";
@@ -302,9 +335,15 @@ FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
     spec.name = name;
     spec.symbol = "ign_" + name;
     spec.results = kernel.getNumResults();
-    if (auto ops = kernel->getAttrOfType<ArrayAttr>(kKernelAttr))
-      for (auto op : ops.getAsValueRange<StringAttr>())
-        spec.ops.push_back(op.str());
+    for (const KernelSummary &s : summaries)
+      if (s.name == name) {
+        spec.ops = s.ops;
+        spec.opShapes = s.opShapes;
+        spec.task = s.task;
+        spec.flops = s.flops;
+        spec.bytesRead = s.bytesRead;
+        spec.bytesWritten = s.bytesWritten;
+      }
     contents.kernels.push_back(std::move(spec));
     // Kernels never write their arguments: those are the model's inputs,
     // weights (read-only mmapped memory) or other kernels' results.

@@ -11,6 +11,7 @@
 #define IGN_TARGETS_HOST_HOSTCOMPILER_H
 
 #include "ign/Bundle/BundleWriter.h"
+#include "ign/Transforms/KernelTasks.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -25,6 +26,8 @@ struct HostOptions {
   /// "default" (the host's default schedule) or "reference" (the plain
   /// reference lowering, one thread: the correctness oracle).
   std::string schedule = "default";
+  /// Fuse ops into kernels (false: one op per kernel, --no-fuse).
+  bool fuse = true;
   /// When set, receives the optimized LLVM IR of the kernels (--emit=llvm).
   std::string *llvmIR = nullptr;
 };
@@ -32,7 +35,13 @@ struct HostOptions {
 /// The CPU names ignc accepts for --target (host and named levels).
 bool isKnownHostCpu(llvm::StringRef name);
 
-/// Compiles `module` (ign dialect, as imported): one kernel per op, each
+/// Forms the kernels `module` (ign dialect, as imported) would compile to
+/// (fused unless options.fuse is false) and describes them; nothing is
+/// lowered. The module is consumed.
+mlir::FailureOr<std::vector<KernelSummary>>
+planHostKernels(mlir::ModuleOp module, const HostOptions &options);
+
+/// Compiles `module` (ign dialect, as imported): its fused kernels, each
 /// with the host's default schedule, packed into the contents of a bundle
 /// (all but the model's provenance fields). Weights point into the module's
 /// resource blobs, so the module must outlive the result. Diagnostics are

@@ -17,6 +17,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <tuple>
+
 using namespace mlir;
 
 namespace ign::host {
@@ -199,13 +202,136 @@ linalg::LinalgOp findRoot(func::FuncOp kernel) {
   return {};
 }
 
+/// The widest vector (16, 8 or 4 lanes) that divides a contiguous loop of
+/// `range` iterations; 1 when none does. (A convolution over 14x14 pixels
+/// gets 4 lanes; padded or masked tiles would do better.)
+int64_t vectorLanes(int64_t range) {
+  for (int64_t lanes : {16, 8, 4})
+    if (range % lanes == 0)
+      return lanes;
+  return 1;
+}
+
+/// Bytes of a statically shaped tensor (0 otherwise).
+int64_t bytesOf(Value v) {
+  auto type = dyn_cast<ShapedType>(v.getType());
+  if (!type || !type.hasStaticShape())
+    return 0;
+  return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
+}
+
+/// The linalg ops that the root's tiles compute: the root and, through
+/// operands, its linalg producers (tiling fuses them into each tile).
+SmallVector<linalg::LinalgOp> producerSlice(linalg::LinalgOp root) {
+  SmallVector<linalg::LinalgOp> slice{root};
+  llvm::SmallPtrSet<Operation *, 16> seen{root};
+  for (size_t i = 0; i < slice.size(); ++i)
+    for (Value v : slice[i]->getOperands())
+      if (auto p = v.getDefiningOp<linalg::LinalgOp>();
+          p && seen.insert(p).second)
+        slice.push_back(p);
+  return slice;
+}
+
+/// Tensors an op reads that no op of the slice computes: its operands
+/// from outside the slice (not the empty tensors results start from) and
+/// the tensors its body reads by index (tensor.extract, as im2col does).
+SmallVector<Value> externalReads(linalg::LinalgOp op,
+                                 const llvm::SmallPtrSetImpl<Operation *> &in) {
+  SmallVector<Value> reads;
+  for (OpOperand &o : op->getOpOperands()) {
+    Operation *def = o.get().getDefiningOp();
+    if (def && (in.contains(def) || isa<tensor::EmptyOp>(def)))
+      continue;
+    reads.push_back(o.get());
+  }
+  op->walk([&](tensor::ExtractOp e) {
+    if (!op->isAncestor(e.getTensor().getParentRegion()->getParentOp()))
+      reads.push_back(e.getTensor());
+  });
+  return reads;
+}
+
+/// What splitting the root's loop `d` into workgroups costs the kernel:
+/// the bytes every workgroup reads again (inputs that the loop does not
+/// index, and everything that producers not indexed by the loop read, as
+/// they are recomputed in every workgroup), and whether a reduction would
+/// be recomputed in every workgroup (never worth it). A recomputed
+/// producer also counts kRecomputeWeight times the bytes it writes.
+/// Computing an im2col column element (index arithmetic, a bounds check, a
+/// gather) measured about 4x the cost of streaming one from memory.
+constexpr int64_t kRecomputeWeight = 4;
+
+struct SplitCost {
+  int64_t rereadBytes = 0;
+  bool recomputesReduction = false;
+};
+
+SplitCost splitCost(linalg::LinalgOp root, unsigned d,
+                    ArrayRef<linalg::LinalgOp> slice) {
+  llvm::SmallPtrSet<Operation *, 16> in;
+  for (linalg::LinalgOp op : slice)
+    in.insert(op);
+  // Follow the loop from the root into its producers: loop e of an op
+  // indexes dim r of an operand, which the producer's result map gives
+  // as one of the producer's loops.
+  llvm::DenseMap<Operation *, llvm::SmallDenseSet<unsigned>> tiled;
+  SmallVector<std::pair<linalg::LinalgOp, unsigned>> work{{root, d}};
+  tiled[root].insert(d);
+  while (!work.empty()) {
+    auto [op, e] = work.pop_back_val();
+    for (OpOperand &o : op->getOpOperands()) {
+      auto producer = o.get().getDefiningOp<linalg::LinalgOp>();
+      if (!producer || !in.contains(producer))
+        continue;
+      AffineMap map = op.getMatchingIndexingMap(&o);
+      AffineMap out =
+          producer.getIndexingMapMatchingResult(cast<OpResult>(o.get()));
+      for (auto [r, expr] : llvm::enumerate(map.getResults())) {
+        auto dim = dyn_cast<AffineDimExpr>(expr);
+        if (!dim || dim.getPosition() != e)
+          continue;
+        if (auto f = dyn_cast<AffineDimExpr>(out.getResult(r));
+            f && tiled[producer].insert(f.getPosition()).second)
+          work.push_back({producer, f.getPosition()});
+      }
+    }
+  }
+  SplitCost cost;
+  for (linalg::LinalgOp op : slice) {
+    const auto &loops = tiled[op];
+    if (loops.empty()) {
+      // Recomputed whole in every workgroup.
+      if (op.getNumReductionLoops() != 0)
+        cost.recomputesReduction = true;
+      for (Value v : externalReads(op, in))
+        cost.rereadBytes += bytesOf(v);
+      for (Value r : op->getResults())
+        cost.rereadBytes += kRecomputeWeight * bytesOf(r);
+      continue;
+    }
+    for (OpOperand &o : op->getOpOperands()) {
+      Operation *def = o.get().getDefiningOp();
+      if (def && (in.contains(def) || isa<tensor::EmptyOp>(def)))
+        continue;
+      AffineMap map = op.getMatchingIndexingMap(&o);
+      if (llvm::none_of(loops,
+                        [&](unsigned l) { return map.isFunctionOfDim(l); }))
+        cost.rereadBytes += bytesOf(o.get());
+    }
+  }
+  return cost;
+}
+
 /// Splits the root's parallel loops into about kTargetWorkgroups pieces
 /// that divide each loop evenly (so every workgroup has static shapes).
-/// Splitting a loop makes every workgroup read all of each input that the
-/// loop does not index (a matmul split by rows re-reads the whole right
-/// operand), so loops are split cheapest first by those bytes, outer loops
-/// before inner ones on ties. The innermost loop streams memory: its pieces
-/// stay multiples of a vector (16 or 8 lanes) where it allows.
+/// Splitting a loop makes every workgroup read again what the loop does
+/// not index (a matmul split by rows re-reads the whole right operand) and
+/// recompute the producers it does not index (im2col columns when a
+/// convolution is split by output channels), so loops are split cheapest
+/// first by those bytes (splitCost), outer loops before inner ones on ties.
+/// The innermost loop streams memory: its pieces stay multiples of a
+/// vector (16 or 8 lanes) where it allows.
 std::vector<int64_t> chooseWorkgroupTile(linalg::LinalgOp root, int64_t work,
                                          int64_t &workgroups) {
   SmallVector<int64_t> ranges = root.getStaticLoopRanges();
@@ -218,19 +344,6 @@ std::vector<int64_t> chooseWorkgroupTile(linalg::LinalgOp root, int64_t work,
   int64_t target = std::min(kTargetWorkgroups,
                             std::max<int64_t>(1, work / kMinWorkPerWorkgroup));
   unsigned innermost = ranges.size() - 1;
-  auto sizeOf = [](Value v) -> int64_t {
-    auto type = dyn_cast<ShapedType>(v.getType());
-    if (!type || !type.hasStaticShape())
-      return 0;
-    return type.getNumElements() * ((type.getElementTypeBitWidth() + 7) / 8);
-  };
-  auto reread = [&](unsigned d) {
-    int64_t bytes = 0;
-    for (OpOperand *in : root.getDpsInputOperands())
-      if (!root.getMatchingIndexingMap(in).isFunctionOfDim(d))
-        bytes += sizeOf(in->get());
-    return bytes;
-  };
   // A loop that another op of the kernel reduces over (the row of a
   // softmax or a layer norm, in the same loop space as the root) is never
   // split: every piece would recompute the whole reduction.
@@ -242,34 +355,63 @@ std::vector<int64_t> chooseWorkgroupTile(linalg::LinalgOp root, int64_t work,
       if (it == utils::IteratorType::reduction)
         reduced.insert(unsigned(d));
   });
+  SmallVector<linalg::LinalgOp> slice = producerSlice(root);
   SmallVector<unsigned> order;
-  for (unsigned d = 0; d < ranges.size(); ++d)
-    if (iterators[d] == utils::IteratorType::parallel && ranges[d] > 1 &&
-        !reduced.contains(d))
-      order.push_back(d);
-  llvm::stable_sort(order, [&](unsigned a, unsigned b) {
-    return std::make_tuple(reread(a), a == innermost) <
-           std::make_tuple(reread(b), b == innermost);
-  });
-  for (unsigned d : order) {
-    if (workgroups >= target)
-      break;
-    int64_t quantum = 1;
-    if (d == innermost)
-      quantum = ranges[d] % 16 == 0 ? 16 : ranges[d] % 8 == 0 ? 8 : 1;
-    int64_t want = (target + workgroups - 1) / workgroups, count = 1;
-    for (int64_t c = 2; c <= ranges[d]; ++c) {
-      if (ranges[d] % c != 0 || (ranges[d] / c) % quantum != 0)
-        continue;
-      count = c;
-      if (c >= want)
-        break;
-    }
-    if (count == 1)
+  llvm::DenseMap<unsigned, int64_t> reread;
+  for (unsigned d = 0; d < ranges.size(); ++d) {
+    if (iterators[d] != utils::IteratorType::parallel || ranges[d] <= 1 ||
+        reduced.contains(d))
       continue;
-    tile[d] = ranges[d] / count;
-    workgroups *= count;
+    SplitCost cost = splitCost(root, d, slice);
+    if (cost.recomputesReduction)
+      continue;
+    reread[d] = cost.rereadBytes;
+    order.push_back(d);
   }
+  llvm::stable_sort(order, [&](unsigned a, unsigned b) {
+    return std::make_tuple(reread[a], a == innermost) <
+           std::make_tuple(reread[b], b == innermost);
+  });
+  // Grow the split counts one divisor at a time, each step on the loop
+  // whose re-read bytes grow least per unit of (logarithmic) growth in
+  // workgroups: free loops (batch, heads) first, then a balance between
+  // loops that cost (a convolution split both by channels and by pixels
+  // recomputes its columns fewer times than one split 32 ways). A step
+  // past twice the target is taken only when no other step is left.
+  SmallVector<int64_t> count(ranges.size(), 1);
+  auto nextCount = [&](unsigned d) -> int64_t {
+    int64_t quantum = d == innermost ? vectorLanes(ranges[d]) : 1;
+    for (int64_t c = count[d] + 1; c <= ranges[d]; ++c)
+      if (ranges[d] % c == 0 && (ranges[d] / c) % quantum == 0)
+        return c;
+    return 0;
+  };
+  while (workgroups < target) {
+    std::optional<unsigned> best;
+    std::tuple<bool, bool, double> bestKey;
+    for (unsigned d : order) {
+      int64_t c = nextCount(d);
+      if (!c)
+        continue;
+      bool overshoots = workgroups / count[d] * c > 2 * target;
+      // Pieces of a contiguous loop that no vector divides leave LLVM
+      // short rows to vectorize: split it last.
+      bool shortRows = d == innermost && vectorLanes(ranges[d]) == 1;
+      double cost = double(reread[d]) * double(c - count[d]) /
+                    std::log(double(c) / double(count[d]));
+      std::tuple<bool, bool, double> key{overshoots, shortRows, cost};
+      if (!best || key < bestKey)
+        best = d, bestKey = key;
+    }
+    if (!best)
+      break;
+    int64_t c = nextCount(*best);
+    workgroups = workgroups / count[*best] * c;
+    count[*best] = c;
+  }
+  for (unsigned d = 0; d < ranges.size(); ++d)
+    if (count[d] > 1)
+      tile[d] = ranges[d] / count[d];
   return tile;
 }
 
@@ -295,8 +437,8 @@ std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
   if (out.getNumResults() == 0)
     return {};
   unsigned inner = cast<AffineDimExpr>(out.getResults().back()).getPosition();
-  int64_t lanes = ranges[inner] % 16 == 0 ? 16 : ranges[inner] % 8 == 0 ? 8 : 0;
-  if (!lanes)
+  int64_t lanes = vectorLanes(ranges[inner]);
+  if (lanes == 1)
     return {};
   // The row loop: an output dim that the input streamed along `inner` does
   // not use, so each vector loaded from that input serves every row.

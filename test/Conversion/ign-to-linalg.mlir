@@ -60,3 +60,22 @@ func.func @reshape_transpose(%x: tensor<2x3x4xf32>) -> tensor<4x6xf32> {
   %1 = ign.transpose %0 {perm = [1, 0]} : (tensor<6x4xf32>) -> tensor<4x6xf32>
   return %1 : tensor<4x6xf32>
 }
+
+// -----
+
+// im2col is one parallel generic with no operands: its body decomposes the
+// indices into channel, kernel offset and output pixel and reads the input
+// there, or 0 in the padding (an unsigned compare catches both sides).
+// CHECK-LABEL: func.func @im2col
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel"]} outs(
+// CHECK: linalg.index 0
+// CHECK: linalg.index 1
+// CHECK: linalg.index 2
+// CHECK: arith.cmpi ult
+// CHECK: tensor.extract %arg0
+// CHECK: arith.select
+// CHECK: -> tensor<1x12x9xf32>
+func.func @im2col(%x: tensor<1x3x4x4xf32>) -> tensor<1x12x9xf32> {
+  %0 = ign.im2col %x {dilations = [1, 1], kernel_shape = [2, 2], pads = [1, 1, 1, 1], strides = [2, 2]} : (tensor<1x3x4x4xf32>) -> tensor<1x12x9xf32>
+  return %0 : tensor<1x12x9xf32>
+}

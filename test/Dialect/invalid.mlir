@@ -284,3 +284,38 @@ func.func @dynamic_shape(%arg0: tensor<?x3xf32>) -> tensor<?x3xf32> {
   %0 = ign.relu %arg0 : tensor<?x3xf32>
   return %0 : tensor<?x3xf32>
 }
+
+// -----
+
+func.func @kernel_arg_mismatch(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error@+1 {{'ign.kernel' op input type 'tensor<2xf32>' differs from its body argument's 'tensor<3xf32>'}}
+  %0 = ign.kernel %arg0 : (tensor<2xf32>) -> tensor<2xf32> {
+  ^bb0(%a: tensor<3xf32>):
+    %c = ign.constant dense<1.0> : tensor<2xf32>
+    ign.yield %c : tensor<2xf32>
+  }
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @kernel_yield_mismatch(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error@+1 {{'ign.kernel' op yields 'tensor<2xf32>', 'tensor<2xf32>' but has results 'tensor<2xf32>'}}
+  %0 = ign.kernel %arg0 : (tensor<2xf32>) -> tensor<2xf32> {
+  ^bb0(%a: tensor<2xf32>):
+    ign.yield %a, %a : tensor<2xf32>, tensor<2xf32>
+  }
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @kernel_uses_value_from_above(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-note@+1 {{required by region isolation constraints}}
+  %0 = ign.kernel : () -> tensor<2xf32> {
+    // expected-error@+1 {{using value defined outside the region}}
+    %r = ign.relu %arg0 : tensor<2xf32>
+    ign.yield %r : tensor<2xf32>
+  }
+  return %0 : tensor<2xf32>
+}

@@ -96,3 +96,19 @@ func.func @recurrent(%arg0: tensor<5x2x3xf32>, %arg1: tensor<1x12x3xf32>, %arg2:
 // CHECK-LABEL: func.func @recurrent
 // CHECK: %y, %y_h = "ign.gru"(%arg0, %arg1, %arg2) {activation_alpha = [], activation_beta = [], activations = ["Sigmoid", "Tanh"], direction = "forward", hidden_size = 4 : i64, linear_before_reset = false, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>} : (tensor<5x2x3xf32>, tensor<1x12x3xf32>, tensor<1x12x4xf32>) -> (tensor<5x1x2x4xf32>, tensor<1x2x4xf32>)
 // CHECK-NEXT: return %y, %y_h : tensor<5x1x2x4xf32>, tensor<1x2x4xf32>
+
+// A fused kernel and im2col columns print and parse back.
+// CHECK-LABEL: func.func @kernel
+// CHECK: %[[K:.*]] = ign.kernel %arg0 : (tensor<1x2x3x3xf32>) -> tensor<1x8x4xf32> {
+// CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<1x2x3x3xf32>):
+// CHECK-NEXT: %[[C:.*]] = ign.im2col %[[X]] {dilations = [1, 1], kernel_shape = [2, 2], pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x2x3x3xf32>) -> tensor<1x8x4xf32>
+// CHECK-NEXT: ign.yield %[[C]] : tensor<1x8x4xf32>
+// CHECK-NEXT: }
+func.func @kernel(%x: tensor<1x2x3x3xf32>) -> tensor<1x8x4xf32> {
+  %0 = ign.kernel %x : (tensor<1x2x3x3xf32>) -> tensor<1x8x4xf32> {
+  ^bb0(%a: tensor<1x2x3x3xf32>):
+    %c = ign.im2col %a {dilations = [1, 1], kernel_shape = [2, 2], pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x2x3x3xf32>) -> tensor<1x8x4xf32>
+    ign.yield %c : tensor<1x8x4xf32>
+  }
+  return %0 : tensor<1x8x4xf32>
+}

@@ -43,9 +43,18 @@ int main(int argc, char **argv) {
                  "output file (default: stdout for --emit)");
   app.add_option("--emit", options.emit,
                  "what to produce: ign (the imported module), linalg (the "
-                 "reference lowering), llvm (the host kernels' optimized "
-                 "LLVM IR)")
-      ->check(CLI::IsMember({"ign", "linalg", "llvm"}));
+                 "reference lowering), kernels (the fused kernels: ops, "
+                 "shapes, FLOPs, bytes, task ids), llvm (the host kernels' "
+                 "optimized LLVM IR)")
+      ->check(CLI::IsMember({"ign", "linalg", "kernels", "llvm"}));
+  app.add_flag("--json", options.json, "--emit=kernels as JSON");
+  bool noFuse = false;
+  int optLevel = 1;
+  app.add_flag("--no-fuse", noFuse,
+               "one op per kernel (for comparison and debugging)");
+  app.add_option("-O", optLevel, "optimization level: 0 = --no-fuse, 1")
+      ->check(CLI::Range(0, 1))
+      ->capture_default_str();
   app.add_option("--schedule", options.schedule,
                  "kernel schedules: default (tiled into workgroups run on "
                  "the runtime's threads) or reference (plain loops, one "
@@ -127,6 +136,11 @@ int main(int argc, char **argv) {
   }
   if (options.modelPath.empty()) {
     std::cerr << "ignc: error: no model given\n" << app.help();
+    return ign::kExitUsage;
+  }
+  options.fuse = !noFuse && optLevel != 0;
+  if (options.json && options.emit != "kernels") {
+    std::cerr << "ignc: error: --json goes with --emit=kernels\n";
     return ign::kExitUsage;
   }
   options.verbosity = quiet     ? ign::Verbosity::Quiet

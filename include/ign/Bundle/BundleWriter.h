@@ -26,6 +26,10 @@ struct KernelSpec {
   int64_t workgroups = 1;       // independent pieces the runtime may spread
                                 // across threads
   size_t results = 1;           // its last `results` arguments are outputs
+  std::string task;             // structural hash: identical kernels share it
+  std::vector<std::string> opShapes; // per op: name, operand and result types
+  uint64_t flops = 0;                // arithmetic operations per launch
+  uint64_t bytesRead = 0, bytesWritten = 0; // argument and result bytes
 };
 
 /// Where a launch argument lives, and the view (dtype, shape) the kernel

@@ -31,8 +31,10 @@ struct DriverOptions {
   std::string modelPath;
   std::string target = "host";
   std::string outputPath;
-  std::string emit;                 // "" (bundle), "ign", "linalg" or "llvm"
+  std::string emit; // "" (bundle), "ign", "linalg", "kernels" or "llvm"
   std::string schedule = "default"; // or "reference"
+  bool fuse = true;                 // false: one op per kernel (--no-fuse)
+  bool json = false;                // --emit=kernels as JSON
   bool printWeights = false;
   Verbosity verbosity = Verbosity::Normal;
   ImportOptions import;

@@ -1,7 +1,7 @@
 //===- Passes.h - graph-level passes on the ign dialect ---------*- C++ -*-===//
 //
-// Passes that reshape the ign graph before lowering: kernel outlining now;
-// canonicalization and fusion (issue 4) join here.
+// Passes that reshape the ign graph before lowering: convolutions as
+// matmuls, fusion into kernels, kernel outlining.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,16 +18,29 @@ namespace ign {
 /// names of the ops the kernel computes.
 constexpr llvm::StringLiteral kKernelAttr = "ign.kernel";
 
-/// Outlines every compute op of `main` into a kernel function (see the
-/// pass description). Fails, with a diagnostic, on a @main it cannot split.
+/// Groups the compute ops of `main` into ign.kernel regions: fused (see
+/// FuseKernels.cpp) when `fuse`, else one op per kernel. Ops already in
+/// kernels stay there.
+mlir::LogicalResult formKernels(mlir::func::FuncOp main, bool fuse);
+
+/// Outlines every ign.kernel of `main`, and every compute op outside one,
+/// into a kernel function (see the pass description). Fails, with a
+/// diagnostic, on a @main it cannot split.
 mlir::LogicalResult outlineKernels(mlir::ModuleOp module,
                                    mlir::func::FuncOp main);
+
+/// Folds ign.batch_norm of `func` into the ign.conv or ign.gemm before it
+/// where their weights and parameters are constants.
+void foldBatchNorm(mlir::func::FuncOp func);
+
+/// Moves pointwise ops of `func` above the reshapes they read.
+void sinkReshapes(mlir::func::FuncOp func);
 
 /// Rewrites every padded ign.conv in `func` as ign.pad + unpadded ign.conv.
 void splitConvPadding(mlir::func::FuncOp func);
 
-/// Rewrites unpadded, ungrouped ign.conv in `func` as an ign.matmul of the
-/// weight with the input (1x1 unit stride) or its im2col columns.
+/// Rewrites ungrouped ign.conv in `func` as an ign.matmul of the weight
+/// with the input (1x1 unit stride, unpadded) or its ign.im2col columns.
 void convToMatmul(mlir::func::FuncOp func);
 
 #define GEN_PASS_DECL

@@ -5,11 +5,51 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FoldBatchNorm : Pass<"ign-fold-batch-norm", "mlir::func::FuncOp"> {
+  let summary = "Fold batch norms into the convolution or gemm before them";
+  let description = [{
+    `batch_norm(conv(x, W, b))` with constant weights and parameters, the
+    convolution feeding nothing else, becomes `conv(x, W', b')` with
+    `W'[f] = W[f] * s[f]` and `b' = b * s + t`, where
+    `s = scale / sqrt(var + eps)` and `t = bias - mean * s`; likewise for
+    a gemm's output columns. The new weights are blobs of their own.
+  }];
+}
+
+def SinkReshapes : Pass<"ign-sink-reshapes", "mlir::func::FuncOp"> {
+  let summary = "Move pointwise ops above the reshapes they read";
+  let description = [{
+    `f(reshape(x), y)` becomes `reshape(f(x, reshape(y)))` when the reshape
+    is full-shaped in f and every other operand maps to x's layout (it is
+    full-shaped, or broadcast along whole groups of merged dims). f then
+    reads x directly and fusion can put it into x's kernel; the reshapes
+    are views.
+  }];
+}
+
+def FuseKernels : Pass<"ign-fuse-kernels", "mlir::ModuleOp"> {
+  let summary = "Group the compute ops of @main into ign.kernel regions";
+  let description = [{
+    Pointwise ops join the kernel of the producer whose full-shaped result
+    they read (epilogues: bias, activations, residual adds); contractions,
+    softmax, pooling, reductions and normalizations absorb producers made
+    only of pointwise ops and transposes that feed nothing else; attention
+    (matmul, scale/mask, softmax, matmul) becomes one kernel. Groups never
+    form cycles. With `fuse=false`, every compute op is a kernel of its own.
+  }];
+  let options = [
+    Option<"fuse", "fuse", "bool", /*default=*/"true",
+           "group ops (false: one op per kernel)">
+  ];
+}
+
 def OutlineKernels : Pass<"ign-outline-kernels", "mlir::ModuleOp"> {
   let summary = "Split @main into kernel functions and a launch sequence";
   let description = [{
-    Every compute op of @main moves into a private function of its own (a
-    kernel, marked `ign.kernel`) and is replaced by a `func.call`, so @main
+    Every ign.kernel region of @main, and every compute op outside one,
+    moves into a private function of its own (a kernel, marked
+    `ign.kernel` with the names of its ops) and is replaced by a
+    `func.call`, so @main
     becomes the launch sequence the bundle records. Constants that are not
     weights are cloned into the kernels that use them; weights (resource
     constants) stay in @main and become kernel arguments. `ign.reshape` of
@@ -29,16 +69,15 @@ def SplitConvPadding : Pass<"ign-split-conv-padding", "mlir::func::FuncOp"> {
 }
 
 def ConvToMatmul : Pass<"ign-conv-to-matmul", "mlir::func::FuncOp"> {
-  let summary = "Rewrite unpadded, ungrouped convolutions as matmuls";
+  let summary = "Rewrite ungrouped convolutions as matmuls";
   let description = [{
     A convolution of `x: [N, C, spatial...]` with `w: [F, C, k...]` (one
-    group, no padding: run ign-split-conv-padding first) becomes
-    `matmul(reshape(w, [F, C*K]), cols)` reshaped to `[N, F, out...]`, plus
-    the bias, where K is the kernel's size. For a 1x1 unit-stride kernel,
-    `cols` is the input itself seen as `[N, C, P]` (P = the product of the
-    output dims); otherwise it is im2col: one strided slice of the input per
-    kernel offset, concatenated to `[N, C, K, out...]` and seen as
-    `[N, C*K, P]`. Reshapes of buffers are views, and the matmul is a
+    group) becomes `matmul(reshape(w, [F, C*K]), cols)` plus the bias,
+    computed as `[N, F, P]` and reshaped to `[N, F, out...]`, where K is the
+    kernel's size and P the product of the output dims. For a 1x1
+    unit-stride unpadded kernel, `cols` is the input itself seen as
+    `[N, C, P]`; otherwise it is `ign.im2col` (padding, strides and
+    dilations included). Reshapes of buffers are views, and the matmul is a
     contraction that the host schedule register-tiles and vectorizes.
   }];
 }

@@ -457,6 +457,25 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
   return success();
 }
 
+LogicalResult Im2ColOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
+                                         Adaptor adaptor, Types &types) {
+  IGN_VERIFY_ADAPTOR();
+  SmallVector<Type> window;
+  if (failed(inferPoolType(loc, adaptor.getInput(), adaptor.getKernelShape(),
+                           adaptor.getStrides(), adaptor.getPads(),
+                           adaptor.getDilations(), false, window)))
+    return failure();
+  auto out = cast<RankedTensorType>(window.front());
+  int64_t k = 1, p = 1;
+  for (int64_t d : toI64Vector(adaptor.getKernelShape()))
+    k *= d;
+  for (int64_t d : out.getShape().drop_front(2))
+    p *= d;
+  types.push_back(RankedTensorType::get(
+      {out.getDimSize(0), out.getDimSize(1) * k, p}, out.getElementType()));
+  return success();
+}
+
 LogicalResult ConvTransposeOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
                                                 Adaptor adaptor, Types &types) {
   IGN_VERIFY_ADAPTOR();
@@ -1174,3 +1193,26 @@ LogicalResult OneHotOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
 
 #define GET_OP_CLASSES
 #include "ign/Dialect/Ign/IR/IgnOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+LogicalResult KernelOp::verify() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError("has ") << getInputs().size() << " inputs but its body "
+                               << body.getNumArguments() << " arguments";
+  for (auto [input, arg] : llvm::zip(getInputs(), body.getArguments()))
+    if (input.getType() != arg.getType())
+      return emitOpError("input type ")
+             << input.getType() << " differs from its body argument's "
+             << arg.getType();
+  auto yield = body.empty() ? YieldOp() : dyn_cast<YieldOp>(body.back());
+  if (!yield)
+    return emitOpError("body must end in ign.yield");
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError("yields ") << yield.getValues().getTypes()
+                                  << " but has results " << getResultTypes();
+  return success();
+}

@@ -50,6 +50,11 @@ class Ign_StrEnum<list<string> values, string default>
 
 def Ign_I64Array : TypedArrayAttrBase<I64Attr, "64-bit integer array">;
 
+// Marks ops computing each output element from the operand elements at the
+// same (numpy-broadcast) position; unlike MLIR's Elementwise, operands may
+// broadcast. Fusion absorbs such ops into their producers' kernels.
+def Ign_Pointwise : NativeOpTrait<"Pointwise"> { let cppNamespace = "::ign"; }
+
 // Every ign op infers its result types; the body of `inferReturnTypes` is
 // given by each class or op (C++ in lib/Dialect/Ign/IR).
 class Ign_Op<string mnemonic, list<Trait> traits = []>

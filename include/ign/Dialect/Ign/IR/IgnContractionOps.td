@@ -41,6 +41,21 @@ def Ign_ConvOp : Ign_Op<"conv"> {
                        "functional-type(operands, results)";
 }
 
+// The columns of an ungrouped convolution (im2col), padding included:
+// output[n, c * K + k, p] is the input pixel that kernel offset k (row-major
+// over kernel_shape, K offsets) multiplies at output position p (row-major
+// over the output's spatial dims), or 0 where it falls into the padding. A
+// convolution is then the matmul of its weight, seen as [F, C * K], with
+// these columns. Not an ONNX op: ign-conv-to-matmul makes it.
+def Ign_Im2ColOp : Ign_Op<"im2col"> {
+  let summary = "convolution columns [N, C*K, P] of a padded, strided window";
+  let arguments = (ins Ign_Tensor:$input, Ign_I64Array:$kernel_shape,
+                   Ign_I64Array:$strides, Ign_I64Array:$pads,
+                   Ign_I64Array:$dilations);
+  let results = (outs Ign_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
 // Transposed convolution; weight is [C_in, C_out / group, k...].
 def Ign_ConvTransposeOp : Ign_Op<"conv_transpose"> {
   let summary = "grouped, strided, dilated transposed convolution";

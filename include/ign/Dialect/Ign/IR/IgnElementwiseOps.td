@@ -5,13 +5,18 @@
 
 include "ign/Dialect/Ign/IR/IgnBase.td"
 
+// Every op of this file computes each output element from the elements at
+// the same (broadcast) position of its operands: fusion treats them alike.
+class Ign_PointwiseOp<string mnemonic, list<Trait> traits = []>
+    : Ign_Op<mnemonic, !listconcat(traits, [Ign_Pointwise])>;
+
 //===----------------------------------------------------------------------===//
 // Unary ops: one tensor in, a tensor of the same type out.
 //===----------------------------------------------------------------------===//
 
 class Ign_UnaryOp<string mnemonic, Type operandType = Ign_Tensor,
                   dag attrs = (ins)>
-    : Ign_Op<mnemonic, [Elementwise]> {
+    : Ign_PointwiseOp<mnemonic, [Elementwise]> {
   let summary = "elementwise " # mnemonic;
   let arguments = !con((ins operandType:$input), attrs);
   let results = (outs Ign_Tensor:$output);
@@ -82,13 +87,13 @@ def Ign_ClipOp : Ign_UnaryOp<"clip", Ign_Tensor,
     (ins OptionalAttr<F64Attr>:$min, OptionalAttr<F64Attr>:$max)>;
 
 // Predicates: a float tensor in, an i1 tensor of the same shape out.
-def Ign_IsNaNOp : Ign_Op<"is_nan", [Elementwise]> {
+def Ign_IsNaNOp : Ign_PointwiseOp<"is_nan", [Elementwise]> {
   let summary = "true where the element is NaN";
   let arguments = (ins Ign_FloatTensor:$input);
   let results = (outs Ign_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
-def Ign_IsInfOp : Ign_Op<"is_inf", [Elementwise]> {
+def Ign_IsInfOp : Ign_PointwiseOp<"is_inf", [Elementwise]> {
   let summary = "true where the element is an infinity of a selected sign";
   let arguments = (ins Ign_FloatTensor:$input,
                    DefaultValuedAttr<BoolAttr, "true">:$detect_positive,
@@ -99,7 +104,7 @@ def Ign_IsInfOp : Ign_Op<"is_inf", [Elementwise]> {
 
 // Element type conversion; float to integer truncates toward zero, and
 // anything to i1 is `!= 0`.
-def Ign_CastOp : Ign_Op<"cast", [Elementwise]> {
+def Ign_CastOp : Ign_PointwiseOp<"cast", [Elementwise]> {
   let summary = "elementwise conversion to another element type";
   let arguments = (ins Ign_Tensor:$input, TypeAttr:$to);
   let results = (outs Ign_Tensor:$output);
@@ -112,7 +117,7 @@ def Ign_CastOp : Ign_Op<"cast", [Elementwise]> {
 //===----------------------------------------------------------------------===//
 
 class Ign_BinaryOp<string mnemonic, bit isPredicate = 0, dag attrs = (ins)>
-    : Ign_Op<mnemonic, []> {
+    : Ign_PointwiseOp<mnemonic, []> {
   let summary = "broadcasting elementwise " # mnemonic;
   let arguments = !con((ins Ign_Tensor:$lhs, Ign_Tensor:$rhs), attrs);
   let results = (outs Ign_Tensor:$output);
@@ -153,7 +158,7 @@ def Ign_GreaterOp : Ign_BinaryOp<"greater", 1>;
 def Ign_GreaterEqualOp : Ign_BinaryOp<"greater_equal", 1>;
 
 // `condition ? lhs : rhs`, all three broadcast together.
-def Ign_SelectOp : Ign_Op<"select", []> {
+def Ign_SelectOp : Ign_PointwiseOp<"select", []> {
   let summary = "broadcasting elementwise selection";
   let arguments = (ins TensorOf<[I1]>:$condition, Ign_Tensor:$lhs,
                    Ign_Tensor:$rhs);

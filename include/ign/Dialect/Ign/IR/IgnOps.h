@@ -12,6 +12,7 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -20,6 +21,11 @@
 #include "ign/Dialect/Ign/IR/IgnDialect.h.inc"
 
 namespace ign {
+
+/// Trait of ops that compute each output element from the operand elements
+/// at the same (numpy-broadcast) position (IgnElementwiseOps.td).
+template <typename ConcreteType>
+class Pointwise : public mlir::OpTrait::TraitBase<ConcreteType, Pointwise> {};
 
 /// Numpy broadcast of two static shapes; nullopt when they do not broadcast.
 std::optional<llvm::SmallVector<int64_t>>

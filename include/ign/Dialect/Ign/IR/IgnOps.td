@@ -11,5 +11,6 @@ include "ign/Dialect/Ign/IR/IgnPoolingOps.td"
 include "ign/Dialect/Ign/IR/IgnReductionOps.td"
 include "ign/Dialect/Ign/IR/IgnDataMovementOps.td"
 include "ign/Dialect/Ign/IR/IgnRecurrentOps.td"
+include "ign/Dialect/Ign/IR/IgnKernelOps.td"
 
 #endif // IGN_OPS_TD

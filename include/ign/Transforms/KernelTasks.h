@@ -1,0 +1,50 @@
+//===- KernelTasks.h - kernels as tuning tasks ------------------*- C++ -*-===//
+//
+// After outlining, each kernel function is a task: identical kernels share
+// one function (and one structural hash), launched once per occurrence.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef IGN_TRANSFORMS_KERNELTASKS_H
+#define IGN_TRANSFORMS_KERNELTASKS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ign {
+
+/// What a kernel computes and moves, for --emit=kernels and the bundle.
+struct KernelSummary {
+  std::string name;                  // the kernel function
+  std::string task;                  // structural hash, 16 hex digits
+  unsigned launches = 0;             // occurrences in @main
+  std::vector<std::string> ops;      // op names, in order
+  std::vector<std::string> opShapes; // per op: "ign.matmul 1x128x768xf32,
+                                     // 768x768xf32 -> 1x128x768xf32"
+  uint64_t flops = 0;                // arithmetic operations (see opFlops)
+  uint64_t bytesRead = 0;            // its arguments (inputs, weights)
+  uint64_t bytesWritten = 0;         // its results
+};
+
+/// The kernel printed in generic form with no names: two kernels with the
+/// same key compute the same thing (same ops, attributes, shapes, dtypes).
+std::string structuralKey(mlir::func::FuncOp kernel);
+
+/// Arithmetic operations of one ign op: 2 per multiply-accumulate of a
+/// contraction, 1 per output element of a pointwise op, 1 per window
+/// element of pooling, 1 per input element of a reduction, 5 per element
+/// of a softmax and 8 of a normalization; 0 for data movement.
+uint64_t opFlops(mlir::Operation *op);
+
+/// One summary per kernel function of `module` (marked ign.kernel), in the
+/// order @main first launches them.
+std::vector<KernelSummary> summarizeKernels(mlir::ModuleOp module,
+                                            mlir::func::FuncOp main);
+
+} // namespace ign
+
+#endif // IGN_TRANSFORMS_KERNELTASKS_H

@@ -1,0 +1,186 @@
+//===- FoldBatchNorm.cpp - batch norm into the preceding conv or gemm -----===//
+//
+// In inference, BatchNormalization is y = x * s + t per channel, with
+// s = scale / sqrt(var + eps) and t = bias - mean * s. After a convolution
+// (or a gemm) whose weights are constants, it folds into them:
+//   W'[f, ...] = W[f, ...] * s[f],  b'[f] = (b[f] - mean[f]) * s[f] + bias[f]
+// and the model computes one op less per layer (torch exports in training
+// mode, or tf2onnx, leave BatchNormalization after every convolution).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ign/Dialect/Ign/IR/IgnOps.h"
+#include "ign/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace ign {
+#define GEN_PASS_DEF_FOLDBATCHNORM
+#include "ign/Transforms/Passes.h.inc"
+} // namespace ign
+
+using namespace mlir;
+
+namespace ign {
+namespace {
+
+/// The f32 values of a constant (inline or a weight blob), or nullopt.
+std::optional<std::vector<float>> constantFloats(Value v) {
+  auto c = v ? v.getDefiningOp<ConstantOp>() : ConstantOp();
+  if (!c)
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(c.getType());
+  if (!type.getElementType().isF32())
+    return std::nullopt;
+  size_t n = type.getNumElements();
+  if (auto dense = dyn_cast<DenseElementsAttr>(c.getValue())) {
+    auto values = dense.getValues<float>();
+    return std::vector<float>(values.begin(), values.end());
+  }
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(c.getValue())) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob || blob->getData().size() != n * sizeof(float))
+      return std::nullopt;
+    std::vector<float> out(n);
+    std::memcpy(out.data(), blob->getData().data(), n * sizeof(float));
+    return out;
+  }
+  return std::nullopt;
+}
+
+/// A new weight constant holding `values`, in a blob of its own.
+Value makeWeight(OpBuilder &b, Location loc, RankedTensorType type,
+                 std::vector<float> values, llvm::StringRef name) {
+  auto *owned = new std::vector<float>(std::move(values));
+  AsmResourceBlob blob(
+      llvm::ArrayRef<char>(reinterpret_cast<const char *>(owned->data()),
+                           owned->size() * sizeof(float)),
+      alignof(float), [owned](void *, size_t, size_t) { delete owned; },
+      /*dataIsMutable=*/false);
+  auto attr = DenseResourceElementsAttr::get(type, name, std::move(blob));
+  return b.create<ConstantOp>(loc, type, attr);
+}
+
+std::string weightName(Value v, llvm::StringRef suffix) {
+  auto c = v.getDefiningOp<ConstantOp>();
+  if (auto r = dyn_cast<DenseResourceElementsAttr>(c.getValue()))
+    return (r.getRawHandle().getKey() + suffix).str();
+  return ("folded" + suffix).str();
+}
+
+/// Folds `bn` into the convolution or gemm computing its input, when that
+/// feeds nothing else and every parameter is a constant. Returns whether
+/// it did.
+bool foldOne(BatchNormOp bn) {
+  Value x = bn.getInput();
+  Operation *producer = x.getDefiningOp();
+  if (!producer || !x.hasOneUse() || !isa<ConvOp, GemmOp>(producer))
+    return false;
+  auto scale = constantFloats(bn.getScale()),
+       bias = constantFloats(bn.getBias()), mean = constantFloats(bn.getMean()),
+       var = constantFloats(bn.getVariance());
+  if (!scale || !bias || !mean || !var)
+    return false;
+  int64_t channels = cast<RankedTensorType>(x.getType()).getDimSize(1);
+  for (auto *p : {&*scale, &*bias, &*mean, &*var})
+    if (int64_t(p->size()) != channels)
+      return false;
+  std::vector<float> s(channels), t(channels);
+  float eps = bn.getEpsilon().convertToFloat();
+  for (int64_t f = 0; f < channels; ++f) {
+    s[f] = (*scale)[f] / std::sqrt((*var)[f] + eps);
+    t[f] = (*bias)[f] - (*mean)[f] * s[f];
+  }
+
+  OpBuilder b(producer);
+  Location loc = producer->getLoc();
+  auto biasType = RankedTensorType::get({channels}, b.getF32Type());
+  if (auto conv = dyn_cast<ConvOp>(producer)) {
+    // b' = b * s + t (b = 0 when there is none).
+    auto w = constantFloats(conv.getWeight());
+    std::optional<std::vector<float>> bias = t;
+    if (Value old = conv.getBias()) {
+      auto values = constantFloats(old);
+      if (values && int64_t(values->size()) == channels)
+        for (int64_t f = 0; f < channels; ++f)
+          (*bias)[f] += (*values)[f] * s[f];
+      else
+        bias = std::nullopt;
+    }
+    if (!w || !bias)
+      return false;
+    auto wType = cast<RankedTensorType>(conv.getWeight().getType());
+    int64_t per = wType.getNumElements() / channels;
+    for (int64_t f = 0; f < channels; ++f)
+      for (int64_t i = 0; i < per; ++i)
+        (*w)[f * per + i] *= s[f];
+    Value nw = makeWeight(b, loc, wType, std::move(*w),
+                          weightName(conv.getWeight(), ".bn"));
+    Value nb = makeWeight(b, loc, biasType, std::move(*bias),
+                          weightName(conv.getWeight(), ".bn_bias"));
+    auto folded = b.create<ConvOp>(loc, conv.getInput(), nw, nb,
+                                   conv.getStrides(), conv.getPads(),
+                                   conv.getDilations(), conv.getGroupAttr());
+    bn.replaceAllUsesWith(folded.getResult());
+  } else {
+    // out = alpha * A B + beta * C, so B's column n (row n when transposed)
+    // scales by s[n] and C' = C * s + t / beta.
+    auto gemm = cast<GemmOp>(producer);
+    auto w = constantFloats(gemm.getB());
+    auto bType = cast<RankedTensorType>(gemm.getB().getType());
+    float beta = gemm.getBeta().convertToFloat();
+    if (!w || bType.getRank() != 2 || beta == 0)
+      return false;
+    std::vector<float> c(channels, 0.0f);
+    if (Value old = gemm.getC()) {
+      auto values = constantFloats(old);
+      if (!values || cast<RankedTensorType>(old.getType()).getRank() > 1 ||
+          (values->size() != 1 && int64_t(values->size()) != channels))
+        return false;
+      for (int64_t f = 0; f < channels; ++f)
+        c[f] = (*values)[values->size() == 1 ? 0 : f];
+    }
+    for (int64_t f = 0; f < channels; ++f)
+      c[f] = c[f] * s[f] + t[f] / beta;
+    int64_t rows = bType.getDimSize(0), cols = bType.getDimSize(1);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t k = 0; k < cols; ++k)
+        (*w)[r * cols + k] *= s[gemm.getTransB() ? r : k];
+    Value nw = makeWeight(b, loc, bType, std::move(*w),
+                          weightName(gemm.getB(), ".bn"));
+    Value nc = makeWeight(b, loc, biasType, std::move(c),
+                          weightName(gemm.getB(), ".bn_bias"));
+    auto folded = b.create<GemmOp>(loc, gemm.getA(), nw, nc,
+                                   gemm.getAlphaAttr(), gemm.getBetaAttr(),
+                                   gemm.getTransAAttr(), gemm.getTransBAttr());
+    bn.replaceAllUsesWith(folded.getResult());
+  }
+  bn.erase();
+  producer->erase();
+  return true;
+}
+
+struct FoldBatchNormPass : public impl::FoldBatchNormBase<FoldBatchNormPass> {
+  void runOnOperation() override { foldBatchNorm(getOperation()); }
+};
+
+} // namespace
+
+void foldBatchNorm(func::FuncOp func) {
+  SmallVector<BatchNormOp> norms;
+  func.walk([&](BatchNormOp bn) { norms.push_back(bn); });
+  for (BatchNormOp bn : norms)
+    (void)foldOne(bn);
+  // Constants the folded ops no longer read.
+  for (Operation &op : llvm::make_early_inc_range(
+           llvm::reverse(func.getBody().front().getOperations())))
+    if (isa<ConstantOp>(op) && op.use_empty())
+      op.erase();
+}
+
+} // namespace ign

@@ -39,6 +39,7 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Dominance.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -259,11 +260,18 @@ static FailureOr<func::FuncOp> formHostKernels(ModuleOp module,
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main)
     return module.emitError("the module has no @main function");
-  // Graph-level cleanups: identical ops once, batch norms into weights.
+  // Graph-level cleanups: identical ops once, dead ops gone, batch norms
+  // into weights. (Op folders, run by the reshape sinking's driver below,
+  // drop no-op transposes, slices, pads and casts and merge reshape and
+  // transpose chains.)
   {
     IRRewriter rewriter(module.getContext());
     DominanceInfo dominance(main);
     eliminateCommonSubExpressions(rewriter, dominance, main);
+    for (Operation &op : llvm::make_early_inc_range(
+             llvm::reverse(main.getBody().front().getOperations())))
+      if (isOpTriviallyDead(&op))
+        op.erase();
   }
   foldBatchNorm(main);
   // Ungrouped convolutions become matmuls with their padding in the

@@ -1216,3 +1216,43 @@ LogicalResult KernelOp::verify() {
                                   << " but has results " << getResultTypes();
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Folders of no-op data movement (canonicalization)
+//===----------------------------------------------------------------------===//
+
+OpFoldResult TransposeOp::fold(FoldAdaptor) {
+  auto perm = toI64Vector(getPerm());
+  // transpose(transpose(x, p1), p2) = transpose(x, p1[p2[i]]).
+  if (auto inner = getInput().getDefiningOp<TransposeOp>()) {
+    auto first = toI64Vector(inner.getPerm());
+    SmallVector<int64_t> composed;
+    for (int64_t p : perm)
+      composed.push_back(first[p]);
+    setOperand(inner.getInput());
+    setPermAttr(Builder(getContext()).getI64ArrayAttr(composed));
+    perm = composed;
+    if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+      return getResult();
+  }
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    return getInput();
+  return {};
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor) {
+  auto type = cast<RankedTensorType>(getInput().getType());
+  auto starts = toI64Vector(getStarts()), sizes = toI64Vector(getSizes()),
+       steps = toI64Vector(getSteps());
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (starts[d] != 0 || steps[d] != 1 || sizes[d] != type.getDimSize(d))
+      return {};
+  return getInput();
+}
+
+OpFoldResult PadOp::fold(FoldAdaptor) {
+  auto pads = toI64Vector(getPads());
+  if (llvm::all_of(pads, [](int64_t p) { return p == 0; }))
+    return getInput();
+  return {};
+}

@@ -29,6 +29,7 @@ def Ign_TransposeOp : Ign_Op<"transpose"> {
   let arguments = (ins Ign_Tensor:$input, Ign_I64Array:$perm);
   let results = (outs Ign_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
 }
 
 def Ign_ConcatOp : Ign_Op<"concat"> {
@@ -53,6 +54,7 @@ def Ign_SliceOp : Ign_Op<"slice"> {
                    Ign_I64Array:$sizes, Ign_I64Array:$steps);
   let results = (outs Ign_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
 }
 
 // Negative indices count from the end of the dim (as in ONNX).
@@ -122,6 +124,7 @@ def Ign_PadOp : Ign_Op<"pad"> {
                    DefaultValuedAttr<F64Attr, "0.0">:$value);
   let results = (outs Ign_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
 }
 
 // Resize to the static `sizes`; `scales` are the per-dim scale factors the

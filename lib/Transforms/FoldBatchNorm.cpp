@@ -79,7 +79,8 @@ std::string weightName(Value v, llvm::StringRef suffix) {
 bool foldOne(BatchNormOp bn) {
   Value x = bn.getInput();
   Operation *producer = x.getDefiningOp();
-  if (!producer || !x.hasOneUse() || !isa<ConvOp, GemmOp>(producer))
+  if (!producer || !x.hasOneUse() || !isa<ConvOp, GemmOp>(producer) ||
+      cast<RankedTensorType>(x.getType()).getRank() < 2)
     return false;
   auto scale = constantFloats(bn.getScale()),
        bias = constantFloats(bn.getBias()), mean = constantFloats(bn.getMean()),

@@ -24,7 +24,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from latency_vs_ort import models  # noqa: E402
+from latency_vs_ort import models, shape_args  # noqa: E402
 
 # Ops that compute each element from the same position of their operands.
 POINTWISE = {
@@ -39,8 +39,8 @@ POINTWISE = {
 }
 
 
-def describe(ignc, path, shape_args, fuse):
-    cmd = [ignc, path, "--emit=kernels", "--json"] + shape_args
+def describe(ignc, path, shapes_arg, fuse):
+    cmd = [ignc, path, "--emit=kernels", "--json"] + shapes_arg
     if not fuse:
         cmd.append("--no-fuse")
     kernels = json.loads(subprocess.run(cmd, check=True, capture_output=True,
@@ -82,18 +82,16 @@ def main():
     time_lines = ["| model | threads | fused ms | unfused ms | unfused / fused |",
                   "|---|---:|---:|---:|---:|"]
     for name, path, shapes in models(args.models, args.zoo_dir):
-        shape_args = []
-        for k, v in shapes.items():
-            shape_args += ["--input-shape", f"{k}=" + "x".join(map(str, v))]
+        shapes_arg = shape_args(shapes)
         bundles = {}
         for variant, fuse in (("fused", True), ("unfused", False)):
-            d = describe(args.ignc, path, shape_args, fuse)
+            d = describe(args.ignc, path, shapes_arg, fuse)
             shape_lines.append(
                 f"| {name} | {variant} | {d['kernels']} | {d['launches']} | {d['pointwise']} "
                 f"| {d['attention']} | {d['flops'] / 1e9:.3f} | {d['moved'] / 1e6:.1f} |")
             print(shape_lines[-1], flush=True)
             bundles[variant] = os.path.join(work, f"{name}.{variant}.ignb")
-            subprocess.run([args.ignc, path, "-q", "-o", bundles[variant]] + shape_args
+            subprocess.run([args.ignc, path, "-q", "-o", bundles[variant]] + shapes_arg
                            + ([] if fuse else ["--no-fuse"]), check=True)
         for t in threads:
             # Alternate the two bundles in rounds so noise hits both alike.

@@ -42,6 +42,14 @@ def models(which, zoo_dir):
             yield name, os.path.join(zoo_dir, name + ".onnx"), shapes
 
 
+def shape_args(shapes):
+    """ignc's --input-shape arguments binding every input of `shapes`."""
+    args = []
+    for k, v in shapes.items():
+        args += ["--input-shape", f"{k}=" + "x".join(map(str, v))]
+    return args
+
+
 def time_ort(path, shapes, threads, warmup, repeat, rng):
     import onnxruntime as ort
     opts = ort.SessionOptions()
@@ -83,13 +91,11 @@ def main():
         " onnxruntime ms |" + "".join(f" {s} / ort |" for s in schedules)
     lines = [header, "|---|---:|" + "---:|" * (2 * len(schedules) + 1)]
     for name, path, shapes in models(args.models, args.zoo_dir):
-        shape_args = []
-        for k, v in shapes.items():
-            shape_args += ["--input-shape", f"{k}=" + "x".join(map(str, v))]
+        shapes_arg = shape_args(shapes)
         bundles = {}
         for s in schedules:
             bundles[s] = os.path.join(work, f"{name}.{s}.ignb")
-            subprocess.run([args.ignc, path, "-q", "--schedule", s, "-o", bundles[s]] + shape_args,
+            subprocess.run([args.ignc, path, "-q", "--schedule", s, "-o", bundles[s]] + shapes_arg,
                            check=True)
         for t in threads:
             ignc_ms = {}

@@ -359,9 +359,11 @@ int inspectBundle(const std::string &path) {
   for (auto &k : kernels)
     k["launches"] = 0;
   for (auto &l : m["launches"])
-    if (l["kind"] == "kernel")
-      kernels[l["kernel"].get<size_t>()]["launches"] =
-          kernels[l["kernel"].get<size_t>()]["launches"].get<uint64_t>() + 1;
+    if (l["kind"] == "kernel" && l["kernel"].is_number_unsigned() &&
+        l["kernel"].get<size_t>() < kernels.size()) {
+      auto &k = kernels[l["kernel"].get<size_t>()];
+      k["launches"] = k["launches"].get<uint64_t>() + 1;
+    }
   std::cout << kernelTable(kernels);
   std::cout << "schedules:\n";
   for (auto &k : m["kernels"])

@@ -24,6 +24,36 @@ nlohmann::json kernelsJson(const std::vector<KernelSummary> &kernels) {
   return out;
 }
 
+namespace {
+
+/// A non-negative count from `k[key]`, 0 when absent or not a number (the
+/// runtime does not check these descriptive fields, so inspect must not
+/// trust them).
+uint64_t count(const nlohmann::json &k, const char *key) {
+  auto it = k.find(key);
+  if (it == k.end() || !it->is_number() || it->get<double>() < 0)
+    return 0;
+  return it->get<uint64_t>();
+}
+
+std::string text(const nlohmann::json &k, const char *key, const char *dflt) {
+  auto it = k.find(key);
+  return it != k.end() && it->is_string() ? it->get<std::string>() : dflt;
+}
+
+/// The strings of the array `k[key]` (other entries skipped).
+std::vector<std::string> strings(const nlohmann::json &k, const char *key) {
+  std::vector<std::string> out;
+  auto it = k.find(key);
+  if (it != k.end() && it->is_array())
+    for (const auto &v : *it)
+      if (v.is_string())
+        out.push_back(v.get<std::string>());
+  return out;
+}
+
+} // namespace
+
 std::string kernelTable(const nlohmann::json &kernels) {
   std::string out;
   char line[256];
@@ -33,24 +63,24 @@ std::string kernelTable(const nlohmann::json &kernels) {
   out += line;
   uint64_t launches = 0, flops = 0, moved = 0;
   for (const auto &k : kernels) {
-    uint64_t n = k.value("launches", uint64_t(1));
-    uint64_t f = k.value("flops", uint64_t(0)),
-             r = k.value("bytes_read", uint64_t(0)),
-             w = k.value("bytes_written", uint64_t(0));
+    if (!k.is_object())
+      continue;
+    uint64_t n = k.contains("launches") ? count(k, "launches") : 1;
+    uint64_t f = count(k, "flops"), r = count(k, "bytes_read"),
+             w = count(k, "bytes_written");
     launches += n;
     flops += n * f;
     moved += n * (r + w);
     std::string ops;
-    for (const auto &op : k.value("ops", nlohmann::json::array()))
-      ops += (ops.empty() ? "" : "+") + op.get<std::string>();
+    for (const std::string &op : strings(k, "ops"))
+      ops += (ops.empty() ? "" : "+") + op;
     double intensity = r + w ? double(f) / double(r + w) : 0.0;
     std::snprintf(line, sizeof line, "%-16s %8llu %10.2f %10.1f %10.1f %9.2f  ",
-                  k.value("task", std::string("-")).c_str(),
-                  (unsigned long long)n, f / 1e6, r / 1024.0, w / 1024.0,
-                  intensity);
-    out += line + k.value("name", std::string("?")) + ": " + ops + "\n";
-    for (const auto &shape : k.value("op_shapes", nlohmann::json::array()))
-      out += "    " + shape.get<std::string>() + "\n";
+                  text(k, "task", "-").c_str(), (unsigned long long)n, f / 1e6,
+                  r / 1024.0, w / 1024.0, intensity);
+    out += line + text(k, "name", "?") + ": " + ops + "\n";
+    for (const std::string &shape : strings(k, "op_shapes"))
+      out += "    " + shape + "\n";
   }
   std::snprintf(line, sizeof line,
                 "total: %zu kernels, %llu launches, %.3f GFLOP, %.2f MB "

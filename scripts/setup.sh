@@ -8,6 +8,7 @@ DEBIAN_PKGS=(
   llvm-19-dev libmlir-19-dev mlir-19-tools clang-19 lld-19 llvm-19-tools
   libcli11-dev libspdlog-dev nlohmann-json3-dev libgtest-dev
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata liblld-19-dev
+  libsqlite3-dev libxgboost-dev
 )
 
 missing=()

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelReport.h"
+#include "RuntimeHelpers.h"
 #include "ign/Driver/Driver.h"
 #include "ign/Driver/TensorFiles.h"
 #include "ign/Runtime/ignrt.h"
@@ -23,15 +24,6 @@
 
 namespace ign {
 namespace {
-
-struct BundleCloser {
-  void operator()(ignrt_bundle *b) const { ignrt_bundle_close(b); }
-};
-struct SessionCloser {
-  void operator()(ignrt_session *s) const { ignrt_session_destroy(s); }
-};
-using BundlePtr = std::unique_ptr<ignrt_bundle, BundleCloser>;
-using SessionPtr = std::unique_ptr<ignrt_session, SessionCloser>;
 
 int runtimeError(const std::string &what) {
   std::cerr << "ignc: error: " << what << ": " << ignrt_last_error() << "\n";
@@ -97,6 +89,15 @@ std::string preview(const void *data, size_t bytes, ignrt_dtype dtype) {
   return s + (n > 6 ? ", ..." : "");
 }
 
+std::string safeFileName(std::string name) {
+  for (char &c : name)
+    if (c == '/' || c == '\\' || c == ':' || c == ' ')
+      c = '_';
+  return name.empty() ? "output" : name;
+}
+
+} // namespace
+
 /// Random, never-zero inputs: floats in [-1, -0.01] U [0.01, 1], integers
 /// in [0, 2) (valid indices for any non-empty dim).
 std::string randomBytes(const ignrt_tensor_info &info, std::mt19937_64 &rng) {
@@ -131,14 +132,6 @@ std::string randomBytes(const ignrt_tensor_info &info, std::mt19937_64 &rng) {
   return bytes;
 }
 
-std::string safeFileName(std::string name) {
-  for (char &c : name)
-    if (c == '/' || c == '\\' || c == ':' || c == ' ')
-      c = '_';
-  return name.empty() ? "output" : name;
-}
-
-} // namespace
 
 int runBundle(const RunOptions &options) {
   int code = kExitOk;

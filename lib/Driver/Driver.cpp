@@ -3,6 +3,7 @@
 #include "ign/Driver/Driver.h"
 #include "HostCompiler.h"
 #include "KernelReport.h"
+#include "Tuning.h"
 #include "ign/Bundle/BundleWriter.h"
 #include "ign/Conversion/Passes.h"
 #include "ign/Dialect/Ign/IR/IgnOps.h"
@@ -14,6 +15,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -106,7 +108,32 @@ void printDiagnostic(Diagnostic &diag, Verbosity verbosity) {
 
 } // namespace
 
-/// Compiles for the host and writes the bundle.
+/// Opens the tuning database a compile uses: --tuning-db, else the default
+/// one when it exists or when tuning. Null without error when none.
+static std::unique_ptr<search::TuningDatabase>
+openTuningDatabase(const DriverOptions &options, bool &failedToOpen) {
+  failedToOpen = false;
+  if (options.noTuningDb)
+    return nullptr;
+  std::string path = options.tuningDb;
+  if (path.empty()) {
+    path = search::defaultTuningDatabasePath();
+    if (!options.tune.enabled() && !llvm::sys::fs::exists(path))
+      return nullptr;
+    llvm::sys::fs::create_directories(llvm::sys::path::parent_path(path));
+  }
+  std::string error;
+  auto db = search::TuningDatabase::open(path, error);
+  if (!db) {
+    llvm::errs() << "ignc: error: " << error << "\n";
+    failedToOpen = true;
+  }
+  return db;
+}
+
+/// Compiles for the host and writes the bundle (or, with --emit=schedule,
+/// prints each kernel's schedule). Kernels with a record in the tuning
+/// database get its fastest valid schedule; the rest the default one.
 static int compileBundle(ModuleOp module, const DriverOptions &options,
                          const std::string &cpu) {
   auto opset = module->getAttrOfType<IntegerAttr>("ign.opset");
@@ -115,9 +142,81 @@ static int compileBundle(ModuleOp module, const DriverOptions &options,
   hostOptions.cpu = cpu;
   hostOptions.schedule = options.schedule;
   hostOptions.fuse = options.fuse;
+  bool dbFailed = false;
+  auto db = openTuningDatabase(options, dbFailed);
+  if (dbFailed)
+    return kExitOutput;
+  std::string fingerprint =
+      host::hostFingerprint(hostOptions, IGN_VERSION_STRING);
+  if (options.tune.enabled()) {
+    if (cpu != "host" || options.schedule != "default") {
+      llvm::errs() << "ignc: error: tuning measures on this machine: it needs "
+                      "--target=host and the default schedule\n";
+      return kExitUsage;
+    }
+    OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+    auto run = tuneModel(*copy, hostOptions, options.tune, *db, fingerprint,
+                         options.verbosity);
+    if (!run)
+      return kExitLowering;
+    std::string table;
+    std::string report =
+        tuningReport(*run, options.modelPath, fingerprint, &table);
+    if (options.verbosity != Verbosity::Quiet)
+      llvm::errs() << table;
+    if (!options.tune.reportPath.empty()) {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(options.tune.reportPath, ec);
+      if (ec) {
+        llvm::errs() << "ignc: error: cannot write '"
+                     << options.tune.reportPath << "': " << ec.message()
+                     << "\n";
+        return kExitOutput;
+      }
+      os << report;
+    }
+  }
+  std::map<std::string, search::Schedule> tuned;
+  std::vector<std::string> foreign;
+  if (db && options.schedule == "default") {
+    hostOptions.scheduleFor =
+        [&](const KernelSummary &k) -> const search::Schedule * {
+      if (auto it = tuned.find(k.task); it != tuned.end())
+        return &it->second;
+      if (auto best = db->best(k.task, fingerprint))
+        if (auto s = search::scheduleFromJson(best->schedule))
+          return &(tuned[k.task] = *s);
+      auto others = db->otherFingerprints(k.task, fingerprint);
+      if (!others.empty())
+        foreign.push_back(k.task + " (" + llvm::join(others, ", ") + ")");
+      return nullptr;
+    };
+  }
   auto compiled = host::compileForHost(module, hostOptions);
   if (failed(compiled))
     return kExitLowering;
+  if (!foreign.empty() && options.verbosity != Verbosity::Quiet)
+    llvm::errs() << "ignc: warning: the tuning database has records for "
+                 << foreign.size()
+                 << " kernel(s) only under other target fingerprints, not "
+                    "applied (this machine is "
+                 << fingerprint << "): " << llvm::join(foreign, "; ") << "\n";
+  if (options.emit == "schedule") {
+    std::string outPath =
+        options.outputPath.empty() ? "-" : options.outputPath;
+    std::string error;
+    auto output = openOutputFile(outPath, &error);
+    if (!output) {
+      llvm::errs() << "ignc: error: cannot write '" << outPath
+                   << "': " << error << "\n";
+      return kExitOutput;
+    }
+    for (const bundle::KernelSpec &k : compiled->kernels)
+      output->os() << k.name << " task " << k.task << ": " << k.scheduleJson
+                   << "\n";
+    output->keep();
+    return kExitOk;
+  }
   bundle::BundleContents &contents = *compiled;
   contents.modelSource = llvm::sys::path::filename(options.modelPath).str();
   contents.producer = producer ? producer.str() : "";
@@ -163,7 +262,7 @@ int runCompile(const DriverOptions &options) {
   }
   // A bundle, --emit=kernels and --emit=llvm need the target's compiler.
   if ((options.emit.empty() || options.emit == "llvm" ||
-       options.emit == "kernels") &&
+       options.emit == "kernels" || options.emit == "schedule") &&
       !target->available) {
     llvm::errs() << "ignc: error: target '" << options.target
                  << "' is not built yet in this version of ignc; only "
@@ -183,7 +282,7 @@ int runCompile(const DriverOptions &options) {
       return kExitLowering;
   }
 
-  if (options.emit.empty())
+  if (options.emit.empty() || options.emit == "schedule")
     return compileBundle(*module, options, cpu);
 
   std::string outPath = options.outputPath.empty() ? "-" : options.outputPath;

@@ -701,6 +701,16 @@ ignrt_status ignrt_session_set_input(ignrt_session *s, const char *name,
                                         name + "'; inputs are: " + names);
 }
 
+ignrt_status ignrt_session_fill_outputs(ignrt_session *s, int byte) {
+  if (!s)
+    return fail(IGNRT_ERROR_ARGUMENT, "null session");
+  if (byte < 0 || byte > 255)
+    return fail(IGNRT_ERROR_ARGUMENT, "fill byte out of range");
+  for (size_t i = 0; i < s->outputs.size(); ++i)
+    std::memset(s->outputs[i].data, byte, s->bundle->outputs[i].bytes);
+  return IGNRT_OK;
+}
+
 ignrt_status ignrt_session_run(ignrt_session *s) {
   if (!s)
     return fail(IGNRT_ERROR_ARGUMENT, "null session");

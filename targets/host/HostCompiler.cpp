@@ -52,11 +52,15 @@
 
 #include "lld/Common/Driver.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/xxhash.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -219,8 +223,10 @@ void buildCodegenPipeline(PassManager &pm) {
 /// calling the C interface of kernel `name` with args[i] as its i-th
 /// descriptor pointer, so the runtime calls every kernel through one
 /// function type.
+/// `fault` (KernelSchedule::fault) breaks the entry on purpose, for tests.
 LogicalResult addPackedEntry(llvm::Module &module, llvm::StringRef name,
-                             llvm::StringRef symbol, Location loc) {
+                             llvm::StringRef symbol, int64_t fault,
+                             Location loc) {
   llvm::Function *target = module.getFunction(("_mlir_ciface_" + name).str());
   if (!target || target->arg_size() < 2)
     return emitError(loc) << "kernel '" << name << "' has no C interface";
@@ -237,7 +243,32 @@ LogicalResult addPackedEntry(llvm::Module &module, llvm::StringRef name,
     args.push_back(
         b.CreateLoad(ptr, b.CreateConstGEP1_64(ptr, entry->getArg(0), i)));
   args.push_back(entry->getArg(1));
-  args.push_back(entry->getArg(2));
+  llvm::Value *end = entry->getArg(2);
+  if (fault == 1) // workgroup 0 is never run (a serial kernel: nothing)
+    args.back() = b.CreateSelect(b.CreateICmpEQ(args.back(), b.getInt64(0)),
+                                 b.CreateAdd(args.back(), b.getInt64(1)),
+                                 args.back());
+  if (fault == 2)
+    b.CreateIntrinsic(llvm::Intrinsic::trap, {}, {});
+  if (fault == 3) { // spins forever (LLVM keeps loops without mustprogress)
+    llvm::BasicBlock *spin = llvm::BasicBlock::Create(ctx, "spin", entry);
+    b.CreateBr(spin);
+    b.SetInsertPoint(spin);
+    b.CreateBr(spin);
+    return success();
+  }
+  args.push_back(end);
+  if (fault == 1) { // a kernel of one workgroup must not run at all
+    llvm::BasicBlock *call = llvm::BasicBlock::Create(ctx, "call", entry);
+    llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx, "done", entry);
+    b.CreateCondBr(b.CreateICmpSLT(args[args.size() - 2], end), call, done);
+    b.SetInsertPoint(call);
+    b.CreateCall(target, args);
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+    b.CreateRetVoid();
+    return success();
+  }
   b.CreateCall(target, args);
   b.CreateRetVoid();
   return success();
@@ -315,9 +346,43 @@ planHostKernels(ModuleOp module, const HostOptions &options) {
   return summarizeKernels(module, *main);
 }
 
-FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
-                                                 const HostOptions &options) {
-  MLIRContext *ctx = module.getContext();
+/// The machine code is generated for: this one, or a named CPU.
+static HostTarget hostTarget(const HostOptions &options) {
+  HostTarget artifact;
+  artifact.triple = llvm::sys::getProcessTriple();
+  if (options.cpu == "host") {
+    artifact.cpu = llvm::sys::getHostCPUName().str();
+    std::vector<std::string> list;
+    for (auto &f : llvm::sys::getHostCPUFeatures())
+      list.push_back((f.second ? "+" : "-") + f.first().str());
+    std::sort(list.begin(), list.end());
+    artifact.features = llvm::join(list, ",");
+  } else {
+    artifact.cpu = options.cpu;
+  }
+  return artifact;
+}
+
+int64_t hostVectorBits(const HostOptions &options) {
+  HostTarget t = hostTarget(options);
+  if (llvm::StringRef(t.features).contains("+avx512f"))
+    return 512;
+  if (llvm::StringRef(t.features).contains("+avx"))
+    return 256;
+  return 128;
+}
+
+std::string hostFingerprint(const HostOptions &options,
+                            llvm::StringRef ignVersion) {
+  HostTarget t = hostTarget(options);
+  std::string text = t.triple + "|" + t.cpu + "|" + t.features + "|" +
+                     ignVersion.str() + "|" LLVM_VERSION_STRING;
+  return "host/" + t.cpu + "/" +
+         llvm::utohexstr(llvm::xxh3_64bits(text), /*LowerCase=*/true);
+}
+
+/// Dialects and interfaces the host lowering needs.
+static void prepareContext(MLIRContext *ctx) {
   DialectRegistry registry;
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
@@ -333,13 +398,71 @@ FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
   ctx->appendDialectRegistry(registry);
   ctx->loadDialect<bufferization::BufferizationDialect, memref::MemRefDialect,
                    scf::SCFDialect, vector::VectorDialect, LLVM::LLVMDialect>();
+}
+
+FailureOr<std::vector<HostTask>> extractHostTasks(ModuleOp module,
+                                                  const HostOptions &options) {
+  auto main = formHostKernels(module, options);
+  if (failed(main))
+    return failure();
+  std::vector<HostTask> tasks;
+  OpBuilder b(module.getContext());
+  for (KernelSummary &summary : summarizeKernels(module, *main)) {
+    auto kernel = module.lookupSymbol<func::FuncOp>(summary.name);
+    Location loc = kernel.getLoc();
+    HostTask task;
+    task.module = ModuleOp::create(loc);
+    b.setInsertionPointToEnd(task.module->getBody());
+    b.clone(*kernel);
+    FunctionType type = kernel.getFunctionType();
+    auto entry = b.create<func::FuncOp>(loc, "main", type);
+    OpBuilder body = OpBuilder::atBlockEnd(entry.addEntryBlock());
+    for (unsigned i = 0; i < type.getNumInputs(); ++i)
+      entry.setArgAttr(i, "ign.name",
+                       b.getStringAttr("arg" + std::to_string(i)));
+    auto call = body.create<func::CallOp>(loc, kernel, entry.getArguments());
+    body.create<func::ReturnOp>(loc, call.getResults());
+    for (unsigned i = 0; i < type.getNumResults(); ++i)
+      entry.setResultAttr(i, "ign.name",
+                          b.getStringAttr("out" + std::to_string(i)));
+    task.summary = std::move(summary);
+    tasks.push_back(std::move(task));
+  }
+  return tasks;
+}
+
+FailureOr<search::ScheduleSpace> hostScheduleSpace(ModuleOp task) {
+  MLIRContext *ctx = task.getContext();
+  prepareContext(ctx);
+  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(task->clone()));
+  PassManager lowering(ctx);
+  buildLoweringPipeline(lowering);
+  if (failed(lowering.run(*copy)))
+    return failure();
+  func::FuncOp kernel;
+  copy->walk([&](func::FuncOp f) {
+    if (f.getName() != "main")
+      kernel = f;
+  });
+  if (!kernel)
+    return task.emitError("the task module has no kernel function");
+  return describeScheduleSpace(kernel, hostVectorBits({}));
+}
+
+FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
+                                                 const HostOptions &options) {
+  MLIRContext *ctx = module.getContext();
+  prepareContext(ctx);
   if (options.schedule != "default" && options.schedule != "reference")
     return module.emitError("unknown host schedule '")
            << options.schedule << "' (default or reference)";
 
-  auto main = formHostKernels(module, options);
-  if (failed(main))
-    return failure();
+  FailureOr<func::FuncOp> main =
+      options.kernelsFormed
+          ? FailureOr<func::FuncOp>(module.lookupSymbol<func::FuncOp>("main"))
+          : formHostKernels(module, options);
+  if (failed(main) || !*main)
+    return module.emitError("no @main function to compile");
   std::vector<KernelSummary> summaries = summarizeKernels(module, *main);
   llvm::StringMap<const KernelSummary *> summaryOf;
   for (const KernelSummary &s : summaries)
@@ -391,11 +514,18 @@ FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
   if (failed(lowering.run(module)))
     return failure();
   std::vector<KernelSchedule> schedules(kernels.size());
-  for (auto [kernel, schedule] : llvm::zip(kernels, schedules)) {
-    if (options.schedule == "default")
-      schedule = applyDefaultSchedule(kernel);
-    else
+  for (auto [kernel, schedule, spec] :
+       llvm::zip(kernels, schedules, contents.kernels)) {
+    if (options.schedule != "default") {
+      schedule.kind = "reference";
       schedule.serialReason = "reference schedule";
+      continue;
+    }
+    const search::Schedule *tuned = nullptr;
+    if (options.scheduleFor)
+      if (auto it = summaryOf.find(spec.name); it != summaryOf.end())
+        tuned = options.scheduleFor(*it->second);
+    schedule = applySchedule(kernel, tuned);
   }
   PassManager cleanup(ctx);
   cleanup.addPass(createCanonicalizerPass());
@@ -418,7 +548,7 @@ FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
                           UnitAttr::get(ctx));
     distributeWorkgroups(kernel, schedule);
     if (options.schedule == "default")
-      finishDefaultSchedule(kernel);
+      finishSchedule(kernel);
   }
   lowerVectorOps(module);
   if (options.schedule == "default")
@@ -442,21 +572,11 @@ FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
   if (!llvmModule)
     return module.emitError("translation to LLVM IR failed");
 
-  for (const bundle::KernelSpec &k : contents.kernels)
-    if (failed(addPackedEntry(*llvmModule, k.name, k.symbol, module.getLoc())))
+  for (auto [k, schedule] : llvm::zip(contents.kernels, schedules))
+    if (failed(addPackedEntry(*llvmModule, k.name, k.symbol, schedule.fault,
+                              module.getLoc())))
       return failure();
-  HostTarget artifact;
-  artifact.triple = llvm::sys::getProcessTriple();
-  if (options.cpu == "host") {
-    artifact.cpu = llvm::sys::getHostCPUName().str();
-    std::vector<std::string> list;
-    for (auto &f : llvm::sys::getHostCPUFeatures())
-      list.push_back((f.second ? "+" : "-") + f.first().str());
-    std::sort(list.begin(), list.end());
-    artifact.features = llvm::join(list, ",");
-  } else {
-    artifact.cpu = options.cpu;
-  }
+  HostTarget artifact = hostTarget(options);
   std::string error;
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(artifact.triple, error);

@@ -11,10 +11,12 @@
 #define IGN_TARGETS_HOST_HOSTCOMPILER_H
 
 #include "ign/Bundle/BundleWriter.h"
+#include "ign/Search/ScheduleSpace.h"
 #include "ign/Transforms/KernelTasks.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <functional>
 #include <string>
 
 namespace ign::host {
@@ -30,7 +32,34 @@ struct HostOptions {
   bool fuse = true;
   /// When set, receives the optimized LLVM IR of the kernels (--emit=llvm).
   std::string *llvmIR = nullptr;
+  /// The tuned schedule of a kernel, if any (else the default heuristics).
+  std::function<const search::Schedule *(const KernelSummary &)> scheduleFor;
+  /// The module's kernels are already formed and outlined (a task module).
+  bool kernelsFormed = false;
 };
+
+/// One tuning task: a kernel as a module of its own, whose @main launches
+/// it once with all its arguments (weights too) as the model's inputs.
+struct HostTask {
+  KernelSummary summary;
+  mlir::OwningOpRef<mlir::ModuleOp> module;
+};
+
+/// Forms the kernels of `module` (consumed) and returns one task per
+/// distinct kernel, in launch order.
+mlir::FailureOr<std::vector<HostTask>>
+extractHostTasks(mlir::ModuleOp module, const HostOptions &options);
+
+/// The schedule space of a task module's kernel (the module is unchanged).
+mlir::FailureOr<search::ScheduleSpace> hostScheduleSpace(mlir::ModuleOp task);
+
+/// Vector register width of the machine the host target compiles for.
+int64_t hostVectorBits(const HostOptions &options);
+
+/// A fingerprint of what the host target's code depends on: triple, CPU,
+/// its features, ignc and LLVM versions ("host/<cpu>/<hash>").
+std::string hostFingerprint(const HostOptions &options,
+                            llvm::StringRef ignVersion);
 
 /// The CPU names ignc accepts for --target (host and named levels).
 bool isKnownHostCpu(llvm::StringRef name);

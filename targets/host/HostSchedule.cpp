@@ -25,13 +25,15 @@ using namespace mlir;
 namespace ign::host {
 
 std::string KernelSchedule::toJson() const {
-  nlohmann::json j = {{"kind", "default"},
+  nlohmann::json j = {{"kind", kind},
                       {"workgroup_tile", workgroupTile},
                       {"workgroups", workgroups}};
   if (!serialReason.empty())
     j["serial"] = serialReason;
   if (!registerTile.empty())
     j["register_tile"] = registerTile;
+  if (!knobs.empty())
+    j["knobs"] = knobs;
   return j.dump();
 }
 
@@ -323,30 +325,40 @@ SplitCost splitCost(linalg::LinalgOp root, unsigned d,
   return cost;
 }
 
-/// Splits the root's parallel loops into about kTargetWorkgroups pieces
-/// that divide each loop evenly (so every workgroup has static shapes).
+/// The root's loops that may be split into workgroups, cheapest first.
 /// Splitting a loop makes every workgroup read again what the loop does
 /// not index (a matmul split by rows re-reads the whole right operand) and
 /// recompute the producers it does not index (im2col columns when a
-/// convolution is split by output channels), so loops are split cheapest
-/// first by those bytes (splitCost), outer loops before inner ones on ties.
-/// The innermost loop streams memory: its pieces stay multiples of a
-/// vector (16 or 8 lanes) where it allows.
-std::vector<int64_t> chooseWorkgroupTile(linalg::LinalgOp root, int64_t work,
-                                         int64_t &workgroups) {
-  SmallVector<int64_t> ranges = root.getStaticLoopRanges();
+/// convolution is split by output channels): splitCost's bytes, outer loops
+/// before inner ones on ties. A loop that another op of the kernel reduces
+/// over (the row of a softmax or a layer norm, in the same loop space as
+/// the root) is never split: every piece would recompute the reduction.
+struct SplitAnalysis {
+  SmallVector<int64_t> ranges;
+  unsigned innermost = 0;
+  SmallVector<unsigned> order;
+  llvm::DenseMap<unsigned, int64_t> reread;
+
+  /// Split counts of loop d that divide it evenly (so every workgroup has
+  /// static shapes), the innermost loop's pieces staying multiples of a
+  /// vector where it allows; ascending, 1 first.
+  SmallVector<int64_t> legalCounts(unsigned d, int64_t max) const {
+    int64_t quantum = d == innermost ? vectorLanes(ranges[d]) : 1;
+    SmallVector<int64_t> counts;
+    for (int64_t c = 1; c <= std::min(ranges[d], max); ++c)
+      if (ranges[d] % c == 0 && (ranges[d] / c) % quantum == 0)
+        counts.push_back(c);
+    return counts;
+  }
+};
+
+SplitAnalysis analyzeSplits(linalg::LinalgOp root) {
+  SplitAnalysis a;
+  a.ranges = root.getStaticLoopRanges();
+  if (a.ranges.empty() || llvm::any_of(a.ranges, ShapedType::isDynamic))
+    return a;
   auto iterators = root.getIteratorTypesArray();
-  std::vector<int64_t> tile(ranges.size(), 0);
-  workgroups = 1;
-  if (ranges.empty() || llvm::any_of(ranges, ShapedType::isDynamic) ||
-      work < kMinParallelWork)
-    return tile;
-  int64_t target = std::min(kTargetWorkgroups,
-                            std::max<int64_t>(1, work / kMinWorkPerWorkgroup));
-  unsigned innermost = ranges.size() - 1;
-  // A loop that another op of the kernel reduces over (the row of a
-  // softmax or a layer norm, in the same loop space as the root) is never
-  // split: every piece would recompute the whole reduction.
+  a.innermost = a.ranges.size() - 1;
   llvm::SmallDenseSet<unsigned> reduced;
   root->getParentOp()->walk([&](linalg::LinalgOp op) {
     if (op.getNumLoops() != root.getNumLoops())
@@ -356,48 +368,55 @@ std::vector<int64_t> chooseWorkgroupTile(linalg::LinalgOp root, int64_t work,
         reduced.insert(unsigned(d));
   });
   SmallVector<linalg::LinalgOp> slice = producerSlice(root);
-  SmallVector<unsigned> order;
-  llvm::DenseMap<unsigned, int64_t> reread;
-  for (unsigned d = 0; d < ranges.size(); ++d) {
-    if (iterators[d] != utils::IteratorType::parallel || ranges[d] <= 1 ||
+  for (unsigned d = 0; d < a.ranges.size(); ++d) {
+    if (iterators[d] != utils::IteratorType::parallel || a.ranges[d] <= 1 ||
         reduced.contains(d))
       continue;
     SplitCost cost = splitCost(root, d, slice);
     if (cost.recomputesReduction)
       continue;
-    reread[d] = cost.rereadBytes;
-    order.push_back(d);
+    a.reread[d] = cost.rereadBytes;
+    a.order.push_back(d);
   }
-  llvm::stable_sort(order, [&](unsigned a, unsigned b) {
-    return std::make_tuple(reread[a], a == innermost) <
-           std::make_tuple(reread[b], b == innermost);
+  llvm::stable_sort(a.order, [&](unsigned x, unsigned y) {
+    return std::make_tuple(a.reread[x], x == a.innermost) <
+           std::make_tuple(a.reread[y], y == a.innermost);
   });
-  // Grow the split counts one divisor at a time, each step on the loop
-  // whose re-read bytes grow least per unit of (logarithmic) growth in
-  // workgroups: free loops (batch, heads) first, then a balance between
-  // loops that cost (a convolution split both by channels and by pixels
-  // recomputes its columns fewer times than one split 32 ways). A step
-  // past twice the target is taken only when no other step is left.
-  SmallVector<int64_t> count(ranges.size(), 1);
+  return a;
+}
+
+/// The default heuristic: about kTargetWorkgroups pieces. Split counts grow
+/// one divisor at a time, each step on the loop whose re-read bytes grow
+/// least per unit of (logarithmic) growth in workgroups: free loops (batch,
+/// heads) first, then a balance between loops that cost (a convolution
+/// split both by channels and by pixels recomputes its columns fewer times
+/// than one split 32 ways). A step past twice the target is taken only
+/// when no other step is left.
+SmallVector<int64_t> chooseSplitCounts(const SplitAnalysis &a, int64_t work) {
+  SmallVector<int64_t> count(a.ranges.size(), 1);
+  if (a.order.empty() || work < kMinParallelWork)
+    return count;
+  int64_t target = std::min(kTargetWorkgroups,
+                            std::max<int64_t>(1, work / kMinWorkPerWorkgroup));
+  int64_t workgroups = 1;
   auto nextCount = [&](unsigned d) -> int64_t {
-    int64_t quantum = d == innermost ? vectorLanes(ranges[d]) : 1;
-    for (int64_t c = count[d] + 1; c <= ranges[d]; ++c)
-      if (ranges[d] % c == 0 && (ranges[d] / c) % quantum == 0)
+    for (int64_t c : a.legalCounts(d, a.ranges[d]))
+      if (c > count[d])
         return c;
     return 0;
   };
   while (workgroups < target) {
     std::optional<unsigned> best;
     std::tuple<bool, bool, double> bestKey;
-    for (unsigned d : order) {
+    for (unsigned d : a.order) {
       int64_t c = nextCount(d);
       if (!c)
         continue;
       bool overshoots = workgroups / count[d] * c > 2 * target;
       // Pieces of a contiguous loop that no vector divides leave LLVM
       // short rows to vectorize: split it last.
-      bool shortRows = d == innermost && vectorLanes(ranges[d]) == 1;
-      double cost = double(reread[d]) * double(c - count[d]) /
+      bool shortRows = d == a.innermost && vectorLanes(a.ranges[d]) == 1;
+      double cost = double(a.reread.lookup(d)) * double(c - count[d]) /
                     std::log(double(c) / double(count[d]));
       std::tuple<bool, bool, double> key{overshoots, shortRows, cost};
       if (!best || key < bestKey)
@@ -409,77 +428,172 @@ std::vector<int64_t> chooseWorkgroupTile(linalg::LinalgOp root, int64_t work,
     workgroups = workgroups / count[*best] * c;
     count[*best] = c;
   }
-  for (unsigned d = 0; d < ranges.size(); ++d)
-    if (count[d] > 1)
-      tile[d] = ranges[d] / count[d];
-  return tile;
+  return count;
 }
 
-/// Output rows and vector lanes of a contraction's register tile: the tile
-/// of the output stays in registers across the whole reduction.
+/// Output rows of a contraction's register tile by default: the tile of
+/// the output stays in registers across the whole reduction.
 constexpr int64_t kRegisterRows = 4;
+/// Largest workgroup count the space offers.
+constexpr int64_t kMaxWorkgroups = 256;
 
-/// Tiles a contraction (a generic whose body is out += a * b over
-/// projected-permutation maps) into register tiles of kRegisterRows output
-/// rows by 8 or 16 contiguous lanes, reduction loops innermost, and
-/// vectorizes the tile. Returns the register tile, or {} when the
-/// contraction does not divide into such tiles (LLVM's loop vectorizer then
-/// handles it).
-std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
-                                          linalg::GenericOp op) {
+/// The loops of a contraction (a generic whose body is out += a * b over
+/// projected-permutation maps) that its register tile is made of.
+struct ContractionLoops {
+  SmallVector<int64_t> ranges;
+  unsigned inner = 0;            // the output's contiguous loop (columns)
+  SmallVector<unsigned> rowDims; // candidate row loops, heuristic's first
+  std::optional<unsigned> reduction; // its single reduction loop, if one
+};
+
+std::optional<ContractionLoops> analyzeContraction(linalg::GenericOp op) {
   if (!linalg::isaContractionOpInterface(op) || op.getNumDpsInits() != 1)
-    return {};
-  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (llvm::any_of(ranges, ShapedType::isDynamic))
-    return {};
-  auto iterators = op.getIteratorTypesArray();
+    return std::nullopt;
+  ContractionLoops c;
+  c.ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(c.ranges, ShapedType::isDynamic))
+    return std::nullopt;
   AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   if (out.getNumResults() == 0)
-    return {};
-  unsigned inner = cast<AffineDimExpr>(out.getResults().back()).getPosition();
-  int64_t lanes = vectorLanes(ranges[inner]);
-  if (lanes == 1)
-    return {};
-  // The row loop: an output dim that the input streamed along `inner` does
+    return std::nullopt;
+  c.inner = cast<AffineDimExpr>(out.getResults().back()).getPosition();
+  // A row loop: an output dim that the input streamed along `inner` does
   // not use, so each vector loaded from that input serves every row.
-  std::optional<unsigned> row;
   for (AffineExpr e : llvm::reverse(out.getResults().drop_back())) {
     unsigned d = cast<AffineDimExpr>(e).getPosition();
     bool shared = llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *in) {
       AffineMap m = op.getMatchingIndexingMap(in);
-      return m.isFunctionOfDim(inner) && m.isFunctionOfDim(d);
+      return m.isFunctionOfDim(c.inner) && m.isFunctionOfDim(d);
     });
-    if (!shared && ranges[d] > 1) {
-      row = d;
+    if (!shared && c.ranges[d] > 1)
+      c.rowDims.push_back(d);
+  }
+  auto iterators = op.getIteratorTypesArray();
+  if (llvm::count(iterators, utils::IteratorType::reduction) == 1)
+    c.reduction = unsigned(llvm::find(iterators,
+                                      utils::IteratorType::reduction) -
+                           iterators.begin());
+  return c;
+}
+
+/// The knobs of contraction `index` (cJ.rows, ...) with the heuristic's
+/// values for those missing from `knobs`.
+struct ContractionKnobs {
+  int64_t rows = kRegisterRows, cols = 0, rowDim = 0, kTile = 0, order = 0;
+};
+
+ContractionKnobs contractionKnobs(const search::Schedule *knobs,
+                                  unsigned index, const ContractionLoops &c) {
+  ContractionKnobs k;
+  k.cols = vectorLanes(c.ranges[c.inner]);
+  if (!knobs)
+    return k;
+  std::string prefix = "c" + std::to_string(index) + ".";
+  auto get = [&](const char *name, int64_t &value) {
+    if (auto it = knobs->find(prefix + name); it != knobs->end())
+      value = it->second;
+  };
+  get("rows", k.rows);
+  get("cols", k.cols);
+  get("row_dim", k.rowDim);
+  get("k_tile", k.kTile);
+  get("order", k.order);
+  return k;
+}
+
+/// Tiles a contraction into register tiles of `rows` output rows by `cols`
+/// contiguous lanes, reduction loops innermost (within chunks of `kTile`
+/// when set), and vectorizes the tile. Values the contraction does not
+/// allow are clamped: rows and columns to the largest that divide their
+/// loops (columns in multiples of 4), the chunk to none. Returns the
+/// register tile and records the knobs applied, or {} when the contraction
+/// does not divide into such tiles (LLVM's loop vectorizer then handles it).
+std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
+                                          linalg::GenericOp op, unsigned index,
+                                          const search::Schedule *knobs,
+                                          search::Schedule &applied) {
+  std::optional<ContractionLoops> c = analyzeContraction(op);
+  if (!c)
+    return {};
+  ContractionKnobs k = contractionKnobs(knobs, index, *c);
+  std::string prefix = "c" + std::to_string(index) + ".";
+  int64_t cols = 1;
+  for (int64_t v = std::min(k.cols, c->ranges[c->inner]); v >= 4; --v)
+    if (v % 4 == 0 && c->ranges[c->inner] % v == 0) {
+      cols = v;
       break;
     }
-  }
-  std::vector<int64_t> tile(ranges.size(), 1);
-  tile[inner] = lanes;
-  if (row)
-    for (int64_t r = kRegisterRows; r >= 1; r /= 2)
-      if (ranges[*row] % r == 0) {
+  applied[prefix + "cols"] = cols;
+  if (cols == 1)
+    return {};
+  std::optional<unsigned> row;
+  if (k.rowDim >= 0 && size_t(k.rowDim) < c->rowDims.size())
+    row = c->rowDims[k.rowDim];
+  else if (!c->rowDims.empty())
+    row = c->rowDims.front();
+  std::vector<int64_t> tile(c->ranges.size(), 1);
+  tile[c->inner] = cols;
+  if (row) {
+    for (int64_t r = std::max<int64_t>(1, k.rows); r >= 1; --r)
+      if (c->ranges[*row] % r == 0) {
         tile[*row] = r;
         break;
       }
+    applied[prefix + "rows"] = tile[*row];
+    applied[prefix + "row_dim"] =
+        llvm::find(c->rowDims, *row) - c->rowDims.begin();
+  }
+  auto iterators = op.getIteratorTypesArray();
   SmallVector<int64_t> order;
-  for (unsigned d = 0; d < ranges.size(); ++d)
+  for (unsigned d = 0; d < c->ranges.size(); ++d)
     if (iterators[d] == utils::IteratorType::parallel)
       order.push_back(d);
-  for (unsigned d = 0; d < ranges.size(); ++d)
+  if (row && k.order == 1) {
+    auto r = llvm::find(order, int64_t(*row));
+    auto i = llvm::find(order, int64_t(c->inner));
+    std::iter_swap(r, i);
+  }
+  applied[prefix + "order"] = row && k.order == 1 ? 1 : 0;
+  for (unsigned d = 0; d < c->ranges.size(); ++d)
     if (iterators[d] != utils::IteratorType::parallel)
       order.push_back(d);
+
+  // The reduction in chunks first: each chunk's operand panels are reused
+  // by every register tile while they are still in cache.
+  linalg::GenericOp target = op;
+  int64_t kTile = 0;
+  if (c->reduction && k.kTile > 0 && k.kTile < c->ranges[*c->reduction] &&
+      c->ranges[*c->reduction] % k.kTile == 0) {
+    SmallVector<OpFoldResult> chunk(c->ranges.size(),
+                                    rewriter.getIndexAttr(0));
+    chunk[*c->reduction] = rewriter.getIndexAttr(k.kTile);
+    scf::SCFTilingOptions options;
+    options.setTileSizes(chunk);
+    rewriter.setInsertionPoint(op);
+    auto chunked = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(op.getOperation()), options);
+    if (succeeded(chunked)) {
+      rewriter.replaceOp(op, chunked->replacements);
+      if (auto inner = dyn_cast<linalg::GenericOp>(chunked->tiledOps.back())) {
+        target = inner;
+        kTile = k.kTile;
+      }
+    }
+  }
+  if (c->reduction)
+    applied[prefix + "k_tile"] = kTile;
+
   SmallVector<OpFoldResult> sizes;
   for (int64_t t : tile)
     sizes.push_back(rewriter.getIndexAttr(t));
   scf::SCFTilingOptions options;
   options.setTileSizes(sizes).setInterchange(order);
-  rewriter.setInsertionPoint(op);
+  rewriter.setInsertionPoint(target);
   auto tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), options);
+      rewriter, cast<TilingInterface>(target.getOperation()), options);
   if (failed(tiled))
     return {};
-  rewriter.replaceOp(op, tiled->replacements);
+  rewriter.replaceOp(target, tiled->replacements);
   // A tile that does not vectorize stays a correct scalar loop nest.
   if (failed(linalg::vectorize(rewriter, tiled->tiledOps.back())))
     return {};
@@ -488,40 +602,163 @@ std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
 
 /// Register-tiles and vectorizes every contraction of the kernel.
 void vectorizeContractions(RewriterBase &rewriter, func::FuncOp kernel,
+                           const search::Schedule *knobs,
                            KernelSchedule &schedule) {
   SmallVector<linalg::GenericOp> contractions;
   kernel.walk([&](linalg::GenericOp op) {
     if (linalg::isaContractionOpInterface(op))
       contractions.push_back(op);
   });
-  for (linalg::GenericOp op : contractions) {
-    std::vector<int64_t> tile = vectorizeContraction(rewriter, op);
+  for (auto [index, op] : llvm::enumerate(contractions)) {
+    std::vector<int64_t> tile =
+        vectorizeContraction(rewriter, op, index, knobs, schedule.knobs);
     if (!tile.empty() && schedule.registerTile.empty())
       schedule.registerTile = tile;
   }
 }
 
-} // namespace
-
-KernelSchedule applyDefaultSchedule(func::FuncOp kernel) {
-  KernelSchedule schedule;
-  IRRewriter rewriter(kernel.getContext());
-
+/// Loop order and reshapes, before anything is chosen.
+linalg::LinalgOp prepareKernel(RewriterBase &rewriter, func::FuncOp kernel) {
   foldUnitReshapes(rewriter, kernel);
   orderLoopsForContiguity(rewriter, kernel);
+  return findRoot(kernel);
+}
 
-  linalg::LinalgOp root = findRoot(kernel);
+} // namespace
+
+search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
+                                            int64_t vectorBits) {
+  search::ScheduleSpace space;
+  IRRewriter rewriter(kernel.getContext());
+  linalg::LinalgOp root = prepareKernel(rewriter, kernel);
+  std::vector<std::string> splitKnobs;
+  if (root) {
+    SplitAnalysis a = analyzeSplits(root);
+    SmallVector<int64_t> defaults = chooseSplitCounts(a, kernelWork(kernel));
+    SmallVector<unsigned> loops(a.order);
+    llvm::sort(loops);
+    for (unsigned d : loops) {
+      search::Knob knob{"split." + std::to_string(d), {}};
+      for (int64_t c : a.legalCounts(d, kMaxWorkgroups))
+        knob.values.push_back(c);
+      if (knob.values.size() < 2)
+        continue;
+      space.defaults[knob.name] = defaults[d];
+      splitKnobs.push_back(knob.name);
+      space.knobs.push_back(std::move(knob));
+    }
+  }
+  SmallVector<linalg::GenericOp> contractions;
+  kernel.walk([&](linalg::GenericOp op) {
+    if (linalg::isaContractionOpInterface(op))
+      contractions.push_back(op);
+  });
+  // Registers hold rows x (cols / lanes) accumulators, a row of the
+  // streamed operand and a broadcast; past 16 vector registers they spill.
+  int64_t lanes = std::max<int64_t>(1, vectorBits / 32);
+  std::vector<std::pair<std::string, std::string>> tiles;
+  for (auto [index, op] : llvm::enumerate(contractions)) {
+    std::optional<ContractionLoops> c = analyzeContraction(op);
+    if (!c)
+      continue;
+    std::string prefix = "c" + std::to_string(index) + ".";
+    ContractionKnobs k = contractionKnobs(nullptr, index, *c);
+    auto add = [&](const std::string &name, std::vector<int64_t> values,
+                   int64_t value) {
+      if (values.size() < 2)
+        return;
+      space.defaults[prefix + name] = value;
+      space.knobs.push_back({prefix + name, std::move(values)});
+    };
+    std::vector<int64_t> cols{1};
+    for (int64_t v : {4, 8, 16, 24, 32})
+      if (c->ranges[c->inner] % v == 0)
+        cols.push_back(v);
+    add("cols", cols, k.cols);
+    if (!c->rowDims.empty()) {
+      std::vector<int64_t> rows;
+      int64_t range = c->ranges[c->rowDims.front()];
+      for (int64_t r : {1, 2, 3, 4, 5, 6, 8})
+        if (r <= range)
+          rows.push_back(r);
+      add("rows", rows, std::min(k.rows, range));
+      std::vector<int64_t> dims;
+      for (size_t i = 0; i < c->rowDims.size(); ++i)
+        dims.push_back(int64_t(i));
+      add("row_dim", dims, 0);
+      add("order", {0, 1}, 0);
+      tiles.push_back({prefix + "rows", prefix + "cols"});
+    }
+    if (c->reduction) {
+      int64_t range = c->ranges[*c->reduction];
+      std::vector<int64_t> chunks{0};
+      for (int64_t t : {32, 64, 128, 256, 512})
+        if (t < range && range % t == 0)
+          chunks.push_back(t);
+      add("k_tile", chunks, 0);
+    }
+  }
+  space.legal = [splitKnobs, tiles, lanes](const search::Schedule &s) {
+    auto value = [&](const std::string &name, int64_t fallback) {
+      auto it = s.find(name);
+      return it == s.end() ? fallback : it->second;
+    };
+    int64_t workgroups = 1;
+    for (const std::string &k : splitKnobs)
+      workgroups *= value(k, 1);
+    if (workgroups > kMaxWorkgroups)
+      return false;
+    for (auto &[rows, cols] : tiles) {
+      int64_t vectors = (value(cols, 1) + lanes - 1) / lanes;
+      if (value(rows, 1) * vectors + vectors + 1 > 16)
+        return false;
+    }
+    return true;
+  };
+  return space;
+}
+
+KernelSchedule applySchedule(func::FuncOp kernel,
+                             const search::Schedule *knobs) {
+  KernelSchedule schedule;
+  if (knobs) {
+    schedule.kind = "tuned";
+    if (auto it = knobs->find("debug.fault"); it != knobs->end()) {
+      schedule.fault = it->second;
+      schedule.knobs["debug.fault"] = it->second;
+    }
+  }
+  IRRewriter rewriter(kernel.getContext());
+  linalg::LinalgOp root = prepareKernel(rewriter, kernel);
   if (!root) {
     schedule.serialReason = "no tileable root op";
     return schedule;
   }
+  SplitAnalysis a = analyzeSplits(root);
+  SmallVector<int64_t> counts = chooseSplitCounts(a, kernelWork(kernel));
+  if (knobs) {
+    // A count the loop does not allow (or a loop that may not be split)
+    // leaves the loop whole.
+    counts.assign(a.ranges.size(), 1);
+    for (unsigned d : a.order)
+      if (auto it = knobs->find("split." + std::to_string(d));
+          it != knobs->end() &&
+          llvm::is_contained(a.legalCounts(d, kMaxWorkgroups), it->second))
+        counts[d] = it->second;
+  }
   int64_t workgroups = 1;
-  std::vector<int64_t> tile =
-      chooseWorkgroupTile(root, kernelWork(kernel), workgroups);
+  std::vector<int64_t> tile(a.ranges.size(), 0);
+  for (unsigned d = 0; d < a.ranges.size(); ++d) {
+    if (counts[d] > 1)
+      tile[d] = a.ranges[d] / counts[d];
+    workgroups *= counts[d];
+  }
+  for (unsigned d : a.order)
+    schedule.knobs["split." + std::to_string(d)] = counts[d];
   schedule.workgroupTile = tile;
   if (workgroups < 2) {
     schedule.serialReason = "too little work to split";
-    vectorizeContractions(rewriter, kernel, schedule);
+    vectorizeContractions(rewriter, kernel, knobs, schedule);
     return schedule;
   }
   SmallVector<OpFoldResult> sizes;
@@ -544,7 +781,7 @@ KernelSchedule applyDefaultSchedule(func::FuncOp kernel) {
   if (root->use_empty())
     rewriter.eraseOp(root);
   schedule.workgroups = workgroups;
-  vectorizeContractions(rewriter, kernel, schedule);
+  vectorizeContractions(rewriter, kernel, knobs, schedule);
   return schedule;
 }
 
@@ -691,7 +928,7 @@ FailureOr<scf::ForOp> carryAccumulator(RewriterBase &rewriter,
 
 } // namespace
 
-void finishDefaultSchedule(func::FuncOp kernel) {
+void finishSchedule(func::FuncOp kernel) {
   // The output tile of a vectorized contraction is read before and written
   // after each reduction step; carried through the reduction loop instead,
   // it stays in registers. Inner loops first (the walk is post-order); a

@@ -1,14 +1,26 @@
-//===- HostSchedule.h - the host's default kernel schedule ------*- C++ -*-===//
+//===- HostSchedule.h - the host's schedule space and its lowering -*- C++ -*-//
 //
-// The schedule the host uses when nothing was tuned: every loop nest ordered
-// so its innermost loop walks memory contiguously (LLVM then vectorizes it),
-// and the kernel's root op tiled into workgroups, with its producers fused
-// in, that the runtime spreads across threads.
+// Every host kernel is lowered the same way: loop nests ordered so their
+// innermost loop walks memory contiguously, the root op tiled into
+// workgroups (producers fused in) that the runtime spreads across threads,
+// and contractions tiled into register tiles that are vectorized. The knobs
+// of that lowering form the kernel's schedule space (docs/search.md):
+//
+//   split.D      workgroups along the root's loop D (divides the loop)
+//   cJ.rows      output rows of contraction J's register tile
+//   cJ.cols      output columns (contiguous lanes) of the tile; 1 = scalar
+//   cJ.row_dim   which output loop the rows run along (0 = heuristic's)
+//   cJ.k_tile    reduction chunk (cache block) outside the tiles; 0 = whole
+//   cJ.order     0: row tiles outside column tiles; 1: the reverse
+//
+// With no schedule given, the default heuristics choose every knob.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef IGN_TARGETS_HOST_HOSTSCHEDULE_H
 #define IGN_TARGETS_HOST_HOSTSCHEDULE_H
+
+#include "ign/Search/ScheduleSpace.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -27,13 +39,31 @@ struct KernelSchedule {
   int64_t workgroups = 1;
   /// Why the kernel runs on one thread, when it does.
   std::string serialReason;
+  /// The knob values applied (after clamping to what the kernel allows).
+  search::Schedule knobs;
+  /// "default" (heuristics) or "tuned" (knobs given).
+  std::string kind = "default";
+  /// Knob "debug.fault", never part of a space: a deliberately broken
+  /// kernel for testing the search agent's isolation (1: skips workgroup
+  /// 0, so outputs stay unwritten; 2: traps; 3: never returns).
+  int64_t fault = 0;
 
   std::string toJson() const;
 };
 
-/// Applies the default schedule to a kernel function on tensors (after the
-/// reference lowering). Never fails: a kernel it cannot tile stays whole.
-KernelSchedule applyDefaultSchedule(mlir::func::FuncOp kernel);
+/// The schedule space of a kernel function on tensors (after the reference
+/// lowering). Prepares the kernel in place (loop order, reshapes), so pass
+/// a copy. `vectorBits`: the machine's vector register width.
+search::ScheduleSpace describeScheduleSpace(mlir::func::FuncOp kernel,
+                                            int64_t vectorBits);
+
+/// Applies a schedule to a kernel function on tensors (after the reference
+/// lowering): `knobs` when given (missing knobs take the heuristics'
+/// values; values the kernel does not allow are clamped to ones it does),
+/// else the default heuristics. Never fails: a kernel it cannot tile stays
+/// whole.
+KernelSchedule applySchedule(mlir::func::FuncOp kernel,
+                             const search::Schedule *knobs = nullptr);
 
 /// After bufferization: appends the `wg_begin, wg_end` index arguments to
 /// the kernel and makes its workgroup loop iterate over that range. A kernel
@@ -41,11 +71,11 @@ KernelSchedule applyDefaultSchedule(mlir::func::FuncOp kernel);
 /// (`schedule` is updated to say so).
 void distributeWorkgroups(mlir::func::FuncOp kernel, KernelSchedule &schedule);
 
-/// After bufferization and distribution, for kernels with the default
-/// schedule: keeps the output tiles of vectorized contractions in registers
+/// After bufferization and distribution, for every schedule but the
+/// reference: keeps the output tiles of vectorized contractions in registers
 /// across their reduction loops, and lets LLVM contract multiply-adds into
 /// FMAs.
-void finishDefaultSchedule(mlir::func::FuncOp kernel);
+void finishSchedule(mlir::func::FuncOp kernel);
 
 } // namespace ign::host
 

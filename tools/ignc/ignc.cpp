@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <iostream>
 
 namespace {
@@ -24,7 +25,26 @@ bool splitAssignment(const std::string &text, std::string &name,
 }
 } // namespace
 
+/// "90s", "10m", "1h", "1.5h" or plain seconds; negative when malformed.
+double parseDuration(const std::string &text) {
+  if (text.empty())
+    return -1;
+  char *end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  std::string unit(end);
+  double scale = unit.empty() || unit == "s" ? 1
+                 : unit == "m"              ? 60
+                 : unit == "h"              ? 3600
+                                            : -1;
+  if (scale < 0 || !(v > 0))
+    return -1;
+  return v * scale;
+}
+
 int main(int argc, char **argv) {
+  // The tuning workers (child processes of a tuning run) skip CLI11.
+  if (argc >= 2 && std::string(argv[1]) == "tune-worker")
+    return ign::runTuneWorker(std::vector<std::string>(argv + 2, argv + argc));
   CLI::App app{"ignc: an autotuning compiler for neural-network inference.\n"
                "Compiles an ONNX model into a kernel bundle for one target.",
                "ignc"};
@@ -45,8 +65,9 @@ int main(int argc, char **argv) {
                  "what to produce: ign (the imported module), linalg (the "
                  "reference lowering), kernels (the fused kernels: ops, "
                  "shapes, FLOPs, bytes, task ids), llvm (the host kernels' "
-                 "optimized LLVM IR)")
-      ->check(CLI::IsMember({"ign", "linalg", "kernels", "llvm"}));
+                 "optimized LLVM IR), schedule (each kernel's schedule: "
+                 "tuned from the database, or the default)")
+      ->check(CLI::IsMember({"ign", "linalg", "kernels", "llvm", "schedule"}));
   app.add_flag("--json", options.json, "--emit=kernels as JSON");
   bool noFuse = false;
   int optLevel = 1;
@@ -66,6 +87,37 @@ int main(int argc, char **argv) {
   app.add_option("--freeze-input", frozen,
                  "make a graph input a constant read from a TensorProto file: "
                  "NAME=FILE.pb (repeatable)");
+  std::string tuneTime;
+  app.add_option("--trials", options.tune.trials,
+                 "tune: measure candidate schedules until the model's kernels "
+                 "have N trials in the tuning database (earlier runs count)");
+  app.add_option("--tune-time", tuneTime,
+                 "tune for at most this long (90s, 10m, 1h)");
+  app.add_option("--seed", options.tune.seed, "seed of the search (repeatable)")
+      ->capture_default_str();
+  app.add_option("--jobs", options.tune.jobs,
+                 "candidates compiled at once (0: one per core)");
+  app.add_option("--tune-threads", options.tune.threads,
+                 "threads kernels are measured with (0: one per core)");
+  app.add_option("--search", options.tune.search,
+                 "model (evolutionary search ranked by the learned cost "
+                 "model) or random (baseline)")
+      ->check(CLI::IsMember({"model", "random"}))
+      ->capture_default_str();
+  app.add_option("--candidate-timeout", options.tune.candidateTimeout,
+                 "seconds a candidate may take to build or to measure")
+      ->capture_default_str();
+  app.add_option("--report", options.tune.reportPath,
+                 "write the tuning report (JSON) here");
+  app.add_option("--tuning-db", options.tuningDb,
+                 "tuning database (SQLite); default $IGNC_TUNING_DB or "
+                 "~/.cache/ignc/tuning.db");
+  app.add_flag("--no-tuning-db", options.noTuningDb,
+               "use no tuning database: default schedules only");
+  app.add_option("--tune-extra-candidate", options.tune.extraCandidates,
+                 "schedule JSON measured first for every kernel (for testing "
+                 "the search's isolation, e.g. {\"debug.fault\":1})")
+      ->group("");
   app.add_flag("--print-weights", options.printWeights,
                "print large constants in full with --emit=ign");
   app.add_flag("-v,--verbose", verbose, "more output");
@@ -102,11 +154,26 @@ int main(int argc, char **argv) {
       ->capture_default_str();
   benchCmd->add_flag("--json", bench.json, "print the report as JSON");
 
+  ign::DbCommand db;
+  auto *dbCmd = app.add_subcommand(
+      "db", "the tuning database: stats, export [FILE], import FILE, merge DB");
+  dbCmd->add_option("action", db.action, "stats, export, import or merge")
+      ->required()
+      ->check(CLI::IsMember({"stats", "export", "import", "merge"}));
+  dbCmd->add_option("file", db.file,
+                    "JSON file (export: default stdout; import), or another "
+                    "database (merge)");
+  dbCmd->add_option("--tuning-db", db.dbPath, "the database (default: as for "
+                                              "compiling)");
+  dbCmd->add_option("--fingerprint", db.fingerprint,
+                    "export only this fingerprint ('this': this machine's)");
+  dbCmd->add_flag("--json", db.json, "stats as JSON");
+
   std::string inspectPath;
   auto *inspectCmd = app.add_subcommand("inspect", "describe a bundle");
   inspectCmd->add_option("bundle", inspectPath, "the .ignb bundle")->required();
   // -v/-q given after a subcommand still reach the app.
-  for (CLI::App *sub : {runCmd, benchCmd, inspectCmd, targets})
+  for (CLI::App *sub : {runCmd, benchCmd, inspectCmd, targets, dbCmd})
     sub->fallthrough();
   app.require_subcommand(0, 1);
 
@@ -120,6 +187,13 @@ int main(int argc, char **argv) {
     return ign::printTargets();
   if (inspectCmd->parsed())
     return ign::inspectBundle(inspectPath);
+  if (dbCmd->parsed()) {
+    if ((db.action == "import" || db.action == "merge") && db.file.empty()) {
+      std::cerr << "ignc: error: db " << db.action << " needs a file\n";
+      return ign::kExitUsage;
+    }
+    return ign::runDbCommand(db);
+  }
   if (benchCmd->parsed())
     return ign::benchBundle(bench);
   if (runCmd->parsed()) {
@@ -139,6 +213,32 @@ int main(int argc, char **argv) {
     return ign::kExitUsage;
   }
   options.fuse = !noFuse && optLevel != 0;
+  if (!tuneTime.empty()) {
+    options.tune.seconds = parseDuration(tuneTime);
+    if (options.tune.seconds <= 0) {
+      std::cerr << "ignc: error: --tune-time '" << tuneTime
+                << "' is not a duration (90s, 10m, 1h)\n";
+      return ign::kExitUsage;
+    }
+  }
+  if (options.tune.trials < 0 || options.tune.jobs < 0 ||
+      options.tune.threads < 0 || !(options.tune.candidateTimeout > 0)) {
+    std::cerr << "ignc: error: --trials, --jobs and --tune-threads must not be "
+                 "negative, --candidate-timeout positive\n";
+    return ign::kExitUsage;
+  }
+  if (options.tune.enabled() && !options.emit.empty() &&
+      options.emit != "schedule") {
+    std::cerr << "ignc: error: tuning (--trials, --tune-time) goes with a "
+                 "bundle or --emit=schedule\n";
+    return ign::kExitUsage;
+  }
+  if (options.noTuningDb && (!options.tuningDb.empty() ||
+                             options.tune.enabled())) {
+    std::cerr << "ignc: error: --no-tuning-db excludes --tuning-db and "
+                 "tuning\n";
+    return ign::kExitUsage;
+  }
   if (options.json && options.emit != "kernels") {
     std::cerr << "ignc: error: --json goes with --emit=kernels\n";
     return ign::kExitUsage;

@@ -27,6 +27,24 @@ enum ExitCode : int {
 
 enum class Verbosity { Quiet, Normal, Verbose };
 
+/// The search agent's settings (docs/search.md).
+struct TuneOptions {
+  int64_t trials = 0;    // --trials: total for the model's kernels
+  double seconds = 0;    // --tune-time
+  uint64_t seed = 1;     // --seed
+  int jobs = 0;          // candidates compiled at once (0: one per core)
+  int threads = 0;       // threads kernels are measured with (0: cores)
+  std::string search = "model"; // "model" (evolutionary + cost model) or
+                                // "random" (the baseline)
+  std::string reportPath;       // --report FILE.json
+  double candidateTimeout = 60; // seconds per build or measurement
+  /// Schedules measured first for every task (testing the isolation:
+  /// e.g. {"debug.fault":1}); never chosen unless they are valid.
+  std::vector<std::string> extraCandidates;
+
+  bool enabled() const { return trials > 0 || seconds > 0; }
+};
+
 struct DriverOptions {
   std::string modelPath;
   std::string target = "host";
@@ -38,7 +56,25 @@ struct DriverOptions {
   bool printWeights = false;
   Verbosity verbosity = Verbosity::Normal;
   ImportOptions import;
+  /// --tuning-db; empty: the default path (used when it exists, or when
+  /// tuning). --no-tuning-db: none.
+  std::string tuningDb;
+  bool noTuningDb = false;
+  TuneOptions tune;
 };
+
+/// `ignc tune-worker build|measure ...`: the child processes of tuning.
+int runTuneWorker(const std::vector<std::string> &args);
+
+/// `ignc db stats|export|import|merge`.
+struct DbCommand {
+  std::string action; // stats, export, import, merge
+  std::string dbPath; // empty: the default database
+  std::string file;   // JSON for export/import, a database for merge
+  std::string fingerprint; // export: only this one ("" all, "this": ours)
+  bool json = false;       // stats as JSON
+};
+int runDbCommand(const DbCommand &command);
 
 /// A compilation target known to ignc and whether this build can use it.
 struct TargetInfo {

@@ -96,6 +96,11 @@ IGNRT_API ignrt_status ignrt_session_set_input(ignrt_session *session,
                                                const int64_t *dims, size_t rank,
                                                const void *data, size_t bytes);
 IGNRT_API ignrt_status ignrt_session_run(ignrt_session *session);
+/* Fills every output buffer with `byte` (0..255). Validation poisons the
+ * outputs before a run (0xFF: NaN for floats) so that an element no kernel
+ * writes shows up as wrong instead of keeping an earlier run's value. */
+IGNRT_API ignrt_status ignrt_session_fill_outputs(ignrt_session *session,
+                                                  int byte);
 /* Output data stays valid until the next run or the session's end. */
 IGNRT_API ignrt_status ignrt_session_output(ignrt_session *session,
                                             const char *name, const void **data,

@@ -1,0 +1,46 @@
+//===- WorkerProcess.h - run a command in a child with a time limit -*- C++ -*-//
+//
+// Candidates are built and measured in child processes, so that a schedule
+// that crashes the compiler or the kernel, or hangs, costs one record and
+// never the tuning run.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef IGN_SEARCH_WORKERPROCESS_H
+#define IGN_SEARCH_WORKERPROCESS_H
+
+#include <string>
+#include <vector>
+
+namespace ign::search {
+
+struct WorkerResult {
+  bool started = false;  // false: the command could not be started
+  bool timedOut = false; // killed at the time limit
+  int exitCode = -1;     // when it exited
+  int signal = 0;        // when a signal ended it (SIGSEGV, ...)
+  std::string out, err;  // captured stdout and stderr (err: last 64 KiB)
+
+  bool ok() const { return started && !timedOut && !signal && exitCode == 0; }
+  /// "exit code 3", "killed by signal 11 (Segmentation fault)", "timed out
+  /// after 10 s", with the last line of stderr.
+  std::string describe(double timeoutSeconds) const;
+};
+
+/// Runs argv[0] (a path) with `argv`, stdin closed, and waits at most
+/// `timeoutSeconds` (then SIGKILLs it and its process group).
+WorkerResult runWorker(const std::vector<std::string> &argv,
+                       double timeoutSeconds);
+
+/// Runs several commands at once, at most `jobs` at a time; results in the
+/// order of `commands`.
+std::vector<WorkerResult>
+runWorkers(const std::vector<std::vector<std::string>> &commands, int jobs,
+           double timeoutSeconds);
+
+/// The path of the running executable (/proc/self/exe).
+std::string selfExecutable();
+
+} // namespace ign::search
+
+#endif // IGN_SEARCH_WORKERPROCESS_H

@@ -1,0 +1,371 @@
+//===- Search.cpp - task scheduler, evolutionary search, learned model ----===//
+
+#include "ign/Search/Search.h"
+#include "ign/Search/CostModel.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <set>
+
+namespace ign::search {
+
+namespace {
+
+/// Label of a failed candidate for the model: far below any valid one.
+constexpr float kFailedLabel = -2.0f;
+
+struct TaskState {
+  const SearchTask *task = nullptr;
+  std::set<std::string> measured; // canonical schedule JSON
+  std::vector<std::pair<Schedule, double>> valid; // schedule, median ns
+  std::vector<std::pair<Schedule, Status>> failed;
+  std::optional<TuningRecord> defaultRecord, best;
+  int64_t trials = 0, newTrials = 0, failures = 0;
+  /// Best latency before each of this run's rounds (the scheduler's
+  /// gradient).
+  std::vector<double> roundBest;
+  std::vector<double> curve;
+  bool exhausted = false;
+
+  void record(const TuningRecord &r) {
+    auto s = scheduleFromJson(r.schedule);
+    measured.insert(r.schedule);
+    ++trials;
+    if (r.origin == "default" && !defaultRecord)
+      defaultRecord = r;
+    if (!s)
+      return;
+    if (r.status == Status::Ok) {
+      valid.push_back({*s, r.medianNs});
+      if (!best || r.medianNs < best->medianNs)
+        best = r;
+    } else {
+      failed.push_back({*s, r.status});
+      ++failures;
+    }
+  }
+  double bestNs() const { return best ? best->medianNs : 0; }
+};
+
+class Sampler {
+public:
+  Sampler(const ScheduleSpace &space, std::mt19937_64 &rng)
+      : space_(space), rng_(rng) {}
+
+  std::optional<Schedule> random() {
+    for (int attempt = 0; attempt < 64; ++attempt) {
+      Schedule s = space_.defaults;
+      for (const Knob &k : space_.knobs)
+        s[k.name] = k.values[pick(k.values.size())];
+      if (space_.isLegal(s))
+        return s;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Schedule> mutate(const Schedule &parent) {
+    if (space_.knobs.empty())
+      return std::nullopt;
+    for (int attempt = 0; attempt < 16; ++attempt) {
+      Schedule s = parent;
+      int changes = (rng_() % 10) < 3 ? 2 : 1;
+      for (int c = 0; c < changes; ++c) {
+        const Knob &k = space_.knobs[pick(space_.knobs.size())];
+        s[k.name] = k.values[pick(k.values.size())];
+      }
+      if (s != parent && space_.isLegal(s))
+        return s;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Schedule> crossover(const Schedule &a, const Schedule &b) {
+    Schedule s = a;
+    for (const Knob &k : space_.knobs)
+      if (rng_() & 1)
+        if (auto it = b.find(k.name); it != b.end())
+          s[k.name] = it->second;
+    if (space_.isLegal(s))
+      return s;
+    return std::nullopt;
+  }
+
+  size_t pick(size_t n) { return n ? size_t(rng_() % n) : 0; }
+
+private:
+  const ScheduleSpace &space_;
+  std::mt19937_64 &rng_;
+};
+
+std::string formatDuration(double seconds) {
+  char buf[32];
+  int s = int(seconds + 0.5);
+  if (s >= 3600)
+    std::snprintf(buf, sizeof buf, "%dh%02dm", s / 3600, s / 60 % 60);
+  else if (s >= 60)
+    std::snprintf(buf, sizeof buf, "%dm%02ds", s / 60, s % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%ds", s);
+  return buf;
+}
+
+} // namespace
+
+SearchSummary runSearch(const std::vector<SearchTask> &tasks,
+                        const Measurer &measure, const Featurizer &features,
+                        TuningDatabase &db, const std::string &fingerprint,
+                        const SearchOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+        .count();
+  };
+  std::mt19937_64 rng(options.seed);
+  std::vector<TaskState> states(tasks.size());
+  int64_t spent = 0;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    states[i].task = &tasks[i];
+    for (const TuningRecord &r : db.records(tasks[i].task, fingerprint))
+      states[i].record(r);
+    spent += states[i].trials;
+  }
+  SearchSummary summary;
+  int64_t budget = options.trials - spent;
+  auto log = [&](const std::string &line) {
+    if (options.log)
+      options.log(line);
+  };
+
+  // The model learns speedups over each task's default schedule.
+  auto model = std::make_unique<CostModel>(options.seed);
+  auto retrain = [&] {
+    if (!options.useModel)
+      return;
+    model = std::make_unique<CostModel>(options.seed);
+    for (size_t i = 0; i < states.size(); ++i) {
+      const TaskState &st = states[i];
+      if (!st.defaultRecord || st.defaultRecord->status != Status::Ok)
+        continue;
+      double base = st.defaultRecord->medianNs;
+      for (auto &[s, ns] : st.valid)
+        model->addSample(features(i, s), float(std::log(base / ns)));
+      for (auto &[s, status] : st.failed)
+        model->addSample(features(i, s), kFailedLabel);
+    }
+    if (!model->train())
+      log("tune: warning: the cost model failed to train (" + model->error() +
+          "); ranking candidates at random");
+  };
+
+  auto modelSpeedup = [&] {
+    double before = 0, after = 0;
+    for (const TaskState &st : states)
+      if (st.defaultRecord && st.best &&
+          st.defaultRecord->status == Status::Ok) {
+        before += st.task->launches * st.defaultRecord->medianNs;
+        after += st.task->launches * st.best->medianNs;
+      }
+    return after > 0 ? before / after : 1.0;
+  };
+  auto progress = [&](bool final) {
+    size_t started = 0;
+    for (const TaskState &st : states)
+      started += st.trials > 0;
+    int64_t total = std::max<int64_t>(budget, 0);
+    double t = elapsed();
+    std::string eta = "?";
+    if (summary.newTrials > 0) {
+      double left = t / double(summary.newTrials) *
+                    double(total - summary.newTrials);
+      if (options.timeLimitSeconds > 0)
+        left = std::min(left, options.timeLimitSeconds - t);
+      eta = formatDuration(std::max(0.0, left));
+    }
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "tune: tasks %zu/%zu, trials %lld/%lld, best model speedup "
+                  "%.2fx, elapsed %s, ETA %s",
+                  started, states.size(), (long long)summary.newTrials,
+                  (long long)total, modelSpeedup(), formatDuration(t).c_str(),
+                  final ? "0s" : eta.c_str());
+    if (options.terminal) {
+      std::fprintf(stderr, "\r\033[K%s%s", line, final ? "\n" : "");
+      std::fflush(stderr);
+    } else {
+      log(line);
+    }
+  };
+
+  // One round: up to `n` new candidates of task i, measured and recorded.
+  auto round = [&](size_t i, int64_t n) {
+    TaskState &st = states[i];
+    const ScheduleSpace &space = st.task->space;
+    Sampler sampler(space, rng);
+    std::vector<Schedule> batch;
+    std::set<std::string> chosen;
+    auto take = [&](const Schedule &s) {
+      std::string key = scheduleToJson(s);
+      if (int64_t(batch.size()) >= n || st.measured.count(key) ||
+          !chosen.insert(key).second)
+        return false;
+      batch.push_back(s);
+      return true;
+    };
+    std::vector<std::string> origins;
+    if (!st.defaultRecord && take(space.defaults))
+      origins.push_back("default");
+    if (!options.useModel || st.valid.empty()) {
+      for (int attempt = 0; attempt < 64 * n && int64_t(batch.size()) < n;
+           ++attempt)
+        if (auto s = sampler.random(); s && take(*s))
+          origins.push_back("random");
+    } else {
+      // Candidates bred from the best measured so far, plus fresh samples.
+      std::vector<std::pair<Schedule, double>> parents = st.valid;
+      std::sort(parents.begin(), parents.end(),
+                [](auto &a, auto &b) { return a.second < b.second; });
+      parents.resize(std::min<size_t>(parents.size(), 8));
+      std::vector<Schedule> pool;
+      std::vector<std::string> poolOrigin;
+      std::set<std::string> inPool;
+      auto add = [&](std::optional<Schedule> s, const char *origin) {
+        if (!s)
+          return;
+        std::string key = scheduleToJson(*s);
+        if (st.measured.count(key) || chosen.count(key) ||
+            !inPool.insert(key).second)
+          return;
+        pool.push_back(*s);
+        poolOrigin.push_back(origin);
+      };
+      for (int k = 0; k < 192; ++k)
+        add(sampler.mutate(parents[sampler.pick(parents.size())].first),
+            "evolved");
+      for (int k = 0; k < 64 && parents.size() > 1; ++k)
+        add(sampler.crossover(parents[sampler.pick(parents.size())].first,
+                              parents[sampler.pick(parents.size())].first),
+            "evolved");
+      for (int k = 0; k < 64; ++k)
+        add(sampler.random(), "random");
+      std::vector<size_t> order(pool.size());
+      for (size_t k = 0; k < order.size(); ++k)
+        order[k] = k;
+      std::shuffle(order.begin(), order.end(), rng);
+      std::vector<std::vector<float>> rows;
+      for (const Schedule &s : pool)
+        rows.push_back(features(i, s));
+      std::vector<float> scores = model->predict(rows);
+      if (scores.size() == pool.size())
+        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+          return scores[a] > scores[b];
+        });
+      // Mostly the model's best; a quarter picked at random keeps it
+      // learning about the rest of the space (epsilon-greedy).
+      int64_t exploit = scores.empty() ? n : n - std::max<int64_t>(1, n / 4);
+      size_t k = 0;
+      for (; k < order.size() && int64_t(batch.size()) < exploit; ++k)
+        if (take(pool[order[k]]))
+          origins.push_back(poolOrigin[order[k]]);
+      std::vector<size_t> rest(order.begin() + k, order.end());
+      std::shuffle(rest.begin(), rest.end(), rng);
+      for (size_t r : rest)
+        if (take(pool[r]))
+          origins.push_back(poolOrigin[r] == "random" ? "random" : "explored");
+    }
+    if (batch.empty()) {
+      st.exhausted = true;
+      return;
+    }
+    st.roundBest.push_back(st.bestNs());
+    std::vector<TuningRecord> records = measure(i, batch);
+    for (size_t k = 0; k < records.size() && k < batch.size(); ++k) {
+      TuningRecord &r = records[k];
+      r.task = st.task->task;
+      r.fingerprint = fingerprint;
+      r.schedule = scheduleToJson(batch[k]);
+      r.origin = origins[k];
+      r.kernel = st.task->description;
+      r.flops = st.task->flops;
+      std::string error;
+      if (!db.add(r, error))
+        log("tune: warning: " + error);
+      st.record(r);
+      ++st.newTrials;
+      ++summary.newTrials;
+      st.curve.push_back(st.bestNs());
+    }
+  };
+
+  auto outOfTime = [&] {
+    if (options.timeLimitSeconds > 0 && elapsed() >= options.timeLimitSeconds) {
+      summary.stoppedByTime = true;
+      return true;
+    }
+    return false;
+  };
+
+  if (budget > 0) {
+    // Every task first: its default and a few random samples.
+    int64_t initial = std::clamp<int64_t>(
+        budget / std::max<int64_t>(1, int64_t(tasks.size())), 1,
+        int64_t(options.batch));
+    retrain();
+    for (size_t i = 0; i < states.size() && summary.newTrials < budget; ++i) {
+      if (outOfTime())
+        break;
+      if (states[i].trials > 0 && states[i].defaultRecord)
+        continue;
+      round(i, std::min(initial, budget - summary.newTrials));
+      progress(false);
+    }
+    retrain();
+    // Then where the model as a whole gains most: a task's share of the
+    // model's time, times how fast its best has been improving (with a
+    // floor, and a bonus for tasks measured little so far).
+    while (summary.newTrials < budget && !outOfTime()) {
+      std::optional<size_t> pick;
+      double bestPriority = -1;
+      for (size_t i = 0; i < states.size(); ++i) {
+        const TaskState &st = states[i];
+        if (st.exhausted || st.task->space.knobs.empty())
+          continue;
+        double time = st.task->launches * (st.best ? st.bestNs() : 1e6);
+        double gain = 0.05;
+        if (st.roundBest.size() >= 1 && st.roundBest.back() > 0 && st.best)
+          gain += std::max(0.0, (st.roundBest.back() - st.bestNs()) /
+                                    st.roundBest.back());
+        gain += 1.0 / std::sqrt(double(1 + st.trials));
+        double priority = time * gain;
+        if (priority > bestPriority)
+          bestPriority = priority, pick = i;
+      }
+      if (!pick)
+        break;
+      round(*pick, std::min<int64_t>(int64_t(options.batch),
+                                     budget - summary.newTrials));
+      retrain();
+      progress(false);
+    }
+    progress(true);
+  }
+
+  for (TaskState &st : states) {
+    TaskOutcome o;
+    o.defaultRecord = st.defaultRecord;
+    o.best = st.best;
+    o.trials = st.trials;
+    o.newTrials = st.newTrials;
+    o.failed = st.failures;
+    o.bestCurve = st.curve;
+    summary.tasks.push_back(std::move(o));
+  }
+  summary.seconds = elapsed();
+  return summary;
+}
+
+} // namespace ign::search

@@ -16,3 +16,6 @@ config.substitutions.append(("%models", os.path.join(config.test_source_root, "m
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "ignc", "Inputs")))
 config.substitutions.append(("%ignrt_lib", os.path.join(config.ign_obj_root, "lib", "libignrt.so")))
 config.substitutions.append(("%python", sys.executable))
+# Compiles consult the default tuning database when it exists: tests never
+# see the developer's (tuning tests pass --tuning-db explicitly).
+config.environment["IGNC_TUNING_DB"] = os.path.join(config.test_exec_root, "no-such-dir", "tuning.db")

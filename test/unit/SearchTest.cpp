@@ -1,0 +1,194 @@
+//===- SearchTest.cpp - tuning database, workers, cost model, search ------===//
+
+#include "ign/Search/CostModel.h"
+#include "ign/Search/Search.h"
+#include "ign/Search/TuningDatabase.h"
+#include "ign/Search/WorkerProcess.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+namespace {
+
+using namespace ign::search;
+
+std::string freshPath(const char *name) {
+  std::string p = testing::TempDir() + "/ign-search-" + name + ".db";
+  for (const char *suffix : {"", "-wal", "-shm"})
+    std::filesystem::remove(p + suffix);
+  return p;
+}
+
+TuningRecord record(const std::string &task, const std::string &fp,
+                    const std::string &schedule, Status status, double ns) {
+  TuningRecord r;
+  r.task = task;
+  r.fingerprint = fp;
+  r.schedule = schedule;
+  r.status = status;
+  r.medianNs = ns;
+  r.origin = "random";
+  return r;
+}
+
+TEST(ScheduleSpace, JsonIsCanonicalAndRoundTrips) {
+  Schedule s{{"split.1", 4}, {"c0.rows", 6}};
+  EXPECT_EQ(scheduleToJson(s), R"({"c0.rows":6,"split.1":4})");
+  EXPECT_EQ(scheduleFromJson(scheduleToJson(s)), s);
+  std::string error;
+  EXPECT_FALSE(scheduleFromJson(R"({"c0.rows":"six"})", &error));
+  EXPECT_NE(error.find("c0.rows"), std::string::npos);
+  EXPECT_FALSE(scheduleFromJson("[1,2]", &error));
+}
+
+TEST(TuningDatabase, BestIsTheFastestValidRecordOfThisFingerprint) {
+  std::string error;
+  auto db = TuningDatabase::open(freshPath("best"), error);
+  ASSERT_TRUE(db) << error;
+  std::vector<TuningRecord> rs = {
+      record("t1", "fpA", R"({"a":1})", Status::Ok, 300),
+      record("t1", "fpA", R"({"a":2})", Status::Ok, 100),
+      // Faster, but wrong: never the best.
+      record("t1", "fpA", R"({"a":3})", Status::Wrong, 10),
+      // Faster, but measured on another machine.
+      record("t1", "fpB", R"({"a":4})", Status::Ok, 50),
+      record("t2", "fpA", R"({"a":5})", Status::Crash, 0)};
+  for (auto &r : rs)
+    ASSERT_TRUE(db->add(r, error)) << error;
+  auto best = db->best("t1", "fpA");
+  ASSERT_TRUE(best);
+  EXPECT_EQ(best->schedule, R"({"a":2})");
+  EXPECT_FALSE(db->best("t2", "fpA"));
+  EXPECT_EQ(db->records("t1", "fpA").size(), 3u);
+  EXPECT_EQ(db->otherFingerprints("t1", "fpA"),
+            std::vector<std::string>{"fpB"});
+}
+
+TEST(TuningDatabase, ExportImportRoundTripsWithoutDuplicates) {
+  std::string error;
+  auto a = TuningDatabase::open(freshPath("export-a"), error);
+  ASSERT_TRUE(a) << error;
+  for (auto r : {record("t", "fp", R"({"x":1})", Status::Ok, 5),
+                 record("t", "fp", R"({"x":2})", Status::Timeout, 0)})
+    ASSERT_TRUE(a->add(r, error));
+  std::string json = recordsToJson(a->all());
+  auto parsed = recordsFromJson(json, error);
+  ASSERT_TRUE(parsed) << error;
+  ASSERT_EQ(parsed->size(), 2u);
+  EXPECT_EQ((*parsed)[1].status, Status::Timeout);
+  auto b = TuningDatabase::open(freshPath("export-b"), error);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->addAll(*parsed, error), 2);
+  // Importing the same records again adds nothing.
+  EXPECT_EQ(b->addAll(*parsed, error), 0);
+  EXPECT_EQ(b->all().size(), 2u);
+  EXPECT_EQ(b->best("t", "fp")->schedule, R"({"x":1})");
+}
+
+TEST(TuningDatabase, RejectsMalformedRecordsAndForeignFiles) {
+  std::string error;
+  EXPECT_FALSE(recordsFromJson("{}", error));
+  EXPECT_FALSE(recordsFromJson(
+      R"({"format":"ignc-tuning-records","version":1,"records":[{"task":"t"}]})",
+      error));
+  EXPECT_NE(error.find("record 0"), std::string::npos);
+  // An ok record without a latency is refused.
+  EXPECT_FALSE(recordsFromJson(
+      R"({"format":"ignc-tuning-records","version":1,"records":[{"task":"t",
+      "fingerprint":"f","schedule":{},"status":"ok","created":"x"}]})",
+      error));
+  std::string notDb = testing::TempDir() + "/ign-search-not-a-db.db";
+  FILE *f = std::fopen(notDb.c_str(), "w");
+  std::fputs("this is not a database, just text that is long enough to be a "
+             "header and more and more bytes to fill a page",
+             f);
+  std::fclose(f);
+  EXPECT_FALSE(TuningDatabase::open(notDb, error));
+  EXPECT_NE(error.find("not a usable tuning database"), std::string::npos);
+}
+
+TEST(WorkerProcess, TellsExitCrashAndTimeoutApart) {
+  auto ok = runWorker({"/bin/sh", "-c", "echo hi"}, 10);
+  EXPECT_TRUE(ok.ok());
+  EXPECT_EQ(ok.out, "hi\n");
+  auto fail = runWorker({"/bin/sh", "-c", "echo why >&2; exit 3"}, 10);
+  EXPECT_EQ(fail.exitCode, 3);
+  EXPECT_NE(fail.describe(10).find("why"), std::string::npos);
+  auto crash = runWorker({"/bin/sh", "-c", "kill -SEGV $$"}, 10);
+  EXPECT_EQ(crash.signal, SIGSEGV);
+  auto hang = runWorker({"/bin/sh", "-c", "sleep 30"}, 0.3);
+  EXPECT_TRUE(hang.timedOut);
+  EXPECT_FALSE(hang.ok());
+  // Several at once keep their order.
+  auto many = runWorkers({{"/bin/sh", "-c", "sleep 0.2; echo a"},
+                          {"/bin/sh", "-c", "echo b"}},
+                         2, 10);
+  EXPECT_EQ(many[0].out, "a\n");
+  EXPECT_EQ(many[1].out, "b\n");
+}
+
+TEST(CostModel, LearnsARanking) {
+  CostModel model(7);
+  for (int x = 0; x < 40; ++x)
+    model.addSample({float(x % 8), float(x / 8)}, float(-(x % 8 - 5) * (x % 8 - 5)));
+  ASSERT_TRUE(model.train()) << model.error();
+  auto scores = model.predict({{5, 0}, {0, 0}, {7, 1}});
+  ASSERT_EQ(scores.size(), 3u);
+  EXPECT_GT(scores[0], scores[1]);
+  EXPECT_GT(scores[0], scores[2]);
+}
+
+/// A synthetic task whose latency is known: the search must find the
+/// optimum, never return an invalid point, and count database records.
+TEST(Search, FindsTheOptimumAndNeverChoosesAFailure) {
+  std::string error;
+  auto db = TuningDatabase::open(freshPath("search"), error);
+  ASSERT_TRUE(db);
+  SearchTask task;
+  task.task = "synthetic";
+  task.space.knobs = {{"x", {0, 1, 2, 3, 4, 5, 6, 7}},
+                      {"y", {0, 1, 2, 3, 4, 5, 6, 7}}};
+  task.space.defaults = {{"x", 0}, {"y", 0}};
+  task.space.legal = [](const Schedule &s) { return s.at("x") != 7; };
+  auto latency = [](const Schedule &s) {
+    double dx = s.at("x") - 5, dy = s.at("y") - 2;
+    return 100 + 10 * dx * dx + 10 * dy * dy;
+  };
+  int illegalMeasured = 0;
+  Measurer measure = [&](size_t, const std::vector<Schedule> &batch) {
+    std::vector<TuningRecord> out;
+    for (const Schedule &s : batch) {
+      illegalMeasured += s.at("x") == 7;
+      TuningRecord r;
+      // y == 2 with x == 4 is faster than the optimum but wrong.
+      if (s.at("x") == 4 && s.at("y") == 2) {
+        r.status = Status::Wrong;
+      } else {
+        r.status = Status::Ok;
+        r.medianNs = latency(s);
+      }
+      out.push_back(r);
+    }
+    return out;
+  };
+  Featurizer features = [](size_t, const Schedule &s) {
+    return std::vector<float>{float(s.at("x")), float(s.at("y"))};
+  };
+  SearchOptions options;
+  options.trials = 40;
+  options.seed = 3;
+  auto summary = runSearch({task}, measure, features, *db, "fp", options);
+  EXPECT_EQ(illegalMeasured, 0);
+  ASSERT_TRUE(summary.tasks[0].best);
+  EXPECT_EQ(summary.tasks[0].best->schedule, R"({"x":5,"y":2})");
+  EXPECT_EQ(summary.newTrials, 40);
+  EXPECT_EQ(db->best("synthetic", "fp")->schedule, R"({"x":5,"y":2})");
+  // The budget counts what the database already holds: nothing more.
+  auto again = runSearch({task}, measure, features, *db, "fp", options);
+  EXPECT_EQ(again.newTrials, 0);
+}
+
+} // namespace

@@ -479,10 +479,15 @@ std::optional<TuningRun> tuneModel(ModuleOp module,
     llvm::errs() << "ignc: error: cannot create a work directory for tuning\n";
     return std::nullopt;
   }
-  // The work directory goes when tuning ends, however it ends.
+  // The work directory goes when tuning ends, however it ends, unless
+  // IGNC_TUNE_KEEP is set (to replay a worker by hand: docs/search.md).
   struct Cleanup {
     std::string dir;
     ~Cleanup() {
+      if (const char *keep = std::getenv("IGNC_TUNE_KEEP"); keep && *keep) {
+        llvm::errs() << "tune: kept the work directory " << dir << "\n";
+        return;
+      }
       std::error_code ec;
       fs::remove_all(dir, ec);
     }

@@ -132,7 +132,6 @@ std::string randomBytes(const ignrt_tensor_info &info, std::mt19937_64 &rng) {
   return bytes;
 }
 
-
 int runBundle(const RunOptions &options) {
   int code = kExitOk;
   BundlePtr bundle = openBundle(options.bundlePath, code);

@@ -1,4 +1,5 @@
-//===- DatabaseCommands.cpp - ignc db stats|export|import|merge ------------===//
+//===- DatabaseCommands.cpp - ignc db stats|export|import|merge
+//------------===//
 
 #include "HostCompiler.h"
 #include "ign/Driver/Driver.h"
@@ -7,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -62,7 +64,8 @@ int stats(search::TuningDatabase &db, const std::string &here, bool json) {
   std::string statuses;
   for (auto &[s, n] : byStatus)
     statuses += (statuses.empty() ? "" : ", ") + s + " " + std::to_string(n);
-  std::printf("by status: %s\n", statuses.empty() ? "(empty)" : statuses.c_str());
+  std::printf("by status: %s\n",
+              statuses.empty() ? "(empty)" : statuses.c_str());
   return kExitOk;
 }
 
@@ -72,6 +75,10 @@ int runDbCommand(const DbCommand &command) {
   std::string path = command.dbPath.empty()
                          ? search::defaultTuningDatabasePath()
                          : command.dbPath;
+  // Reading a database that is not there would create an empty one.
+  if (command.action != "import" && command.action != "merge" &&
+      !std::filesystem::exists(path))
+    return dbError("no tuning database at '" + path + "'", kExitImport);
   std::string error;
   auto db = search::TuningDatabase::open(path, error);
   if (!db)
@@ -104,6 +111,9 @@ int runDbCommand(const DbCommand &command) {
       return dbError(command.file + ": " + error, kExitImport);
     incoming = std::move(*records);
   } else if (command.action == "merge") {
+    if (!std::filesystem::exists(command.file))
+      return dbError("no tuning database at '" + command.file + "'",
+                     kExitImport);
     auto other = search::TuningDatabase::open(command.file, error);
     if (!other)
       return dbError(error, kExitImport);

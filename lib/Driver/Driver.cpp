@@ -108,6 +108,18 @@ void printDiagnostic(Diagnostic &diag, Verbosity verbosity) {
 
 } // namespace
 
+/// Opens -o (default stdout) for --emit; null after printing why not.
+static std::unique_ptr<llvm::ToolOutputFile>
+openEmitOutput(const DriverOptions &options) {
+  std::string outPath = options.outputPath.empty() ? "-" : options.outputPath;
+  std::string error;
+  auto output = openOutputFile(outPath, &error);
+  if (!output)
+    llvm::errs() << "ignc: error: cannot write '" << outPath << "': " << error
+                 << "\n";
+  return output;
+}
+
 /// Opens the tuning database a compile uses: --tuning-db, else the default
 /// one when it exists or when tuning. Null without error when none.
 static std::unique_ptr<search::TuningDatabase>
@@ -168,9 +180,8 @@ static int compileBundle(ModuleOp module, const DriverOptions &options,
       std::error_code ec;
       llvm::raw_fd_ostream os(options.tune.reportPath, ec);
       if (ec) {
-        llvm::errs() << "ignc: error: cannot write '"
-                     << options.tune.reportPath << "': " << ec.message()
-                     << "\n";
+        llvm::errs() << "ignc: error: cannot write '" << options.tune.reportPath
+                     << "': " << ec.message() << "\n";
         return kExitOutput;
       }
       os << report;
@@ -202,15 +213,9 @@ static int compileBundle(ModuleOp module, const DriverOptions &options,
                     "applied (this machine is "
                  << fingerprint << "): " << llvm::join(foreign, "; ") << "\n";
   if (options.emit == "schedule") {
-    std::string outPath =
-        options.outputPath.empty() ? "-" : options.outputPath;
-    std::string error;
-    auto output = openOutputFile(outPath, &error);
-    if (!output) {
-      llvm::errs() << "ignc: error: cannot write '" << outPath
-                   << "': " << error << "\n";
+    auto output = openEmitOutput(options);
+    if (!output)
       return kExitOutput;
-    }
     for (const bundle::KernelSpec &k : compiled->kernels)
       output->os() << k.name << " task " << k.task << ": " << k.scheduleJson
                    << "\n";
@@ -285,14 +290,9 @@ int runCompile(const DriverOptions &options) {
   if (options.emit.empty() || options.emit == "schedule")
     return compileBundle(*module, options, cpu);
 
-  std::string outPath = options.outputPath.empty() ? "-" : options.outputPath;
-  std::string error;
-  auto output = openOutputFile(outPath, &error);
-  if (!output) {
-    llvm::errs() << "ignc: error: cannot write '" << outPath << "': " << error
-                 << "\n";
+  auto output = openEmitOutput(options);
+  if (!output)
     return kExitOutput;
-  }
   if (options.emit == "kernels") {
     host::HostOptions hostOptions;
     hostOptions.cpu = cpu;

@@ -1,4 +1,5 @@
-//===- Tuning.cpp - the search agent on the host target ---------------------===//
+//===- Tuning.cpp - the search agent on the host target
+//---------------------===//
 //
 // The glue between lib/Search and the host target: task modules written to
 // a work directory, candidates built and measured by `ignc tune-worker`
@@ -324,16 +325,15 @@ int workerMeasure(const std::vector<std::string> &args) {
       std::string file = refDir + "/set" + std::to_string(s) + ".out" +
                          std::to_string(o) + ".bin";
       if (writeReference) {
-        if (!writeFile(file, std::string(static_cast<const char *>(data),
-                                         bytes)))
+        if (!writeFile(file,
+                       std::string(static_cast<const char *>(data), bytes)))
           return workerError("cannot write '" + file + "'");
         continue;
       }
       std::string want;
       if (!readFile(file, want) || want.size() != bytes)
         return workerError("no reference output '" + file + "'");
-      Comparison c =
-          compareOutput(static_cast<const char *>(data), want, info);
+      Comparison c = compareOutput(static_cast<const char *>(data), want, info);
       worstL2 = std::max(worstL2, c.relL2);
       worstAbs = std::max(worstAbs, c.maxAbs);
       pass &= c.pass;
@@ -370,7 +370,8 @@ int workerMeasure(const std::vector<std::string> &args) {
     }
     std::sort(ns.begin(), ns.end());
     auto q = [&](double f) {
-      return ns[std::min(ns.size() - 1, size_t(f * double(ns.size() - 1) + 0.5))];
+      return ns[std::min(ns.size() - 1,
+                         size_t(f * double(ns.size() - 1) + 0.5))];
     };
     result["median_ns"] = q(0.5);
     result["min_ns"] = ns.front();
@@ -455,12 +456,10 @@ struct TaskFiles {
 
 } // namespace
 
-std::optional<TuningRun> tuneModel(ModuleOp module,
-                                   const host::HostOptions &hostOptions,
-                                   const TuneOptions &tune,
-                                   search::TuningDatabase &db,
-                                   const std::string &fingerprint,
-                                   Verbosity verbosity) {
+std::optional<TuningRun>
+tuneModel(ModuleOp module, const host::HostOptions &hostOptions,
+          const TuneOptions &tune, search::TuningDatabase &db,
+          const std::string &fingerprint, Verbosity verbosity) {
   auto log = [&](const std::string &line) {
     if (verbosity != Verbosity::Quiet)
       llvm::errs() << line << "\n";
@@ -534,8 +533,8 @@ std::optional<TuningRun> tuneModel(ModuleOp module,
     std::string error;
     auto s = search::scheduleFromJson(text, &error);
     if (!s) {
-      llvm::errs() << "ignc: error: extra candidate '" << text
-                   << "': " << error << "\n";
+      llvm::errs() << "ignc: error: extra candidate '" << text << "': " << error
+                   << "\n";
       return std::nullopt;
     }
     extras.push_back(*s);
@@ -551,19 +550,19 @@ std::optional<TuningRun> tuneModel(ModuleOp module,
           {self, "tune-worker", "build", f.module, "--reference", "-o", ref},
           std::max(300.0, tune.candidateTimeout));
       auto wrote =
-          built.ok() ? search::runWorker({self, "tune-worker", "measure", ref,
-                                          "--reference-dir", f.referenceDir,
-                                          "--write-reference", "--threads",
-                                          "1"},
-                                         std::max(600.0, tune.candidateTimeout))
-                     : built;
+          built.ok()
+              ? search::runWorker({self, "tune-worker", "measure", ref,
+                                   "--reference-dir", f.referenceDir,
+                                   "--write-reference", "--threads", "1"},
+                                  std::max(600.0, tune.candidateTimeout))
+              : built;
       if (built.ok() && wrote.ok())
         f.referenceReady = true;
       else
         f.referenceError =
-            "no reference: " + (built.ok() ? wrote : built)
-                                   .describe(std::max(300.0,
-                                                      tune.candidateTimeout));
+            "no reference: " +
+            (built.ok() ? wrote : built)
+                .describe(std::max(300.0, tune.candidateTimeout));
     }
     if (!f.referenceReady) {
       for (auto &r : records) {
@@ -608,9 +607,8 @@ std::optional<TuningRun> tuneModel(ModuleOp module,
       std::string last = m.out;
       while (!last.empty() && last.back() == '\n')
         last.pop_back();
-      last = last.substr(last.rfind('\n') == std::string::npos
-                             ? 0
-                             : last.rfind('\n') + 1);
+      last = last.substr(
+          last.rfind('\n') == std::string::npos ? 0 : last.rfind('\n') + 1);
       nlohmann::json j = nlohmann::json::parse(last, nullptr, false);
       if (j.is_discarded() || !j.is_object()) {
         r.status = search::Status::Error;
@@ -618,7 +616,7 @@ std::optional<TuningRun> tuneModel(ModuleOp module,
         continue;
       }
       r.status = j.value("status", "") == "ok" ? search::Status::Ok
-                                                : search::Status::Wrong;
+                                               : search::Status::Wrong;
       r.relL2 = j.value("rel_l2", 0.0);
       r.maxAbs = j.value("max_abs", 0.0);
       r.medianNs = j.value("median_ns", 0.0);
@@ -682,16 +680,18 @@ std::string tuningReport(const TuningRun &run, const std::string &modelPath,
   double before = 0, after = 0;
   char line[512];
   std::string t;
-  std::snprintf(line, sizeof line, "%-16s %-34s %5s %10s %10s %7s %8s %6s %6s %8s\n",
-                "task", "kernel", "runs", "default", "tuned", "speedup",
-                "GFLOP/s", "%peak", "trials", "rel_l2");
+  std::snprintf(line, sizeof line,
+                "%-16s %-34s %5s %10s %10s %7s %8s %6s %6s %8s\n", "task",
+                "kernel", "runs", "default", "tuned", "speedup", "GFLOP/s",
+                "%peak", "trials", "rel_l2");
   t += line;
   for (size_t i = 0; i < run.tasks.size(); ++i) {
     const search::TaskOutcome &o = run.summary.tasks[i];
     const KernelSummary &k = run.kernels[i];
-    double def = o.defaultRecord && o.defaultRecord->status == search::Status::Ok
-                     ? o.defaultRecord->medianNs
-                     : 0;
+    double def =
+        o.defaultRecord && o.defaultRecord->status == search::Status::Ok
+            ? o.defaultRecord->medianNs
+            : 0;
     double best = o.best ? o.best->medianNs : 0;
     double gflops = best > 0 ? double(k.flops) / best : 0;
     nlohmann::json j = {{"task", k.task},
@@ -723,12 +723,13 @@ std::string tuningReport(const TuningRun &run, const std::string &modelPath,
     std::string name = llvm::join(k.ops, "+");
     if (name.size() > 34)
       name = name.substr(0, 31) + "...";
-    std::snprintf(line, sizeof line,
-                  "%-16s %-34s %5u %8.3fms %8.3fms %6.2fx %8.1f %5.1f%% %6lld %8.1e\n",
-                  k.task.c_str(), name.c_str(), k.launches, def / 1e6,
-                  best / 1e6, def > 0 && best > 0 ? def / best : 0.0, gflops,
-                  peak > 0 ? 100 * gflops / peak : 0.0, (long long)o.trials,
-                  o.best ? o.best->relL2 : 0.0);
+    std::snprintf(
+        line, sizeof line,
+        "%-16s %-34s %5u %8.3fms %8.3fms %6.2fx %8.1f %5.1f%% %6lld %8.1e\n",
+        k.task.c_str(), name.c_str(), k.launches, def / 1e6, best / 1e6,
+        def > 0 && best > 0 ? def / best : 0.0, gflops,
+        peak > 0 ? 100 * gflops / peak : 0.0, (long long)o.trials,
+        o.best ? o.best->relL2 : 0.0);
     t += line;
   }
   std::snprintf(line, sizeof line,
@@ -741,19 +742,18 @@ std::string tuningReport(const TuningRun &run, const std::string &modelPath,
   t += line;
   if (table)
     *table = t;
-  nlohmann::json report = {
-      {"model", modelPath},
-      {"fingerprint", fingerprint},
-      {"threads", run.threads},
-      {"peak_gflops", peak},
-      {"tuning_seconds", run.summary.seconds},
-      {"new_trials", run.summary.newTrials},
-      {"stopped_by_time", run.summary.stoppedByTime},
-      {"kernels", kernels},
-      {"model_estimate",
-       {{"default_ms", before / 1e6},
-        {"tuned_ms", after / 1e6},
-        {"speedup", after > 0 ? before / after : 0}}}};
+  nlohmann::json report = {{"model", modelPath},
+                           {"fingerprint", fingerprint},
+                           {"threads", run.threads},
+                           {"peak_gflops", peak},
+                           {"tuning_seconds", run.summary.seconds},
+                           {"new_trials", run.summary.newTrials},
+                           {"stopped_by_time", run.summary.stoppedByTime},
+                           {"kernels", kernels},
+                           {"model_estimate",
+                            {{"default_ms", before / 1e6},
+                             {"tuned_ms", after / 1e6},
+                             {"speedup", after > 0 ? before / after : 0}}}};
   return report.dump(2) + "\n";
 }
 

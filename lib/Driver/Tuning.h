@@ -20,12 +20,10 @@ struct TuningRun {
 
 /// Tunes the kernels `module` (consumed) would compile to, recording every
 /// measurement in `db`. nullopt after printing an error.
-std::optional<TuningRun> tuneModel(mlir::ModuleOp module,
-                                   const host::HostOptions &hostOptions,
-                                   const TuneOptions &tune,
-                                   search::TuningDatabase &db,
-                                   const std::string &fingerprint,
-                                   Verbosity verbosity);
+std::optional<TuningRun>
+tuneModel(mlir::ModuleOp module, const host::HostOptions &hostOptions,
+          const TuneOptions &tune, search::TuningDatabase &db,
+          const std::string &fingerprint, Verbosity verbosity);
 
 /// The report as JSON (returned) and as a human table (into `table`).
 std::string tuningReport(const TuningRun &run, const std::string &modelPath,

@@ -1,4 +1,5 @@
-//===- Peak.cpp - an FMA microbenchmark --------------------------------------===//
+//===- Peak.cpp - an FMA microbenchmark
+//--------------------------------------===//
 
 #include "ign/Search/Peak.h"
 
@@ -53,10 +54,11 @@ double measureFmaPeakGflops(double seconds) {
   auto start = std::chrono::steady_clock::now();
   while (true) {
     auto t0 = std::chrono::steady_clock::now();
-    sink = sink + (avx2 ? fmaChainsAvx2(iterations) : mulAddChainsSse(iterations));
-    double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                              t0)
-                    .count();
+    sink =
+        sink + (avx2 ? fmaChainsAvx2(iterations) : mulAddChainsSse(iterations));
+    double dt =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+            .count();
     if (dt > 0)
       best = std::max(best, flopsPerIteration * double(iterations) / dt / 1e9);
     if (dt < 0.01)

@@ -1,4 +1,5 @@
-//===- ScheduleSpace.cpp - schedules as JSON --------------------------------===//
+//===- ScheduleSpace.cpp - schedules as JSON
+//--------------------------------===//
 
 #include "ign/Search/ScheduleSpace.h"
 

@@ -20,7 +20,7 @@ constexpr float kFailedLabel = -2.0f;
 
 struct TaskState {
   const SearchTask *task = nullptr;
-  std::set<std::string> measured; // canonical schedule JSON
+  std::set<std::string> measured;                 // canonical schedule JSON
   std::vector<std::pair<Schedule, double>> valid; // schedule, median ns
   std::vector<std::pair<Schedule, Status>> failed;
   std::optional<TuningRecord> defaultRecord, best;
@@ -180,8 +180,8 @@ SearchSummary runSearch(const std::vector<SearchTask> &tasks,
     double t = elapsed();
     std::string eta = "?";
     if (summary.newTrials > 0) {
-      double left = t / double(summary.newTrials) *
-                    double(total - summary.newTrials);
+      double left =
+          t / double(summary.newTrials) * double(total - summary.newTrials);
       if (options.timeLimitSeconds > 0)
         left = std::min(left, options.timeLimitSeconds - t);
       eta = formatDuration(std::max(0.0, left));

@@ -1,4 +1,5 @@
-//===- TuningDatabase.cpp - measured schedules, kept in SQLite --------------===//
+//===- TuningDatabase.cpp - measured schedules, kept in SQLite
+//--------------===//
 
 #include "ign/Search/TuningDatabase.h"
 
@@ -98,8 +99,8 @@ std::unique_ptr<TuningDatabase> TuningDatabase::open(const std::string &path,
                                                      std::string &error) {
   sqlite3 *db = nullptr;
   if (sqlite3_open_v2(path.c_str(), &db,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
-      SQLITE_OK) {
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                      nullptr) != SQLITE_OK) {
     error = "cannot open tuning database '" + path +
             "': " + (db ? sqlite3_errmsg(db) : "out of memory");
     sqlite3_close(db);
@@ -229,13 +230,12 @@ TuningDatabase::query(const std::string &where,
                       const std::string &order) const {
   std::vector<TuningRecord> out;
   Statement st(db_, std::string("SELECT ") + kColumns + " FROM records" +
-                        (where.empty() ? "" : " WHERE " + where) + " ORDER BY " +
-                        order);
+                        (where.empty() ? "" : " WHERE " + where) +
+                        " ORDER BY " + order);
   if (!st.st)
     return out;
   for (size_t i = 0; i < args.size(); ++i)
-    sqlite3_bind_text(st.st, int(i + 1), args[i].c_str(), -1,
-                      SQLITE_TRANSIENT);
+    sqlite3_bind_text(st.st, int(i + 1), args[i].c_str(), -1, SQLITE_TRANSIENT);
   while (sqlite3_step(st.st) == SQLITE_ROW) {
     TuningRecord r;
     r.id = sqlite3_column_int64(st.st, 0);
@@ -272,8 +272,7 @@ TuningDatabase::best(const std::string &task,
 std::vector<TuningRecord>
 TuningDatabase::records(const std::string &task,
                         const std::string &fingerprint) const {
-  return query("task = ?1 AND fingerprint = ?2", {task, fingerprint},
-               "id ASC");
+  return query("task = ?1 AND fingerprint = ?2", {task, fingerprint}, "id ASC");
 }
 
 std::vector<TuningRecord>
@@ -309,25 +308,24 @@ std::string defaultTuningDatabasePath() {
 std::string recordsToJson(const std::vector<TuningRecord> &records) {
   nlohmann::json list = nlohmann::json::array();
   for (const TuningRecord &r : records)
-    list.push_back({{"task", r.task},
-                    {"fingerprint", r.fingerprint},
-                    {"schedule", nlohmann::json::parse(r.schedule, nullptr,
-                                                       false)},
-                    {"status", statusName(r.status)},
-                    {"median_ns", r.medianNs},
-                    {"min_ns", r.minNs},
-                    {"p90_ns", r.p90Ns},
-                    {"runs", r.runs},
-                    {"rel_l2", r.relL2},
-                    {"max_abs", r.maxAbs},
-                    {"origin", r.origin},
-                    {"message", r.message},
-                    {"kernel", r.kernel},
-                    {"flops", r.flops},
-                    {"created", r.created}});
-  nlohmann::json j = {{"format", "ignc-tuning-records"},
-                      {"version", 1},
-                      {"records", list}};
+    list.push_back(
+        {{"task", r.task},
+         {"fingerprint", r.fingerprint},
+         {"schedule", nlohmann::json::parse(r.schedule, nullptr, false)},
+         {"status", statusName(r.status)},
+         {"median_ns", r.medianNs},
+         {"min_ns", r.minNs},
+         {"p90_ns", r.p90Ns},
+         {"runs", r.runs},
+         {"rel_l2", r.relL2},
+         {"max_abs", r.maxAbs},
+         {"origin", r.origin},
+         {"message", r.message},
+         {"kernel", r.kernel},
+         {"flops", r.flops},
+         {"created", r.created}});
+  nlohmann::json j = {
+      {"format", "ignc-tuning-records"}, {"version", 1}, {"records", list}};
   return j.dump(1);
 }
 

@@ -51,19 +51,19 @@
 #include "mlir/Transforms/Passes.h"
 
 #include "lld/Common/Driver.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Intrinsics.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
-#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/xxhash.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
@@ -245,9 +245,9 @@ LogicalResult addPackedEntry(llvm::Module &module, llvm::StringRef name,
   args.push_back(entry->getArg(1));
   llvm::Value *end = entry->getArg(2);
   if (fault == 1) // workgroup 0 is never run (a serial kernel: nothing)
-    args.back() = b.CreateSelect(b.CreateICmpEQ(args.back(), b.getInt64(0)),
-                                 b.CreateAdd(args.back(), b.getInt64(1)),
-                                 args.back());
+    args.back() =
+        b.CreateSelect(b.CreateICmpEQ(args.back(), b.getInt64(0)),
+                       b.CreateAdd(args.back(), b.getInt64(1)), args.back());
   if (fault == 2)
     b.CreateIntrinsic(llvm::Intrinsic::trap, {}, {});
   if (fault == 3) { // spins forever (LLVM keeps loops without mustprogress)

@@ -443,8 +443,8 @@ constexpr int64_t kMaxWorkgroups = 256;
 /// projected-permutation maps) that its register tile is made of.
 struct ContractionLoops {
   SmallVector<int64_t> ranges;
-  unsigned inner = 0;            // the output's contiguous loop (columns)
-  SmallVector<unsigned> rowDims; // candidate row loops, heuristic's first
+  unsigned inner = 0;                // the output's contiguous loop (columns)
+  SmallVector<unsigned> rowDims;     // candidate row loops, heuristic's first
   std::optional<unsigned> reduction; // its single reduction loop, if one
   /// The operand streamed along the columns (B of C += A * B, indexed
   /// (..., k, n)) is read from the kernel's arguments, not computed in it.
@@ -486,9 +486,9 @@ std::optional<ContractionLoops> analyzeContraction(linalg::GenericOp op) {
   }
   auto iterators = op.getIteratorTypesArray();
   if (llvm::count(iterators, utils::IteratorType::reduction) == 1)
-    c.reduction = unsigned(llvm::find(iterators,
-                                      utils::IteratorType::reduction) -
-                           iterators.begin());
+    c.reduction =
+        unsigned(llvm::find(iterators, utils::IteratorType::reduction) -
+                 iterators.begin());
   if (c.reduction)
     for (OpOperand *in : op.getDpsInputOperands()) {
       AffineMap m = op.getMatchingIndexingMap(in);
@@ -508,8 +508,8 @@ struct ContractionKnobs {
           pack = 0;
 };
 
-ContractionKnobs contractionKnobs(const search::Schedule *knobs,
-                                  unsigned index, const ContractionLoops &c) {
+ContractionKnobs contractionKnobs(const search::Schedule *knobs, unsigned index,
+                                  const ContractionLoops &c) {
   ContractionKnobs k;
   // 16 lanes (two AVX2 vectors) when the loop is that long, the rest
   // peeled off (vectorizeContraction); else the widest vector dividing it.
@@ -555,8 +555,8 @@ bool packStreamedOperand(RewriterBase &rewriter,
   OpOperand *b = nullptr;
   for (OpOperand *in : op.getDpsInputOperands()) {
     AffineMap m = op.getMatchingIndexingMap(in);
-    if (m.getNumResults() >= 2 && m.getResults().back() ==
-                                      getAffineDimExpr(c.inner, op.getContext()) &&
+    if (m.getNumResults() >= 2 &&
+        m.getResults().back() == getAffineDimExpr(c.inner, op.getContext()) &&
         m.getResult(m.getNumResults() - 2) ==
             getAffineDimExpr(k, op.getContext()))
       b = in;
@@ -617,12 +617,11 @@ bool packStreamedOperand(RewriterBase &rewriter,
   // The tile's slice of B becomes the same elements of the panels.
   rewriter.setInsertionPoint(slice);
   SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
-  Value nOffset = getValueOrCreateConstantIndexOp(rewriter, loc,
-                                                  offsets[rank - 1]);
+  Value nOffset =
+      getValueOrCreateConstantIndexOp(rewriter, loc, offsets[rank - 1]);
   Value panel = rewriter.create<arith::DivUIOp>(
       loc, nOffset, rewriter.create<arith::ConstantIndexOp>(loc, cols));
-  SmallVector<OpFoldResult> packedOffsets(offsets.begin(),
-                                          offsets.end() - 2);
+  SmallVector<OpFoldResult> packedOffsets(offsets.begin(), offsets.end() - 2);
   packedOffsets.append({panel, offsets[rank - 2], rewriter.getIndexAttr(0)});
   SmallVector<OpFoldResult> packedSizes(rank + 1, rewriter.getIndexAttr(1));
   packedSizes.back() = rewriter.getIndexAttr(cols);
@@ -736,8 +735,7 @@ std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
   int64_t kTile = 0;
   if (c->reduction && k.kTile > 0 && k.kTile < c->ranges[*c->reduction] &&
       c->ranges[*c->reduction] % k.kTile == 0) {
-    SmallVector<OpFoldResult> chunk(c->ranges.size(),
-                                    rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> chunk(c->ranges.size(), rewriter.getIndexAttr(0));
     chunk[*c->reduction] = rewriter.getIndexAttr(k.kTile);
     scf::SCFTilingOptions options;
     options.setTileSizes(chunk);
@@ -767,9 +765,8 @@ std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
     return {};
   rewriter.replaceOp(target, tiled->replacements);
   if (c->reduction)
-    applied[prefix + "pack"] =
-        k.pack == 1 && !tiled->loops.empty() &&
-        packStreamedOperand(rewriter, *tiled, *c, cols);
+    applied[prefix + "pack"] = k.pack == 1 && !tiled->loops.empty() &&
+                               packStreamedOperand(rewriter, *tiled, *c, cols);
   // A tile that does not vectorize stays a correct scalar loop nest.
   if (failed(linalg::vectorize(rewriter, tiled->tiledOps.back())))
     return {};

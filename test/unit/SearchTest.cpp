@@ -1,7 +1,7 @@
 //===- SearchTest.cpp - tuning database, workers, cost model, search ------===//
 
-#include "ign/Search/CostModel.h"
 #include "ign/Search/Search.h"
+#include "ign/Search/CostModel.h"
 #include "ign/Search/TuningDatabase.h"
 #include "ign/Search/WorkerProcess.h"
 
@@ -123,9 +123,9 @@ TEST(WorkerProcess, TellsExitCrashAndTimeoutApart) {
   EXPECT_TRUE(hang.timedOut);
   EXPECT_FALSE(hang.ok());
   // Several at once keep their order.
-  auto many = runWorkers({{"/bin/sh", "-c", "sleep 0.2; echo a"},
-                          {"/bin/sh", "-c", "echo b"}},
-                         2, 10);
+  auto many = runWorkers(
+      {{"/bin/sh", "-c", "sleep 0.2; echo a"}, {"/bin/sh", "-c", "echo b"}}, 2,
+      10);
   EXPECT_EQ(many[0].out, "a\n");
   EXPECT_EQ(many[1].out, "b\n");
 }
@@ -133,7 +133,8 @@ TEST(WorkerProcess, TellsExitCrashAndTimeoutApart) {
 TEST(CostModel, LearnsARanking) {
   CostModel model(7);
   for (int x = 0; x < 40; ++x)
-    model.addSample({float(x % 8), float(x / 8)}, float(-(x % 8 - 5) * (x % 8 - 5)));
+    model.addSample({float(x % 8), float(x / 8)},
+                    float(-(x % 8 - 5) * (x % 8 - 5)));
   ASSERT_TRUE(model.train()) << model.error();
   auto scores = model.predict({{5, 0}, {0, 0}, {7, 1}});
   ASSERT_EQ(scores.size(), 3u);

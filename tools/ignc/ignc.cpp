@@ -33,9 +33,9 @@ double parseDuration(const std::string &text) {
   double v = std::strtod(text.c_str(), &end);
   std::string unit(end);
   double scale = unit.empty() || unit == "s" ? 1
-                 : unit == "m"              ? 60
-                 : unit == "h"              ? 3600
-                                            : -1;
+                 : unit == "m"               ? 60
+                 : unit == "h"               ? 3600
+                                             : -1;
   if (scale < 0 || !(v > 0))
     return -1;
   return v * scale;
@@ -163,8 +163,9 @@ int main(int argc, char **argv) {
   dbCmd->add_option("file", db.file,
                     "JSON file (export: default stdout; import), or another "
                     "database (merge)");
-  dbCmd->add_option("--tuning-db", db.dbPath, "the database (default: as for "
-                                              "compiling)");
+  dbCmd->add_option("--tuning-db", db.dbPath,
+                    "the database (default: as for "
+                    "compiling)");
   dbCmd->add_option("--fingerprint", db.fingerprint,
                     "export only this fingerprint ('this': this machine's)");
   dbCmd->add_flag("--json", db.json, "stats as JSON");
@@ -233,8 +234,8 @@ int main(int argc, char **argv) {
                  "bundle or --emit=schedule\n";
     return ign::kExitUsage;
   }
-  if (options.noTuningDb && (!options.tuningDb.empty() ||
-                             options.tune.enabled())) {
+  if (options.noTuningDb &&
+      (!options.tuningDb.empty() || options.tune.enabled())) {
     std::cerr << "ignc: error: --no-tuning-db excludes --tuning-db and "
                  "tuning\n";
     return ign::kExitUsage;

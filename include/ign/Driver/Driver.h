@@ -29,11 +29,11 @@ enum class Verbosity { Quiet, Normal, Verbose };
 
 /// The search agent's settings (docs/search.md).
 struct TuneOptions {
-  int64_t trials = 0;    // --trials: total for the model's kernels
-  double seconds = 0;    // --tune-time
-  uint64_t seed = 1;     // --seed
-  int jobs = 0;          // candidates compiled at once (0: one per core)
-  int threads = 0;       // threads kernels are measured with (0: cores)
+  int64_t trials = 0;           // --trials: total for the model's kernels
+  double seconds = 0;           // --tune-time
+  uint64_t seed = 1;            // --seed
+  int jobs = 0;                 // candidates compiled at once (0: one per core)
+  int threads = 0;              // threads kernels are measured with (0: cores)
   std::string search = "model"; // "model" (evolutionary + cost model) or
                                 // "random" (the baseline)
   std::string reportPath;       // --report FILE.json
@@ -68,9 +68,9 @@ int runTuneWorker(const std::vector<std::string> &args);
 
 /// `ignc db stats|export|import|merge`.
 struct DbCommand {
-  std::string action; // stats, export, import, merge
-  std::string dbPath; // empty: the default database
-  std::string file;   // JSON for export/import, a database for merge
+  std::string action;      // stats, export, import, merge
+  std::string dbPath;      // empty: the default database
+  std::string file;        // JSON for export/import, a database for merge
   std::string fingerprint; // export: only this one ("" all, "this": ours)
   bool json = false;       // stats as JSON
 };

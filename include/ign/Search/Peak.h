@@ -1,4 +1,5 @@
-//===- Peak.h - the machine's measured FMA peak ------------------*- C++ -*-===//
+//===- Peak.h - the machine's measured FMA peak ------------------*- C++
+//-*-===//
 
 #ifndef IGN_SEARCH_PEAK_H
 #define IGN_SEARCH_PEAK_H

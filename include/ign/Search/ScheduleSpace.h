@@ -1,4 +1,5 @@
-//===- ScheduleSpace.h - schedules as data, and the space of them -*- C++ -*-===//
+//===- ScheduleSpace.h - schedules as data, and the space of them -*- C++
+//-*-===//
 //
 // A schedule is a small value: one integer per named knob of a target's
 // schedule space ("split.0" = 4, "c0.rows" = 6, ...). Targets describe the

@@ -1,4 +1,5 @@
-//===- Search.h - the search agent: tasks, trials, the learned model -*- C++ -*-//
+//===- Search.h - the search agent: tasks, trials, the learned model -*- C++
+//-*-//
 //
 // Given the tasks of a model (distinct kernels, each with its schedule
 // space and how often it runs), spends a budget of trials where the whole
@@ -27,7 +28,7 @@ struct SearchTask {
   std::string task;        // structural hash
   std::string description; // ops and shapes, for humans
   ScheduleSpace space;
-  double launches = 1;     // occurrences per model run
+  double launches = 1; // occurrences per model run
   int64_t flops = 0;
 };
 
@@ -46,8 +47,8 @@ struct SearchOptions {
   int64_t trials = 64;
   double timeLimitSeconds = 0; // 0: none
   uint64_t seed = 1;
-  size_t batch = 8;            // candidates measured per round
-  bool useModel = true;        // false: plain random search (baseline)
+  size_t batch = 8;     // candidates measured per round
+  bool useModel = true; // false: plain random search (baseline)
   /// Progress: a live line on a terminal, plain lines otherwise.
   bool terminal = false;
   std::function<void(const std::string &)> log;
@@ -55,9 +56,9 @@ struct SearchOptions {
 
 struct TaskOutcome {
   std::optional<TuningRecord> defaultRecord, best;
-  int64_t trials = 0;      // records for this task (this run and before)
-  int64_t newTrials = 0;   // measured in this run
-  int64_t failed = 0;      // records not ok
+  int64_t trials = 0;    // records for this task (this run and before)
+  int64_t newTrials = 0; // measured in this run
+  int64_t failed = 0;    // records not ok
   /// Best latency after each trial of this run, for search-quality curves.
   std::vector<double> bestCurve;
 };

@@ -79,8 +79,9 @@ public:
   /// Every record (of one fingerprint when given), oldest first.
   std::vector<TuningRecord> all(const std::string &fingerprint = "") const;
   /// Fingerprints other than `fingerprint` with records for `task`.
-  std::vector<std::string> otherFingerprints(
-      const std::string &task, const std::string &fingerprint) const;
+  std::vector<std::string>
+  otherFingerprints(const std::string &task,
+                    const std::string &fingerprint) const;
 
   const std::string &path() const { return path_; }
 

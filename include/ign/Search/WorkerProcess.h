@@ -1,4 +1,5 @@
-//===- WorkerProcess.h - run a command in a child with a time limit -*- C++ -*-//
+//===- WorkerProcess.h - run a command in a child with a time limit -*- C++
+//-*-//
 //
 // Candidates are built and measured in child processes, so that a schedule
 // that crashes the compiler or the kernel, or hangs, costs one record and

@@ -6,7 +6,8 @@
    microbenchmark, in the report), the default schedule, the tuned one with
    the learned-model search, and plain random search at the same budget and
    seed. Writes the best-latency-vs-trials curves (search quality).
-2. Models (--zoo: ResNet-50 and BERT-base ONNX exports in --zoo-dir), tuned
+2. Models (--zoo: resnet50, bert_base, mobilenet_v2, vit_b_16, gpt2 ONNX
+   exports in --zoo-dir, from models/export_torch.py), tuned
    with --trials-model at all cores: ignc default, ignc tuned and
    onnxruntime at each --threads count.
 
@@ -33,6 +34,10 @@ from latency_vs_ort import shape_args, time_ort  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "..", "test", "e2e"))
 from compare_ort import ZOO  # noqa: E402
+
+# Input shapes of the zoo (models/export_torch.py writes the ONNX files).
+SHAPES = dict(ZOO, mobilenet_v2={"input": (1, 3, 224, 224)},
+              vit_b_16={"input": (1, 3, 224, 224)}, gpt2={"input_ids": (1, 128)})
 
 
 def run(cmd, **kw):
@@ -128,7 +133,7 @@ def zoo_part(args, tmp, out):
     threads = [int(t) for t in args.threads.split(",")]
     for name in args.zoo.split(","):
         model = os.path.join(args.zoo_dir, name + ".onnx")
-        shapes = ZOO[name]
+        shapes = SHAPES[name]
         d = os.path.join(tmp, name)
         os.makedirs(d)
         default = os.path.join(d, "default.ignb")

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Real torch exports of the benchmark zoo: torchvision's ResNet-50 and
-transformers' BERT-base (random weights), written by torch.onnx.export
-(TorchScript exporter, opset 17) as OUT_DIR/resnet50.onnx and
-OUT_DIR/bert_base.onnx, so that `benchmarks/latency_vs_ort.py --zoo-dir` and
+"""Real torch exports of the benchmark zoo: torchvision's ResNet-50,
+MobileNetV2 and ViT-B/16, transformers' BERT-base and GPT-2 small (random
+weights), written by torch.onnx.export (TorchScript exporter, opset 17) as
+OUT_DIR/{resnet50,mobilenet_v2,vit_b_16,bert_base,gpt2}.onnx, so that `benchmarks/latency_vs_ort.py --zoo-dir` and
 `test/e2e/compare_ort.py --zoo-dir` use them instead of gen_zoo.py's
 look-alikes (gen_zoo.py skips files that exist).
 
-  python3 benchmarks/models/export_torch.py OUT_DIR
+  python3 benchmarks/models/export_torch.py OUT_DIR [NAME,NAME...]
 
 torch is not a dependency of ignc or its tests. PyPI's torch wheel is built
 for CUDA; on a machine with the CUDA toolkit but no GPU it imports once the
@@ -29,6 +29,33 @@ def export_resnet50(path):
     x = torch.randn(1, 3, 224, 224)
     torch.onnx.export(model, (x,), path, opset_version=17, input_names=["input"],
                       output_names=["logits"], dynamic_axes={"input": {0: "batch"}},
+                      dynamo=False)
+
+
+def export_vision(name):
+    def export(path):
+        import torchvision
+        model = getattr(torchvision.models, name)(weights=None).eval()
+        x = torch.randn(1, 3, 224, 224)
+        torch.onnx.export(model, (x,), path, opset_version=17, input_names=["input"],
+                          output_names=["logits"], dynamo=False)
+    return export
+
+
+def export_gpt2(path):
+    from transformers import GPT2Config, GPT2Model
+
+    class Decoder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gpt = GPT2Model(GPT2Config()).eval()
+
+        def forward(self, input_ids):
+            return self.gpt(input_ids=input_ids, use_cache=False).last_hidden_state
+
+    ids = torch.randint(0, 1000, (1, 128))
+    torch.onnx.export(Decoder().eval(), (ids,), path, opset_version=17,
+                      input_names=["input_ids"], output_names=["last_hidden_state"],
                       dynamo=False)
 
 
@@ -57,7 +84,13 @@ def main():
     out = sys.argv[1] if len(sys.argv) > 1 else "."
     os.makedirs(out, exist_ok=True)
     torch.manual_seed(0)
-    for name, export in [("resnet50", export_resnet50), ("bert_base", export_bert_base)]:
+    zoo = [("resnet50", export_resnet50), ("bert_base", export_bert_base),
+           ("mobilenet_v2", export_vision("mobilenet_v2")),
+           ("vit_b_16", export_vision("vit_b_16")), ("gpt2", export_gpt2)]
+    only = sys.argv[2].split(",") if len(sys.argv) > 2 else None
+    for name, export in zoo:
+        if only and name not in only:
+            continue
         path = os.path.join(out, name + ".onnx")
         if not os.path.exists(path):
             export(path)

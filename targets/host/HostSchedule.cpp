@@ -451,6 +451,23 @@ struct ContractionLoops {
   bool streamsArgument = false;
 };
 
+/// Whether `map` reads the operand a register tile streams along its
+/// columns: false when it is indexed (..., k, n), true when (..., n, k)
+/// (a transposed B, as Gemm with transB), nullopt otherwise.
+std::optional<bool> streamedLayout(AffineMap map, const ContractionLoops &c) {
+  unsigned n = map.getNumResults();
+  if (!c.reduction || n < 2)
+    return std::nullopt;
+  MLIRContext *ctx = map.getContext();
+  AffineExpr inner = getAffineDimExpr(c.inner, ctx);
+  AffineExpr k = getAffineDimExpr(*c.reduction, ctx);
+  if (map.getResult(n - 1) == inner && map.getResult(n - 2) == k)
+    return false;
+  if (map.getResult(n - 1) == k && map.getResult(n - 2) == inner)
+    return true;
+  return std::nullopt;
+}
+
 /// Whether `v` is a function argument seen through views and slices.
 bool isArgumentView(Value v) {
   while (Operation *def = v.getDefiningOp()) {
@@ -489,15 +506,9 @@ std::optional<ContractionLoops> analyzeContraction(linalg::GenericOp op) {
     c.reduction =
         unsigned(llvm::find(iterators, utils::IteratorType::reduction) -
                  iterators.begin());
-  if (c.reduction)
-    for (OpOperand *in : op.getDpsInputOperands()) {
-      AffineMap m = op.getMatchingIndexingMap(in);
-      unsigned n = m.getNumResults();
-      if (n >= 2 &&
-          m.getResult(n - 1) == getAffineDimExpr(c.inner, op.getContext()) &&
-          m.getResult(n - 2) == getAffineDimExpr(*c.reduction, op.getContext()))
-        c.streamsArgument = isArgumentView(in->get());
-    }
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (streamedLayout(op.getMatchingIndexingMap(in), c))
+      c.streamsArgument = isArgumentView(in->get());
   return c;
 }
 
@@ -542,25 +553,24 @@ ContractionKnobs contractionKnobs(const search::Schedule *knobs, unsigned index,
 /// tile loops, and makes the tiles read the panels: each tile then walks
 /// one contiguous panel through the reduction instead of one row of B per
 /// step, rows that are a whole page apart (and so all in the same few L1
-/// sets). Returns false, changing nothing, unless B is indexed (..., k, n)
-/// with unit tiles on its leading dims, statically shaped, and read through
-/// a slice of a tensor defined outside the tile loops.
+/// sets). A transposed B (..., n, k), as Gemm with transB reads its weights,
+/// is transposed into the same panels. Returns false, changing nothing,
+/// unless B is indexed so, with unit tiles on its leading dims, statically
+/// shaped, and read through a slice of a tensor defined outside the tile
+/// loops.
 bool packStreamedOperand(RewriterBase &rewriter,
                          const scf::SCFTilingResult &tiled,
                          const ContractionLoops &c, int64_t cols) {
   auto op = dyn_cast<linalg::GenericOp>(tiled.tiledOps.back());
   if (!op)
     return false;
-  unsigned k = *c.reduction;
   OpOperand *b = nullptr;
-  for (OpOperand *in : op.getDpsInputOperands()) {
-    AffineMap m = op.getMatchingIndexingMap(in);
-    if (m.getNumResults() >= 2 &&
-        m.getResults().back() == getAffineDimExpr(c.inner, op.getContext()) &&
-        m.getResult(m.getNumResults() - 2) ==
-            getAffineDimExpr(k, op.getContext()))
+  bool transposed = false;
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (auto t = streamedLayout(op.getMatchingIndexingMap(in), c)) {
       b = in;
-  }
+      transposed = *t;
+    }
   if (!b)
     return false;
   auto slice = b->get().getDefiningOp<tensor::ExtractSliceOp>();
@@ -578,15 +588,16 @@ bool packStreamedOperand(RewriterBase &rewriter,
       !slice.hasUnitStride())
     return false;
   int64_t rank = source.getRank();
-  int64_t n = source.getDimSize(rank - 1), kk = source.getDimSize(rank - 2);
+  // Source dims of n and k: (..., k, n), or (..., n, k) when transposed.
+  int64_t nDim = transposed ? rank - 2 : rank - 1;
+  int64_t kDim = transposed ? rank - 1 : rank - 2;
+  int64_t n = source.getDimSize(nDim), kk = source.getDimSize(kDim);
   if (n % cols != 0)
     return false;
   SmallVector<int64_t> sizes(slice.getStaticSizes());
-  for (int64_t d = 0; d + 1 < rank; ++d)
-    if (sizes[d] != 1)
+  for (int64_t d = 0; d < rank; ++d)
+    if (sizes[d] != (d == nDim ? cols : 1))
       return false;
-  if (sizes[rank - 1] != cols)
-    return false;
 
   // The panels, computed once before the tile loops.
   MLIRContext *ctx = op.getContext();
@@ -596,14 +607,17 @@ bool packStreamedOperand(RewriterBase &rewriter,
   packedShape.append({n / cols, kk, cols});
   Value empty = rewriter.create<tensor::EmptyOp>(loc, packedShape,
                                                  source.getElementType());
-  // (lead..., j, k, c) -> source[lead..., k, j * cols + c]
+  // (lead..., j, k, c) -> source[lead..., k, j * cols + c] (or [..., j *
+  // cols + c, k] when transposed)
   unsigned loops = unsigned(rank + 1);
   SmallVector<AffineExpr> read;
   for (int64_t d = 0; d + 2 < rank; ++d)
     read.push_back(getAffineDimExpr(unsigned(d), ctx));
   AffineExpr j = getAffineDimExpr(unsigned(rank - 2), ctx);
-  read.push_back(getAffineDimExpr(unsigned(rank - 1), ctx));
-  read.push_back(j * cols + getAffineDimExpr(unsigned(rank), ctx));
+  AffineExpr kExpr = getAffineDimExpr(unsigned(rank - 1), ctx);
+  AffineExpr nExpr = j * cols + getAffineDimExpr(unsigned(rank), ctx);
+  read.push_back(transposed ? nExpr : kExpr);
+  read.push_back(transposed ? kExpr : nExpr);
   SmallVector<AffineMap> maps{AffineMap::get(loops, 0, read, ctx),
                               AffineMap::getMultiDimIdentityMap(loops, ctx)};
   SmallVector<utils::IteratorType> iterators(loops,
@@ -617,19 +631,35 @@ bool packStreamedOperand(RewriterBase &rewriter,
   // The tile's slice of B becomes the same elements of the panels.
   rewriter.setInsertionPoint(slice);
   SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
-  Value nOffset =
-      getValueOrCreateConstantIndexOp(rewriter, loc, offsets[rank - 1]);
+  Value nOffset = getValueOrCreateConstantIndexOp(rewriter, loc, offsets[nDim]);
   Value panel = rewriter.create<arith::DivUIOp>(
       loc, nOffset, rewriter.create<arith::ConstantIndexOp>(loc, cols));
   SmallVector<OpFoldResult> packedOffsets(offsets.begin(), offsets.end() - 2);
-  packedOffsets.append({panel, offsets[rank - 2], rewriter.getIndexAttr(0)});
+  packedOffsets.append({panel, offsets[kDim], rewriter.getIndexAttr(0)});
   SmallVector<OpFoldResult> packedSizes(rank + 1, rewriter.getIndexAttr(1));
   packedSizes.back() = rewriter.getIndexAttr(cols);
   SmallVector<OpFoldResult> strides(rank + 1, rewriter.getIndexAttr(1));
+  // The tile reads (..., k, n) from the panels: a transposed B's map gets
+  // its last two results swapped to match.
+  auto sliceType = cast<RankedTensorType>(slice.getType());
+  SmallVector<int64_t> shape(sliceType.getShape());
+  if (transposed)
+    std::swap(shape[rank - 2], shape[rank - 1]);
   auto packedSlice = rewriter.create<tensor::ExtractSliceOp>(
-      loc, cast<RankedTensorType>(slice.getType()), pack.getResult(0),
-      packedOffsets, packedSizes, strides);
-  rewriter.modifyOpInPlace(op, [&] { b->set(packedSlice.getResult()); });
+      loc, RankedTensorType::get(shape, sliceType.getElementType()),
+      pack.getResult(0), packedOffsets, packedSizes, strides);
+  SmallVector<AffineMap> opMaps = op.getIndexingMapsArray();
+  if (transposed) {
+    AffineMap m = opMaps[b->getOperandNumber()];
+    SmallVector<AffineExpr> results(m.getResults());
+    std::swap(results[rank - 2], results[rank - 1]);
+    opMaps[b->getOperandNumber()] =
+        AffineMap::get(m.getNumDims(), m.getNumSymbols(), results, ctx);
+  }
+  rewriter.modifyOpInPlace(op, [&] {
+    op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(opMaps));
+    b->set(packedSlice.getResult());
+  });
   if (slice->use_empty())
     rewriter.eraseOp(slice);
   return true;

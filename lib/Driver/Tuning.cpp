@@ -253,6 +253,7 @@ int workerMeasure(const std::vector<std::string> &args) {
   bool writeReference = false;
   int seeds = 3, threads = 0, maxRuns = 200;
   double minTimeMs = 300;
+  int64_t flushMb = 0;
   try {
     for (size_t i = 0; i < args.size(); ++i) {
       auto next = [&]() -> const std::string & {
@@ -270,6 +271,8 @@ int workerMeasure(const std::vector<std::string> &args) {
         threads = std::stoi(next());
       else if (args[i] == "--min-time-ms")
         minTimeMs = std::stod(next());
+      else if (args[i] == "--flush-mb")
+        flushMb = std::stoll(next());
       else if (args[i] == "--max-runs")
         maxRuns = std::stoi(next());
       else if (path.empty())
@@ -354,10 +357,19 @@ int workerMeasure(const std::vector<std::string> &args) {
     for (auto &s : sessions)
       if (ignrt_session_run(s.get()) != IGNRT_OK)
         return workerError(ignrt_last_error());
+    // With --flush-mb, every timed run starts with the caches flushed (a
+    // buffer larger than the last-level cache written over): a kernel that
+    // streams megabytes of weights reads them from memory in a whole model
+    // too, and a candidate must not win by finding them in cache.
+    std::vector<char> flush(size_t(std::max<int64_t>(0, flushMb)) << 20);
     std::vector<double> ns;
     auto begin = std::chrono::steady_clock::now();
     for (int r = 0; r < maxRuns; ++r) {
       ignrt_session *session = sessions[size_t(r) % sessions.size()].get();
+      if (!flush.empty()) {
+        std::memset(flush.data(), r & 0xff, flush.size());
+        asm volatile("" : : "r"(flush.data()) : "memory");
+      }
       auto t0 = std::chrono::steady_clock::now();
       if (ignrt_session_run(session) != IGNRT_OK)
         return workerError(ignrt_last_error());
@@ -540,6 +552,18 @@ tuneModel(ModuleOp module, const host::HostOptions &hostOptions,
     extras.push_back(*s);
   }
 
+  // Kernels moving at least 1 MB are timed with cold caches (weights
+  // stream from memory in a whole model): twice the last-level cache is
+  // written over before each timed run.
+  int64_t llcMb = 32;
+  if (long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE); l3 > 0)
+    llcMb = std::max<int64_t>(1, int64_t(l3 >> 20));
+  auto flushMb = [&](size_t i) -> int64_t {
+    const KernelSummary &k = run.kernels[i];
+    return k.bytesRead + k.bytesWritten >= (uint64_t(1) << 20)
+               ? std::min<int64_t>(2 * llcMb, 256)
+               : 0;
+  };
   size_t counter = 0;
   auto measure = [&](size_t i, const std::vector<search::Schedule> &batch) {
     TaskFiles &f = files[i];
@@ -593,7 +617,8 @@ tuneModel(ModuleOp module, const host::HostOptions &hostOptions,
       }
       auto m = search::runWorker({self, "tune-worker", "measure", bundles[k],
                                   "--reference-dir", f.referenceDir,
-                                  "--threads", std::to_string(threads)},
+                                  "--threads", std::to_string(threads),
+                                  "--flush-mb", std::to_string(flushMb(i))},
                                  tune.candidateTimeout);
       std::error_code ec;
       fs::remove(bundles[k], ec);

@@ -676,7 +676,8 @@ std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
                                           linalg::GenericOp op, unsigned index,
                                           const search::Schedule *knobs,
                                           search::Schedule &applied,
-                                          bool peel = true) {
+                                          bool peel = true,
+                                          bool peelRows = true) {
   std::optional<ContractionLoops> c = analyzeContraction(op);
   if (!c)
     return {};
@@ -713,9 +714,35 @@ std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
       restKnobs[prefix + "cols"] = restCols;
       search::Schedule ignored;
       vectorizeContraction(rewriter, restOp, index, &restKnobs, ignored,
-                           /*peel=*/true);
+                           /*peel=*/true, peelRows);
       return vectorizeContraction(rewriter, mainOp, index, knobs, applied,
-                                  /*peel=*/false);
+                                  /*peel=*/false, peelRows);
+    }
+  }
+  // Rows likewise: the largest multiple of the tile's rows, and the rest
+  // as one tile of what is left. 197 tokens (a prime) are 49 tiles of 4
+  // rows and one of 1, instead of 197 tiles of 1 row.
+  if (peelRows && !c->rowDims.empty()) {
+    unsigned rowLoop = k.rowDim >= 0 && size_t(k.rowDim) < c->rowDims.size()
+                           ? c->rowDims[k.rowDim]
+                           : c->rowDims.front();
+    int64_t rowRange = c->ranges[rowLoop], rows = k.rows;
+    if (rows > 1 && rows < rowRange && rowRange % rows != 0) {
+      rewriter.setInsertionPoint(op);
+      auto [main, rest] = linalg::splitOp(
+          rewriter, cast<TilingInterface>(op.getOperation()), rowLoop,
+          rewriter.getIndexAttr(rowRange - rowRange % rows));
+      auto mainOp = dyn_cast_or_null<linalg::GenericOp>(main.getOperation());
+      auto restOp = dyn_cast_or_null<linalg::GenericOp>(rest.getOperation());
+      if (mainOp && restOp) {
+        search::Schedule restKnobs = knobs ? *knobs : search::Schedule{};
+        restKnobs[prefix + "rows"] = rowRange % rows;
+        search::Schedule ignored;
+        vectorizeContraction(rewriter, restOp, index, &restKnobs, ignored, peel,
+                             /*peelRows=*/false);
+        return vectorizeContraction(rewriter, mainOp, index, knobs, applied,
+                                    peel, /*peelRows=*/false);
+      }
     }
   }
   int64_t cols = 1;

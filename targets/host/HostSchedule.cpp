@@ -667,11 +667,12 @@ bool packStreamedOperand(RewriterBase &rewriter,
 
 /// Tiles a contraction into register tiles of `rows` output rows by `cols`
 /// contiguous lanes, reduction loops innermost (within chunks of `kTile`
-/// when set), and vectorizes the tile. Values the contraction does not
-/// allow are clamped: rows and columns to the largest that divide their
-/// loops (columns in multiples of 4), the chunk to none. Returns the
-/// register tile and records the knobs applied, or {} when the contraction
-/// does not divide into such tiles (LLVM's loop vectorizer then handles it).
+/// when set), and vectorizes the tile. Columns and rows that do not divide
+/// their loops are peeled (see below); what is left is clamped: columns to
+/// the largest power of two (>= 4) dividing the loop, rows to the largest
+/// divisor, the chunk to none. Returns the register tile and records the
+/// knobs applied, or {} when the contraction does not divide into such
+/// tiles (LLVM's loop vectorizer then handles it).
 std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
                                           linalg::GenericOp op, unsigned index,
                                           const search::Schedule *knobs,

@@ -30,6 +30,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from fusion import bench  # noqa: E402
 from latency_vs_ort import shape_args, time_ort  # noqa: E402
 
 sys.path.insert(0, os.path.join(HERE, "..", "test", "e2e"))
@@ -58,12 +59,6 @@ def tune(ignc, model, db, trials, search, threads, seed, report, out, extra=()):
         r = json.load(f)
     r["wall_seconds"] = secs
     return r
-
-
-def bench(ignc, bundle, threads, repeat):
-    p, _ = run([ignc, "bench", bundle, "--threads", str(threads), "--repeat", str(repeat),
-                "--warmup", "3", "--json"])
-    return json.loads(p.stdout)["latency_ms"]["median"]
 
 
 def kernels_part(args, tmp, out):
@@ -146,8 +141,9 @@ def zoo_part(args, tmp, out):
         import numpy as np
         for t in threads:
             row = {"model": name, "threads": t,
-                   "ignc_default_ms": bench(args.ignc, default, t, args.repeat),
-                   "ignc_tuned_ms": bench(args.ignc, os.path.join(d, "tuned.ignb"), t, args.repeat),
+                   "ignc_default_ms": bench(args.ignc, default, t, 3, args.repeat),
+                   "ignc_tuned_ms": bench(args.ignc, os.path.join(d, "tuned.ignb"), t, 3,
+                                          args.repeat),
                    "ort_ms": time_ort(model, shapes, t, 3, args.repeat, np.random.default_rng(0)),
                    "trials": args.trials_model,
                    "tuning_s": round(r["wall_seconds"], 1)}

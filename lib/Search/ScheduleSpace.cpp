@@ -7,16 +7,6 @@
 
 namespace ign::search {
 
-uint64_t ScheduleSpace::size() const {
-  uint64_t n = 1;
-  for (const Knob &k : knobs) {
-    if (n > (uint64_t(1) << 62) / std::max<size_t>(1, k.values.size()))
-      return uint64_t(1) << 62;
-    n *= std::max<size_t>(1, k.values.size());
-  }
-  return n;
-}
-
 std::string scheduleToJson(const Schedule &schedule) {
   return nlohmann::json(schedule).dump();
 }

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ign/Driver/Driver.h"
+#include "ign/Search/ScheduleSpace.h"
 
 #include <CLI/CLI.hpp>
 
@@ -227,6 +228,14 @@ int main(int argc, char **argv) {
     std::cerr << "ignc: error: --trials, --jobs and --tune-threads must not be "
                  "negative, --candidate-timeout positive\n";
     return ign::kExitUsage;
+  }
+  for (const std::string &text : options.tune.extraCandidates) {
+    std::string error;
+    if (!ign::search::scheduleFromJson(text, &error)) {
+      std::cerr << "ignc: error: --tune-extra-candidate '" << text
+                << "': " << error << "\n";
+      return ign::kExitUsage;
+    }
   }
   if (options.tune.enabled() && !options.emit.empty() &&
       options.emit != "schedule") {

@@ -25,11 +25,9 @@ public:
   CostModel &operator=(const CostModel &) = delete;
 
   void addSample(std::vector<float> features, float label);
-  size_t numSamples() const { return labels_.size(); }
   /// Retrains from all samples. False (and `error()`) when XGBoost fails;
   /// the model then predicts nothing (predict returns an empty vector).
   bool train();
-  bool trained() const { return booster_ != nullptr; }
   /// Scores, higher = predicted faster; empty when untrained.
   std::vector<float> predict(const std::vector<std::vector<float>> &rows);
   const std::string &error() const { return error_; }

@@ -38,8 +38,6 @@ struct ScheduleSpace {
   std::function<bool(const Schedule &)> legal;
 
   bool isLegal(const Schedule &s) const { return !legal || legal(s); }
-  /// Number of points, saturating at 2^62.
-  uint64_t size() const;
 };
 
 /// {"c0.rows":4,...} (keys sorted, no spaces): the canonical text.

@@ -105,7 +105,12 @@ FailureOr<LaunchPlan> buildLaunchPlan(func::FuncOp main) {
       auto it = slots.find(reshape.getInput());
       if (it == slots.end())
         return reshape.emitError("reshape of a value without a buffer");
-      slots[reshape.getResult()] = it->second; // a view: same bytes
+      // A view: same bytes. Copied out first: inserting into the DenseMap
+      // may grow it and move the entry `it` points to (that read freed
+      // memory and, now and then, wrote a garbage argument kind into the
+      // bundle).
+      Slot view = it->second;
+      slots[reshape.getResult()] = view;
     } else if (auto call = dyn_cast<func::CallOp>(op)) {
       int64_t index = int64_t(launches.size());
       PendingLaunch launch;

@@ -171,11 +171,36 @@ int main(int argc, char **argv) {
                     "export only this fingerprint ('this': this machine's)");
   dbCmd->add_flag("--json", db.json, "stats as JSON");
 
+  ign::SimCommand sim;
+  auto *simCmd = app.add_subcommand(
+      "sim", "simulate the layers of a SCALE-Sim topology on the systolic "
+             "simulator and write SCALE-Sim's reports");
+  simCmd->add_option("--config", sim.config, "a SCALE-Sim configuration file");
+  simCmd->add_option("--chip", sim.chip,
+                     "or a systolic preset: gemmini-16, tpu-v1, scale-32");
+  simCmd->add_option("--topology", sim.topology, "a SCALE-Sim topology file")
+      ->required();
+  simCmd->add_flag("--gemm", sim.gemm,
+                   "the topology is in GEMM form: name, M, N, K");
+  simCmd
+      ->add_option("--output-dir", sim.outputDir,
+                   "where COMPUTE_REPORT.csv, BANDWIDTH_REPORT.csv and "
+                   "REPORT.json go")
+      ->required();
+  simCmd
+      ->add_option("--mapping", sim.mapping,
+                   "scalesim: SCALE-Sim's fixed mapping for the dataflow; "
+                   "tuned: the fastest mapping the simulator finds")
+      ->capture_default_str();
+  simCmd->add_option("--dataflow", sim.dataflow,
+                     "os, ws or is instead of the configuration's");
+  simCmd->add_flag("--json", sim.json, "print REPORT.json");
+
   std::string inspectPath;
   auto *inspectCmd = app.add_subcommand("inspect", "describe a bundle");
   inspectCmd->add_option("bundle", inspectPath, "the .ignb bundle")->required();
   // -v/-q given after a subcommand still reach the app.
-  for (CLI::App *sub : {runCmd, benchCmd, inspectCmd, targets, dbCmd})
+  for (CLI::App *sub : {runCmd, benchCmd, inspectCmd, targets, dbCmd, simCmd})
     sub->fallthrough();
   app.require_subcommand(0, 1);
 
@@ -198,6 +223,8 @@ int main(int argc, char **argv) {
   }
   if (benchCmd->parsed())
     return ign::benchBundle(bench);
+  if (simCmd->parsed())
+    return ign::runSimCommand(sim);
   if (runCmd->parsed()) {
     for (const std::string &s : runInputs) {
       std::string name, file;

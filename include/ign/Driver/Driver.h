@@ -76,6 +76,19 @@ struct DbCommand {
 };
 int runDbCommand(const DbCommand &command);
 
+/// `ignc sim`: layers of a SCALE-Sim topology on the systolic simulator.
+struct SimCommand {
+  std::string config;   // a SCALE-Sim .cfg
+  std::string chip;     // or a preset (gemmini-16, tpu-v1, scale-32)
+  std::string topology; // a SCALE-Sim topology .csv
+  bool gemm = false;    // the topology is in GEMM form (name, M, N, K)
+  std::string outputDir;
+  std::string mapping = "scalesim"; // or "tuned"
+  std::string dataflow;             // override the config's dataflow
+  bool json = false;                // print REPORT.json to stdout
+};
+int runSimCommand(const SimCommand &command);
+
 /// A compilation target known to ignc and whether this build can use it.
 struct TargetInfo {
   const char *name;

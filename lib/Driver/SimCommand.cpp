@@ -1,0 +1,92 @@
+//===- SimCommand.cpp - ignc sim: topologies on the systolic simulator ----===//
+
+#include "ScaleSim.h"
+#include "ign/Driver/Driver.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <cstdio>
+#include <iostream>
+
+namespace ign {
+
+using namespace ign::systolic;
+
+int runSimCommand(const SimCommand &cmd) {
+  auto fail = [](const std::string &message, int code = kExitRuntime) {
+    std::cerr << "ignc sim: error: " << message << "\n";
+    return code;
+  };
+  if (cmd.config.empty() == cmd.chip.empty())
+    return fail("give exactly one of --config FILE.cfg and --chip NAME",
+                kExitUsage);
+  ArrayConfig machine;
+  if (!cmd.config.empty()) {
+    auto cfg = parseScaleSimConfig(cmd.config);
+    if (!cfg)
+      return fail(llvm::toString(cfg.takeError()), kExitImport);
+    machine = machineForScaleSim(*cfg);
+  } else {
+    auto preset = presetConfig(cmd.chip);
+    if (!preset)
+      return fail(llvm::toString(preset.takeError()), kExitUsage);
+    machine = *preset;
+  }
+  if (!cmd.dataflow.empty()) {
+    Dataflow df;
+    if (!parseDataflow(cmd.dataflow, df))
+      return fail("--dataflow '" + cmd.dataflow + "' is not os, ws or is",
+                  kExitUsage);
+    if (!machine.supports(df))
+      return fail("machine '" + machine.name + "' cannot run dataflow " +
+                      cmd.dataflow,
+                  kExitUsage);
+    machine.dataflow = df;
+  }
+  if (llvm::Error e = machine.validate())
+    return fail(llvm::toString(std::move(e)), kExitImport);
+  if (cmd.mapping != "scalesim" && cmd.mapping != "tuned")
+    return fail("--mapping '" + cmd.mapping + "' is not scalesim or tuned",
+                kExitUsage);
+  auto layers = parseTopology(cmd.topology, cmd.gemm);
+  if (!layers)
+    return fail(llvm::toString(layers.takeError()), kExitImport);
+
+  std::vector<LayerResult> results;
+  std::printf("%s\n", machine.describe().c_str());
+  std::printf("%-24s %8s %8s %8s  %-22s %12s %7s %7s\n", "layer", "M", "K", "N",
+              "mapping", "cycles", "util%", "stall");
+  for (const TopologyLayer &layer : *layers) {
+    GemmMapping mapping{machine.dataflow, 0, /*accumulate=*/false};
+    if (cmd.mapping == "tuned") {
+      auto tuned = tuneGemmMapping(machine, layer.gemm());
+      if (!tuned)
+        return fail("layer '" + layer.name +
+                    "': " + llvm::toString(tuned.takeError()));
+      mapping = tuned->mapping;
+    }
+    auto r = simulateLayer(machine, layer, mapping);
+    if (!r)
+      return fail(llvm::toString(r.takeError()));
+    GemmShape g = layer.gemm();
+    std::printf("%-24s %8lld %8lld %8lld  %-22s %12lld %7.2f %7lld\n",
+                layer.name.c_str(), (long long)g.M, (long long)g.K,
+                (long long)g.N, mapping.str().c_str(),
+                (long long)r->totalCycles, r->overallUtil,
+                (long long)r->stallCycles);
+    results.push_back(std::move(*r));
+  }
+  if (llvm::Error e = writeScaleSimReports(cmd.outputDir, results))
+    return fail(llvm::toString(std::move(e)), kExitOutput);
+  if (cmd.json) {
+    llvm::SmallString<256> p(cmd.outputDir);
+    llvm::sys::path::append(p, "REPORT.json");
+    if (auto buf = llvm::MemoryBuffer::getFile(p))
+      std::cout << (*buf)->getBuffer().str();
+  }
+  return kExitOk;
+}
+
+} // namespace ign

@@ -1,0 +1,353 @@
+//===- GemmMapping.cpp - GEMM mappings as systolic programs ---------------===//
+//
+// Buffers: the scratchpad holds two slots for stationary tiles and two for
+// streamed chunks, the accumulator two output slots, so that the load queue
+// fills one slot while the array works on the other. Tokens: every load
+// group (the MVINs one execute instruction consumes) signals the execute
+// queue; from the third group on it first waits until the execute queue
+// released a slot (each consumer signals when its inputs are in the array);
+// the first computation into an output slot waits until the store queue has
+// emptied that slot's previous contents.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GemmMapping.h"
+#include "Simulator.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+using namespace llvm;
+
+namespace ign::systolic {
+
+namespace {
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// The array roles of the GEMM dimensions under a dataflow.
+struct Roles {
+  int64_t rowsDim, colsDim, streamDim; // stationary rows, cols; streamed
+};
+Roles rolesOf(Dataflow df, const GemmShape &s) {
+  switch (df) {
+  case Dataflow::WS:
+    return {s.K, s.N, s.M};
+  case Dataflow::IS:
+    return {s.K, s.M, s.N};
+  case Dataflow::OS:
+    return {s.M, s.N, s.K};
+  }
+  return {0, 0, 0};
+}
+} // namespace
+
+std::string GemmMapping::str() const {
+  return formatv("{0} chunk={1} {2}", dataflowName(dataflow), chunk,
+                 accumulate ? "accumulate" : "partials")
+      .str();
+}
+
+GemmBuffers denseGemmBuffers(const ArrayConfig &config, const GemmShape &s,
+                             ElemType outType) {
+  GemmBuffers b;
+  uint64_t eb = elemBytes(config.inType);
+  b.a = 0;
+  b.b = uint64_t(s.M) * s.K * eb;
+  b.c = b.b + uint64_t(s.K) * s.N * eb;
+  b.dramBytes = b.c + uint64_t(s.M) * s.N * elemBytes(outType);
+  b.outType = outType;
+  return b;
+}
+
+FoldStats scaleSimFoldStats(const ArrayConfig &c, const GemmShape &shape,
+                            Dataflow df) {
+  Roles r = rolesOf(df, shape);
+  FoldStats f;
+  int64_t R = c.rows, C = c.cols, T = r.streamDim;
+  double cyc = df == Dataflow::OS ? double(T + R + C - 2)
+                                  : double(2 * R + 2 * C + T - 3);
+  for (int64_t fc = 0; fc < ceilDiv(r.colsDim, C); ++fc)
+    for (int64_t fr = 0; fr < ceilDiv(r.rowsDim, R); ++fr) {
+      double used = double(std::min(R, r.rowsDim - fr * R)) *
+                    double(std::min(C, r.colsDim - fc * C));
+      f.mappingEfficiency += used / double(R * C);
+      f.computeUtil += used * double(T) / (double(R * C) * cyc);
+      ++f.folds;
+    }
+  if (f.folds) {
+    f.mappingEfficiency /= double(f.folds);
+    f.computeUtil /= double(f.folds);
+  }
+  return f;
+}
+
+Expected<Program> buildGemmProgram(const ArrayConfig &c, const GemmShape &s,
+                                   const GemmMapping &map,
+                                   const GemmBuffers &buf) {
+  auto fail = [&](const Twine &why) {
+    return createStringError(inconvertibleErrorCode(),
+                             formatv("GEMM {0}x{1}x{2} with mapping '{3}' on "
+                                     "'{4}': ",
+                                     s.M, s.K, s.N, map.str(), c.name) +
+                                 why);
+  };
+  if (s.M < 1 || s.K < 1 || s.N < 1)
+    return fail("empty GEMM");
+  if (!c.supports(map.dataflow))
+    return fail("the machine does not run this dataflow");
+  const Dataflow df = map.dataflow;
+  const int64_t R = c.rows, C = c.cols;
+  const Roles roles = rolesOf(df, s);
+  const uint64_t eb = elemBytes(c.inType);
+  const int64_t spad = c.spadElems(), accElems = c.accElems();
+  const bool os = df == Dataflow::OS;
+
+  // Buffer sizing.
+  int64_t statSlot = os ? 0 : R * C;
+  int64_t streamElems =
+      map.streamSpadElems ? map.streamSpadElems : spad - 2 * statSlot;
+  if (streamElems <= 0 || streamElems + 2 * statSlot > spad)
+    return fail("the scratchpad cannot hold two stationary tiles");
+  // Elements one streamed vector needs in the scratchpad and accumulator.
+  int64_t perVecSpad = os ? (R + C) : R;
+  int64_t maxChunk = streamElems / (2 * perVecSpad);
+  if (!os)
+    maxChunk = std::min(maxChunk, accElems / (2 * C));
+  else if (2 * R * C > accElems)
+    return fail("the accumulator cannot hold two output tiles");
+  maxChunk = std::min<int64_t>(maxChunk, 0xFFFF);
+  if (maxChunk < 1)
+    return fail("the buffers cannot hold one streamed vector");
+  int64_t chunk = map.chunk ? std::min(map.chunk, maxChunk) : maxChunk;
+  // Even chunks: no short tail chunk.
+  int64_t nChunks = ceilDiv(roles.streamDim, chunk);
+  chunk = ceilDiv(roles.streamDim, nChunks);
+
+  const uint64_t spadStat[2] = {0, uint64_t(statSlot)};
+  const uint64_t streamBase = 2 * statSlot;
+  const uint64_t streamSlot = uint64_t(chunk) * perVecSpad;
+  const uint64_t accSlot = os ? uint64_t(R * C) : uint64_t(chunk) * C;
+  const uint64_t ob = elemBytes(buf.outType);
+
+  Program p;
+  p.dramBytes = buf.dramBytes;
+  auto &out = p.instrs;
+  out.push_back(configEx(df, 0, 0, 0));
+  out.push_back(
+      configSt(uint64_t(s.N) * ob, 0, buf.outType, buf.scale, buf.relu));
+  uint64_t ldStride = ~uint64_t(0);
+  auto setLdStride = [&](uint64_t stride) {
+    if (stride != ldStride)
+      out.push_back(configLd(stride, 0));
+    ldStride = stride;
+  };
+  int64_t loadGroups = 0, outputs = 0, streamed = 0, statLoads = 0;
+  // A load group: the MVINs one execute instruction consumes.
+  auto loadGroup = [&](std::initializer_list<Instr> mvins) {
+    size_t first = out.size();
+    for (const Instr &in : mvins) {
+      setLdStride(in.operand == Operand::A ? uint64_t(s.K) * eb
+                                           : uint64_t(s.N) * eb);
+      out.push_back(in);
+    }
+    // setLdStride may have put CONFIG_LDs in between: flag the MVINs.
+    size_t firstMvin = first, lastMvin = out.size() - 1;
+    while (out[firstMvin].op != Opcode::Mvin)
+      ++firstMvin;
+    if (loadGroups >= 2)
+      out[firstMvin].deps |= PopNext;
+    out[lastMvin].deps |= PushNext;
+    ++loadGroups;
+  };
+  auto store = [&](uint64_t dram, uint64_t acc, int64_t rows, int64_t cols) {
+    out.push_back(mvout(dram, uint32_t(acc), uint32_t(rows), uint32_t(cols),
+                        PopPrev | PushPrev));
+  };
+
+  const int64_t rowFolds = ceilDiv(roles.rowsDim, R);
+  const int64_t colFolds = ceilDiv(roles.colsDim, C);
+
+  if (os) {
+    // Output tiles: N blocks outer, M blocks inner (SCALE-Sim's order); K
+    // streams in chunks, accumulating in the PEs.
+    for (int64_t nb = 0; nb < colFolds; ++nb)
+      for (int64_t mb = 0; mb < rowFolds; ++mb) {
+        int64_t m = std::min(R, s.M - mb * R), n = std::min(C, s.N - nb * C);
+        uint64_t accAddr = (outputs % 2) * accSlot;
+        for (int64_t j = 0; j < nChunks; ++j) {
+          int64_t k0 = j * chunk, kj = std::min(chunk, s.K - k0);
+          uint64_t slot = streamBase + (streamed++ % 2) * streamSlot;
+          uint64_t aAddr = slot, bAddr = slot + uint64_t(R) * chunk;
+          loadGroup(
+              {mvin(buf.a + (uint64_t(mb * R) * s.K + k0) * eb, uint32_t(aAddr),
+                    uint32_t(m), uint32_t(kj), Operand::A),
+               mvin(buf.b + (uint64_t(k0) * s.N + nb * C) * eb, uint32_t(bAddr),
+                    uint32_t(kj), uint32_t(n), Operand::B)});
+          uint8_t deps = PopPrev | PushPrev;
+          if (j == 0 && outputs >= 2)
+            deps |= PopNext;
+          if (j == nChunks - 1)
+            deps |= PushNext;
+          out.push_back(compute(j == 0, uint32_t(aAddr), uint32_t(bAddr),
+                                uint32_t(accAddr), uint32_t(m), uint32_t(kj),
+                                uint32_t(n), j > 0, deps));
+        }
+        store(buf.c + (uint64_t(mb * R) * s.N + nb * C) * ob, accAddr, m, n);
+        ++outputs;
+      }
+  } else {
+    const bool ws = df == Dataflow::WS;
+    // One fold: stationary block (fr, fc) and the chunks [j0, j1) of the
+    // streamed dimension; `first`/`last` say whether the outputs start or
+    // finish here.
+    auto fold = [&](int64_t fc, int64_t fr, int64_t j0, int64_t j1, bool first,
+                    bool last) {
+      int64_t k = std::min(R, s.K - fr * R);
+      int64_t other = std::min(C, roles.colsDim - fc * C); // n (WS) / m (IS)
+      uint64_t statAddr = spadStat[statLoads++ % 2];
+      if (ws)
+        loadGroup({mvin(buf.b + (uint64_t(fr * R) * s.N + fc * C) * eb,
+                        uint32_t(statAddr), uint32_t(k), uint32_t(other),
+                        Operand::B)});
+      else
+        loadGroup({mvin(buf.a + (uint64_t(fc * C) * s.K + fr * R) * eb,
+                        uint32_t(statAddr), uint32_t(other), uint32_t(k),
+                        Operand::A)});
+      out.push_back(preload(uint32_t(statAddr), uint32_t(ws ? k : other),
+                            uint32_t(ws ? other : k), PopPrev | PushPrev));
+      for (int64_t j = j0; j < j1; ++j) {
+        int64_t v0 = j * chunk, vj = std::min(chunk, roles.streamDim - v0);
+        uint64_t slot = streamBase + (streamed++ % 2) * streamSlot;
+        int64_t outSlot = map.accumulate ? outputs + (j - j0) : outputs;
+        uint64_t accAddr = (outSlot % 2) * accSlot;
+        if (ws)
+          loadGroup(
+              {mvin(buf.a + (uint64_t(v0) * s.K + fr * R) * eb, uint32_t(slot),
+                    uint32_t(vj), uint32_t(k), Operand::A)});
+        else
+          loadGroup(
+              {mvin(buf.b + (uint64_t(fr * R) * s.N + v0) * eb, uint32_t(slot),
+                    uint32_t(k), uint32_t(vj), Operand::B)});
+        uint8_t deps = PopPrev | PushPrev;
+        if (first && outSlot >= 2)
+          deps |= PopNext;
+        if (last)
+          deps |= PushNext;
+        int64_t m = ws ? vj : other, n = ws ? other : vj;
+        out.push_back(compute(j == j0, uint32_t(ws ? slot : 0),
+                              uint32_t(ws ? 0 : slot), uint32_t(accAddr),
+                              uint32_t(m), uint32_t(k), uint32_t(n),
+                              map.accumulate && !first, deps));
+        if (last) {
+          uint64_t dram = ws ? buf.c + (uint64_t(v0) * s.N + fc * C) * ob
+                             : buf.c + (uint64_t(fc * C) * s.N + v0) * ob;
+          store(dram, accAddr, m, n);
+          if (!map.accumulate)
+            ++outputs;
+        }
+      }
+    };
+    if (!map.accumulate) {
+      // SCALE-Sim: column folds outer, row folds inner, the whole stream
+      // per fold, partial sums stored by every fold.
+      for (int64_t fc = 0; fc < colFolds; ++fc)
+        for (int64_t fr = 0; fr < rowFolds; ++fr)
+          fold(fc, fr, 0, nChunks, true, true);
+    } else {
+      // Outputs stay in the accumulator across the row (K) folds: one
+      // chunk of outputs at a time, two chunks in flight.
+      for (int64_t fc = 0; fc < colFolds; ++fc)
+        for (int64_t j = 0; j < nChunks; ++j) {
+          for (int64_t fr = 0; fr < rowFolds; ++fr)
+            fold(fc, fr, j, j + 1, fr == 0, fr == rowFolds - 1);
+          ++outputs;
+        }
+    }
+  }
+  out.push_back(flush());
+  return p;
+}
+
+std::vector<GemmMapping> gemmMappingSpace(const ArrayConfig &c,
+                                          const GemmShape &s) {
+  std::vector<GemmMapping> space;
+  for (Dataflow df : {Dataflow::WS, Dataflow::OS, Dataflow::IS}) {
+    if (!c.supports(df))
+      continue;
+    int64_t stream = rolesOf(df, s).streamDim;
+    for (bool acc : {true, false}) {
+      if (df == Dataflow::OS && !acc)
+        continue; // OS keeps its partial sums in the PEs either way
+      for (int64_t div : {1, 2, 4, 16}) {
+        GemmMapping m;
+        m.dataflow = df;
+        m.accumulate = acc;
+        m.chunk = div == 1 ? 0 : std::max<int64_t>(1, stream / div);
+        if (div > 1 && m.chunk < 8)
+          continue;
+        space.push_back(m);
+      }
+    }
+  }
+  return space;
+}
+
+Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &c, const GemmShape &s,
+                                    int simulateTop) {
+  TunedGemm best;
+  std::vector<std::pair<int64_t, GemmMapping>> ranked;
+  GemmBuffers buf = denseGemmBuffers(c, s, c.inType);
+  Machine machine(c);
+  std::string firstError;
+  for (const GemmMapping &m : gemmMappingSpace(c, s)) {
+    ++best.candidates;
+    auto p = buildGemmProgram(c, s, m, buf);
+    if (!p) {
+      if (firstError.empty())
+        firstError = toString(p.takeError());
+      else
+        consumeError(p.takeError());
+      continue;
+    }
+    auto est = machine.estimate(*p);
+    if (!est) {
+      consumeError(est.takeError());
+      continue;
+    }
+    ranked.push_back({est->totalCycles, m});
+  }
+  if (ranked.empty())
+    return createStringError(inconvertibleErrorCode(),
+                             formatv("no mapping of GEMM {0}x{1}x{2} fits "
+                                     "'{3}': {4}",
+                                     s.M, s.K, s.N, c.name, firstError));
+  // Ties keep the space's order (partial_sort is not stable).
+  std::vector<size_t> order(ranked.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return ranked[a].first != ranked[b].first
+               ? ranked[a].first < ranked[b].first
+               : a < b;
+  });
+  best.cycles = -1;
+  for (int r = 0; r < simulateTop && r < int(ranked.size()); ++r) {
+    size_t i = order[r];
+    auto p = buildGemmProgram(c, s, ranked[i].second, buf);
+    if (!p)
+      return p.takeError();
+    auto rep = machine.simulate(*p, SimOptions{/*functional=*/false});
+    if (!rep)
+      return rep.takeError();
+    ++best.simulated;
+    if (best.cycles < 0 || rep->totalCycles < best.cycles) {
+      best.cycles = rep->totalCycles;
+      best.mapping = ranked[i].second;
+      best.estimatedCycles = ranked[i].first;
+    }
+  }
+  return best;
+}
+
+} // namespace ign::systolic

@@ -1,0 +1,97 @@
+//===- GemmMapping.h - GEMM mappings as systolic programs -------*- C++ -*-===//
+//
+// C[M x N] = A[M x K] * B[K x N] mapped onto the array as folds: a fold is
+// one stationary tile (WS: a K x N block of B; IS: an M x K block of A; OS:
+// an M x N block of C) through which the remaining dimension streams in
+// chunks. Every convolution reaches the array as this GEMM over its im2col
+// operand matrices (M = output pixels, K = window, N = filters).
+//
+//===----------------------------------------------------------------------===//
+#ifndef IGN_TARGETS_SYSTOLIC_GEMMMAPPING_H
+#define IGN_TARGETS_SYSTOLIC_GEMMMAPPING_H
+
+#include "Isa.h"
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ign::systolic {
+
+struct GemmShape {
+  int64_t M = 0, K = 0, N = 0;
+};
+
+struct GemmMapping {
+  Dataflow dataflow = Dataflow::WS;
+  /// Streamed vectors per COMPUTE; 0: as many as the buffers hold.
+  int64_t chunk = 0;
+  /// false: SCALE-Sim's fixed mapping. The stationary tiles are visited
+  /// column fold outer, row fold inner; each fold streams the whole
+  /// streamed dimension and stores its partial sums (WS, IS) as SCALE-Sim
+  /// does, so the program is a timing model only.
+  /// true: partial sums stay in the accumulator across the K folds
+  /// (stream chunk outer, K folds inner) and every output is stored once:
+  /// the program computes C.
+  bool accumulate = true;
+  /// Scratchpad share of the streamed operand (the rest double-buffers the
+  /// stationary tiles); 0 means "what the stationary tiles leave".
+  int64_t streamSpadElems = 0;
+
+  std::string str() const;
+};
+
+/// Where the operands live in DRAM. Row-major, element size of the
+/// machine's input type for A and B and of \p outType for C.
+struct GemmBuffers {
+  uint64_t a = 0, b = 0, c = 0;
+  uint64_t dramBytes = 0;
+  ElemType outType = ElemType::I8;
+  float scale = 1.0f;
+  bool relu = false;
+};
+
+/// Lays A, B and C out back to back from address 0.
+GemmBuffers denseGemmBuffers(const ArrayConfig &config, const GemmShape &shape,
+                             ElemType outType);
+
+/// The program for \p mapping, or an error naming why the mapping cannot
+/// run on \p config (dataflow unsupported, buffers too small).
+llvm::Expected<Program> buildGemmProgram(const ArrayConfig &config,
+                                         const GemmShape &shape,
+                                         const GemmMapping &mapping,
+                                         const GemmBuffers &buffers);
+
+/// The candidate mappings of \p shape on \p config: every dataflow the
+/// machine runs, partial sums kept or stored, and stream chunks from the
+/// largest the buffers hold down to a sixteenth of it.
+std::vector<GemmMapping> gemmMappingSpace(const ArrayConfig &config,
+                                          const GemmShape &shape);
+
+struct TunedGemm {
+  GemmMapping mapping;
+  int64_t estimatedCycles = 0; // analytical tier
+  int64_t cycles = 0;          // cycle-level total
+  int64_t candidates = 0, simulated = 0;
+};
+/// Ranks the whole space with the analytical tier and measures the best
+/// \p simulateTop with the cycle-level tier; the fewest cycles wins.
+llvm::Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &config,
+                                          const GemmShape &shape,
+                                          int simulateTop = 4);
+
+/// Number of folds the mapping visits and the cycles SCALE-Sim's formulas
+/// give for them (used by the compatibility report and its tests).
+struct FoldStats {
+  int64_t folds = 0;
+  double mappingEfficiency = 0; // mean used PEs / PEs over folds
+  double computeUtil = 0;       // SCALE-Sim's "Compute Util" (mean)
+};
+FoldStats scaleSimFoldStats(const ArrayConfig &config, const GemmShape &shape,
+                            Dataflow df);
+
+} // namespace ign::systolic
+
+#endif

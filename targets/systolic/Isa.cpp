@@ -1,0 +1,397 @@
+//===- Isa.cpp - Instruction encoding, decoding and printing
+//---------------===//
+//
+// Word 0: [7:0] opcode, [11:8] dependency flags, [15:12] flags, [17:16]
+// operand, [19:18] dataflow, [23:20] output type, [31:24] zero, [63:32]
+// opcode-specific (CONFIG_ST: scale as IEEE float; COMPUTE: m | k << 16).
+// Words 1 and 2 per opcode: docs/systolic-isa.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Isa.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstring>
+
+using namespace llvm;
+
+namespace ign::systolic {
+
+const char *opcodeName(Opcode op) {
+  switch (op) {
+  case Opcode::ConfigEx:
+    return "config_ex";
+  case Opcode::ConfigLd:
+    return "config_ld";
+  case Opcode::ConfigSt:
+    return "config_st";
+  case Opcode::Mvin:
+    return "mvin";
+  case Opcode::Mvout:
+    return "mvout";
+  case Opcode::Preload:
+    return "preload";
+  case Opcode::ComputePreloaded:
+    return "compute_preloaded";
+  case Opcode::ComputeAccumulated:
+    return "compute_accumulated";
+  case Opcode::Flush:
+    return "flush";
+  }
+  return "?";
+}
+
+Queue queueOf(Opcode op) {
+  switch (op) {
+  case Opcode::ConfigLd:
+  case Opcode::Mvin:
+    return Queue::Load;
+  case Opcode::ConfigEx:
+  case Opcode::Preload:
+  case Opcode::ComputePreloaded:
+  case Opcode::ComputeAccumulated:
+    return Queue::Execute;
+  case Opcode::ConfigSt:
+  case Opcode::Mvout:
+    return Queue::Store;
+  case Opcode::Flush:
+    return Queue::None;
+  }
+  return Queue::None;
+}
+
+const char *operandName(Operand o) {
+  switch (o) {
+  case Operand::A:
+    return "A";
+  case Operand::B:
+    return "B";
+  case Operand::C:
+    return "C";
+  }
+  return "?";
+}
+
+static uint32_t floatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+static float bitsFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+static uint64_t pack32(uint32_t lo, uint32_t hi) {
+  return uint64_t(lo) | (uint64_t(hi) << 32);
+}
+
+std::array<uint64_t, 3> Instr::encode() const {
+  std::array<uint64_t, 3> w{0, 0, 0};
+  w[0] = uint64_t(op) | (uint64_t(deps & 0xF) << 8) |
+         (uint64_t(flags & 0xF) << 12) | (uint64_t(operand) << 16) |
+         (uint64_t(dataflow) << 18) | (uint64_t(outType) << 20);
+  switch (op) {
+  case Opcode::ConfigEx:
+    w[1] = pack32(strideA, strideB);
+    w[2] = strideC;
+    break;
+  case Opcode::ConfigLd:
+    w[1] = dramStride;
+    w[2] = strideA;
+    break;
+  case Opcode::ConfigSt:
+    w[0] |= uint64_t(floatBits(scale)) << 32;
+    w[1] = dramStride;
+    w[2] = strideC;
+    break;
+  case Opcode::Mvin:
+  case Opcode::Mvout:
+    w[1] = dram;
+    w[2] = pack32(addrA, (rows & 0xFFFF) | ((cols & 0xFFFF) << 16));
+    break;
+  case Opcode::Preload:
+    w[1] = addrA;
+    w[2] = pack32(0, (rows & 0xFFFF) | ((cols & 0xFFFF) << 16));
+    break;
+  case Opcode::ComputePreloaded:
+  case Opcode::ComputeAccumulated:
+    w[0] |= uint64_t((rows & 0xFFFF) | ((cols & 0xFFFF) << 16)) << 32;
+    w[1] = pack32(addrA, addrB);
+    w[2] = pack32(addrC, n & 0xFFFF);
+    break;
+  case Opcode::Flush:
+    break;
+  }
+  return w;
+}
+
+Expected<Instr> Instr::decode(const std::array<uint64_t, 3> &w) {
+  auto bad = [&](const Twine &why) {
+    return createStringError(
+        inconvertibleErrorCode(),
+        formatv("bad instruction {0:x16} {1:x16} {2:x16}: ", w[0], w[1], w[2]) +
+            why);
+  };
+  Instr in;
+  uint8_t opc = w[0] & 0xFF;
+  if (opc > uint8_t(Opcode::Flush))
+    return bad(formatv("unknown opcode {0}", opc));
+  in.op = Opcode(opc);
+  in.deps = (w[0] >> 8) & 0xF;
+  in.flags = (w[0] >> 12) & 0xF;
+  in.operand = Operand((w[0] >> 16) & 3);
+  unsigned df = (w[0] >> 18) & 3, ot = (w[0] >> 20) & 0xF;
+  if (df > 2)
+    return bad("dataflow field is 3");
+  if (ot > unsigned(ElemType::I32))
+    return bad(formatv("unknown output type {0}", ot));
+  if (unsigned(in.operand) > 2)
+    return bad("operand field is 3");
+  in.dataflow = Dataflow(df);
+  in.outType = ElemType(ot);
+  if ((w[0] >> 24) & 0xFF)
+    return bad("reserved bits 24-31 of word 0 are set");
+  uint32_t hi0 = w[0] >> 32;
+  auto lo = [](uint64_t x) { return uint32_t(x); };
+  auto hi = [](uint64_t x) { return uint32_t(x >> 32); };
+  bool hiUsed = false;
+  switch (in.op) {
+  case Opcode::ConfigEx:
+    in.strideA = lo(w[1]);
+    in.strideB = hi(w[1]);
+    in.strideC = lo(w[2]);
+    if (hi(w[2]))
+      return bad("reserved bits of word 2 are set");
+    break;
+  case Opcode::ConfigLd:
+    in.dramStride = w[1];
+    in.strideA = lo(w[2]);
+    if (hi(w[2]))
+      return bad("reserved bits of word 2 are set");
+    break;
+  case Opcode::ConfigSt:
+    in.scale = bitsFloat(hi0);
+    hiUsed = true;
+    in.dramStride = w[1];
+    in.strideC = lo(w[2]);
+    if (hi(w[2]))
+      return bad("reserved bits of word 2 are set");
+    break;
+  case Opcode::Mvin:
+  case Opcode::Mvout:
+    in.dram = w[1];
+    in.addrA = lo(w[2]);
+    in.rows = hi(w[2]) & 0xFFFF;
+    in.cols = hi(w[2]) >> 16;
+    break;
+  case Opcode::Preload:
+    if (hi(w[1]) || lo(w[2]))
+      return bad("reserved bits are set");
+    in.addrA = lo(w[1]);
+    in.rows = hi(w[2]) & 0xFFFF;
+    in.cols = hi(w[2]) >> 16;
+    break;
+  case Opcode::ComputePreloaded:
+  case Opcode::ComputeAccumulated:
+    in.rows = hi0 & 0xFFFF;
+    in.cols = hi0 >> 16;
+    hiUsed = true;
+    in.addrA = lo(w[1]);
+    in.addrB = hi(w[1]);
+    in.addrC = lo(w[2]);
+    in.n = hi(w[2]);
+    if (in.n > 0xFFFF)
+      return bad("n does not fit 16 bits");
+    break;
+  case Opcode::Flush:
+    if (w[1] || w[2])
+      return bad("flush has operands");
+    break;
+  }
+  if (!hiUsed && hi0)
+    return bad("reserved bits 32-63 of word 0 are set");
+  return in;
+}
+
+std::string Instr::str() const {
+  std::string d;
+  if (deps & PopPrev)
+    d += " pop_prev";
+  if (deps & PopNext)
+    d += " pop_next";
+  if (deps & PushPrev)
+    d += " push_prev";
+  if (deps & PushNext)
+    d += " push_next";
+  switch (op) {
+  case Opcode::ConfigEx:
+    return formatv("config_ex {0} stride_a={1} stride_b={2} stride_c={3}{4}",
+                   dataflowName(dataflow), strideA, strideB, strideC, d);
+  case Opcode::ConfigLd:
+    return formatv("config_ld dram_stride={0} local_stride={1}{2}", dramStride,
+                   strideA, d);
+  case Opcode::ConfigSt:
+    return formatv("config_st dram_stride={0} acc_stride={1} out={2} "
+                   "scale={3}{4}{5}",
+                   dramStride, strideC, elemTypeName(outType), scale,
+                   (flags & Relu) ? " relu" : "", d);
+  case Opcode::Mvin:
+    return formatv("mvin {0} dram=0x{1:x} {2}={3} {4}x{5}{6}",
+                   operandName(operand), dram,
+                   (flags & Accumulate) ? "acc" : "spad", addrA, rows, cols, d);
+  case Opcode::Mvout:
+    return formatv("mvout dram=0x{0:x} acc={1} {2}x{3}{4}", dram, addrA, rows,
+                   cols, d);
+  case Opcode::Preload:
+    return formatv("preload spad={0} {1}x{2}{3}", addrA, rows, cols, d);
+  case Opcode::ComputePreloaded:
+  case Opcode::ComputeAccumulated:
+    return formatv("{0} a={1} b={2} c={3} m={4} k={5} n={6}{7}{8}",
+                   opcodeName(op), addrA, addrB, addrC, rows, cols, n,
+                   (flags & Accumulate) ? " accumulate" : "", d);
+  case Opcode::Flush:
+    return "flush";
+  }
+  return "?";
+}
+
+static constexpr char kMagic[8] = {'I', 'G', 'N', 'S', 'Y', 'S', '0', '1'};
+
+std::vector<uint8_t> Program::serialize() const {
+  std::vector<uint8_t> out(8 + 16 + 24 * instrs.size());
+  std::memcpy(out.data(), kMagic, 8);
+  support::endian::write64le(out.data() + 8, dramBytes);
+  support::endian::write64le(out.data() + 16, instrs.size());
+  for (size_t i = 0; i < instrs.size(); ++i) {
+    auto w = instrs[i].encode();
+    for (int j = 0; j < 3; ++j)
+      support::endian::write64le(out.data() + 24 + 24 * i + 8 * j, w[j]);
+  }
+  return out;
+}
+
+Expected<Program> Program::deserialize(ArrayRef<uint8_t> bytes) {
+  if (bytes.size() < 24 || std::memcmp(bytes.data(), kMagic, 8))
+    return createStringError(inconvertibleErrorCode(),
+                             "not a systolic program (bad magic)");
+  Program p;
+  p.dramBytes = support::endian::read64le(bytes.data() + 8);
+  uint64_t n = support::endian::read64le(bytes.data() + 16);
+  if (n > (bytes.size() - 24) / 24 || 24 + 24 * n != bytes.size())
+    return createStringError(
+        inconvertibleErrorCode(),
+        formatv("systolic program is truncated or padded: {0} instructions "
+                "declared, {1} bytes",
+                n, bytes.size()));
+  p.instrs.reserve(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    std::array<uint64_t, 3> w;
+    for (int j = 0; j < 3; ++j)
+      w[j] = support::endian::read64le(bytes.data() + 24 + 24 * i + 8 * j);
+    auto in = Instr::decode(w);
+    if (!in)
+      return createStringError(inconvertibleErrorCode(),
+                               formatv("instruction {0}: ", i) +
+                                   toString(in.takeError()));
+    p.instrs.push_back(*in);
+  }
+  return p;
+}
+
+std::string Program::disassemble() const {
+  std::string s;
+  for (auto [i, in] : llvm::enumerate(instrs))
+    s += formatv("{0,6}: {1}\n", i, in.str()).str();
+  return s;
+}
+
+Instr configEx(Dataflow df, uint32_t strideA, uint32_t strideB,
+               uint32_t strideC) {
+  Instr in;
+  in.op = Opcode::ConfigEx;
+  in.dataflow = df;
+  in.strideA = strideA;
+  in.strideB = strideB;
+  in.strideC = strideC;
+  return in;
+}
+
+Instr configLd(uint64_t dramStride, uint32_t localStride) {
+  Instr in;
+  in.op = Opcode::ConfigLd;
+  in.dramStride = dramStride;
+  in.strideA = localStride;
+  return in;
+}
+
+Instr configSt(uint64_t dramStride, uint32_t accStride, ElemType outType,
+               float scale, bool relu) {
+  Instr in;
+  in.op = Opcode::ConfigSt;
+  in.dramStride = dramStride;
+  in.strideC = accStride;
+  in.outType = outType;
+  in.scale = scale;
+  in.flags = relu ? Relu : 0;
+  return in;
+}
+
+Instr mvin(uint64_t dram, uint32_t local, uint32_t rows, uint32_t cols,
+           Operand operand, bool toAcc, uint8_t deps) {
+  Instr in;
+  in.op = Opcode::Mvin;
+  in.dram = dram;
+  in.addrA = local;
+  in.rows = rows;
+  in.cols = cols;
+  in.operand = operand;
+  in.flags = toAcc ? Accumulate : 0;
+  in.deps = deps;
+  return in;
+}
+
+Instr mvout(uint64_t dram, uint32_t acc, uint32_t rows, uint32_t cols,
+            uint8_t deps) {
+  Instr in;
+  in.op = Opcode::Mvout;
+  in.dram = dram;
+  in.addrA = acc;
+  in.rows = rows;
+  in.cols = cols;
+  in.operand = Operand::C;
+  in.deps = deps;
+  return in;
+}
+
+Instr preload(uint32_t addr, uint32_t rows, uint32_t cols, uint8_t deps) {
+  Instr in;
+  in.op = Opcode::Preload;
+  in.addrA = addr;
+  in.rows = rows;
+  in.cols = cols;
+  in.deps = deps;
+  return in;
+}
+
+Instr compute(bool preloaded, uint32_t a, uint32_t b, uint32_t c, uint32_t m,
+              uint32_t k, uint32_t n, bool accumulate, uint8_t deps) {
+  Instr in;
+  in.op = preloaded ? Opcode::ComputePreloaded : Opcode::ComputeAccumulated;
+  in.addrA = a;
+  in.addrB = b;
+  in.addrC = c;
+  in.rows = m;
+  in.cols = k;
+  in.n = n;
+  in.flags = accumulate ? Accumulate : 0;
+  in.deps = deps;
+  return in;
+}
+
+Instr flush() { return Instr(); }
+
+} // namespace ign::systolic

@@ -1,0 +1,117 @@
+//===- Isa.h - The systolic machine's instruction set -----------*- C++ -*-===//
+//
+// A Gemmini-like instruction set. Every instruction is three 64-bit words;
+// the encoding is documented in docs/systolic-isa.md. Instructions go to one
+// of three in-order queues (load: MVIN, CONFIG_LD; execute: PRELOAD,
+// COMPUTE_*, CONFIG_EX; store: MVOUT, CONFIG_ST) and synchronize through
+// explicit dependency tokens between neighbouring queues, as in VTA: an
+// instruction may wait for (pop) a token from the previous or next queue
+// before it starts and signal (push) one to either when it is done.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IGN_TARGETS_SYSTOLIC_ISA_H
+#define IGN_TARGETS_SYSTOLIC_ISA_H
+
+#include "Config.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ign::systolic {
+
+enum class Opcode : uint8_t {
+  ConfigEx = 0,
+  ConfigLd = 1,
+  ConfigSt = 2,
+  Mvin = 3,
+  Mvout = 4,
+  Preload = 5,
+  ComputePreloaded = 6,
+  ComputeAccumulated = 7,
+  Flush = 8,
+};
+const char *opcodeName(Opcode op);
+
+enum class Queue : uint8_t { Load = 0, Execute = 1, Store = 2, None = 3 };
+Queue queueOf(Opcode op);
+
+/// Dependency token flags (word 0, bits 8-11).
+enum DepFlags : uint8_t {
+  PopPrev = 1,  // wait for a token from the previous queue
+  PopNext = 2,  // wait for a token from the next queue
+  PushPrev = 4, // signal the previous queue when done
+  PushNext = 8, // signal the next queue when done
+};
+
+/// Instruction flags (word 0, bits 12-15).
+enum InstrFlags : uint8_t {
+  /// MVIN: the destination is the accumulator (bias, partial sums).
+  /// COMPUTE: add to the accumulator instead of overwriting it.
+  Accumulate = 1,
+  /// MVOUT: apply ReLU.
+  Relu = 2,
+  /// MVIN: operand tag for statistics (bits 2-3): 0 A, 1 B, 2 C.
+};
+
+/// Which matrix a transfer moves, for stall and traffic statistics.
+enum class Operand : uint8_t { A = 0, B = 1, C = 2 };
+const char *operandName(Operand o);
+
+struct Instr {
+  Opcode op = Opcode::Flush;
+  uint8_t deps = 0;
+  uint8_t flags = 0;
+  Operand operand = Operand::A;
+  /// MVIN/MVOUT: rows x cols block; PRELOAD: stationary rows x cols;
+  /// COMPUTE: m (rows), k (cols of A), n (cols of B).
+  uint32_t rows = 0, cols = 0, n = 0;
+  /// MVIN/MVOUT: DRAM byte address.
+  uint64_t dram = 0;
+  /// Local element addresses: MVIN/MVOUT local (spad or acc);
+  /// PRELOAD addrA = stationary; COMPUTE addrA = A, addrB = B, addrC = C.
+  uint32_t addrA = 0, addrB = 0, addrC = 0;
+  /// CONFIG_*: stride and mode fields.
+  Dataflow dataflow = Dataflow::WS;               // CONFIG_EX
+  uint32_t strideA = 0, strideB = 0, strideC = 0; // element strides
+  uint64_t dramStride = 0;                        // CONFIG_LD/ST, bytes
+  float scale = 1.0f;                             // CONFIG_ST
+  ElemType outType = ElemType::I8;                // CONFIG_ST
+
+  std::array<uint64_t, 3> encode() const;
+  static llvm::Expected<Instr> decode(const std::array<uint64_t, 3> &w);
+  std::string str() const;
+};
+
+/// A program: instructions plus the DRAM image size it needs.
+struct Program {
+  std::vector<Instr> instrs;
+  uint64_t dramBytes = 0;
+
+  std::vector<uint8_t> serialize() const;
+  static llvm::Expected<Program> deserialize(llvm::ArrayRef<uint8_t> bytes);
+  std::string disassemble() const;
+};
+
+// Builders, for program generators and tests.
+Instr configEx(Dataflow df, uint32_t strideA, uint32_t strideB,
+               uint32_t strideC);
+Instr configLd(uint64_t dramStride, uint32_t localStride);
+Instr configSt(uint64_t dramStride, uint32_t accStride, ElemType outType,
+               float scale, bool relu);
+Instr mvin(uint64_t dram, uint32_t local, uint32_t rows, uint32_t cols,
+           Operand operand, bool toAcc = false, uint8_t deps = 0);
+Instr mvout(uint64_t dram, uint32_t acc, uint32_t rows, uint32_t cols,
+            uint8_t deps = 0);
+Instr preload(uint32_t addr, uint32_t rows, uint32_t cols, uint8_t deps = 0);
+Instr compute(bool preloaded, uint32_t a, uint32_t b, uint32_t c, uint32_t m,
+              uint32_t k, uint32_t n, bool accumulate, uint8_t deps = 0);
+Instr flush();
+
+} // namespace ign::systolic
+
+#endif

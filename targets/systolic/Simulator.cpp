@@ -486,6 +486,7 @@ Expected<Report> Machine::simulate(const Program &program,
   struct Token {
     int64_t time;
     Operand operand;
+    bool issueBound; // the producer waited for the front end to issue it
   };
   std::deque<Token> ldToEx, exToLd, exToSt, stToEx;
 
@@ -599,12 +600,18 @@ Expected<Report> Machine::simulate(const Program &program,
     int64_t t0 = bestStart;
     int64_t tokenLd = -1, tokenSt = -1;
     Operand tokenOperand = Operand::A;
+    bool tokenIssueBound = false;
     // Consume tokens.
-    if (q == 0 && (in.deps & PopNext))
+    const int64_t unitFreeBefore = unitFree[q], chanFreeBefore = chanFree;
+    int64_t tokenEx = -1;
+    if (q == 0 && (in.deps & PopNext)) {
+      tokenEx = exToLd.front().time;
       exToLd.pop_front();
+    }
     if (q == 1 && (in.deps & PopPrev)) {
       tokenLd = ldToEx.front().time;
       tokenOperand = ldToEx.front().operand;
+      tokenIssueBound = ldToEx.front().issueBound;
       ldToEx.pop_front();
     }
     if (q == 1 && (in.deps & PopNext)) {
@@ -795,11 +802,13 @@ Expected<Report> Machine::simulate(const Program &program,
             waitsForDrain ? std::max(prevPortFree, prevDrain) : prevPortFree;
         int64_t stall = s - base;
         if (stall > 0) {
+          // Ties go to the store queue (the accumulator slot), then to the
+          // operand's load unless the front end held that load back.
           std::string cause = "dispatch";
-          if (tokenLd == t0)
-            cause = std::string("load.") + operandName(tokenOperand);
-          else if (tokenSt == t0)
+          if (tokenSt == t0)
             cause = "store";
+          else if (tokenLd == t0 && !tokenIssueBound)
+            cause = std::string("load.") + operandName(tokenOperand);
           r.stalls[cause] += stall;
           r.stallCycles += stall;
         }
@@ -807,14 +816,19 @@ Expected<Report> Machine::simulate(const Program &program,
       lastExecEnd = std::max(lastExecEnd, e);
     }
     // Complete: tokens and bookkeeping.
-    if (q == 0 && (in.deps & PushNext))
-      ldToEx.push_back({pushNextAt, in.operand});
+    if (q == 0 && (in.deps & PushNext)) {
+      // Issue-bound: the load started when the front end issued it, later
+      // than its unit, channel and token would have allowed.
+      bool issueBound = dispatch[i] == s && s > unitFreeBefore &&
+                        s > chanFreeBefore && s > tokenEx;
+      ldToEx.push_back({pushNextAt, in.operand, issueBound});
+    }
     if (q == 1 && (in.deps & PushPrev))
-      exToLd.push_back({pushPrevAt, Operand::A});
+      exToLd.push_back({pushPrevAt, Operand::A, false});
     if (q == 1 && (in.deps & PushNext))
-      exToSt.push_back({pushNextAt, Operand::C});
+      exToSt.push_back({pushNextAt, Operand::C, false});
     if (q == 2 && (in.deps & PushPrev))
-      stToEx.push_back({pushPrevAt, Operand::C});
+      stToEx.push_back({pushPrevAt, Operand::C, false});
     start[i] = s;
     end[i] = std::max(e, s);
     if (q == 1)
@@ -849,59 +863,77 @@ Expected<Report> Machine::estimate(const Program &program) const {
   QueueState st;
   st.dataflow = c.dataflow;
   st.outType = c.inType;
-  int64_t portFree = 0, drainDone = 0, first = -1, lastEnd = 0;
-  double dramCycles = 0, prologue = 0, epilogue = 0, mapEff = 0;
+  // The execute queue's recurrence (port, drain) and the accumulator slots
+  // it shares with the store queue; loads only through the DRAM bound.
+  int64_t portFree = 0, drainDone = 0, first = -1, execEnd = 0;
+  int64_t storeFree = 0, storeWaits = 0;
+  std::deque<int64_t> exToSt, stToEx;
+  double dramCycles = 0, prologue = 0, mapEff = 0;
   int64_t tiles = 0;
   bool seenExec = false;
-  double bw = c.dramBytesPerCycle;
+  const double bw = c.dramBytesPerCycle;
+  auto xfer = [&](uint64_t bytes) {
+    return bw > 0 ? std::ceil(double(bytes) / bw) : 0.0;
+  };
   for (const Instr &in : program.instrs) {
     switch (in.op) {
-    case Opcode::Mvin:
-    case Opcode::Mvout: {
-      uint64_t b =
-          in.op == Opcode::Mvout
-              ? elemBytes(st.outType)
-              : elemBytes((in.flags & Accumulate) ? c.accType() : c.inType);
+    case Opcode::Mvin: {
+      uint64_t b = elemBytes((in.flags & Accumulate) ? c.accType() : c.inType);
       uint64_t bytes = uint64_t(in.rows) * in.cols * b;
-      double cyc = bw > 0 ? std::ceil(double(bytes) / bw) : 0;
+      dramCycles += xfer(bytes);
+      r.dramReadBytes += bytes;
+      if (!seenExec)
+        prologue += xfer(bytes);
+      break;
+    }
+    case Opcode::Mvout: {
+      uint64_t bytes = uint64_t(in.rows) * in.cols * elemBytes(st.outType);
+      double cyc = xfer(bytes);
       dramCycles += cyc;
-      (in.op == Opcode::Mvin ? r.dramReadBytes : r.dramWriteBytes) += bytes;
-      if (in.op == Opcode::Mvin && !seenExec)
-        prologue += cyc;
-      if (in.op == Opcode::Mvout)
-        epilogue = cyc; // the stores after the last computation
+      r.dramWriteBytes += bytes;
+      int64_t t = storeFree;
+      if ((in.deps & PopPrev) && !exToSt.empty()) {
+        t = std::max(t, exToSt.front());
+        exToSt.pop_front();
+      }
+      storeFree = t + int64_t(cyc);
+      if (in.deps & PushPrev)
+        stToEx.push_back(storeFree);
       break;
     }
-    case Opcode::Preload: {
-      int64_t s = c.overlapPreload ? portFree : std::max(portFree, drainDone);
-      if (first < 0)
-        first = s;
-      portFree = s + R;
-      r.busyCycles += R;
-      lastEnd = std::max(lastEnd, portFree);
-      seenExec = true;
-      epilogue = 0;
-      break;
-    }
+    case Opcode::Preload:
     case Opcode::ComputePreloaded:
     case Opcode::ComputeAccumulated: {
-      bool newTile =
-          st.dataflow == Dataflow::OS && in.op == Opcode::ComputePreloaded;
-      int64_t s = newTile ? std::max(portFree, drainDone) : portFree;
+      bool pre = in.op == Opcode::Preload;
+      bool waitsForDrain = pre ? !c.overlapPreload
+                               : st.dataflow == Dataflow::OS &&
+                                     in.op == Opcode::ComputePreloaded;
+      int64_t s = waitsForDrain ? std::max(portFree, drainDone) : portFree;
+      if ((in.deps & PopNext) && !stToEx.empty()) {
+        if (stToEx.front() > s) {
+          storeWaits += stToEx.front() - s;
+          s = stToEx.front();
+        }
+        stToEx.pop_front();
+      }
       if (first < 0)
         first = s;
-      int64_t len = streamLength(st.dataflow, in);
+      int64_t len = pre ? R : streamLength(st.dataflow, in);
+      int64_t end = pre ? s + R : s + len + R + C - 2;
       portFree = s + len;
-      drainDone = std::max(drainDone, s + len + R + C - 2);
-      lastEnd = std::max(lastEnd, drainDone);
-      r.busyCycles += len;
-      r.macs += int64_t(in.rows) * in.cols * in.n;
-      if (in.op == Opcode::ComputePreloaded) {
-        mapEff += double(peFootprint(st.dataflow, in)) / double(R * C);
-        ++tiles;
+      if (!pre) {
+        drainDone = std::max(drainDone, end);
+        r.macs += int64_t(in.rows) * in.cols * in.n;
+        if (in.op == Opcode::ComputePreloaded) {
+          mapEff += double(peFootprint(st.dataflow, in)) / double(R * C);
+          ++tiles;
+        }
       }
+      if (in.deps & PushNext)
+        exToSt.push_back(end);
+      r.busyCycles += len;
+      execEnd = std::max(execEnd, end);
       seenExec = true;
-      epilogue = 0;
       break;
     }
     default:
@@ -909,17 +941,20 @@ Expected<Report> Machine::estimate(const Program &program) const {
       break;
     }
   }
-  int64_t execSpan = first < 0 ? 0 : lastEnd - first;
-  // Without tokens the DRAM channel and the array overlap perfectly except
-  // for the loads before the first computation and the stores after it.
-  int64_t latency = (r.dramReadBytes ? c.dramLatency : 0);
-  r.computeSpan =
-      std::max<int64_t>(execSpan, int64_t(dramCycles - prologue - epilogue));
-  r.totalCycles =
-      int64_t(prologue) + latency + r.computeSpan + int64_t(epilogue);
-  r.stallCycles = r.computeSpan - execSpan;
-  if (r.stallCycles)
-    r.stalls["bandwidth"] = r.stallCycles;
+  int64_t execSpan = first < 0 ? 0 : execEnd - first;
+  int64_t tail = std::max<int64_t>(0, storeFree - execEnd);
+  // The DRAM channel overlaps the array except for the loads before the
+  // first computation and the stores after the last.
+  int64_t latency = r.dramReadBytes ? c.dramLatency : 0;
+  int64_t dramInside =
+      std::max<int64_t>(0, int64_t(dramCycles - prologue) - tail);
+  r.computeSpan = std::max(execSpan, dramInside);
+  r.totalCycles = int64_t(prologue) + latency + r.computeSpan + tail;
+  r.stallCycles = storeWaits + (r.computeSpan - execSpan);
+  if (storeWaits)
+    r.stalls["store"] = storeWaits;
+  if (r.computeSpan > execSpan)
+    r.stalls["bandwidth"] = r.computeSpan - execSpan;
   r.dramBusyCycles = int64_t(dramCycles);
   r.peCycles = R * C * r.computeSpan;
   r.utilization = r.peCycles ? double(r.macs) / double(r.peCycles) : 0;

@@ -7,6 +7,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <charconv>
+
 using namespace llvm;
 
 namespace ign::systolic {
@@ -106,6 +108,13 @@ Error ArrayConfig::validate() const {
   return Error::success();
 }
 
+/// The shortest decimal that reads back (1000, 16, 48.571428571428569).
+static std::string shortNumber(double v) {
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, res.ptr);
+}
+
 std::string ArrayConfig::describe() const {
   std::string dfs;
   for (Dataflow d : {Dataflow::OS, Dataflow::WS, Dataflow::IS})
@@ -115,10 +124,9 @@ std::string ArrayConfig::describe() const {
                  "accumulator {6} KiB, DRAM {7} B/cycle, {8} MHz",
                  name, rows, cols, elemTypeName(inType), dfs, spadBytes / 1024,
                  accBytes / 1024,
-                 dramBytesPerCycle == 0
-                     ? std::string("unlimited")
-                     : formatv("{0:g}", dramBytesPerCycle).str(),
-                 clockMHz)
+                 dramBytesPerCycle == 0 ? std::string("unlimited")
+                                        : shortNumber(dramBytesPerCycle),
+                 shortNumber(clockMHz))
       .str();
 }
 

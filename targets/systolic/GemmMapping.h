@@ -77,10 +77,11 @@ struct TunedGemm {
   int64_t candidates = 0, simulated = 0;
 };
 /// Ranks the whole space with the analytical tier and measures the best
-/// \p simulateTop with the cycle-level tier; the fewest cycles wins.
+/// \p simulateTop, and SCALE-Sim's mapping for the machine's dataflow, with
+/// the cycle-level tier; the fewest cycles wins.
 llvm::Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &config,
                                           const GemmShape &shape,
-                                          int simulateTop = 4);
+                                          int simulateTop = 8);
 
 /// Number of folds the mapping visits and the cycles SCALE-Sim's formulas
 /// give for them (used by the compatibility report and its tests).

@@ -33,4 +33,11 @@ if command -v python3 >/dev/null 2>&1; then
     python3 -m pip install -q numpy onnx onnxruntime \
       || echo "setup: warning: pip install failed; the onnxruntime comparison will be skipped"
   fi
+  # SCALE-Sim, the reference the systolic simulator is validated against
+  # (test/systolic/validate_scalesim.py); 3.0.0 needs numpy < 2.3.
+  if ! python3 -c "import scalesim" >/dev/null 2>&1; then
+    echo "setup: installing scalesim (pip)"
+    python3 -m pip install -q scalesim "numpy<2.3" \
+      || echo "setup: warning: pip install failed; the SCALE-Sim validation will be skipped"
+  fi
 fi

@@ -49,7 +49,7 @@ std::string GemmMapping::str() const {
 }
 
 GemmBuffers denseGemmBuffers(const ArrayConfig &config, const GemmShape &s,
-                             ElemType outType) {
+                             ElemType outType, bool withD, bool dBroadcast) {
   GemmBuffers b;
   uint64_t eb = elemBytes(config.inType);
   b.a = 0;
@@ -57,6 +57,13 @@ GemmBuffers denseGemmBuffers(const ArrayConfig &config, const GemmShape &s,
   b.c = b.b + uint64_t(s.K) * s.N * eb;
   b.dramBytes = b.c + uint64_t(s.M) * s.N * elemBytes(outType);
   b.outType = outType;
+  if (withD) {
+    b.hasD = true;
+    b.dBroadcast = dBroadcast;
+    b.d = (b.dramBytes + 63) / 64 * 64;
+    b.dramBytes = b.d + uint64_t(dBroadcast ? 1 : s.M) * s.N *
+                            elemBytes(config.accType());
+  }
   return b;
 }
 
@@ -96,6 +103,8 @@ Expected<Program> buildGemmProgram(const ArrayConfig &c, const GemmShape &s,
     return fail("empty GEMM");
   if (!c.supports(map.dataflow))
     return fail("the machine does not run this dataflow");
+  if (buf.hasD && !map.accumulate && map.dataflow != Dataflow::OS)
+    return fail("adding D needs an accumulating mapping");
   const Dataflow df = map.dataflow;
   const int64_t R = c.rows, C = c.cols;
   const Roles roles = rolesOf(df, s);
@@ -112,10 +121,11 @@ Expected<Program> buildGemmProgram(const ArrayConfig &c, const GemmShape &s,
   // Elements one streamed vector needs in the scratchpad and accumulator.
   int64_t perVecSpad = os ? (R + C) : R;
   int64_t maxChunk = streamElems / (2 * perVecSpad);
+  const int64_t accSlots = buf.hasD ? 4 : 2; // outputs (and D) double-buffered
   if (!os)
-    maxChunk = std::min(maxChunk, accElems / (2 * C));
-  else if (2 * R * C > accElems)
-    return fail("the accumulator cannot hold two output tiles");
+    maxChunk = std::min(maxChunk, accElems / (accSlots * C));
+  else if (accSlots * R * C > accElems)
+    return fail("the accumulator cannot hold the output tiles");
   maxChunk = std::min<int64_t>(maxChunk, 0xFFFF);
   if (maxChunk < 1)
     return fail("the buffers cannot hold one streamed vector");
@@ -129,6 +139,8 @@ Expected<Program> buildGemmProgram(const ArrayConfig &c, const GemmShape &s,
   const uint64_t streamSlot = uint64_t(chunk) * perVecSpad;
   const uint64_t accSlot = os ? uint64_t(R * C) : uint64_t(chunk) * C;
   const uint64_t ob = elemBytes(buf.outType);
+  const uint64_t ab = elemBytes(c.accType());
+  const uint64_t dSlotBase = 2 * accSlot;
 
   Program p;
   p.dramBytes = buf.dramBytes;
@@ -147,8 +159,9 @@ Expected<Program> buildGemmProgram(const ArrayConfig &c, const GemmShape &s,
   auto loadGroup = [&](std::initializer_list<Instr> mvins) {
     size_t first = out.size();
     for (const Instr &in : mvins) {
-      setLdStride(in.operand == Operand::A ? uint64_t(s.K) * eb
-                                           : uint64_t(s.N) * eb);
+      setLdStride(in.operand == Operand::A   ? uint64_t(s.K) * eb
+                  : in.operand == Operand::B ? uint64_t(s.N) * eb
+                                             : uint64_t(s.N) * ab);
       out.push_back(in);
     }
     // setLdStride may have put CONFIG_LDs in between: flag the MVINs.
@@ -175,6 +188,25 @@ Expected<Program> buildGemmProgram(const ArrayConfig &c, const GemmShape &s,
       for (int64_t mb = 0; mb < rowFolds; ++mb) {
         int64_t m = std::min(R, s.M - mb * R), n = std::min(C, s.N - nb * C);
         uint64_t accAddr = (outputs % 2) * accSlot;
+        bool tileWaited = false;
+        if (buf.hasD) {
+          uint64_t dAddr = dSlotBase + (outputs % 2) * accSlot;
+          uint64_t src = buf.dBroadcast
+                             ? buf.d + uint64_t(nb * C) * ab
+                             : buf.d + (uint64_t(mb * R) * s.N + nb * C) * ab;
+          Instr ld = mvin(src, uint32_t(dAddr), uint32_t(m), uint32_t(n),
+                          Operand::C, /*toAcc=*/true);
+          if (buf.dBroadcast)
+            ld.flags |= BroadcastRows;
+          loadGroup({ld});
+          uint8_t deps = PopPrev | PushPrev;
+          if (outputs >= 2)
+            deps |= PopNext;
+          tileWaited = true;
+          Instr pre = preload(uint32_t(dAddr), uint32_t(m), uint32_t(n), deps);
+          pre.flags |= AddD;
+          out.push_back(pre);
+        }
         for (int64_t j = 0; j < nChunks; ++j) {
           int64_t k0 = j * chunk, kj = std::min(chunk, s.K - k0);
           uint64_t slot = streamBase + (streamed++ % 2) * streamSlot;
@@ -185,7 +217,7 @@ Expected<Program> buildGemmProgram(const ArrayConfig &c, const GemmShape &s,
                mvin(buf.b + (uint64_t(k0) * s.N + nb * C) * eb, uint32_t(bAddr),
                     uint32_t(kj), uint32_t(n), Operand::B)});
           uint8_t deps = PopPrev | PushPrev;
-          if (j == 0 && outputs >= 2)
+          if (j == 0 && outputs >= 2 && !tileWaited)
             deps |= PopNext;
           if (j == nChunks - 1)
             deps |= PushNext;
@@ -221,24 +253,42 @@ Expected<Program> buildGemmProgram(const ArrayConfig &c, const GemmShape &s,
         uint64_t slot = streamBase + (streamed++ % 2) * streamSlot;
         int64_t outSlot = map.accumulate ? outputs + (j - j0) : outputs;
         uint64_t accAddr = (outSlot % 2) * accSlot;
-        if (ws)
-          loadGroup(
-              {mvin(buf.a + (uint64_t(v0) * s.K + fr * R) * eb, uint32_t(slot),
-                    uint32_t(vj), uint32_t(k), Operand::A)});
-        else
-          loadGroup(
-              {mvin(buf.b + (uint64_t(fr * R) * s.N + v0) * eb, uint32_t(slot),
-                    uint32_t(k), uint32_t(vj), Operand::B)});
+        Instr stream =
+            ws ? mvin(buf.a + (uint64_t(v0) * s.K + fr * R) * eb,
+                      uint32_t(slot), uint32_t(vj), uint32_t(k), Operand::A)
+               : mvin(buf.b + (uint64_t(fr * R) * s.N + v0) * eb,
+                      uint32_t(slot), uint32_t(k), uint32_t(vj), Operand::B);
+        bool addD = buf.hasD && first;
+        uint64_t dAddr = dSlotBase + (outSlot % 2) * accSlot;
+        if (addD) {
+          // D for this output block: rows of C (WS: v0.., IS: fc*C..),
+          // columns (WS: fc*C.., IS: v0..).
+          int64_t dm = ws ? vj : other, dn = ws ? other : vj;
+          uint64_t row0 = ws ? uint64_t(v0) : uint64_t(fc * C);
+          uint64_t col0 = ws ? uint64_t(fc * C) : uint64_t(v0);
+          uint64_t src = buf.dBroadcast ? buf.d + col0 * ab
+                                        : buf.d + (row0 * s.N + col0) * ab;
+          Instr ld = mvin(src, uint32_t(dAddr), uint32_t(dm), uint32_t(dn),
+                          Operand::C, /*toAcc=*/true);
+          if (buf.dBroadcast)
+            ld.flags |= BroadcastRows;
+          loadGroup({ld, stream});
+        } else {
+          loadGroup({stream});
+        }
         uint8_t deps = PopPrev | PushPrev;
         if (first && outSlot >= 2)
           deps |= PopNext;
         if (last)
           deps |= PushNext;
         int64_t m = ws ? vj : other, n = ws ? other : vj;
-        out.push_back(compute(j == j0, uint32_t(ws ? slot : 0),
-                              uint32_t(ws ? 0 : slot), uint32_t(accAddr),
-                              uint32_t(m), uint32_t(k), uint32_t(n),
-                              map.accumulate && !first, deps));
+        Instr comp = compute(j == j0, uint32_t(ws ? slot : (addD ? dAddr : 0)),
+                             uint32_t(ws ? (addD ? dAddr : 0) : slot),
+                             uint32_t(accAddr), uint32_t(m), uint32_t(k),
+                             uint32_t(n), map.accumulate && !first, deps);
+        if (addD)
+          comp.flags |= AddD;
+        out.push_back(comp);
         if (last) {
           uint64_t dram = ws ? buf.c + (uint64_t(v0) * s.N + fc * C) * ob
                              : buf.c + (uint64_t(fc * C) * s.N + v0) * ob;

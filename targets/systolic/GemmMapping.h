@@ -51,11 +51,18 @@ struct GemmBuffers {
   ElemType outType = ElemType::I8;
   float scale = 1.0f;
   bool relu = false;
+  /// D, added to every output before it is stored (bias, residual): an
+  /// M x N matrix of the accumulator type at `d`, or with `dBroadcast` one
+  /// row of N values for every row. Needs an accumulating mapping.
+  bool hasD = false, dBroadcast = false;
+  uint64_t d = 0;
 };
 
-/// Lays A, B and C out back to back from address 0.
+/// Lays A, B, C (and D, when \p withD: broadcast or full) out back to back
+/// from address 0.
 GemmBuffers denseGemmBuffers(const ArrayConfig &config, const GemmShape &shape,
-                             ElemType outType);
+                             ElemType outType, bool withD = false,
+                             bool dBroadcast = false);
 
 /// The program for \p mapping, or an error naming why the mapping cannot
 /// run on \p config (dataflow unsupported, buffers too small).

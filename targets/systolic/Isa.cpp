@@ -240,19 +240,22 @@ std::string Instr::str() const {
                    dramStride, strideC, elemTypeName(outType), scale,
                    (flags & Relu) ? " relu" : "", d);
   case Opcode::Mvin:
-    return formatv("mvin {0} dram=0x{1:x} {2}={3} {4}x{5}{6}",
+    return formatv("mvin {0} dram={1:x} {2}={3} {4}x{5}{6}{7}",
                    operandName(operand), dram,
-                   (flags & Accumulate) ? "acc" : "spad", addrA, rows, cols, d);
+                   (flags & Accumulate) ? "acc" : "spad", addrA, rows, cols,
+                   (flags & BroadcastRows) ? " broadcast" : "", d);
   case Opcode::Mvout:
-    return formatv("mvout dram=0x{0:x} acc={1} {2}x{3}{4}", dram, addrA, rows,
+    return formatv("mvout dram={0:x} acc={1} {2}x{3}{4}", dram, addrA, rows,
                    cols, d);
   case Opcode::Preload:
-    return formatv("preload spad={0} {1}x{2}{3}", addrA, rows, cols, d);
+    return formatv("preload {0}={1} {2}x{3}{4}", (flags & AddD) ? "d" : "spad",
+                   addrA, rows, cols, d);
   case Opcode::ComputePreloaded:
   case Opcode::ComputeAccumulated:
-    return formatv("{0} a={1} b={2} c={3} m={4} k={5} n={6}{7}{8}",
+    return formatv("{0} a={1} b={2} c={3} m={4} k={5} n={6}{7}{8}{9}",
                    opcodeName(op), addrA, addrB, addrC, rows, cols, n,
-                   (flags & Accumulate) ? " accumulate" : "", d);
+                   (flags & Accumulate) ? " accumulate" : "",
+                   (flags & AddD) ? " add_d" : "", d);
   case Opcode::Flush:
     return "flush";
   }

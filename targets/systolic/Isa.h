@@ -55,7 +55,12 @@ enum InstrFlags : uint8_t {
   Accumulate = 1,
   /// MVOUT: apply ReLU.
   Relu = 2,
-  /// MVIN: operand tag for statistics (bits 2-3): 0 A, 1 B, 2 C.
+  /// MVIN: every row reads the same DRAM row (a bias broadcast).
+  BroadcastRows = 4,
+  /// COMPUTE (WS, IS) and PRELOAD (OS): add D, an m x n block of the
+  /// accumulator, to the result (Gemmini's "D"): WS reads it at addrB, IS
+  /// at addrA; in OS a PRELOAD puts D into the PEs for the next output tile.
+  AddD = 8,
 };
 
 /// Which matrix a transfer moves, for stall and traffic statistics.

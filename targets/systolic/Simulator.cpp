@@ -156,6 +156,8 @@ struct QueueState {
   bool stationary = false;
   uint32_t statRows = 0, statCols = 0;
   bool tileOpen = false; // OS: an output tile is accumulating in the PEs
+  bool pendingD = false; // OS: a PRELOAD put D into the PEs
+  uint32_t dAddr = 0, dRows = 0, dCols = 0;
 
   void apply(const Instr &in) {
     switch (in.op) {
@@ -353,9 +355,11 @@ Error Machine::verify(const Program &program) const {
                             toAcc ? "accumulator" : "scratchpad",
                             toAcc ? accElems : spadElems));
       uint64_t dstride = st.ldDramStride ? st.ldDramStride : in.cols * b;
+      uint64_t dramRows = (in.flags & BroadcastRows) ? 1 : in.rows;
       if (in.rows && in.cols &&
           (dstride < in.cols * b ||
-           in.dram + (in.rows - 1) * dstride + in.cols * b > program.dramBytes))
+           in.dram + (dramRows - 1) * dstride + in.cols * b >
+               program.dramBytes))
         return fail(
             formatv("DRAM block leaves the {0}-byte image", program.dramBytes));
       break;
@@ -374,9 +378,24 @@ Error Machine::verify(const Program &program) const {
       break;
     }
     case Opcode::Preload: {
-      if (st.dataflow == Dataflow::OS)
-        return fail("PRELOAD has no meaning in the output-stationary "
-                    "dataflow; COMPUTE_PRELOADED opens a new output tile");
+      if (st.dataflow == Dataflow::OS) {
+        if (!(in.flags & AddD))
+          return fail("in the output-stationary dataflow PRELOAD only puts D "
+                      "into the PEs (flag add_d); COMPUTE_PRELOADED opens a "
+                      "new output tile");
+        if (in.rows < 1 || in.cols < 1 || in.rows > uint64_t(c.rows) ||
+            in.cols > uint64_t(c.cols))
+          return fail(formatv("D {0}x{1} does not fit the {2}x{3} array",
+                              in.rows, in.cols, c.rows, c.cols));
+        if (!blockFits(in.addrA, in.rows, in.cols, 0, accElems))
+          return fail("D leaves the accumulator");
+        st.pendingD = true;
+        st.dRows = in.rows;
+        st.dCols = in.cols;
+        break;
+      }
+      if (in.flags & AddD)
+        return fail("add_d on PRELOAD is for the output-stationary dataflow");
       // WS holds B (k x n): k <= rows, n <= cols. IS holds A (m x k):
       // k <= rows, m <= cols.
       uint64_t kDim = st.dataflow == Dataflow::WS ? in.rows : in.cols;
@@ -431,6 +450,21 @@ Error Machine::verify(const Program &program) const {
         return fail(formatv("result block leaves the accumulator ({0} "
                             "elements)",
                             accElems));
+      if (in.flags & AddD) {
+        if (df == Dataflow::OS)
+          return fail("in the output-stationary dataflow D comes with a "
+                      "PRELOAD");
+        uint32_t d = df == Dataflow::WS ? in.addrB : in.addrA;
+        if (!blockFits(d, m, n, 0, accElems))
+          return fail("D leaves the accumulator");
+      }
+      if (df == Dataflow::OS && preloaded && st.pendingD) {
+        if (st.dRows != m || st.dCols != n)
+          return fail(formatv("the preloaded D {0}x{1} does not match the "
+                              "{2}x{3} output tile",
+                              st.dRows, st.dCols, m, n));
+        st.pendingD = false;
+      }
       break;
     }
     case Opcode::Flush:
@@ -632,8 +666,9 @@ Expected<Report> Machine::simulate(const Program &program,
       break;
     case Opcode::Mvin: {
       bool toAcc = in.flags & Accumulate;
+      bool broadcast = in.flags & BroadcastRows;
       uint64_t b = toAcc ? ab : eb;
-      uint64_t bytes = uint64_t(in.rows) * in.cols * b;
+      uint64_t bytes = uint64_t(broadcast ? 1 : in.rows) * in.cols * b;
       s = std::max(t0, chanFree);
       int64_t xfer = transferCycles(bytes);
       chanFree = s + xfer;
@@ -651,7 +686,8 @@ Expected<Report> Machine::simulate(const Program &program,
         uint8_t *dst = toAcc ? acc.data() : spad.data();
         for (uint64_t row = 0; row < in.rows; ++row)
           std::memcpy(dst + (in.addrA + row * lstride) * b,
-                      dram_.data() + in.dram + row * dstride, in.cols * b);
+                      dram_.data() + in.dram + (broadcast ? 0 : row) * dstride,
+                      in.cols * b);
       }
       break;
     }
@@ -686,6 +722,21 @@ Expected<Report> Machine::simulate(const Program &program,
     }
     case Opcode::Preload: {
       int64_t earliest = std::max(t0, portFree);
+      if (st.dataflow == Dataflow::OS) {
+        // D shifts into the PEs of a new output tile: after the drain.
+        s = std::max(earliest, drainDone);
+        e = s + R;
+        portFree = e;
+        pushPrevAt = pushNextAt = e;
+        r.busyCycles += R;
+        ++r.preloads;
+        r.accReads += int64_t(in.rows) * in.cols;
+        st.pendingD = true;
+        st.dAddr = in.addrA;
+        st.dRows = in.rows;
+        st.dCols = in.cols;
+        break;
+      }
       int64_t base =
           c.overlapPreload ? earliest : std::max(earliest, drainDone);
       s = base;
@@ -744,6 +795,16 @@ Expected<Report> Machine::simulate(const Program &program,
       r.accWrites += m * nn;
       if (accumulate)
         r.accReads += m * nn;
+      int64_t dBase = -1; // D, dense m x n in the accumulator
+      if (df == Dataflow::OS) {
+        if (in.op == Opcode::ComputePreloaded && st.pendingD) {
+          dBase = st.dAddr;
+          st.pendingD = false;
+        }
+      } else if (in.flags & AddD) {
+        dBase = df == Dataflow::WS ? in.addrB : in.addrA;
+        r.accReads += m * nn;
+      }
       if (options.functional) {
         uint32_t sa = st.strideA ? st.strideA : k;
         uint32_t sb = st.strideB ? st.strideB : nn;
@@ -770,6 +831,9 @@ Expected<Report> Machine::simulate(const Program &program,
                 sum += int64_t(A[x * k + z]) * int64_t(B[z * nn + y]);
               if (accumulate)
                 sum += int64_t(loadElem(acc.data(), ElemType::I32, idx));
+              if (dBase >= 0)
+                sum += int64_t(
+                    loadElem(acc.data(), ElemType::I32, dBase + x * nn + y));
               int32_t wrapped = int32_t(uint32_t(uint64_t(sum)));
               std::memcpy(acc.data() + 4 * idx, &wrapped, 4);
             } else {
@@ -778,6 +842,9 @@ Expected<Report> Machine::simulate(const Program &program,
                               : 0.0f;
               for (int64_t z = 0; z < k; ++z)
                 sum += float(A[x * k + z]) * float(B[z * nn + y]);
+              if (dBase >= 0)
+                sum += float(
+                    loadElem(acc.data(), ElemType::F32, dBase + x * nn + y));
               std::memcpy(acc.data() + 4 * idx, &sum, 4);
             }
           }
@@ -796,7 +863,8 @@ Expected<Report> Machine::simulate(const Program &program,
         firstExec = s;
       } else {
         bool waitsForDrain =
-            (in.op == Opcode::Preload && !c.overlapPreload) ||
+            (in.op == Opcode::Preload &&
+             (!c.overlapPreload || st.dataflow == Dataflow::OS)) ||
             (st.dataflow == Dataflow::OS && in.op == Opcode::ComputePreloaded);
         int64_t base =
             waitsForDrain ? std::max(prevPortFree, prevDrain) : prevPortFree;
@@ -879,7 +947,8 @@ Expected<Report> Machine::estimate(const Program &program) const {
     switch (in.op) {
     case Opcode::Mvin: {
       uint64_t b = elemBytes((in.flags & Accumulate) ? c.accType() : c.inType);
-      uint64_t bytes = uint64_t(in.rows) * in.cols * b;
+      uint64_t bytes =
+          uint64_t((in.flags & BroadcastRows) ? 1 : in.rows) * in.cols * b;
       dramCycles += xfer(bytes);
       r.dramReadBytes += bytes;
       if (!seenExec)
@@ -905,9 +974,10 @@ Expected<Report> Machine::estimate(const Program &program) const {
     case Opcode::ComputePreloaded:
     case Opcode::ComputeAccumulated: {
       bool pre = in.op == Opcode::Preload;
-      bool waitsForDrain = pre ? !c.overlapPreload
-                               : st.dataflow == Dataflow::OS &&
-                                     in.op == Opcode::ComputePreloaded;
+      bool waitsForDrain =
+          pre ? (!c.overlapPreload || st.dataflow == Dataflow::OS)
+              : st.dataflow == Dataflow::OS &&
+                    in.op == Opcode::ComputePreloaded;
       int64_t s = waitsForDrain ? std::max(portFree, drainDone) : portFree;
       if ((in.deps & PopNext) && !stToEx.empty()) {
         if (stToEx.front() > s) {

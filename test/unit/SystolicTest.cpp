@@ -41,16 +41,26 @@ template <typename T> std::string errorOf(llvm::Expected<T> &v) {
   return v ? std::string() : llvm::toString(v.takeError());
 }
 
-/// Fills A and B with random values, runs the mapping functionally and
-/// compares C with a reference matmul.
+struct Epilogue {
+  bool d = false, broadcast = false, relu = false;
+  float scale = 1.0f;
+};
+
+/// Fills A and B (and D) with random values, runs the mapping functionally
+/// and compares C with a reference matmul and epilogue.
 void checkGemm(const ArrayConfig &c, GemmShape s, GemmMapping map,
-               uint32_t seed) {
+               uint32_t seed, Epilogue ep = {}) {
   SCOPED_TRACE(testing::Message()
                << "M=" << s.M << " K=" << s.K << " N=" << s.N << " "
                << map.str() << " " << elemTypeName(c.inType) << " " << c.rows
-               << "x" << c.cols);
-  ElemType out = c.inType == ElemType::I8 ? ElemType::I32 : ElemType::F32;
-  GemmBuffers buf = denseGemmBuffers(c, s, out);
+               << "x" << c.cols << (ep.d ? " +D" : "")
+               << (ep.broadcast ? " broadcast" : "") << (ep.relu ? " relu" : "")
+               << " scale " << ep.scale);
+  ElemType out = c.inType == ElemType::I8 && ep.scale == 1.0f ? ElemType::I32
+                                                              : ElemType::F32;
+  GemmBuffers buf = denseGemmBuffers(c, s, out, ep.d, ep.broadcast);
+  buf.relu = ep.relu;
+  buf.scale = ep.scale;
   auto prog = buildGemmProgram(c, s, map, buf);
   ASSERT_TRUE(bool(prog)) << errorOf(prog);
   Machine m(c);
@@ -86,6 +96,22 @@ void checkGemm(const ArrayConfig &c, GemmShape s, GemmMapping map,
     B[i] = c.inType == ElemType::I8 ? small(rng) * 8 : small(rng) * 0.5;
     put(buf.b, i, B[i]);
   }
+  std::vector<double> D;
+  if (ep.d) {
+    int64_t rows = ep.broadcast ? 1 : s.M;
+    D.resize(rows * s.N);
+    for (int64_t i = 0; i < rows * s.N; ++i) {
+      D[i] = small(rng) * 4;
+      uint8_t *p = m.dram().data() + buf.d + 4 * i;
+      if (c.inType == ElemType::I8) {
+        int32_t v = int32_t(D[i]);
+        std::memcpy(p, &v, 4);
+      } else {
+        float f = float(D[i]);
+        std::memcpy(p, &f, 4);
+      }
+    }
+  }
   auto rep = m.simulate(*prog);
   ASSERT_TRUE(bool(rep)) << errorOf(rep);
   EXPECT_EQ(rep->macs, s.M * s.K * s.N);
@@ -94,6 +120,11 @@ void checkGemm(const ArrayConfig &c, GemmShape s, GemmMapping map,
       double ref = 0;
       for (int64_t k = 0; k < s.K; ++k)
         ref += A[i * s.K + k] * B[k * s.N + j];
+      if (ep.d)
+        ref += D[(ep.broadcast ? 0 : i) * s.N + j];
+      ref = double(float(ref) * ep.scale);
+      if (ep.relu && ref < 0)
+        ref = 0;
       const uint8_t *p = m.dram().data() + buf.c + 4 * (i * s.N + j);
       double got;
       if (out == ElemType::I32) {
@@ -168,6 +199,24 @@ TEST(SystolicSim, GemmIsComputedForEveryDataflowTypeAndMapping) {
             GemmMapping map{df, chunk, /*accumulate=*/true};
             checkGemm(smallMachine(rows, cols, t), s, map, seed++);
           }
+}
+
+TEST(SystolicSim, EpilogueAddsDScalesAndRectifies) {
+  uint32_t seed = 100;
+  for (ElemType t : {ElemType::I8, ElemType::F32})
+    for (GemmShape s : {GemmShape{9, 13, 5}, GemmShape{20, 7, 19}})
+      for (Dataflow df : {Dataflow::WS, Dataflow::IS, Dataflow::OS})
+        for (bool broadcast : {false, true})
+          for (int64_t chunk : {0, 3}) {
+            Epilogue ep{true, broadcast, seed % 2 == 0, seed % 3 ? 1.0f : 0.5f};
+            checkGemm(smallMachine(4, 6, t), s, {df, chunk, true}, seed++, ep);
+          }
+  // D needs the partial sums to stay in the accumulator.
+  ArrayConfig c = smallMachine(4, 4, ElemType::I8);
+  GemmShape s{8, 8, 8};
+  auto p = buildGemmProgram(c, s, {Dataflow::WS, 0, false},
+                            denseGemmBuffers(c, s, ElemType::I32, true));
+  EXPECT_NE(errorOf(p).find("accumulating mapping"), std::string::npos);
 }
 
 TEST(SystolicSim, LimitedBandwidthStillComputesAndStalls) {

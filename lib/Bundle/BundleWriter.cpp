@@ -47,6 +47,8 @@ std::string manifestWithOffsets(const BundleContents &c,
                  {"triple", c.triple},
                  {"cpu", c.cpu},
                  {"features", c.features}};
+  if (!c.chip.empty())
+    m["target"]["chip"] = c.chip;
   m["model"] = {
       {"source", c.modelSource}, {"producer", c.producer}, {"opset", c.opset}};
   m["inputs"] = nlohmann::json::array();
@@ -64,19 +66,30 @@ std::string manifestWithOffsets(const BundleContents &c,
   }
   m["memory"] = {{"arena_bytes", c.arenaBytes}};
   m["kernels"] = nlohmann::json::array();
-  for (const auto &k : c.kernels)
-    m["kernels"].push_back(
-        {{"name", k.name},
-         {"symbol", k.symbol},
-         {"ops", k.ops},
-         {"workgroups", k.workgroups},
-         {"results", k.results},
-         {"task", k.task},
-         {"op_shapes", k.opShapes},
-         {"flops", k.flops},
-         {"bytes_read", k.bytesRead},
-         {"bytes_written", k.bytesWritten},
-         {"schedule", nlohmann::json::parse(k.scheduleJson)}});
+  uint64_t blobOffset = 0;
+  for (const auto &k : c.kernels) {
+    nlohmann::json kernel = {
+        {"name", k.name},
+        {"symbol", k.symbol},
+        {"ops", k.ops},
+        {"workgroups", k.workgroups},
+        {"results", k.results},
+        {"task", k.task},
+        {"op_shapes", k.opShapes},
+        {"flops", k.flops},
+        {"bytes_read", k.bytesRead},
+        {"bytes_written", k.bytesWritten},
+        {"schedule", nlohmann::json::parse(k.scheduleJson)}};
+    if (!k.device.empty()) {
+      nlohmann::json d = nlohmann::json::parse(k.deviceJson);
+      d["name"] = k.device;
+      d["blob_offset"] = blobOffset;
+      d["blob_bytes"] = k.deviceBlob.size();
+      blobOffset += (k.deviceBlob.size() + 63) / 64 * 64;
+      kernel["device"] = d;
+    }
+    m["kernels"].push_back(kernel);
+  }
   m["launches"] = nlohmann::json::array();
   for (const auto &l : c.launches) {
     nlohmann::json args = nlohmann::json::array();
@@ -119,10 +132,20 @@ std::string writeBundle(const std::string &path,
   } catch (const std::exception &e) {
     return std::string("cannot build the manifest: ") + e.what();
   }
-  return writeSections(path,
-                       {{SectionKind::Manifest, "manifest", manifest},
-                        {SectionKind::Weights, "weights", weights},
-                        {SectionKind::Artifact, "kernels", contents.artifact}});
+  std::vector<SectionData> sections = {
+      {SectionKind::Manifest, "manifest", manifest},
+      {SectionKind::Weights, "weights", weights},
+      {SectionKind::Artifact, "kernels", contents.artifact}};
+  // Device kernels' programs, each at a multiple of 64 bytes.
+  std::string device;
+  for (const auto &k : contents.kernels)
+    if (!k.device.empty()) {
+      device += k.deviceBlob;
+      device.resize((device.size() + 63) / 64 * 64, '\0');
+    }
+  if (!device.empty())
+    sections.push_back({SectionKind::Device, "device", device});
+  return writeSections(path, sections);
 }
 
 namespace {

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "SystolicDevice.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -23,6 +25,9 @@
 #include <random>
 
 namespace ign {
+
+void registerDevices() { systolic::registerSystolicDevice(); }
+
 namespace {
 
 int runtimeError(const std::string &what) {
@@ -30,7 +35,32 @@ int runtimeError(const std::string &what) {
   return kExitRuntime;
 }
 
+/// The device (simulated) statistics of the last run, summed over launches.
+struct DeviceTotals {
+  int64_t launches = 0, cycles = 0;
+  double ns = 0, utilizationCycles = 0;
+  std::vector<int64_t> perLaunchCycles; // -1: a host launch
+};
+DeviceTotals deviceTotals(ignrt_session *session) {
+  DeviceTotals t;
+  size_t n = ignrt_session_num_kernels(session);
+  for (size_t k = 0; k < n; ++k) {
+    ignrt_device_stats s;
+    if (ignrt_session_kernel_device(session, k, &s) != IGNRT_OK) {
+      t.perLaunchCycles.push_back(-1);
+      continue;
+    }
+    ++t.launches;
+    t.cycles += s.cycles;
+    t.ns += s.device_ns;
+    t.utilizationCycles += s.utilization * double(s.cycles);
+    t.perLaunchCycles.push_back(s.cycles);
+  }
+  return t;
+}
+
 BundlePtr openBundle(const std::string &path, int &code) {
+  registerDevices();
   ignrt_bundle *b = nullptr;
   if (ignrt_bundle_open(path.c_str(), &b) != IGNRT_OK) {
     code = runtimeError(path);
@@ -217,8 +247,16 @@ int runBundle(const RunOptions &options) {
       }
     }
   }
-  if (options.verbosity != Verbosity::Quiet)
+  if (options.verbosity != Verbosity::Quiet) {
     std::cout << "latency: " << ms << " ms (one run, including first-touch)\n";
+    DeviceTotals d = deviceTotals(session.get());
+    if (d.launches)
+      std::printf("device: %lld launches on the simulated array, %lld cycles, "
+                  "%.2f%% utilization, %.3f ms at the chip's clock\n",
+                  (long long)d.launches, (long long)d.cycles,
+                  d.cycles ? 100.0 * d.utilizationCycles / double(d.cycles) : 0,
+                  d.ns / 1e6);
+  }
   return kExitOk;
 }
 
@@ -278,13 +316,26 @@ int benchBundle(const BenchOptions &options) {
                              {"median", stat(totals, 0.5)},
                              {"p90", stat(totals, 0.9)}}}};
   report["kernels"] = nlohmann::json::array();
+  // Simulated devices are deterministic: the last run's cycles are every
+  // run's.
+  DeviceTotals device = deviceTotals(session.get());
   for (size_t k = 0; k < kernels; ++k) {
     const char *name;
     double ns;
     ignrt_session_kernel_timing(session.get(), k, &name, &ns);
-    report["kernels"].push_back(
-        {{"name", name}, {"median_ms", stat(perKernel[k], 0.5)}});
+    nlohmann::json entry = {{"name", name},
+                            {"median_ms", stat(perKernel[k], 0.5)}};
+    if (device.perLaunchCycles[k] >= 0)
+      entry["device_cycles"] = device.perLaunchCycles[k];
+    report["kernels"].push_back(entry);
   }
+  if (device.launches)
+    report["device"] = {
+        {"launches", device.launches},
+        {"cycles", device.cycles},
+        {"utilization",
+         device.cycles ? device.utilizationCycles / double(device.cycles) : 0},
+        {"ms_at_clock", device.ns / 1e6}};
   if (options.json) {
     std::cout << report.dump(2) << "\n";
     return kExitOk;
@@ -293,10 +344,20 @@ int benchBundle(const BenchOptions &options) {
               "%.3f ms, p90 %.3f ms\n",
               options.repeat, options.warmup, stat(totals, 0),
               stat(totals, 0.5), stat(totals, 0.9));
-  std::printf("%-32s %12s\n", "kernel", "median ms");
+  if (device.launches)
+    std::printf("device: %lld launches on the simulated array, %lld cycles, "
+                "%.2f%% utilization, %.3f ms at the chip's clock (host wall "
+                "time above includes the simulation)\n",
+                (long long)device.launches, (long long)device.cycles,
+                100.0 * report["device"]["utilization"].get<double>(),
+                device.ns / 1e6);
+  std::printf("%-32s %12s %14s\n", "kernel", "median ms", "device cycles");
   for (const auto &k : report["kernels"])
-    std::printf("%-32s %12.3f\n", k["name"].get<std::string>().c_str(),
-                k["median_ms"].get<double>());
+    std::printf("%-32s %12.3f %14s\n", k["name"].get<std::string>().c_str(),
+                k["median_ms"].get<double>(),
+                k.contains("device_cycles")
+                    ? std::to_string(k["device_cycles"].get<int64_t>()).c_str()
+                    : "host");
   return kExitOk;
 }
 
@@ -360,7 +421,11 @@ int inspectBundle(const std::string &path) {
   std::cout << "schedules:\n";
   for (auto &k : m["kernels"])
     std::cout << "  " << k["name"].get<std::string>() << ": "
-              << k["workgroups"].get<int64_t>() << " workgroup(s), "
+              << (k.contains("device")
+                      ? "on " + k["device"].value("name", std::string("?")) +
+                            ", "
+                      : std::to_string(k["workgroups"].get<int64_t>()) +
+                            " workgroup(s), ")
               << k["schedule"].dump() << "\n";
   std::cout << "launches: " << m["launches"].size() << "\n";
   auto where = [&](const nlohmann::json &a) {

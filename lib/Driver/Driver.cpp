@@ -3,6 +3,7 @@
 #include "ign/Driver/Driver.h"
 #include "HostCompiler.h"
 #include "KernelReport.h"
+#include "SystolicCompiler.h"
 #include "Tuning.h"
 #include "ign/Bundle/BundleWriter.h"
 #include "ign/Conversion/Passes.h"
@@ -32,9 +33,9 @@ const std::vector<TargetInfo> &knownTargets() {
        "x86-64-v3, x86-64-v4, znver4, ...",
        true},
       {"systolic",
-       "systolic-array accelerator on ignc's cycle-level "
-       "simulator (gemmini-16, tpu-v1, scale-32)",
-       false},
+       "systolic-array accelerator on ignc's cycle-level simulator; "
+       "--chip gemmini-16, gemmini-16-f32, tpu-v1 or scale-32",
+       true},
       {"vulkan", "Vulkan / SPIR-V mobile GPUs (mali-g710, adreno-740)", false},
       {"cuda", "NVIDIA GPUs via PTX (sm80, sm90, ...)", false},
       {"rocm", "AMD GPUs (gfx90a, gfx942, ...)", false},
@@ -154,6 +155,31 @@ static int compileBundle(ModuleOp module, const DriverOptions &options,
   hostOptions.cpu = cpu;
   hostOptions.schedule = options.schedule;
   hostOptions.fuse = options.fuse;
+  const bool systolicTarget = options.target == "systolic";
+  int arrayKernels = 0;
+  if (systolicTarget) {
+    auto machine = systolic::presetConfig(options.chip);
+    if (!machine) {
+      llvm::errs() << "ignc: error: " << llvm::toString(machine.takeError())
+                   << "\n";
+      return kExitTarget;
+    }
+    if (options.tune.enabled()) {
+      llvm::errs() << "ignc: error: --trials/--tune-time measure host "
+                      "kernels; systolic mappings are chosen by simulated "
+                      "cycles at every compile\n";
+      return kExitUsage;
+    }
+    hostOptions.targetName = "systolic";
+    auto offload =
+        systolic::systolicOffload(*machine, [&](const std::string &line) {
+          if (line.find(": systolic,") != std::string::npos)
+            ++arrayKernels;
+          if (options.verbosity == Verbosity::Verbose)
+            llvm::errs() << "ignc: " << line << "\n";
+        });
+    hostOptions.offload = offload;
+  }
   bool dbFailed = false;
   auto db = openTuningDatabase(options, dbFailed);
   if (dbFailed)
@@ -223,6 +249,8 @@ static int compileBundle(ModuleOp module, const DriverOptions &options,
     return kExitOk;
   }
   bundle::BundleContents &contents = *compiled;
+  if (systolicTarget)
+    contents.chip = options.chip;
   contents.modelSource = llvm::sys::path::filename(options.modelPath).str();
   contents.producer = producer ? producer.str() : "";
   contents.opset = opset ? opset.getInt() : 0;
@@ -235,9 +263,17 @@ static int compileBundle(ModuleOp module, const DriverOptions &options,
     llvm::errs() << "ignc: error: " << error << "\n";
     return kExitOutput;
   }
-  if (options.verbosity != Verbosity::Quiet)
-    llvm::errs() << "ignc: wrote " << outPath << " (target host, cpu "
-                 << contents.cpu << ")\n";
+  if (options.verbosity != Verbosity::Quiet) {
+    if (systolicTarget)
+      llvm::errs() << "ignc: wrote " << outPath << " (target systolic, chip "
+                   << options.chip << ": " << arrayKernels << " of "
+                   << contents.kernels.size()
+                   << " kernels on the array, the rest on the host cpu "
+                   << contents.cpu << ")\n";
+    else
+      llvm::errs() << "ignc: wrote " << outPath << " (target host, cpu "
+                   << contents.cpu << ")\n";
+  }
   return kExitOk;
 }
 

@@ -287,6 +287,7 @@ int workerMeasure(const std::vector<std::string> &args) {
     return workerError("usage: tune-worker measure BUNDLE --reference-dir DIR "
                        "[--write-reference] [--seeds N] [--threads T]");
   ignrt_bundle *rawBundle = nullptr;
+  registerDevices();
   if (ignrt_bundle_open(path.c_str(), &rawBundle) != IGNRT_OK)
     return workerError(ignrt_last_error());
   BundlePtr bundle(rawBundle);

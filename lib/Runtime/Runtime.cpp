@@ -14,9 +14,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <sys/mman.h>
@@ -32,6 +34,25 @@ using namespace ign::bundle;
 namespace {
 
 thread_local std::string lastError;
+
+/// The registered device drivers (process-wide).
+struct DeviceDriver {
+  ignrt_device_fn fn = nullptr;
+  void *user = nullptr;
+};
+std::mutex deviceMutex;
+std::map<std::string, DeviceDriver> &deviceDrivers() {
+  static std::map<std::string, DeviceDriver> drivers;
+  return drivers;
+}
+bool findDevice(const std::string &name, DeviceDriver &out) {
+  std::lock_guard<std::mutex> lock(deviceMutex);
+  auto it = deviceDrivers().find(name);
+  if (it == deviceDrivers().end())
+    return false;
+  out = it->second;
+  return true;
+}
 
 ignrt_status fail(ignrt_status status, std::string message) {
   lastError = std::move(message);
@@ -267,6 +288,12 @@ struct ignrt_bundle {
     std::string name, symbol;
     int64_t workgroups = 1;
     KernelFn fn = nullptr;
+    // A device kernel: its driver, descriptor and program bytes.
+    ignrt_device_fn deviceFn = nullptr;
+    void *deviceUser = nullptr;
+    std::string deviceJson;
+    const char *blob = nullptr;
+    size_t blobBytes = 0, results = 1;
   };
   std::vector<Kernel> kernels;
   struct Arg {
@@ -275,6 +302,7 @@ struct ignrt_bundle {
     uint64_t offset; // Arena
     std::vector<int64_t> dims;
     size_t bytes;
+    ignrt_dtype dtype = IGNRT_F32;
   };
   struct Launch {
     bool copy = false;
@@ -326,6 +354,8 @@ struct ignrt_session {
   AlignedBuffer arena{0};
   std::vector<bool> inputSet;
   std::vector<double> timings;
+  /// Per launch: device statistics (cycles < 0: a host launch).
+  std::vector<ignrt_device_stats> deviceStats;
   /// Per launch: the argument descriptors and the pointer array passed to
   /// the kernel; every buffer is fixed for the session's life.
   std::vector<std::vector<Descriptor>> descriptors;
@@ -373,6 +403,8 @@ ignrt_status loadBundle(ignrt_bundle &b, const char *path) {
     return fail(IGNRT_ERROR_FORMAT, "the section table lies outside the file");
   const char *manifest = nullptr, *weights = nullptr, *artifact = nullptr;
   size_t manifestSize = 0, weightsSize = 0, artifactSize = 0;
+  const char *device = nullptr;
+  size_t deviceSize = 0;
   for (uint32_t i = 0; i < h.sectionCount; ++i) {
     SectionEntry e;
     std::memcpy(&e, base + h.sectionTableOffset + i * sizeof(SectionEntry),
@@ -395,6 +427,9 @@ ignrt_status loadBundle(ignrt_bundle &b, const char *path) {
     case SectionKind::Artifact:
       artifact = data, artifactSize = e.size;
       break;
+    case SectionKind::Device:
+      device = data, deviceSize = e.size;
+      break;
     }
   }
   if (!manifest)
@@ -406,10 +441,13 @@ ignrt_status loadBundle(ignrt_bundle &b, const char *path) {
     const json &target = m.at("target");
     std::string triple = target.at("triple").get<std::string>();
     std::string name = target.at("name").get<std::string>();
-    if (name != "host")
-      return fail(IGNRT_ERROR_TARGET, "the bundle was built for target '" +
-                                          name +
-                                          "', which this runtime cannot run");
+    DeviceDriver driver;
+    if (name != "host" && !findDevice(name, driver))
+      return fail(IGNRT_ERROR_TARGET,
+                  "the bundle was built for target '" + name +
+                      "' and no driver for it is registered "
+                      "(ignrt_register_device; `ignc run` and `ignc bench` "
+                      "register ignc's simulators)");
     if (triple.rfind(processArch(), 0) != 0)
       return fail(IGNRT_ERROR_TARGET, "the bundle was built for " + triple +
                                           ", this machine is " + processArch());
@@ -452,6 +490,26 @@ ignrt_status loadBundle(ignrt_bundle &b, const char *path) {
       if (kernel.workgroups < 1)
         return fail(IGNRT_ERROR_FORMAT,
                     "kernel '" + kernel.name + "' has no workgroups");
+      if (k.contains("device")) {
+        const json &d = k.at("device");
+        std::string dev = d.at("name").get<std::string>();
+        if (dev != name || !driver.fn)
+          return fail(IGNRT_ERROR_TARGET, "kernel '" + kernel.name +
+                                              "' runs on device '" + dev +
+                                              "', which has no driver");
+        uint64_t off = d.at("blob_offset").get<uint64_t>();
+        uint64_t bytes = d.at("blob_bytes").get<uint64_t>();
+        if (!device || off > deviceSize || bytes > deviceSize - off)
+          return fail(IGNRT_ERROR_FORMAT,
+                      "kernel '" + kernel.name +
+                          "': its program lies outside the device section");
+        kernel.deviceFn = driver.fn;
+        kernel.deviceUser = driver.user;
+        kernel.deviceJson = d.dump();
+        kernel.blob = device + off;
+        kernel.blobBytes = bytes;
+        kernel.results = k.at("results").get<size_t>();
+      }
       b.kernels.push_back(kernel);
     }
     for (const json &l : m.at("launches")) {
@@ -473,8 +531,8 @@ ignrt_status loadBundle(ignrt_bundle &b, const char *path) {
                          view, error))
           return fail(IGNRT_ERROR_FORMAT, "manifest: launch " + error);
         std::string argKind = a.at("kind").get<std::string>();
-        ignrt_bundle::Arg arg{ignrt_bundle::Arg::Arena, 0, 0, view.dims,
-                              view.bytes};
+        ignrt_bundle::Arg arg{
+            ignrt_bundle::Arg::Arena, 0, 0, view.dims, view.bytes, view.dtype};
         // The bytes the argument may touch must lie inside its buffer.
         uint64_t limit = 0;
         if (argKind == "arena") {
@@ -506,6 +564,11 @@ ignrt_status loadBundle(ignrt_bundle &b, const char *path) {
   } catch (const std::exception &e) {
     return fail(IGNRT_ERROR_FORMAT, std::string("bad manifest: ") + e.what());
   }
+  bool hostKernels = false;
+  for (const auto &k : b.kernels)
+    hostKernels |= !k.deviceFn;
+  if (!hostKernels)
+    return IGNRT_OK; // every kernel runs on the device
   if (!artifact)
     return fail(IGNRT_ERROR_FORMAT, "the bundle has no kernel artifact");
   // dlopen needs a file: an anonymous memory file holds the shared object.
@@ -519,6 +582,8 @@ ignrt_status loadBundle(ignrt_bundle &b, const char *path) {
     return fail(IGNRT_ERROR_RUNTIME,
                 std::string("cannot load the kernels: ") + dlerror());
   for (auto &k : b.kernels) {
+    if (k.deviceFn)
+      continue;
     k.fn = reinterpret_cast<KernelFn>(dlsym(b.library, k.symbol.c_str()));
     if (!k.fn)
       return fail(IGNRT_ERROR_FORMAT, "kernel symbol '" + k.symbol +
@@ -621,6 +686,7 @@ ignrt_status ignrt_session_create(ignrt_bundle *bundle, int threads,
                     std::to_string(bundle->arenaBytes) + " bytes)");
   s->inputSet.assign(bundle->inputs.size(), false);
   s->timings.assign(bundle->launches.size(), 0.0);
+  s->deviceStats.assign(bundle->launches.size(), ignrt_device_stats{-1, 0, 0});
   for (const auto &launch : bundle->launches) {
     std::vector<Descriptor> descriptors;
     for (const auto &arg : launch.args) {
@@ -711,6 +777,62 @@ ignrt_status ignrt_session_fill_outputs(ignrt_session *s, int byte) {
   return IGNRT_OK;
 }
 
+namespace {
+/// One launch of a device kernel through its driver.
+ignrt_status runDeviceLaunch(ignrt_session *s, size_t l,
+                             const ignrt_bundle::Kernel &kernel) {
+  const auto &launch = s->bundle->launches[l];
+  std::vector<void *> data;
+  std::vector<ignrt_tensor_info> infos(launch.args.size());
+  for (size_t i = 0; i < launch.args.size(); ++i) {
+    const auto &arg = launch.args[i];
+    void *p;
+    std::memcpy(&p, s->pointers[l][i], sizeof(void *)); // the allocated word
+    data.push_back(p);
+    ignrt_tensor_info &info = infos[i];
+    info.name = "argument";
+    info.dtype = arg.dtype;
+    info.rank = arg.dims.size();
+    for (size_t d = 0; d < arg.dims.size() && d < IGNRT_MAX_RANK; ++d)
+      info.dims[d] = arg.dims[d];
+    info.bytes = arg.bytes;
+  }
+  ignrt_device_call call{kernel.name.c_str(), kernel.deviceJson.c_str(),
+                         kernel.blob,         kernel.blobBytes,
+                         launch.args.size(),  kernel.results,
+                         data.data(),         infos.data()};
+  ignrt_device_stats stats{0, 0, 0};
+  char error[1024] = {0};
+  if (kernel.deviceFn(kernel.deviceUser, &call, &stats, error, sizeof error))
+    return fail(IGNRT_ERROR_RUNTIME,
+                "device kernel '" + kernel.name + "' failed: " +
+                    std::string(error, strnlen(error, sizeof error)));
+  s->deviceStats[l] = stats;
+  return IGNRT_OK;
+}
+} // namespace
+
+ignrt_status ignrt_register_device(const char *target, ignrt_device_fn fn,
+                                   void *user) {
+  if (!target || !*target || std::string(target) == "host")
+    return fail(IGNRT_ERROR_ARGUMENT, "a device needs a name other than host");
+  std::lock_guard<std::mutex> lock(deviceMutex);
+  if (fn)
+    deviceDrivers()[target] = DeviceDriver{fn, user};
+  else
+    deviceDrivers().erase(target);
+  return IGNRT_OK;
+}
+
+ignrt_status ignrt_session_kernel_device(const ignrt_session *s, size_t index,
+                                         ignrt_device_stats *stats) {
+  if (!s || !stats || index >= s->deviceStats.size() ||
+      s->deviceStats[index].cycles < 0)
+    return fail(IGNRT_ERROR_ARGUMENT, "no device launch at this index");
+  *stats = s->deviceStats[index];
+  return IGNRT_OK;
+}
+
 ignrt_status ignrt_session_run(ignrt_session *s) {
   if (!s)
     return fail(IGNRT_ERROR_ARGUMENT, "null session");
@@ -728,8 +850,10 @@ ignrt_status ignrt_session_run(ignrt_session *s) {
       std::memcpy(&from, args[0], sizeof(void *));
       std::memcpy(&to, args[1], sizeof(void *));
       std::memmove(to, from, launch.args[0].bytes);
+    } else if (const auto &kernel = b.kernels[launch.kernel]; kernel.deviceFn) {
+      if (ignrt_status st = runDeviceLaunch(s, l, kernel); st != IGNRT_OK)
+        return st;
     } else {
-      const auto &kernel = b.kernels[launch.kernel];
       if (kernel.workgroups == 1 || s->pool->size() == 1)
         kernel.fn(args, 0, kernel.workgroups);
       else

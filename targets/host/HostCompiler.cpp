@@ -474,7 +474,7 @@ FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
   main->erase();
 
   bundle::BundleContents contents;
-  contents.targetName = "host";
+  contents.targetName = options.targetName;
   contents.inputs = plan->inputs;
   contents.outputs = plan->outputs;
   for (auto &[spec, bytes] : plan->weights)
@@ -484,13 +484,18 @@ FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
   contents.arenaBytes = plan->arenaBytes;
 
   SmallVector<func::FuncOp> kernels;
+  // contents.kernels indices of the kernels compiled for the host.
+  std::vector<size_t> hostIndex;
+  SmallVector<func::FuncOp> offloaded;
   for (const std::string &name : plan->kernels) {
     auto kernel = module.lookupSymbol<func::FuncOp>(name);
     bundle::KernelSpec spec;
     spec.name = name;
     spec.symbol = "ign_" + name;
     spec.results = kernel.getNumResults();
+    const KernelSummary *summary = nullptr;
     if (auto it = summaryOf.find(name); it != summaryOf.end()) {
+      summary = it->second;
       const KernelSummary &s = *it->second;
       spec.ops = s.ops;
       spec.opShapes = s.opShapes;
@@ -499,6 +504,22 @@ FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
       spec.bytesRead = s.bytesRead;
       spec.bytesWritten = s.bytesWritten;
     }
+    if (options.offload) {
+      auto claimed = options.offload(kernel, summary);
+      if (failed(claimed))
+        return failure();
+      if (*claimed) {
+        spec.symbol = "";
+        spec.device = (*claimed)->device;
+        spec.deviceJson = std::move((*claimed)->deviceJson);
+        spec.deviceBlob = std::move((*claimed)->blob);
+        spec.scheduleJson = std::move((*claimed)->scheduleJson);
+        contents.kernels.push_back(std::move(spec));
+        offloaded.push_back(kernel);
+        continue;
+      }
+    }
+    hostIndex.push_back(contents.kernels.size());
     contents.kernels.push_back(std::move(spec));
     // Kernels never write their arguments: those are the model's inputs,
     // weights (read-only mmapped memory) or other kernels' results.
@@ -508,14 +529,29 @@ FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
     kernel->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
     kernels.push_back(kernel);
   }
+  for (func::FuncOp kernel : offloaded)
+    kernel.erase();
+  HostTarget artifact = hostTarget(options);
+  contents.triple = artifact.triple;
+  contents.cpu = artifact.cpu;
+  llvm::SmallVector<llvm::StringRef> features;
+  llvm::StringRef(artifact.features).split(features, ',', -1, false);
+  for (llvm::StringRef f : features)
+    contents.features.push_back(f.str());
+  if (kernels.empty())
+    return contents; // every kernel runs on a device: no host artifact
+  std::vector<bundle::KernelSpec *> hostSpecs;
+  for (size_t i : hostIndex)
+    hostSpecs.push_back(&contents.kernels[i]);
 
   PassManager lowering(ctx);
   buildLoweringPipeline(lowering);
   if (failed(lowering.run(module)))
     return failure();
   std::vector<KernelSchedule> schedules(kernels.size());
-  for (auto [kernel, schedule, spec] :
-       llvm::zip(kernels, schedules, contents.kernels)) {
+  for (auto [kernel, schedule, specPtr] :
+       llvm::zip(kernels, schedules, hostSpecs)) {
+    bundle::KernelSpec &spec = *specPtr;
     if (options.schedule != "default") {
       schedule.kind = "reference";
       schedule.serialReason = "reference schedule";
@@ -560,9 +596,9 @@ FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
 
   // The kernel functions are LLVM functions now; only the specs remain.
   kernels.clear();
-  for (auto [spec, schedule] : llvm::zip(contents.kernels, schedules)) {
-    spec.scheduleJson = schedule.toJson();
-    spec.workgroups = schedule.workgroups;
+  for (auto [spec, schedule] : llvm::zip(hostSpecs, schedules)) {
+    spec->scheduleJson = schedule.toJson();
+    spec->workgroups = schedule.workgroups;
   }
 
   llvm::InitializeNativeTarget();
@@ -572,11 +608,10 @@ FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
   if (!llvmModule)
     return module.emitError("translation to LLVM IR failed");
 
-  for (auto [k, schedule] : llvm::zip(contents.kernels, schedules))
-    if (failed(addPackedEntry(*llvmModule, k.name, k.symbol, schedule.fault,
+  for (auto [k, schedule] : llvm::zip(hostSpecs, schedules))
+    if (failed(addPackedEntry(*llvmModule, k->name, k->symbol, schedule.fault,
                               module.getLoc())))
       return failure();
-  HostTarget artifact = hostTarget(options);
   std::string error;
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(artifact.triple, error);
@@ -614,12 +649,6 @@ FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
   if (failed(so))
     return failure();
   contents.artifact = std::move(*so);
-  contents.triple = artifact.triple;
-  contents.cpu = artifact.cpu;
-  llvm::SmallVector<llvm::StringRef> features;
-  llvm::StringRef(artifact.features).split(features, ',', -1, false);
-  for (llvm::StringRef f : features)
-    contents.features.push_back(f.str());
   return contents;
 }
 

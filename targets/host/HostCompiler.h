@@ -14,9 +14,11 @@
 #include "ign/Search/ScheduleSpace.h"
 #include "ign/Transforms/KernelTasks.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace ign::host {
@@ -36,6 +38,17 @@ struct HostOptions {
   std::function<const search::Schedule *(const KernelSummary &)> scheduleFor;
   /// The module's kernels are already formed and outlined (a task module).
   bool kernelsFormed = false;
+  /// An accelerator may claim kernels: called for every kernel before the
+  /// host lowering; a claimed kernel is not compiled for the host, and its
+  /// bundle entry names the device (docs/bundle-format.md).
+  struct Offloaded {
+    std::string device, deviceJson, blob, scheduleJson;
+  };
+  std::function<mlir::FailureOr<std::optional<Offloaded>>(
+      mlir::func::FuncOp kernel, const KernelSummary *summary)>
+      offload;
+  /// The bundle's target name ("host", or the accelerator's).
+  std::string targetName = "host";
 };
 
 /// One tuning task: a kernel as a module of its own, whose @main launches

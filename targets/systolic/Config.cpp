@@ -131,7 +131,71 @@ std::string ArrayConfig::describe() const {
 }
 
 std::vector<std::string> presetNames() {
-  return {"gemmini-16", "tpu-v1", "scale-32"};
+  return {"gemmini-16", "gemmini-16-f32", "tpu-v1", "scale-32"};
+}
+
+json::Value toJSON(const ArrayConfig &c) {
+  return json::Object{{"name", c.name},
+                      {"rows", c.rows},
+                      {"cols", c.cols},
+                      {"dataflow", dataflowName(c.dataflow)},
+                      {"dataflows", int64_t(c.dataflows)},
+                      {"in_type", elemTypeName(c.inType)},
+                      {"spad_bytes", c.spadBytes},
+                      {"acc_bytes", c.accBytes},
+                      {"spad_banks", c.spadBanks},
+                      {"acc_banks", c.accBanks},
+                      {"dram_bytes_per_cycle", c.dramBytesPerCycle},
+                      {"dram_latency", c.dramLatency},
+                      {"load_queue", c.loadQueueDepth},
+                      {"ex_queue", c.exQueueDepth},
+                      {"store_queue", c.storeQueueDepth},
+                      {"overlap_preload", c.overlapPreload},
+                      {"clock_mhz", c.clockMHz}};
+}
+
+Expected<ArrayConfig> configFromJSON(const json::Value &v) {
+  auto bad = [](const Twine &why) {
+    return createStringError(inconvertibleErrorCode(),
+                             "bad machine description: " + why);
+  };
+  const json::Object *o = v.getAsObject();
+  if (!o)
+    return bad("not an object");
+  ArrayConfig c;
+  auto getInt = [&](StringRef key, int64_t &out) -> bool {
+    auto x = o->getInteger(key);
+    if (x)
+      out = *x;
+    return bool(x);
+  };
+  auto name = o->getString("name");
+  auto df = o->getString("dataflow");
+  auto in = o->getString("in_type");
+  auto bw = o->getNumber("dram_bytes_per_cycle");
+  auto clock = o->getNumber("clock_mhz");
+  auto overlap = o->getBoolean("overlap_preload");
+  int64_t dataflows = 0;
+  if (!name || !df || !in || !bw || !clock || !overlap ||
+      !getInt("rows", c.rows) || !getInt("cols", c.cols) ||
+      !getInt("dataflows", dataflows) || !getInt("spad_bytes", c.spadBytes) ||
+      !getInt("acc_bytes", c.accBytes) || !getInt("spad_banks", c.spadBanks) ||
+      !getInt("acc_banks", c.accBanks) ||
+      !getInt("dram_latency", c.dramLatency) ||
+      !getInt("load_queue", c.loadQueueDepth) ||
+      !getInt("ex_queue", c.exQueueDepth) ||
+      !getInt("store_queue", c.storeQueueDepth))
+    return bad("a field is missing or has the wrong type");
+  c.name = name->str();
+  if (!parseDataflow(*df, c.dataflow) || !parseElemType(*in, c.inType))
+    return bad("unknown dataflow or element type");
+  c.dataflows = unsigned(dataflows);
+  c.dramBytesPerCycle = *bw;
+  c.clockMHz = *clock;
+  c.overlapPreload = *overlap;
+  if (Error e = c.validate())
+    return std::move(e);
+  return c;
 }
 
 Expected<ArrayConfig> presetConfig(StringRef name) {
@@ -153,6 +217,15 @@ Expected<ArrayConfig> presetConfig(StringRef name) {
     c.dramLatency = 64;
     c.overlapPreload = true;
     c.clockMHz = 1000;
+  } else if (name == "gemmini-16-f32") {
+    // Gemmini's floating-point configuration: fp32 inputs and accumulators
+    // (4x the bytes per element of the int8 one, the same SRAM sizes).
+    Expected<ArrayConfig> base = presetConfig("gemmini-16");
+    if (!base)
+      return base.takeError();
+    c = *base;
+    c.name = name.str();
+    c.inType = ElemType::F32;
   } else if (name == "tpu-v1") {
     // Jouppi et al., ISCA 2017: 256x256 int8 weight-stationary MXU, 24 MiB
     // unified buffer, 4 MiB of accumulators, 34 GB/s DDR3 at 700 MHz, a

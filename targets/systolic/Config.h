@@ -11,6 +11,7 @@
 #define IGN_TARGETS_SYSTOLIC_CONFIG_H
 
 #include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
 
 #include <cstdint>
 #include <string>
@@ -62,7 +63,11 @@ struct ArrayConfig {
   std::string describe() const;
 };
 
-/// The named machines: gemmini-16, tpu-v1, scale-32.
+/// The machine as JSON (every field) and back; fromJSON validates.
+llvm::json::Value toJSON(const ArrayConfig &config);
+llvm::Expected<ArrayConfig> configFromJSON(const llvm::json::Value &value);
+
+/// The named machines: gemmini-16, gemmini-16-f32, tpu-v1, scale-32.
 llvm::Expected<ArrayConfig> presetConfig(llvm::StringRef name);
 std::vector<std::string> presetNames();
 

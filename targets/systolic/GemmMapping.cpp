@@ -344,10 +344,11 @@ std::vector<GemmMapping> gemmMappingSpace(const ArrayConfig &c,
 }
 
 Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &c, const GemmShape &s,
-                                    int simulateTop) {
+                                    int simulateTop,
+                                    const GemmBuffers *buffers) {
   TunedGemm best;
   std::vector<std::pair<int64_t, GemmMapping>> ranked;
-  GemmBuffers buf = denseGemmBuffers(c, s, c.inType);
+  GemmBuffers buf = buffers ? *buffers : denseGemmBuffers(c, s, c.inType);
   Machine machine(c);
   std::string firstError;
   for (const GemmMapping &m : gemmMappingSpace(c, s)) {
@@ -399,9 +400,10 @@ Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &c, const GemmShape &s,
   };
   // SCALE-Sim's own mapping for the machine's dataflow is always measured:
   // the tuned mapping is never slower than it.
+  // (unless it cannot run these buffers: D needs accumulation).
   GemmMapping fixed{c.dataflow, 0, /*accumulate=*/false};
-  if (Error e = measure(fixed, -1))
-    return std::move(e);
+  if (!buf.hasD || fixed.dataflow == Dataflow::OS)
+    consumeError(measure(fixed, -1)); // buffers too small: not a candidate
   for (int r = 0; r < simulateTop && r < int(ranked.size()); ++r) {
     size_t i = order[r];
     const GemmMapping &m = ranked[i].second;
@@ -411,6 +413,9 @@ Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &c, const GemmShape &s,
     if (Error e = measure(m, ranked[i].first))
       return std::move(e);
   }
+  if (best.cycles < 0)
+    return createStringError(inconvertibleErrorCode(),
+                             "no mapping could be simulated");
   return best;
 }
 

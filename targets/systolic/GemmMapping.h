@@ -86,9 +86,12 @@ struct TunedGemm {
 /// Ranks the whole space with the analytical tier and measures the best
 /// \p simulateTop, and SCALE-Sim's mapping for the machine's dataflow, with
 /// the cycle-level tier; the fewest cycles wins.
+/// \p buffers: the operands' DRAM layout and epilogue (default: dense, no
+/// D); mappings that cannot run it are skipped.
 llvm::Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &config,
                                           const GemmShape &shape,
-                                          int simulateTop = 8);
+                                          int simulateTop = 8,
+                                          const GemmBuffers *buffers = nullptr);
 
 /// Number of folds the mapping visits and the cycles SCALE-Sim's formulas
 /// give for them (used by the compatibility report and its tests).

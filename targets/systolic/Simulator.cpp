@@ -233,6 +233,9 @@ double macPicojoules(ElemType t) {
 
 } // namespace
 
+uint16_t floatToHalfBits(float f) { return floatToHalf(f); }
+float halfBitsToFloat(uint16_t h) { return halfToFloat(h); }
+
 double Report::microseconds() const {
   return double(totalCycles) / config.clockMHz;
 }

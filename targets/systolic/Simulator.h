@@ -70,6 +70,10 @@ struct Report {
   llvm::json::Value toJSON() const;
 };
 
+/// IEEE half precision bits <-> float, round to nearest even.
+uint16_t floatToHalfBits(float f);
+float halfBitsToFloat(uint16_t h);
+
 /// A machine with its DRAM image.
 class Machine {
 public:

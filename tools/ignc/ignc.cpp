@@ -60,6 +60,10 @@ int main(int argc, char **argv) {
   app.add_option("--target", options.target,
                  "target to compile for (see `ignc targets`)")
       ->capture_default_str();
+  app.add_option("--chip", options.chip,
+                 "--target=systolic: the machine (gemmini-16, gemmini-16-f32, "
+                 "tpu-v1, scale-32)")
+      ->capture_default_str();
   app.add_option("-o,--output", options.outputPath,
                  "output file (default: stdout for --emit)");
   app.add_option("--emit", options.emit,

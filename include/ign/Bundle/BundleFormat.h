@@ -25,6 +25,7 @@ enum class SectionKind : uint32_t {
   Manifest = 1, // JSON, UTF-8
   Weights = 2,  // raw little-endian tensors, each 64-byte aligned
   Artifact = 3, // target code (host: an ELF shared object)
+  Device = 4,   // device kernels' programs, at offsets the manifest gives
 };
 
 /// Fixed header at offset 0 (little-endian).

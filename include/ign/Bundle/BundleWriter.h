@@ -30,6 +30,10 @@ struct KernelSpec {
   std::vector<std::string> opShapes; // per op: name, operand and result types
   uint64_t flops = 0;                // arithmetic operations per launch
   uint64_t bytesRead = 0, bytesWritten = 0; // argument and result bytes
+  /// A device kernel (runs on an accelerator, not the host artifact): the
+  /// device's name, its descriptor (a JSON object, for the driver) and its
+  /// program bytes (stored in the bundle's device section).
+  std::string device, deviceJson, deviceBlob;
 };
 
 /// Where a launch argument lives, and the view (dtype, shape) the kernel
@@ -52,6 +56,7 @@ struct LaunchSpec {
 /// Everything a bundle holds.
 struct BundleContents {
   std::string targetName, triple, cpu;
+  std::string chip; // an accelerator target's machine (e.g. gemmini-16)
   std::vector<std::string> features; // "+avx2", ...
   std::string modelSource, producer;
   int64_t opset = 0;

@@ -48,6 +48,8 @@ struct TuneOptions {
 struct DriverOptions {
   std::string modelPath;
   std::string target = "host";
+  /// --target=systolic: the machine (a preset: gemmini-16, tpu-v1, ...).
+  std::string chip = "gemmini-16";
   std::string outputPath;
   std::string emit; // "" (bundle), "ign", "linalg", "kernels" or "llvm"
   std::string schedule = "default"; // or "reference"
@@ -62,6 +64,10 @@ struct DriverOptions {
   bool noTuningDb = false;
   TuneOptions tune;
 };
+
+/// Registers ignc's device drivers with libignrt (the systolic simulator),
+/// so that ignc's tools run bundles for those targets.
+void registerDevices();
 
 /// `ignc tune-worker build|measure ...`: the child processes of tuning.
 int runTuneWorker(const std::vector<std::string> &args);

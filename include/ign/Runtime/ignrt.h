@@ -112,6 +112,45 @@ IGNRT_API ignrt_status ignrt_session_kernel_timing(const ignrt_session *session,
                                                    const char **name,
                                                    double *nanoseconds);
 
+/* Devices. A bundle compiled for an accelerator target (e.g. "systolic")
+ * runs its device kernels through a driver the application registers for
+ * that target: ignc's own tools register the systolic simulator. The other
+ * kernels run on the host as usual. A bundle for a target with no
+ * registered driver is refused at open (IGNRT_ERROR_TARGET). */
+typedef struct ignrt_device_call {
+  const char *kernel;     /* the kernel's name */
+  const char *descriptor; /* its manifest "device" object, as JSON text */
+  const void *blob;       /* its bytes in the bundle's device section */
+  size_t blob_bytes;
+  size_t num_args;  /* inputs first; the last `results` are outputs */
+  size_t results;
+  void *const *data;             /* each argument's first element */
+  const ignrt_tensor_info *args; /* dtype, shape and bytes of each */
+} ignrt_device_call;
+
+typedef struct ignrt_device_stats {
+  int64_t cycles;     /* device cycles of this launch */
+  double device_ns;   /* its time on the device (at the device's clock) */
+  double utilization; /* 0..1, as the device reports it */
+} ignrt_device_stats;
+
+/* Runs one launch; returns 0 on success, else writes a message into
+ * `error` (at most error_size bytes, NUL-terminated). */
+typedef int (*ignrt_device_fn)(void *user, const ignrt_device_call *call,
+                               ignrt_device_stats *stats, char *error,
+                               size_t error_size);
+
+/* Registers (or, with fn NULL, removes) the driver for `target`;
+ * process-wide. "host" cannot be registered. */
+IGNRT_API ignrt_status ignrt_register_device(const char *target,
+                                             ignrt_device_fn fn, void *user);
+
+/* The device statistics of launch `index` of the last run: IGNRT_OK with
+ * the stats for a device kernel; IGNRT_ERROR_ARGUMENT for a host launch or
+ * an index out of range. */
+IGNRT_API ignrt_status ignrt_session_kernel_device(
+    const ignrt_session *session, size_t index, ignrt_device_stats *stats);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,388 @@
+//===- SystolicCompiler.cpp - ign kernels onto the systolic array ---------===//
+
+#include "SystolicCompiler.h"
+#include "Simulator.h"
+#include "ign/Dialect/Ign/IR/IgnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+#include <cstring>
+
+using namespace mlir;
+
+namespace ign::systolic {
+
+namespace {
+
+RankedTensorType f32Tensor(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  if (!t || !t.hasStaticShape() || !t.getElementType().isF32())
+    return nullptr;
+  return t;
+}
+
+int64_t product(ArrayRef<int64_t> dims) {
+  int64_t p = 1;
+  for (int64_t d : dims)
+    p *= d;
+  return p;
+}
+
+/// Whether \p other broadcasts to \p shape along dimension \p channel only
+/// (a per-channel bias).
+bool perChannel(ArrayRef<int64_t> other, ArrayRef<int64_t> shape,
+                size_t channel) {
+  if (other.size() > shape.size())
+    return false;
+  size_t pad = shape.size() - other.size();
+  for (size_t d = 0; d < shape.size(); ++d) {
+    int64_t o = d < pad ? 1 : other[d - pad];
+    if (d == channel ? o != shape[d] : o != 1)
+      return false;
+  }
+  return true;
+}
+
+llvm::json::Value sourceJSON(const ArrayKernel::Source &s) {
+  if (s.arg >= 0)
+    return llvm::json::Object{{"arg", s.arg}};
+  if (s.offset >= 0)
+    return llvm::json::Object{{"const", s.offset}, {"count", s.count}};
+  return nullptr;
+}
+
+} // namespace
+
+std::optional<ArrayKernel> matchArrayKernel(func::FuncOp kernel,
+                                            std::string &why) {
+  Block &body = kernel.getBody().front();
+  auto argIndex = [&](Value v) -> int {
+    auto ba = dyn_cast<BlockArgument>(v);
+    return ba && ba.getOwner() == &body ? int(ba.getArgNumber()) : -1;
+  };
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
+  if (!ret || ret.getNumOperands() != 1) {
+    why = "not a single-result kernel";
+    return std::nullopt;
+  }
+  for (Operation *op : ops) {
+    SmallVector<Value> values(op->getOperands());
+    values.append(op->getResults().begin(), op->getResults().end());
+    for (Value v : values)
+      if (!f32Tensor(v)) {
+        why = "not all f32 tensors of static shape";
+        return std::nullopt;
+      }
+  }
+  ArrayKernel k;
+  // An operand's source: a kernel argument or a constant's values.
+  auto source = [&](Value v, ArrayKernel::Source &src) -> bool {
+    if (int a = argIndex(v); a >= 0) {
+      src.arg = a;
+      return true;
+    }
+    auto c = v.getDefiningOp<ConstantOp>();
+    if (!c)
+      return false;
+    auto type = f32Tensor(v);
+    size_t n = size_t(type.getNumElements());
+    std::vector<float> values;
+    if (auto dense = dyn_cast<DenseElementsAttr>(c.getValue())) {
+      auto range = dense.getValues<float>();
+      values.assign(range.begin(), range.end());
+    } else if (auto res = dyn_cast<DenseResourceElementsAttr>(c.getValue())) {
+      AsmResourceBlob *blob = res.getRawHandle().getBlob();
+      if (!blob || blob->getData().size() != n * sizeof(float))
+        return false;
+      values.resize(n);
+      std::memcpy(values.data(), blob->getData().data(), n * sizeof(float));
+    } else {
+      return false;
+    }
+    src.offset = int64_t(k.constants.size());
+    src.count = int64_t(n);
+    k.constants.insert(k.constants.end(), values.begin(), values.end());
+    return true;
+  };
+  // Constants feed the chain; they are not steps of it.
+  llvm::erase_if(ops, [](Operation *op) { return isa<ConstantOp>(op); });
+  size_t i = 0;
+  Value cols;
+  if (i < ops.size())
+    if (auto im = dyn_cast<Im2ColOp>(ops[i])) {
+      auto in = f32Tensor(im.getInput());
+      auto ks = toI64Vector(im.getKernelShape()),
+           st = toI64Vector(im.getStrides()), pads = toI64Vector(im.getPads()),
+           dil = toI64Vector(im.getDilations());
+      int arg = argIndex(im.getInput());
+      if (in.getRank() != 4 || ks.size() != 2 || arg < 0) {
+        why = "not a 2-D convolution of a kernel argument";
+        return std::nullopt;
+      }
+      ArrayKernel::Im2col c;
+      c.arg = arg;
+      c.C = in.getDimSize(1);
+      c.H = in.getDimSize(2);
+      c.W = in.getDimSize(3);
+      c.kh = ks[0];
+      c.kw = ks[1];
+      c.sh = st[0];
+      c.sw = st[1];
+      c.ph = pads[0];
+      c.pw = pads[1];
+      c.dh = dil[0];
+      c.dw = dil[1];
+      c.oh = (c.H + pads[0] + pads[2] - (c.kh - 1) * c.dh - 1) / c.sh + 1;
+      c.ow = (c.W + pads[1] + pads[3] - (c.kw - 1) * c.dw - 1) / c.sw + 1;
+      auto out = f32Tensor(im.getResult());
+      if (out.getRank() != 3 || out.getDimSize(1) != c.C * c.kh * c.kw ||
+          out.getDimSize(2) != c.oh * c.ow) {
+        why = "unexpected im2col shape";
+        return std::nullopt;
+      }
+      k.im2col = c;
+      cols = im.getResult();
+      ++i;
+    }
+  if (i >= ops.size()) {
+    why = "no matrix product";
+    return std::nullopt;
+  }
+  size_t channel = 0;
+  if (auto mm = dyn_cast<MatMulOp>(ops[i])) {
+    auto lt = f32Tensor(mm.getLhs()), rt = f32Tensor(mm.getRhs());
+    if (lt.getRank() == 2 && rt.getRank() == 3) {
+      k.form = ArrayKernel::Form::WeightLhs;
+      source(mm.getLhs(), k.w);
+      if (!cols)
+        source(mm.getRhs(), k.x);
+      if (cols && mm.getRhs() != cols) {
+        why = "im2col does not feed the product";
+        return std::nullopt;
+      }
+      k.M = lt.getDimSize(0);
+      k.K = lt.getDimSize(1);
+      k.batch = rt.getDimSize(0);
+      k.N = rt.getDimSize(2);
+      if (rt.getDimSize(1) != k.K) {
+        why = "inner dimensions differ";
+        return std::nullopt;
+      }
+      k.gemm = {k.N, k.K, k.M}; // pixels x window x filters
+      k.programRuns = k.batch;
+      channel = 1;
+    } else if (rt.getRank() == 2 && lt.getRank() >= 2 && !cols) {
+      k.form = ArrayKernel::Form::WeightRhs;
+      source(mm.getLhs(), k.x);
+      source(mm.getRhs(), k.w);
+      k.K = lt.getShape().back();
+      k.M = product(lt.getShape().drop_back());
+      k.N = rt.getDimSize(1);
+      if (rt.getDimSize(0) != k.K) {
+        why = "inner dimensions differ";
+        return std::nullopt;
+      }
+      k.gemm = {k.M, k.K, k.N};
+      channel = size_t(lt.getRank() - 1);
+    } else {
+      why = "a product batched on both sides";
+      return std::nullopt;
+    }
+  } else if (auto g = dyn_cast<GemmOp>(ops[i]); g && !cols) {
+    auto at = f32Tensor(g.getA()), bt = f32Tensor(g.getB());
+    if (g.getTransA() || g.getAlpha().convertToFloat() != 1.0f ||
+        (g.getC() && g.getBeta().convertToFloat() != 1.0f) ||
+        at.getRank() != 2 || bt.getRank() != 2) {
+      why = "Gemm with transA, alpha or beta";
+      return std::nullopt;
+    }
+    k.form = ArrayKernel::Form::WeightRhs;
+    source(g.getA(), k.x);
+    source(g.getB(), k.w);
+    k.transW = g.getTransB();
+    k.M = at.getDimSize(0);
+    k.K = at.getDimSize(1);
+    k.N = k.transW ? bt.getDimSize(0) : bt.getDimSize(1);
+    k.gemm = {k.M, k.K, k.N};
+    channel = 1;
+    if (Value c = g.getC()) {
+      auto ct = f32Tensor(c);
+      auto outShape = f32Tensor(g.getResult()).getShape();
+      ArrayKernel::Source src;
+      if (!source(c, src)) {
+        why = "Gemm's C is computed";
+        return std::nullopt;
+      }
+      if (ct.getShape() == outShape)
+        k.residual = src;
+      else if (perChannel(ct.getShape(), outShape, 1))
+        k.bias = src;
+      else {
+        why = "Gemm's C broadcasts along rows";
+        return std::nullopt;
+      }
+    }
+  } else {
+    why = "starts with " + ops[i]->getName().getStringRef().str();
+    return std::nullopt;
+  }
+  if (!k.x.valid() && !k.im2col) {
+    why = "the product's input is computed inside the kernel";
+    return std::nullopt;
+  }
+  if (!k.w.valid()) {
+    why = "the product's weight is computed inside the kernel";
+    return std::nullopt;
+  }
+  Value chain = ops[i]->getResult(0);
+  for (++i; i < ops.size(); ++i) {
+    Operation *op = ops[i];
+    if (k.relu) {
+      why = "an op after the ReLU";
+      return std::nullopt;
+    }
+    if (auto add = dyn_cast<AddOp>(op)) {
+      Value other = add.getLhs() == chain   ? add.getRhs()
+                    : add.getRhs() == chain ? add.getLhs()
+                                            : Value();
+      ArrayKernel::Source src;
+      auto shape = f32Tensor(chain).getShape();
+      if (!other || !source(other, src) ||
+          f32Tensor(add.getResult()).getShape() != shape) {
+        why = "an add of a value computed inside the kernel";
+        return std::nullopt;
+      }
+      auto oshape = f32Tensor(other).getShape();
+      if (oshape == shape && !k.residual.valid())
+        k.residual = src;
+      else if (perChannel(oshape, shape, channel) && !k.bias.valid())
+        k.bias = src;
+      else {
+        why = "an add that is neither a bias nor a residual";
+        return std::nullopt;
+      }
+      chain = add.getResult();
+    } else if (auto relu = dyn_cast<ReluOp>(op);
+               relu && relu.getInput() == chain) {
+      k.relu = true;
+      chain = relu.getResult();
+    } else {
+      why = op->getName().getStringRef().str() + " in the epilogue";
+      return std::nullopt;
+    }
+  }
+  if (ret.getOperand(0) != chain) {
+    why = "the kernel returns an intermediate value";
+    return std::nullopt;
+  }
+  return k;
+}
+
+std::function<FailureOr<std::optional<host::HostOptions::Offloaded>>(
+    func::FuncOp, const KernelSummary *)>
+systolicOffload(const ArrayConfig &machine,
+                std::function<void(const std::string &)> log) {
+  return [machine, log](func::FuncOp kernel, const KernelSummary *)
+             -> FailureOr<std::optional<host::HostOptions::Offloaded>> {
+    std::string name = kernel.getName().str(), why;
+    auto say = [&](const std::string &line) {
+      if (log)
+        log(name + ": " + line);
+    };
+    std::optional<ArrayKernel> k = matchArrayKernel(kernel, why);
+    if (!k) {
+      say("host (" + why + ")");
+      return std::optional<host::HostOptions::Offloaded>();
+    }
+    bool hasD = k->bias.valid() || k->residual.valid();
+    GemmBuffers buf = denseGemmBuffers(machine, k->gemm, ElemType::F32, hasD,
+                                       /*dBroadcast=*/!k->residual.valid());
+    buf.relu = k->relu;
+    auto tuned = tuneGemmMapping(machine, k->gemm, 8, &buf);
+    if (!tuned) {
+      say("host (" + llvm::toString(tuned.takeError()) + ")");
+      return std::optional<host::HostOptions::Offloaded>();
+    }
+    auto program = buildGemmProgram(machine, k->gemm, tuned->mapping, buf);
+    if (!program)
+      return kernel.emitError("systolic program: ")
+             << llvm::toString(program.takeError());
+    int64_t configSt = -1;
+    for (auto [idx, in] : llvm::enumerate(program->instrs))
+      if (in.op == Opcode::ConfigSt)
+        configSt = int64_t(idx);
+    llvm::json::Object desc{
+        {"form",
+         k->form == ArrayKernel::Form::WeightLhs ? "weight_lhs" : "weight_rhs"},
+        {"batch", k->batch},
+        {"M", k->M},
+        {"K", k->K},
+        {"N", k->N},
+        {"x", sourceJSON(k->x)},
+        {"w", sourceJSON(k->w)},
+        {"trans_w", k->transW},
+        {"bias", sourceJSON(k->bias)},
+        {"residual", sourceJSON(k->residual)},
+        {"relu", k->relu},
+        {"gemm", llvm::json::Object{{"M", k->gemm.M},
+                                    {"K", k->gemm.K},
+                                    {"N", k->gemm.N},
+                                    {"runs", k->programRuns}}},
+        {"layout", llvm::json::Object{{"a", buf.a},
+                                      {"b", buf.b},
+                                      {"c", buf.c},
+                                      {"d", buf.d},
+                                      {"has_d", buf.hasD},
+                                      {"d_broadcast", buf.dBroadcast},
+                                      {"dram_bytes", buf.dramBytes}}},
+        {"config_st", configSt},
+        {"program_bytes", int64_t(program->serialize().size())},
+        {"machine", toJSON(machine)}};
+    if (k->im2col) {
+      const auto &c = *k->im2col;
+      desc["im2col"] = llvm::json::Object{
+          {"arg", c.arg}, {"C", c.C},   {"H", c.H},   {"W", c.W},
+          {"kh", c.kh},   {"kw", c.kw}, {"sh", c.sh}, {"sw", c.sw},
+          {"ph", c.ph},   {"pw", c.pw}, {"dh", c.dh}, {"dw", c.dw},
+          {"oh", c.oh},   {"ow", c.ow}};
+    }
+    llvm::json::Object schedule{
+        {"kind", "mapping"},
+        {"mapping", tuned->mapping.str()},
+        {"dataflow", dataflowName(tuned->mapping.dataflow)},
+        {"chunk", tuned->mapping.chunk},
+        {"accumulate", tuned->mapping.accumulate},
+        {"gemm",
+         llvm::formatv("{0}x{1}x{2}", k->gemm.M, k->gemm.K, k->gemm.N).str()},
+        {"runs", k->programRuns},
+        {"cycles_per_run", tuned->cycles},
+        {"candidates", tuned->candidates},
+        {"simulated", tuned->simulated}};
+    host::HostOptions::Offloaded out;
+    out.device = "systolic";
+    out.deviceJson =
+        llvm::formatv("{0}", llvm::json::Value(std::move(desc))).str();
+    out.scheduleJson =
+        llvm::formatv("{0}", llvm::json::Value(std::move(schedule))).str();
+    // The blob: the program, then (at program_bytes rounded up to 64) the
+    // kernel's constants as f32.
+    std::vector<uint8_t> bytes = program->serialize();
+    out.blob.assign(bytes.begin(), bytes.end());
+    out.blob.resize((out.blob.size() + 63) / 64 * 64, '\0');
+    out.blob.append(reinterpret_cast<const char *>(k->constants.data()),
+                    k->constants.size() * sizeof(float));
+    say(llvm::formatv("systolic, GEMM {0}x{1}x{2} x{3}, {4}, {5} cycles",
+                      k->gemm.M, k->gemm.K, k->gemm.N, k->programRuns,
+                      tuned->mapping.str(), tuned->cycles * k->programRuns)
+            .str());
+    return std::optional<host::HostOptions::Offloaded>(std::move(out));
+  };
+}
+
+} // namespace ign::systolic

@@ -1,0 +1,67 @@
+//===- SystolicCompiler.h - ign kernels onto the systolic array -*- C++ -*-===//
+//
+// The compiler side of --target=systolic: decides which of a model's fused
+// kernels the array runs (a matrix product, from a MatMul, Gemm or a
+// convolution's im2col + matmul, with a bias and/or residual add and a ReLU
+// epilogue, in f32), describes each as one GEMM on the array, picks its
+// mapping by simulated cycles and emits the ISA program. Every other kernel
+// stays on the host; the bundle's manifest says which ran where.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IGN_TARGETS_SYSTOLIC_SYSTOLICCOMPILER_H
+#define IGN_TARGETS_SYSTOLIC_SYSTOLICCOMPILER_H
+
+#include "Config.h"
+#include "GemmMapping.h"
+#include "HostCompiler.h"
+
+#include <optional>
+#include <string>
+
+namespace ign::systolic {
+
+/// A kernel as the array runs it (docs/systolic.md, "The compiler target").
+struct ArrayKernel {
+  /// weight_lhs: W[M,K] x X[B,K,P] -> [B,M,P] (a convolution: M filters,
+  /// P pixels); the array computes C = X_b^T W^T, [P x M], per batch item.
+  /// weight_rhs: X[...,M,K] x W[K,N] -> [...,M,N]; one GEMM over all rows.
+  enum class Form { WeightLhs, WeightRhs } form = Form::WeightRhs;
+  int64_t batch = 1, M = 0, K = 0, N = 0; // of the model's product
+  /// Where an operand comes from: a kernel argument, or a constant of the
+  /// kernel (its values stored after the program in the device blob).
+  struct Source {
+    int arg = -1;
+    int64_t offset = -1, count = 0; // floats into `constants`
+    bool valid() const { return arg >= 0 || offset >= 0; }
+  };
+  Source x, w, bias, residual;
+  std::vector<float> constants;
+  bool transW = false; // Gemm transB: W is [N, K]
+  struct Im2col {
+    int arg = -1;
+    int64_t C = 0, H = 0, W = 0, kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0,
+            dh = 1, dw = 1, oh = 0, ow = 0;
+  };
+  std::optional<Im2col> im2col; // x is computed from this input
+  bool relu = false;
+  /// The array's GEMM per launch of its program, and the launches.
+  GemmShape gemm;
+  int64_t programRuns = 1;
+};
+
+/// Recognizes \p kernel; std::nullopt when the array cannot run it (the
+/// reason in \p why).
+std::optional<ArrayKernel> matchArrayKernel(mlir::func::FuncOp kernel,
+                                            std::string &why);
+
+/// The host compiler's offload hook for --target=systolic on \p machine.
+/// Kernels are mapped with tuneGemmMapping (analytical ranking, cycle-level
+/// measurement); \p log receives one line per kernel.
+std::function<mlir::FailureOr<std::optional<host::HostOptions::Offloaded>>(
+    mlir::func::FuncOp, const KernelSummary *)>
+systolicOffload(const ArrayConfig &machine,
+                std::function<void(const std::string &)> log);
+
+} // namespace ign::systolic
+
+#endif

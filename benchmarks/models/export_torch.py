@@ -86,6 +86,7 @@ def main():
     torch.manual_seed(0)
     zoo = [("resnet50", export_resnet50), ("bert_base", export_bert_base),
            ("mobilenet_v2", export_vision("mobilenet_v2")),
+           ("resnet18", export_vision("resnet18")),
            ("vit_b_16", export_vision("vit_b_16")), ("gpt2", export_gpt2)]
     only = sys.argv[2].split(",") if len(sys.argv) > 2 else None
     for name, export in zoo:

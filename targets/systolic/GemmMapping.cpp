@@ -17,6 +17,9 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
 
 using namespace llvm;
 
@@ -343,9 +346,105 @@ std::vector<GemmMapping> gemmMappingSpace(const ArrayConfig &c,
   return space;
 }
 
+Error checkGemmProgram(const ArrayConfig &c, const GemmShape &s,
+                       const GemmBuffers &buf, const Program &program,
+                       uint32_t seed) {
+  Machine m(c);
+  std::vector<uint8_t> &dram = m.dram();
+  dram.assign(program.dramBytes, 0xFF); // C poisoned
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> small(-8, 7);
+  bool isInt = c.inType == ElemType::I8;
+  auto value = [&]() { return isInt ? double(small(rng)) : small(rng) * 0.25; };
+  auto put = [&](uint64_t base, size_t i, ElemType t, double v) {
+    uint8_t *p = dram.data() + base;
+    switch (t) {
+    case ElemType::I8:
+      p[i] = uint8_t(int8_t(v));
+      break;
+    case ElemType::F16: {
+      uint16_t h = floatToHalfBits(float(v));
+      std::memcpy(p + 2 * i, &h, 2);
+      break;
+    }
+    case ElemType::F32: {
+      float f = float(v);
+      std::memcpy(p + 4 * i, &f, 4);
+      break;
+    }
+    case ElemType::I32: {
+      int32_t x = int32_t(v);
+      std::memcpy(p + 4 * i, &x, 4);
+      break;
+    }
+    }
+  };
+  std::vector<double> A(s.M * s.K), B(s.K * s.N), D;
+  for (size_t i = 0; i < A.size(); ++i)
+    put(buf.a, i, c.inType, A[i] = value());
+  for (size_t i = 0; i < B.size(); ++i)
+    put(buf.b, i, c.inType, B[i] = value());
+  if (buf.hasD) {
+    D.resize((buf.dBroadcast ? 1 : s.M) * s.N);
+    for (size_t i = 0; i < D.size(); ++i)
+      put(buf.d, i, c.accType(), D[i] = value() * 16);
+  }
+  auto rep = m.simulate(program);
+  if (!rep)
+    return rep.takeError();
+  for (int64_t i = 0; i < s.M; ++i)
+    for (int64_t j = 0; j < s.N; ++j) {
+      double ref = 0;
+      for (int64_t k = 0; k < s.K; ++k)
+        ref += A[i * s.K + k] * B[k * s.N + j];
+      if (buf.hasD)
+        ref += D[(buf.dBroadcast ? 0 : i) * s.N + j];
+      ref *= buf.scale;
+      if (buf.relu && ref < 0)
+        ref = 0;
+      const uint8_t *p = dram.data() + buf.c;
+      double got = 0;
+      size_t idx = size_t(i * s.N + j);
+      switch (buf.outType) {
+      case ElemType::I8:
+        got = int8_t(p[idx]);
+        ref = std::clamp(std::nearbyint(ref), -128.0, 127.0);
+        break;
+      case ElemType::F16: {
+        uint16_t h;
+        std::memcpy(&h, p + 2 * idx, 2);
+        got = halfBitsToFloat(h);
+        break;
+      }
+      case ElemType::F32: {
+        float f;
+        std::memcpy(&f, p + 4 * idx, 4);
+        got = f;
+        break;
+      }
+      case ElemType::I32: {
+        int32_t x;
+        std::memcpy(&x, p + 4 * idx, 4);
+        got = x;
+        ref = std::nearbyint(ref);
+        break;
+      }
+      }
+      double tol = isInt && buf.outType != ElemType::F16
+                       ? 1e-6 * std::max(1.0, std::fabs(ref))
+                       : 1e-5 * std::max(1.0, std::fabs(ref)) *
+                             (c.inType == ElemType::F16 ? 100 : 1);
+      if (!(std::fabs(got - ref) <= tol))
+        return createStringError(
+            inconvertibleErrorCode(),
+            formatv("C[{0}][{1}] is {2}, the reference {3}", i, j, got, ref));
+    }
+  return Error::success();
+}
+
 Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &c, const GemmShape &s,
                                     int simulateTop,
-                                    const GemmBuffers *buffers) {
+                                    const GemmBuffers *buffers, bool check) {
   TunedGemm best;
   std::vector<std::pair<int64_t, GemmMapping>> ranked;
   GemmBuffers buf = buffers ? *buffers : denseGemmBuffers(c, s, c.inType);
@@ -373,16 +472,20 @@ Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &c, const GemmShape &s,
                              formatv("no mapping of GEMM {0}x{1}x{2} fits "
                                      "'{3}': {4}",
                                      s.M, s.K, s.N, c.name, firstError));
-  // Ties keep the space's order (partial_sort is not stable).
+  // Ties keep the space's order (sort is not stable).
   std::vector<size_t> order(ranked.size());
   for (size_t i = 0; i < order.size(); ++i)
     order[i] = i;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return ranked[a].first != ranked[b].first
-               ? ranked[a].first < ranked[b].first
-               : a < b;
+    return ranked[a].first != ranked[b].first ? ranked[a].first < ranked[b].first
+                                              : a < b;
   });
-  best.cycles = -1;
+  struct Measured {
+    GemmMapping mapping;
+    int64_t estimate, cycles;
+    size_t rank;
+  };
+  std::vector<Measured> measured;
   auto measure = [&](const GemmMapping &m, int64_t estimate) -> Error {
     auto p = buildGemmProgram(c, s, m, buf);
     if (!p)
@@ -391,16 +494,12 @@ Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &c, const GemmShape &s,
     if (!rep)
       return rep.takeError();
     ++best.simulated;
-    if (best.cycles < 0 || rep->totalCycles < best.cycles) {
-      best.cycles = rep->totalCycles;
-      best.mapping = m;
-      best.estimatedCycles = estimate;
-    }
+    measured.push_back({m, estimate, rep->totalCycles, measured.size()});
     return Error::success();
   };
-  // SCALE-Sim's own mapping for the machine's dataflow is always measured:
-  // the tuned mapping is never slower than it.
-  // (unless it cannot run these buffers: D needs accumulation).
+  // SCALE-Sim's own mapping for the machine's dataflow is always measured,
+  // so the tuned mapping is never slower than it (unless it cannot run
+  // these buffers: D needs accumulation).
   GemmMapping fixed{c.dataflow, 0, /*accumulate=*/false};
   if (!buf.hasD || fixed.dataflow == Dataflow::OS)
     consumeError(measure(fixed, -1)); // buffers too small: not a candidate
@@ -413,10 +512,31 @@ Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &c, const GemmShape &s,
     if (Error e = measure(m, ranked[i].first))
       return std::move(e);
   }
-  if (best.cycles < 0)
-    return createStringError(inconvertibleErrorCode(),
-                             "no mapping could be simulated");
-  return best;
+  std::sort(measured.begin(), measured.end(),
+            [](const Measured &a, const Measured &b) {
+              return a.cycles != b.cycles ? a.cycles < b.cycles
+                                          : a.rank < b.rank;
+            });
+  for (const Measured &m : measured) {
+    if (check) {
+      auto p = buildGemmProgram(c, s, m.mapping, buf);
+      if (!p)
+        return p.takeError();
+      if (Error e = checkGemmProgram(c, s, buf, *p)) {
+        consumeError(std::move(e));
+        ++best.rejected;
+        continue;
+      }
+    }
+    best.mapping = m.mapping;
+    best.cycles = m.cycles;
+    best.estimatedCycles = m.estimate;
+    return best;
+  }
+  return createStringError(inconvertibleErrorCode(),
+                           measured.empty()
+                               ? "no mapping could be simulated"
+                               : "no mapping computed the reference result");
 }
 
 } // namespace ign::systolic

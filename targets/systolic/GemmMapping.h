@@ -82,16 +82,29 @@ struct TunedGemm {
   int64_t estimatedCycles = 0; // analytical tier
   int64_t cycles = 0;          // cycle-level total
   int64_t candidates = 0, simulated = 0;
+  /// Candidates whose functional result differed from the reference.
+  int64_t rejected = 0;
 };
 /// Ranks the whole space with the analytical tier and measures the best
 /// \p simulateTop, and SCALE-Sim's mapping for the machine's dataflow, with
 /// the cycle-level tier; the fewest cycles wins.
 /// \p buffers: the operands' DRAM layout and epilogue (default: dense, no
 /// D); mappings that cannot run it are skipped.
+/// With \p check, the fastest candidates are run functionally on seeded
+/// random operands and compared with a reference GEMM (+ epilogue) until
+/// one matches: exactly for int8, to 1e-5 relative for floats. SCALE-Sim's
+/// store-every-fold mapping then only qualifies where K fits one fold.
 llvm::Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &config,
                                           const GemmShape &shape,
                                           int simulateTop = 8,
-                                          const GemmBuffers *buffers = nullptr);
+                                          const GemmBuffers *buffers = nullptr,
+                                          bool check = false);
+
+/// Runs \p program functionally on seeded random operands and compares C
+/// with a reference; an error says where it differs.
+llvm::Error checkGemmProgram(const ArrayConfig &config, const GemmShape &shape,
+                             const GemmBuffers &buffers, const Program &program,
+                             uint32_t seed = 1);
 
 /// Number of folds the mapping visits and the cycles SCALE-Sim's formulas
 /// give for them (used by the compatibility report and its tests).

@@ -304,7 +304,7 @@ systolicOffload(const ArrayConfig &machine,
     GemmBuffers buf = denseGemmBuffers(machine, k->gemm, ElemType::F32, hasD,
                                        /*dBroadcast=*/!k->residual.valid());
     buf.relu = k->relu;
-    auto tuned = tuneGemmMapping(machine, k->gemm, 8, &buf);
+    auto tuned = tuneGemmMapping(machine, k->gemm, 8, &buf, /*check=*/true);
     if (!tuned) {
       say("host (" + llvm::toString(tuned.takeError()) + ")");
       return std::optional<host::HostOptions::Offloaded>();
@@ -363,7 +363,8 @@ systolicOffload(const ArrayConfig &machine,
         {"runs", k->programRuns},
         {"cycles_per_run", tuned->cycles},
         {"candidates", tuned->candidates},
-        {"simulated", tuned->simulated}};
+        {"simulated", tuned->simulated},
+        {"rejected", tuned->rejected}};
     host::HostOptions::Offloaded out;
     out.device = "systolic";
     out.deviceJson =

@@ -311,6 +311,12 @@ int runCompile(const DriverOptions &options) {
     return kExitTarget;
   }
 
+  if (options.target == "systolic" && options.emit == "llvm") {
+    llvm::errs() << "ignc: error: --emit=llvm is for --target=host; the "
+                    "systolic target's kernels are ISA programs (ignc inspect "
+                    "shows their mappings)\n";
+    return kExitUsage;
+  }
   OwningOpRef<ModuleOp> module =
       importOnnxFile(context, options.modelPath, options.import);
   if (!module)

@@ -9,6 +9,7 @@ for fp32) and max absolute error. Prints a table; exits 1 on any failure.
 
 Needs: numpy, onnxruntime (pip). Usage:
   python3 test/e2e/compare_ort.py [--ignc build/bin/ignc] [--work DIR]
+      [--target systolic --chip gemmini-16] [--threshold 3e-2]
 """
 import argparse
 import os
@@ -63,7 +64,11 @@ def main():
                         help="also compare the benchmark zoo (ResNet-50, BERT-base) generated "
                              "there by benchmarks/models/gen_zoo.py (large: not run by CTest)")
     parser.add_argument("--threads", type=int, default=0)
+    parser.add_argument("--target", default="host",
+                        help="compile for this target (systolic: run on the simulator)")
+    parser.add_argument("--chip", default=None, help="--target=systolic's machine")
     args = parser.parse_args()
+    target_args = [f"--target={args.target}"] + ([f"--chip={args.chip}"] if args.chip else [])
     try:
         import onnxruntime as ort
     except ImportError:
@@ -94,7 +99,7 @@ def main():
         for k, v in shapes.items():
             shape_args += ["--input-shape", f"{k}=" + "x".join(map(str, v))]
         outdir = os.path.join(work, model + ".out")
-        r = subprocess.run([args.ignc, path, "--target=host", "-q", "-o", bundle] + shape_args,
+        r = subprocess.run([args.ignc, path, *target_args, "-q", "-o", bundle] + shape_args,
                            capture_output=True, text=True)
         if r.returncode == 0:
             r = subprocess.run([args.ignc, "run", bundle, "--output-dir", outdir, "-q",

@@ -120,8 +120,8 @@ def read_compute_report(path):
         next(f)
         for line in f:
             cells = [c.strip() for c in line.split(",")]
-            rows.append({"total": int(cells[2]), "stall": int(cells[3]),
-                         "util": float(cells[4])})
+            rows.append({"total": int(cells[2]), "end_to_end": int(cells[1]),
+                         "stall": int(cells[3]), "util": float(cells[4])})
     return rows
 
 
@@ -181,6 +181,11 @@ def main():
         tag = title.split(" (")[0].split(",")[0].replace(" ", "_")
         fixed, _ = run_sim(args.ignc, margs, topo, "scalesim", os.path.join(work, tag + "-fixed"))
         tuned, maps = run_sim(args.ignc, margs, topo, "tuned", os.path.join(work, tag + "-tuned"))
+        if cfg is None:
+            # Limited bandwidth: compare first DMA to last store (what the
+            # tuning minimizes), not only the compute span.
+            for r in fixed + tuned:
+                r["total"] = r["end_to_end"]
         results.append((title, cfg, fixed, tuned, maps))
         tf, tt = sum(r["total"] for r in fixed), sum(r["total"] for r in tuned)
         print(f"{title}: SCALE-Sim mapping {tf} cycles, tuned {tt} cycles, "
@@ -213,11 +218,15 @@ def main():
         md.write(f"# Systolic: SCALE-Sim's fixed mapping vs the tuned mapping, ResNet-50\n\n")
         md.write(f"{datetime.datetime.now():%Y-%m-%d %H:%M}, {host}. Command: "
                  f"`python3 benchmarks/systolic.py {' '.join(sys.argv[1:])}`\n\n")
-        md.write("Cycles are SCALE-Sim's \"Total Cycles\" column (compute span, cycles "
-                 "numbered from 0) summed over the 53 convolutions and the classifier; "
-                 "both mappings run on the same array in ignc's cycle-level simulator. "
-                 "With unlimited bandwidth the SCALE-Sim mapping's counts are SCALE-Sim "
-                 "3.0.0's own (docs/systolic.md).\n\n")
+        md.write("Cycles are summed over the 53 convolutions and the classifier; both "
+                 "mappings run on the same array in ignc's cycle-level simulator. With "
+                 "unlimited bandwidth they are SCALE-Sim's \"Total Cycles\" column "
+                 "(compute span, cycles numbered from 0), and the SCALE-Sim mapping's "
+                 "counts are SCALE-Sim 3.0.0's own (docs/systolic.md); with limited "
+                 "bandwidth (the presets) they run from the first DMA to the last store "
+                 "(\"Total Cycles (incl. prefetch)\"). The tuned mapping only uses "
+                 "mappings whose programs compute the product; SCALE-Sim's stores every "
+                 "fold's partial sums without adding them up.\n\n")
         md.write("| array | SCALE-Sim mapping | tuned mapping | speedup | layers faster | layers slower |\n")
         md.write("|---|---:|---:|---:|---:|---:|\n")
         for title, _, fixed, tuned, _ in results:

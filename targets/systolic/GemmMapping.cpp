@@ -322,6 +322,12 @@ Expected<Program> buildGemmProgram(const ArrayConfig &c, const GemmShape &s,
   return p;
 }
 
+bool mappingComputesC(const ArrayConfig &c, const GemmShape &s,
+                      const GemmMapping &m) {
+  return m.accumulate || m.dataflow == Dataflow::OS ||
+         rolesOf(m.dataflow, s).rowsDim <= c.rows;
+}
+
 std::vector<GemmMapping> gemmMappingSpace(const ArrayConfig &c,
                                           const GemmShape &s) {
   std::vector<GemmMapping> space;
@@ -337,7 +343,7 @@ std::vector<GemmMapping> gemmMappingSpace(const ArrayConfig &c,
         m.dataflow = df;
         m.accumulate = acc;
         m.chunk = div == 1 ? 0 : std::max<int64_t>(1, stream / div);
-        if (div > 1 && m.chunk < 8)
+        if ((div > 1 && m.chunk < 8) || !mappingComputesC(c, s, m))
           continue;
         space.push_back(m);
       }
@@ -501,7 +507,8 @@ Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &c, const GemmShape &s,
   // so the tuned mapping is never slower than it (unless it cannot run
   // these buffers: D needs accumulation).
   GemmMapping fixed{c.dataflow, 0, /*accumulate=*/false};
-  if (!buf.hasD || fixed.dataflow == Dataflow::OS)
+  if (mappingComputesC(c, s, fixed) &&
+      (!buf.hasD || fixed.dataflow == Dataflow::OS))
     consumeError(measure(fixed, -1)); // buffers too small: not a candidate
   for (int r = 0; r < simulateTop && r < int(ranked.size()); ++r) {
     size_t i = order[r];

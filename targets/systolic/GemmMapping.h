@@ -71,9 +71,16 @@ llvm::Expected<Program> buildGemmProgram(const ArrayConfig &config,
                                          const GemmMapping &mapping,
                                          const GemmBuffers &buffers);
 
-/// The candidate mappings of \p shape on \p config: every dataflow the
-/// machine runs, partial sums kept or stored, and stream chunks from the
-/// largest the buffers hold down to a sixteenth of it.
+/// Whether the program of \p mapping computes C: SCALE-Sim's
+/// store-every-fold mapping stores partial sums it never adds up, which is
+/// only the product where K fits one fold (OS always accumulates).
+bool mappingComputesC(const ArrayConfig &config, const GemmShape &shape,
+                      const GemmMapping &mapping);
+
+/// The candidate mappings of \p shape on \p config that compute C: every
+/// dataflow the machine runs, partial sums kept in the accumulator (or
+/// stored, where K fits one fold), and stream chunks from the largest the
+/// buffers hold down to a sixteenth of it.
 std::vector<GemmMapping> gemmMappingSpace(const ArrayConfig &config,
                                           const GemmShape &shape);
 
@@ -86,8 +93,8 @@ struct TunedGemm {
   int64_t rejected = 0;
 };
 /// Ranks the whole space with the analytical tier and measures the best
-/// \p simulateTop, and SCALE-Sim's mapping for the machine's dataflow, with
-/// the cycle-level tier; the fewest cycles wins.
+/// \p simulateTop (and SCALE-Sim's mapping for the machine's dataflow where
+/// it computes C) with the cycle-level tier; the fewest cycles wins.
 /// \p buffers: the operands' DRAM layout and epilogue (default: dense, no
 /// D); mappings that cannot run it are skipped.
 /// With \p check, the fastest candidates are run functionally on seeded

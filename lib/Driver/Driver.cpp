@@ -157,28 +157,16 @@ static int compileBundle(ModuleOp module, const DriverOptions &options,
   hostOptions.fuse = options.fuse;
   const bool systolicTarget = options.target == "systolic";
   int arrayKernels = 0;
+  systolic::ArrayConfig machine;
   if (systolicTarget) {
-    auto machine = systolic::presetConfig(options.chip);
-    if (!machine) {
-      llvm::errs() << "ignc: error: " << llvm::toString(machine.takeError())
+    auto preset = systolic::presetConfig(options.chip);
+    if (!preset) {
+      llvm::errs() << "ignc: error: " << llvm::toString(preset.takeError())
                    << "\n";
       return kExitTarget;
     }
-    if (options.tune.enabled()) {
-      llvm::errs() << "ignc: error: --trials/--tune-time measure host "
-                      "kernels; systolic mappings are chosen by simulated "
-                      "cycles at every compile\n";
-      return kExitUsage;
-    }
+    machine = *preset;
     hostOptions.targetName = "systolic";
-    auto offload =
-        systolic::systolicOffload(*machine, [&](const std::string &line) {
-          if (line.find(": systolic,") != std::string::npos)
-            ++arrayKernels;
-          if (options.verbosity == Verbosity::Verbose)
-            llvm::errs() << "ignc: " << line << "\n";
-        });
-    hostOptions.offload = offload;
   }
   bool dbFailed = false;
   auto db = openTuningDatabase(options, dbFailed);
@@ -186,7 +174,58 @@ static int compileBundle(ModuleOp module, const DriverOptions &options,
     return kExitOutput;
   std::string fingerprint =
       host::hostFingerprint(hostOptions, IGN_VERSION_STRING);
-  if (options.tune.enabled()) {
+  // The array kernels' records live under the chip's fingerprint.
+  std::string arrayFingerprint =
+      systolicTarget ? systolic::systolicFingerprint(machine, IGN_VERSION_STRING)
+                     : std::string();
+  std::map<std::string, search::Schedule> arrayTuned;
+  if (systolicTarget) {
+    systolic::ArrayScheduleLookup lookup;
+    if (db)
+      lookup = [&](const KernelSummary &k) -> const search::Schedule * {
+        if (auto it = arrayTuned.find(k.task); it != arrayTuned.end())
+          return &it->second;
+        if (auto best = db->best(k.task, arrayFingerprint))
+          if (auto s = search::scheduleFromJson(best->schedule))
+            return &(arrayTuned[k.task] = *s);
+        return nullptr;
+      };
+    hostOptions.offload = systolic::systolicOffload(
+        machine,
+        [&](const std::string &line) {
+          if (line.find(": systolic,") != std::string::npos)
+            ++arrayKernels;
+          if (options.verbosity == Verbosity::Verbose)
+            llvm::errs() << "ignc: " << line << "\n";
+        },
+        lookup);
+  }
+  if (options.tune.enabled() && systolicTarget) {
+    // The search agent on the array kernels: simulated cycles are the
+    // measurement, a reference GEMM the check.
+    OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+    auto run = tuneSystolicModel(*copy, hostOptions, machine, options.tune, *db,
+                                 arrayFingerprint, options.verbosity);
+    if (!run)
+      return kExitLowering;
+    std::string table;
+    double peak = 2.0 * double(machine.rows * machine.cols) *
+                  machine.clockMHz / 1000.0; // GFLOP/s of the array
+    std::string report = tuningReport(*run, options.modelPath,
+                                      arrayFingerprint, &table, peak);
+    if (options.verbosity != Verbosity::Quiet)
+      llvm::errs() << table;
+    if (!options.tune.reportPath.empty()) {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(options.tune.reportPath, ec);
+      if (ec) {
+        llvm::errs() << "ignc: error: cannot write '" << options.tune.reportPath
+                     << "': " << ec.message() << "\n";
+        return kExitOutput;
+      }
+      os << report;
+    }
+  } else if (options.tune.enabled()) {
     if (cpu != "host" || options.schedule != "default") {
       llvm::errs() << "ignc: error: tuning measures on this machine: it needs "
                       "--target=host and the default schedule\n";

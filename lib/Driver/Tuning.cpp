@@ -16,6 +16,8 @@
 #include "ign/Dialect/Ign/IR/IgnOps.h"
 #include "ign/Search/Peak.h"
 #include "ign/Search/WorkerProcess.h"
+#include "Simulator.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -699,9 +701,132 @@ tuneModel(ModuleOp module, const host::HostOptions &hostOptions,
   return run;
 }
 
+std::optional<TuningRun>
+tuneSystolicModel(ModuleOp module, const host::HostOptions &hostOptions,
+                  const systolic::ArrayConfig &machine, const TuneOptions &tune,
+                  search::TuningDatabase &db, const std::string &fingerprint,
+                  Verbosity verbosity) {
+  auto tasks = host::extractHostTasks(module, hostOptions);
+  if (failed(tasks))
+    return std::nullopt;
+  auto log = [&](const std::string &line) {
+    if (verbosity != Verbosity::Quiet)
+      llvm::errs() << line << "\n";
+  };
+  TuningRun run;
+  std::vector<search::SearchTask> searchTasks;
+  std::vector<systolic::ArrayKernel> arrayKernels;
+  for (host::HostTask &t : *tasks) {
+    func::FuncOp kernel;
+    for (auto f : t.module->getOps<func::FuncOp>())
+      if (f.getName() != "main")
+        kernel = f;
+    std::string why;
+    std::optional<systolic::ArrayKernel> k =
+        kernel ? systolic::matchArrayKernel(kernel, why) : std::nullopt;
+    if (!k)
+      continue; // a host kernel: its host schedule is not tuned here
+    search::SearchTask st;
+    st.task = t.summary.task;
+    st.description =
+        llvm::formatv("GEMM {0}x{1}x{2} x{3}: {4}", k->gemm.M, k->gemm.K,
+                      k->gemm.N, k->programRuns,
+                      llvm::join(t.summary.opShapes, "; "))
+            .str();
+    // The default is what compiling without tuning picks.
+    systolic::GemmBuffers buf = systolic::arrayKernelBuffers(machine, *k);
+    auto heuristic = systolic::tuneGemmMapping(machine, k->gemm, 8, &buf,
+                                               /*check=*/true);
+    if (!heuristic)
+      llvm::consumeError(heuristic.takeError());
+    st.space = systolic::arrayScheduleSpace(
+        machine, *k, heuristic ? &heuristic->mapping : nullptr);
+    st.launches = t.summary.launches;
+    st.flops = int64_t(t.summary.flops);
+    searchTasks.push_back(std::move(st));
+    run.kernels.push_back(t.summary);
+    arrayKernels.push_back(std::move(*k));
+  }
+  if (searchTasks.empty()) {
+    log("tune: no kernel of this model runs on the array");
+    run.threads = 1;
+    return run;
+  }
+  // Candidates are simulated in this process: the simulator validates every
+  // program before it runs it, so a bad candidate is an error record.
+  auto measure = [&](size_t i, const std::vector<search::Schedule> &schedules) {
+    std::vector<search::TuningRecord> records;
+    const systolic::ArrayKernel &k = arrayKernels[i];
+    systolic::GemmBuffers buf = systolic::arrayKernelBuffers(machine, k);
+    for (const search::Schedule &s : schedules) {
+      search::TuningRecord r;
+      systolic::GemmMapping m = systolic::mappingFromSchedule(machine, k, s);
+      auto program = systolic::buildGemmProgram(machine, k.gemm, m, buf);
+      if (!program) {
+        r.status = search::Status::Error;
+        r.message = llvm::toString(program.takeError());
+        records.push_back(r);
+        continue;
+      }
+      systolic::Machine sim(machine);
+      auto rep = sim.simulate(*program, systolic::SimOptions{false});
+      if (!rep) {
+        r.status = search::Status::Error;
+        r.message = llvm::toString(rep.takeError());
+        records.push_back(r);
+        continue;
+      }
+      double ns = double(rep->totalCycles) * double(k.programRuns) * 1000.0 /
+                  machine.clockMHz;
+      r.medianNs = r.minNs = r.p90Ns = ns;
+      r.runs = 1;
+      if (llvm::Error e =
+              systolic::checkGemmProgram(machine, k.gemm, buf, *program)) {
+        r.status = search::Status::Wrong;
+        r.message = llvm::toString(std::move(e));
+        r.relL2 = 1;
+      } else {
+        r.status = search::Status::Ok;
+      }
+      records.push_back(r);
+    }
+    return records;
+  };
+  auto features = [&](size_t i, const search::Schedule &s) {
+    const systolic::ArrayKernel &k = arrayKernels[i];
+    systolic::GemmMapping m = systolic::mappingFromSchedule(machine, k, s);
+    auto lg = [](double v) { return float(std::log2(1.0 + v)); };
+    std::vector<float> f = {lg(double(k.gemm.M)), lg(double(k.gemm.K)),
+                            lg(double(k.gemm.N)), lg(double(machine.rows)),
+                            lg(double(machine.cols))};
+    for (int d = 0; d < 3; ++d)
+      f.push_back(int(m.dataflow) == d ? 1.0f : 0.0f);
+    f.push_back(m.accumulate ? 1.0f : 0.0f);
+    f.push_back(lg(double(m.chunk)));
+    f.push_back(float(m.streamSpadElems) / float(machine.spadElems()));
+    return f;
+  };
+  search::SearchOptions options;
+  options.trials = tune.trials > 0 ? tune.trials : int64_t(1) << 40;
+  options.timeLimitSeconds = tune.seconds;
+  options.seed = tune.seed;
+  options.useModel = tune.search != "random";
+  options.terminal = verbosity != Verbosity::Quiet && isatty(2);
+  options.batch = 8;
+  options.log = log;
+  run.summary = search::runSearch(searchTasks, measure, features, db,
+                                  fingerprint, options);
+  run.threads = 1;
+  run.tasks = std::move(searchTasks);
+  return run;
+}
+
 std::string tuningReport(const TuningRun &run, const std::string &modelPath,
-                         const std::string &fingerprint, std::string *table) {
-  double peak = search::measureFmaPeakGflops() * run.threads;
+                         const std::string &fingerprint, std::string *table,
+                         double peakGflops) {
+  double peak = peakGflops > 0
+                    ? peakGflops
+                    : search::measureFmaPeakGflops() * run.threads;
   nlohmann::json kernels = nlohmann::json::array();
   double before = 0, after = 0;
   char line[512];

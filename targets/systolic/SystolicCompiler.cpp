@@ -8,6 +8,8 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/xxhash.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <cstring>
 
@@ -284,11 +286,103 @@ std::optional<ArrayKernel> matchArrayKernel(func::FuncOp kernel,
   return k;
 }
 
+GemmBuffers arrayKernelBuffers(const ArrayConfig &machine,
+                               const ArrayKernel &k) {
+  bool hasD = k.bias.valid() || k.residual.valid();
+  GemmBuffers buf = denseGemmBuffers(machine, k.gemm, ElemType::F32, hasD,
+                                     /*dBroadcast=*/!k.residual.valid());
+  buf.relu = k.relu;
+  return buf;
+}
+
+namespace {
+const char *kDataflow = "sys.dataflow", *kAccumulate = "sys.accumulate",
+           *kChunkDiv = "sys.chunk_div", *kStreamPct = "sys.stream_pct";
+
+int64_t knob(const search::Schedule &s, const char *name, int64_t fallback) {
+  auto it = s.find(name);
+  return it == s.end() ? fallback : it->second;
+}
+} // namespace
+
+GemmMapping mappingFromSchedule(const ArrayConfig &machine,
+                                const ArrayKernel &k,
+                                const search::Schedule &s) {
+  GemmMapping m;
+  int64_t df = knob(s, kDataflow, int64_t(machine.dataflow));
+  m.dataflow = Dataflow(std::clamp<int64_t>(df, 0, 2));
+  m.accumulate = knob(s, kAccumulate, 1) != 0;
+  int64_t div = std::max<int64_t>(1, knob(s, kChunkDiv, 1));
+  int64_t stream = m.dataflow == Dataflow::WS   ? k.gemm.M
+                   : m.dataflow == Dataflow::IS ? k.gemm.N
+                                                : k.gemm.K;
+  m.chunk = div == 1 ? 0 : std::max<int64_t>(1, stream / div);
+  int64_t pct = knob(s, kStreamPct, 0);
+  if (pct > 0)
+    m.streamSpadElems = machine.spadElems() * pct / 100;
+  return m;
+}
+
+search::ScheduleSpace arrayScheduleSpace(const ArrayConfig &machine,
+                                         const ArrayKernel &k,
+                                         const GemmMapping *heuristic) {
+  search::ScheduleSpace space;
+  search::Knob dataflows{kDataflow, {}};
+  for (Dataflow d : {Dataflow::OS, Dataflow::WS, Dataflow::IS})
+    if (machine.supports(d))
+      dataflows.values.push_back(int64_t(d));
+  space.knobs = {dataflows,
+                 {kAccumulate, {0, 1}},
+                 {kChunkDiv, {1, 2, 4, 8, 16, 32}},
+                 {kStreamPct, {0, 25, 50, 75}}};
+  space.defaults = {{kDataflow, int64_t(machine.dataflow)},
+                    {kAccumulate, 1},
+                    {kChunkDiv, 1},
+                    {kStreamPct, 0}};
+  if (heuristic && !heuristic->streamSpadElems)
+    for (int64_t div : space.knobs[2].values) {
+      search::Schedule s = {{kDataflow, int64_t(heuristic->dataflow)},
+                            {kAccumulate, heuristic->accumulate ? 1 : 0},
+                            {kChunkDiv, div},
+                            {kStreamPct, 0}};
+      if (mappingFromSchedule(machine, k, s).chunk == heuristic->chunk) {
+        space.defaults = s;
+        break;
+      }
+    }
+  GemmBuffers buf = arrayKernelBuffers(machine, k);
+  space.legal = [machine, k, buf](const search::Schedule &s) {
+    GemmMapping m = mappingFromSchedule(machine, k, s);
+    if (!machine.supports(m.dataflow) ||
+        !mappingComputesC(machine, k.gemm, m))
+      return false;
+    auto p = buildGemmProgram(machine, k.gemm, m, buf);
+    if (!p) {
+      llvm::consumeError(p.takeError());
+      return false;
+    }
+    return true;
+  };
+  return space;
+}
+
+std::string systolicFingerprint(const ArrayConfig &machine,
+                                llvm::StringRef ignVersion) {
+  std::string text =
+      llvm::formatv("{0}|ignc {1}", llvm::json::Value(toJSON(machine)),
+                    ignVersion)
+          .str();
+  return "systolic/" + machine.name + "/" +
+         llvm::utohexstr(llvm::xxh3_64bits(text), /*LowerCase=*/true);
+}
+
 std::function<FailureOr<std::optional<host::HostOptions::Offloaded>>(
     func::FuncOp, const KernelSummary *)>
 systolicOffload(const ArrayConfig &machine,
-                std::function<void(const std::string &)> log) {
-  return [machine, log](func::FuncOp kernel, const KernelSummary *)
+                std::function<void(const std::string &)> log,
+                ArrayScheduleLookup lookup) {
+  return [machine, log, lookup](func::FuncOp kernel,
+                                const KernelSummary *summary)
              -> FailureOr<std::optional<host::HostOptions::Offloaded>> {
     std::string name = kernel.getName().str(), why;
     auto say = [&](const std::string &line) {
@@ -300,14 +394,42 @@ systolicOffload(const ArrayConfig &machine,
       say("host (" + why + ")");
       return std::optional<host::HostOptions::Offloaded>();
     }
-    bool hasD = k->bias.valid() || k->residual.valid();
-    GemmBuffers buf = denseGemmBuffers(machine, k->gemm, ElemType::F32, hasD,
-                                       /*dBroadcast=*/!k->residual.valid());
-    buf.relu = k->relu;
-    auto tuned = tuneGemmMapping(machine, k->gemm, 8, &buf, /*check=*/true);
+    GemmBuffers buf = arrayKernelBuffers(machine, *k);
+    // A tuned schedule from the database, if it still builds and computes
+    // the product; else the compile-time tuning.
+    std::optional<TunedGemm> tuned;
+    std::string kind = "mapping";
+    if (const search::Schedule *s =
+            lookup && summary ? lookup(*summary) : nullptr) {
+      GemmMapping m = mappingFromSchedule(machine, *k, *s);
+      if (mappingComputesC(machine, k->gemm, m)) {
+        auto p = buildGemmProgram(machine, k->gemm, m, buf);
+        llvm::Error bad = p ? checkGemmProgram(machine, k->gemm, buf, *p)
+                      : p.takeError();
+        if (!bad) {
+          Machine sim(machine);
+          auto rep = sim.simulate(*p, SimOptions{/*functional=*/false});
+          if (rep) {
+            tuned = TunedGemm{m, -1, rep->totalCycles, 1, 1, 0};
+            kind = "tuned";
+          } else {
+            llvm::consumeError(rep.takeError());
+          }
+        } else {
+          llvm::consumeError(std::move(bad));
+        }
+      }
+      if (!tuned)
+        say("the tuned schedule " + search::scheduleToJson(*s) +
+            " no longer applies; tuning at compile time");
+    }
     if (!tuned) {
-      say("host (" + llvm::toString(tuned.takeError()) + ")");
-      return std::optional<host::HostOptions::Offloaded>();
+      auto t = tuneGemmMapping(machine, k->gemm, 8, &buf, /*check=*/true);
+      if (!t) {
+        say("host (" + llvm::toString(t.takeError()) + ")");
+        return std::optional<host::HostOptions::Offloaded>();
+      }
+      tuned = *t;
     }
     auto program = buildGemmProgram(machine, k->gemm, tuned->mapping, buf);
     if (!program)
@@ -353,7 +475,7 @@ systolicOffload(const ArrayConfig &machine,
           {"oh", c.oh},   {"ow", c.ow}};
     }
     llvm::json::Object schedule{
-        {"kind", "mapping"},
+        {"kind", kind},
         {"mapping", tuned->mapping.str()},
         {"dataflow", dataflowName(tuned->mapping.dataflow)},
         {"chunk", tuned->mapping.chunk},

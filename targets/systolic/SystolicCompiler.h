@@ -54,13 +54,42 @@ struct ArrayKernel {
 std::optional<ArrayKernel> matchArrayKernel(mlir::func::FuncOp kernel,
                                             std::string &why);
 
+/// The GEMM buffers (layout, D, ReLU) of an array kernel.
+GemmBuffers arrayKernelBuffers(const ArrayConfig &machine,
+                               const ArrayKernel &kernel);
+
+/// The search agent's view of an array kernel: knobs `sys.dataflow` (0 OS,
+/// 1 WS, 2 IS; those the chip runs), `sys.accumulate`, `sys.chunk_div`
+/// (stream chunk = the largest / div) and `sys.stream_pct` (scratchpad
+/// share of the streamed operand; 0: what the stationary slots leave).
+/// Illegal: mappings that do not compute the product or do not fit.
+/// The defaults are \p heuristic's knobs when it is one of the space's
+/// points (what compiling without tuning picks), else WS/accumulate/max.
+search::ScheduleSpace arrayScheduleSpace(const ArrayConfig &machine,
+                                         const ArrayKernel &kernel,
+                                         const GemmMapping *heuristic = nullptr);
+GemmMapping mappingFromSchedule(const ArrayConfig &machine,
+                                const ArrayKernel &kernel,
+                                const search::Schedule &schedule);
+/// "systolic/<chip>/<hash of the machine description and ignc version>":
+/// simulated cycles depend on nothing else.
+std::string systolicFingerprint(const ArrayConfig &machine,
+                                llvm::StringRef ignVersion);
+
+/// A kernel's tuned schedule, if any (from the tuning database).
+using ArrayScheduleLookup =
+    std::function<const search::Schedule *(const KernelSummary &)>;
+
 /// The host compiler's offload hook for --target=systolic on \p machine.
-/// Kernels are mapped with tuneGemmMapping (analytical ranking, cycle-level
-/// measurement); \p log receives one line per kernel.
+/// A kernel with a schedule from \p lookup gets that mapping (checked
+/// against the reference once more); the others are mapped with
+/// tuneGemmMapping (analytical ranking, cycle-level measurement, checked).
+/// \p log receives one line per kernel.
 std::function<mlir::FailureOr<std::optional<host::HostOptions::Offloaded>>(
     mlir::func::FuncOp, const KernelSummary *)>
 systolicOffload(const ArrayConfig &machine,
-                std::function<void(const std::string &)> log);
+                std::function<void(const std::string &)> log,
+                ArrayScheduleLookup lookup = nullptr);
 
 } // namespace ign::systolic
 

@@ -144,6 +144,27 @@ openTuningDatabase(const DriverOptions &options, bool &failedToOpen) {
   return db;
 }
 
+/// Prints the tuning table and writes --report; an exit code on failure.
+static int reportTuning(const TuningRun &run, const DriverOptions &options,
+                        const std::string &fingerprint, double peakGflops) {
+  std::string table;
+  std::string report =
+      tuningReport(run, options.modelPath, fingerprint, &table, peakGflops);
+  if (options.verbosity != Verbosity::Quiet)
+    llvm::errs() << table;
+  if (options.tune.reportPath.empty())
+    return kExitOk;
+  std::error_code ec;
+  llvm::raw_fd_ostream os(options.tune.reportPath, ec);
+  if (ec) {
+    llvm::errs() << "ignc: error: cannot write '" << options.tune.reportPath
+                 << "': " << ec.message() << "\n";
+    return kExitOutput;
+  }
+  os << report;
+  return kExitOk;
+}
+
 /// Compiles for the host and writes the bundle (or, with --emit=schedule,
 /// prints each kernel's schedule). Kernels with a record in the tuning
 /// database get its fastest valid schedule; the rest the default one.
@@ -176,8 +197,9 @@ static int compileBundle(ModuleOp module, const DriverOptions &options,
       host::hostFingerprint(hostOptions, IGN_VERSION_STRING);
   // The array kernels' records live under the chip's fingerprint.
   std::string arrayFingerprint =
-      systolicTarget ? systolic::systolicFingerprint(machine, IGN_VERSION_STRING)
-                     : std::string();
+      systolicTarget
+          ? systolic::systolicFingerprint(machine, IGN_VERSION_STRING)
+          : std::string();
   std::map<std::string, search::Schedule> arrayTuned;
   if (systolicTarget) {
     systolic::ArrayScheduleLookup lookup;
@@ -208,23 +230,10 @@ static int compileBundle(ModuleOp module, const DriverOptions &options,
                                  arrayFingerprint, options.verbosity);
     if (!run)
       return kExitLowering;
-    std::string table;
-    double peak = 2.0 * double(machine.rows * machine.cols) *
-                  machine.clockMHz / 1000.0; // GFLOP/s of the array
-    std::string report = tuningReport(*run, options.modelPath,
-                                      arrayFingerprint, &table, peak);
-    if (options.verbosity != Verbosity::Quiet)
-      llvm::errs() << table;
-    if (!options.tune.reportPath.empty()) {
-      std::error_code ec;
-      llvm::raw_fd_ostream os(options.tune.reportPath, ec);
-      if (ec) {
-        llvm::errs() << "ignc: error: cannot write '" << options.tune.reportPath
-                     << "': " << ec.message() << "\n";
-        return kExitOutput;
-      }
-      os << report;
-    }
+    double peak = 2.0 * double(machine.rows * machine.cols) * machine.clockMHz /
+                  1000.0; // GFLOP/s of the array
+    if (int code = reportTuning(*run, options, arrayFingerprint, peak))
+      return code;
   } else if (options.tune.enabled()) {
     if (cpu != "host" || options.schedule != "default") {
       llvm::errs() << "ignc: error: tuning measures on this machine: it needs "
@@ -236,21 +245,8 @@ static int compileBundle(ModuleOp module, const DriverOptions &options,
                          options.verbosity);
     if (!run)
       return kExitLowering;
-    std::string table;
-    std::string report =
-        tuningReport(*run, options.modelPath, fingerprint, &table);
-    if (options.verbosity != Verbosity::Quiet)
-      llvm::errs() << table;
-    if (!options.tune.reportPath.empty()) {
-      std::error_code ec;
-      llvm::raw_fd_ostream os(options.tune.reportPath, ec);
-      if (ec) {
-        llvm::errs() << "ignc: error: cannot write '" << options.tune.reportPath
-                     << "': " << ec.message() << "\n";
-        return kExitOutput;
-      }
-      os << report;
-    }
+    if (int code = reportTuning(*run, options, fingerprint, /*peak=*/0))
+      return code;
   }
   std::map<std::string, search::Schedule> tuned;
   std::vector<std::string> foreign;

@@ -12,11 +12,11 @@
 #include "Tuning.h"
 #include "HostCompiler.h"
 #include "RuntimeHelpers.h"
+#include "Simulator.h"
 #include "ign/Bundle/BundleWriter.h"
 #include "ign/Dialect/Ign/IR/IgnOps.h"
 #include "ign/Search/Peak.h"
 #include "ign/Search/WorkerProcess.h"
-#include "Simulator.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -471,6 +471,21 @@ struct TaskFiles {
 
 } // namespace
 
+/// The search's options from the command line's.
+static search::SearchOptions
+searchOptions(const TuneOptions &tune, Verbosity verbosity, size_t batch,
+              std::function<void(const std::string &)> log) {
+  search::SearchOptions options;
+  options.trials = tune.trials > 0 ? tune.trials : int64_t(1) << 40;
+  options.timeLimitSeconds = tune.seconds;
+  options.seed = tune.seed;
+  options.useModel = tune.search != "random";
+  options.terminal = verbosity != Verbosity::Quiet && isatty(2);
+  options.batch = batch;
+  options.log = std::move(log);
+  return options;
+}
+
 std::optional<TuningRun>
 tuneModel(ModuleOp module, const host::HostOptions &hostOptions,
           const TuneOptions &tune, search::TuningDatabase &db,
@@ -686,14 +701,8 @@ tuneModel(ModuleOp module, const host::HostOptions &hostOptions,
       }
     }
 
-  search::SearchOptions options;
-  options.trials = tune.trials > 0 ? tune.trials : int64_t(1) << 40;
-  options.timeLimitSeconds = tune.seconds;
-  options.seed = tune.seed;
-  options.useModel = tune.search != "random";
-  options.terminal = verbosity != Verbosity::Quiet && isatty(2);
-  options.batch = size_t(std::max(2, 4 * jobs));
-  options.log = log;
+  search::SearchOptions options =
+      searchOptions(tune, verbosity, size_t(std::max(2, 4 * jobs)), log);
   run.summary = search::runSearch(searchTasks, measure, features, db,
                                   fingerprint, options);
   run.threads = threads;
@@ -728,11 +737,10 @@ tuneSystolicModel(ModuleOp module, const host::HostOptions &hostOptions,
       continue; // a host kernel: its host schedule is not tuned here
     search::SearchTask st;
     st.task = t.summary.task;
-    st.description =
-        llvm::formatv("GEMM {0}x{1}x{2} x{3}: {4}", k->gemm.M, k->gemm.K,
-                      k->gemm.N, k->programRuns,
-                      llvm::join(t.summary.opShapes, "; "))
-            .str();
+    st.description = llvm::formatv("GEMM {0}x{1}x{2} x{3}: {4}", k->gemm.M,
+                                   k->gemm.K, k->gemm.N, k->programRuns,
+                                   llvm::join(t.summary.opShapes, "; "))
+                         .str();
     // The default is what compiling without tuning picks.
     systolic::GemmBuffers buf = systolic::arrayKernelBuffers(machine, *k);
     auto heuristic = systolic::tuneGemmMapping(machine, k->gemm, 8, &buf,
@@ -806,14 +814,7 @@ tuneSystolicModel(ModuleOp module, const host::HostOptions &hostOptions,
     f.push_back(float(m.streamSpadElems) / float(machine.spadElems()));
     return f;
   };
-  search::SearchOptions options;
-  options.trials = tune.trials > 0 ? tune.trials : int64_t(1) << 40;
-  options.timeLimitSeconds = tune.seconds;
-  options.seed = tune.seed;
-  options.useModel = tune.search != "random";
-  options.terminal = verbosity != Verbosity::Quiet && isatty(2);
-  options.batch = 8;
-  options.log = log;
+  search::SearchOptions options = searchOptions(tune, verbosity, 8, log);
   run.summary = search::runSearch(searchTasks, measure, features, db,
                                   fingerprint, options);
   run.threads = 1;
@@ -824,9 +825,8 @@ tuneSystolicModel(ModuleOp module, const host::HostOptions &hostOptions,
 std::string tuningReport(const TuningRun &run, const std::string &modelPath,
                          const std::string &fingerprint, std::string *table,
                          double peakGflops) {
-  double peak = peakGflops > 0
-                    ? peakGflops
-                    : search::measureFmaPeakGflops() * run.threads;
+  double peak = peakGflops > 0 ? peakGflops
+                               : search::measureFmaPeakGflops() * run.threads;
   nlohmann::json kernels = nlohmann::json::array();
   double before = 0, after = 0;
   char line[512];

@@ -363,27 +363,7 @@ Error checkGemmProgram(const ArrayConfig &c, const GemmShape &s,
   bool isInt = c.inType == ElemType::I8;
   auto value = [&]() { return isInt ? double(small(rng)) : small(rng) * 0.25; };
   auto put = [&](uint64_t base, size_t i, ElemType t, double v) {
-    uint8_t *p = dram.data() + base;
-    switch (t) {
-    case ElemType::I8:
-      p[i] = uint8_t(int8_t(v));
-      break;
-    case ElemType::F16: {
-      uint16_t h = floatToHalfBits(float(v));
-      std::memcpy(p + 2 * i, &h, 2);
-      break;
-    }
-    case ElemType::F32: {
-      float f = float(v);
-      std::memcpy(p + 4 * i, &f, 4);
-      break;
-    }
-    case ElemType::I32: {
-      int32_t x = int32_t(v);
-      std::memcpy(p + 4 * i, &x, 4);
-      break;
-    }
-    }
+    storeElement(dram.data() + base, t, int64_t(i), v);
   };
   std::vector<double> A(s.M * s.K), B(s.K * s.N), D;
   for (size_t i = 0; i < A.size(); ++i)
@@ -408,34 +388,12 @@ Error checkGemmProgram(const ArrayConfig &c, const GemmShape &s,
       ref *= buf.scale;
       if (buf.relu && ref < 0)
         ref = 0;
-      const uint8_t *p = dram.data() + buf.c;
-      double got = 0;
       size_t idx = size_t(i * s.N + j);
-      switch (buf.outType) {
-      case ElemType::I8:
-        got = int8_t(p[idx]);
+      double got = loadElement(dram.data() + buf.c, buf.outType, int64_t(idx));
+      if (buf.outType == ElemType::I8)
         ref = std::clamp(std::nearbyint(ref), -128.0, 127.0);
-        break;
-      case ElemType::F16: {
-        uint16_t h;
-        std::memcpy(&h, p + 2 * idx, 2);
-        got = halfBitsToFloat(h);
-        break;
-      }
-      case ElemType::F32: {
-        float f;
-        std::memcpy(&f, p + 4 * idx, 4);
-        got = f;
-        break;
-      }
-      case ElemType::I32: {
-        int32_t x;
-        std::memcpy(&x, p + 4 * idx, 4);
-        got = x;
+      else if (buf.outType == ElemType::I32)
         ref = std::nearbyint(ref);
-        break;
-      }
-      }
       double tol = isInt && buf.outType != ElemType::F16
                        ? 1e-6 * std::max(1.0, std::fabs(ref))
                        : 1e-5 * std::max(1.0, std::fabs(ref)) *
@@ -449,8 +407,8 @@ Error checkGemmProgram(const ArrayConfig &c, const GemmShape &s,
 }
 
 Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &c, const GemmShape &s,
-                                    int simulateTop,
-                                    const GemmBuffers *buffers, bool check) {
+                                    int simulateTop, const GemmBuffers *buffers,
+                                    bool check) {
   TunedGemm best;
   std::vector<std::pair<int64_t, GemmMapping>> ranked;
   GemmBuffers buf = buffers ? *buffers : denseGemmBuffers(c, s, c.inType);
@@ -483,8 +441,9 @@ Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &c, const GemmShape &s,
   for (size_t i = 0; i < order.size(); ++i)
     order[i] = i;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return ranked[a].first != ranked[b].first ? ranked[a].first < ranked[b].first
-                                              : a < b;
+    return ranked[a].first != ranked[b].first
+               ? ranked[a].first < ranked[b].first
+               : a < b;
   });
   struct Measured {
     GemmMapping mapping;

@@ -234,6 +234,12 @@ double macPicojoules(ElemType t) {
 } // namespace
 
 uint16_t floatToHalfBits(float f) { return floatToHalf(f); }
+double loadElement(const uint8_t *base, ElemType t, int64_t i) {
+  return loadElem(base, t, i);
+}
+void storeElement(uint8_t *base, ElemType t, int64_t i, double v) {
+  storeElem(base, t, i, v);
+}
 float halfBitsToFloat(uint16_t h) { return halfToFloat(h); }
 
 double Report::microseconds() const {

@@ -70,6 +70,11 @@ struct Report {
   llvm::json::Value toJSON() const;
 };
 
+/// Element \p i of type \p t at \p base, as a double; and the store (i8 and
+/// i32 round half to even and saturate, f16 rounds to nearest even).
+double loadElement(const uint8_t *base, ElemType t, int64_t i);
+void storeElement(uint8_t *base, ElemType t, int64_t i, double v);
+
 /// IEEE half precision bits <-> float, round to nearest even.
 uint16_t floatToHalfBits(float f);
 float halfBitsToFloat(uint16_t h);

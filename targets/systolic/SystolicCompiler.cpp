@@ -6,10 +6,10 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/xxhash.h"
-#include "llvm/ADT/StringExtras.h"
 
 #include <cstring>
 
@@ -353,8 +353,7 @@ search::ScheduleSpace arrayScheduleSpace(const ArrayConfig &machine,
   GemmBuffers buf = arrayKernelBuffers(machine, k);
   space.legal = [machine, k, buf](const search::Schedule &s) {
     GemmMapping m = mappingFromSchedule(machine, k, s);
-    if (!machine.supports(m.dataflow) ||
-        !mappingComputesC(machine, k.gemm, m))
+    if (!machine.supports(m.dataflow) || !mappingComputesC(machine, k.gemm, m))
       return false;
     auto p = buildGemmProgram(machine, k.gemm, m, buf);
     if (!p) {
@@ -404,8 +403,8 @@ systolicOffload(const ArrayConfig &machine,
       GemmMapping m = mappingFromSchedule(machine, *k, *s);
       if (mappingComputesC(machine, k->gemm, m)) {
         auto p = buildGemmProgram(machine, k->gemm, m, buf);
-        llvm::Error bad = p ? checkGemmProgram(machine, k->gemm, buf, *p)
-                      : p.takeError();
+        llvm::Error bad =
+            p ? checkGemmProgram(machine, k->gemm, buf, *p) : p.takeError();
         if (!bad) {
           Machine sim(machine);
           auto rep = sim.simulate(*p, SimOptions{/*functional=*/false});

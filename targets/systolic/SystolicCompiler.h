@@ -65,9 +65,9 @@ GemmBuffers arrayKernelBuffers(const ArrayConfig &machine,
 /// Illegal: mappings that do not compute the product or do not fit.
 /// The defaults are \p heuristic's knobs when it is one of the space's
 /// points (what compiling without tuning picks), else WS/accumulate/max.
-search::ScheduleSpace arrayScheduleSpace(const ArrayConfig &machine,
-                                         const ArrayKernel &kernel,
-                                         const GemmMapping *heuristic = nullptr);
+search::ScheduleSpace
+arrayScheduleSpace(const ArrayConfig &machine, const ArrayKernel &kernel,
+                   const GemmMapping *heuristic = nullptr);
 GemmMapping mappingFromSchedule(const ArrayConfig &machine,
                                 const ArrayKernel &kernel,
                                 const search::Schedule &schedule);

@@ -23,6 +23,12 @@ With --scalesim-check N (needs `pip install scalesim "numpy<2.3"`), the N
 smallest layers of the first configuration are also run through SCALE-Sim
 itself and its total cycles compared with `--mapping scalesim`'s.
 
+With --model M.onnx --input-shape NAME=1x3x224x224 (e.g. ResNet-18 from
+benchmarks/models/export_torch.py), the whole model is also compiled with
+--target=systolic for gemmini-16 and tpu-v1, run on the simulator on a seeded
+random input, and compared with onnxruntime (relative L2, top-1/top-5 of the
+first output), with the simulated cycles and time at each chip's clock.
+
 Writes benchmarks/results/<date>-systolic.md and a CSV beside it.
 """
 import argparse
@@ -149,10 +155,60 @@ def scalesim_cycles(cfg, topo, workdir):
     return [r["total"] for r in read_compute_report(report)]
 
 
+def run_model(args, work):
+    """The whole model on gemmini-16 and tpu-v1 against onnxruntime."""
+    import re
+    import numpy as np
+    name, dims = args.input_shape.split("=")
+    shape = tuple(int(d) for d in dims.split("x"))
+    x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+    xin = os.path.join(work, "model_input.npy")
+    np.save(xin, x)
+    try:
+        import onnxruntime as ort
+        sess = ort.InferenceSession(args.model)
+        ref = sess.run(None, {name: x})[0]
+        out_name = sess.get_outputs()[0].name
+    except ImportError:
+        ref, out_name = None, None
+    lines = [f"\n## {os.path.basename(args.model)} on the simulated chips\n",
+             f"Input {name} {dims}, seeded standard normal; reference onnxruntime.\n",
+             "| chip | kernels on the array | cycles | utilization | time at the chip's clock | rel L2 vs onnxruntime | top-1 same | top-5 overlap |",
+             "|---|---|---:|---:|---:|---:|---|---:|"]
+    for chip in ["gemmini-16", "tpu-v1"]:
+        bundle = os.path.join(work, f"model_{chip}.ignb")
+        c = subprocess.run([args.ignc, args.model, "--input-shape", args.input_shape,
+                            "--target=systolic", f"--chip={chip}", "-o", bundle],
+                           capture_output=True, text=True)
+        if c.returncode != 0:
+            sys.exit(f"compiling for {chip} failed:\n{c.stderr}")
+        on_array = re.search(r"(\d+ of \d+) kernels on the array", c.stderr).group(1)
+        outdir = os.path.join(work, f"model_{chip}.out")
+        r = subprocess.run([args.ignc, "run", bundle, "--input", f"{name}={xin}",
+                            "--output-dir", outdir], capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"running on {chip} failed:\n{r.stderr}")
+        m = re.search(r"device: \d+ launches on the simulated array, (\d+) cycles, "
+                      r"([\d.]+)% utilization, ([\d.]+) ms", r.stdout)
+        cycles, util, ms = int(m.group(1)), float(m.group(2)), float(m.group(3))
+        rel = top1 = top5 = "-"
+        if ref is not None:
+            got = np.load(os.path.join(outdir, out_name.replace("/", "_").replace(":", "_") + ".npy"))
+            rel = f"{np.linalg.norm(got - ref) / np.linalg.norm(ref):.2e}"
+            a, b = got.reshape(got.shape[0], -1)[0], ref.reshape(ref.shape[0], -1)[0]
+            top1 = "yes" if a.argmax() == b.argmax() else "no"
+            top5 = str(len(set(np.argsort(-a)[:5]) & set(np.argsort(-b)[:5])))
+        lines.append(f"| {chip} | {on_array} | {cycles:,} | {util:.1f} % | {ms:.3f} ms | "
+                     f"{rel} | {top1} | {top5} |")
+    return "\n".join(lines) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ignc", default=os.path.join(ROOT, "build", "bin", "ignc"))
     ap.add_argument("--scalesim-check", type=int, default=0, metavar="N")
+    ap.add_argument("--model", default=None, metavar="M.onnx")
+    ap.add_argument("--input-shape", default=None, metavar="NAME=DIMS")
     ap.add_argument("--out", default=os.path.join(
         HERE, "results", f"{datetime.date.today()}-systolic.md"))
     args = ap.parse_args()
@@ -213,6 +269,11 @@ def main():
                  f"`ignc sim --mapping scalesim`'s.\n")
         print(check.strip())
 
+    model_section = ""
+    if args.model:
+        model_section = run_model(args, work)
+        print(model_section)
+
     host = platform.node()
     with open(args.out, "w") as md:
         md.write(f"# Systolic: SCALE-Sim's fixed mapping vs the tuned mapping, ResNet-50\n\n")
@@ -235,6 +296,7 @@ def main():
             slower = sum(1 for a, b in zip(fixed, tuned) if b["total"] > a["total"])
             md.write(f"| {title} | {tf:,} | {tt:,} | {tf / tt:.2f}x | {faster} | {slower} |\n")
         md.write(check)
+        md.write(model_section)
         md.write("\n## Per layer, first array\n\n| layer | M | K | N | SCALE-Sim mapping | tuned | mapping chosen |\n|---|---:|---:|---:|---:|---:|---|\n")
         title, _, fixed, tuned, maps = results[0]
         for l, a, b, m in zip(layers, fixed, tuned, maps):

@@ -49,6 +49,104 @@ TEST(Runtime, RefusesABundleForAnotherTarget) {
       << message;
 }
 
+/// A bundle whose only kernel runs on device "testdev": y = 2 * x, with the
+/// device blob "blob!".
+ign::bundle::BundleContents deviceBundle() {
+  ign::bundle::BundleContents c = minimal("testdev", "x86_64-pc-linux-gnu");
+#if !defined(__x86_64__)
+  c.triple = "aarch64-unknown-linux-gnu";
+#endif
+  c.kernels[0].symbol = "";
+  c.kernels[0].device = "testdev";
+  c.kernels[0].deviceJson = R"({"factor": 2})";
+  c.kernels[0].deviceBlob = "blob!";
+  c.artifact.clear(); // no host kernel: no host artifact
+  return c;
+}
+
+struct DriverLog {
+  int calls = 0;
+  std::string descriptor, blob;
+  size_t args = 0, results = 0;
+  bool fail = false;
+};
+
+int testDriver(void *user, const ignrt_device_call *call,
+               ignrt_device_stats *stats, char *error, size_t errorSize) {
+  auto *log = static_cast<DriverLog *>(user);
+  ++log->calls;
+  log->descriptor = call->descriptor;
+  log->blob.assign(static_cast<const char *>(call->blob), call->blob_bytes);
+  log->args = call->num_args;
+  log->results = call->results;
+  if (log->fail) {
+    std::snprintf(error, errorSize, "the test device is on fire");
+    return 1;
+  }
+  const float *x = static_cast<const float *>(call->data[0]);
+  float *y = static_cast<float *>(call->data[1]);
+  for (int i = 0; i < 2; ++i)
+    y[i] = 2 * x[i];
+  stats->cycles = 1234;
+  stats->device_ns = 617;
+  stats->utilization = 0.5;
+  return 0;
+}
+
+TEST(Runtime, DeviceKernelsRunThroughTheRegisteredDriver) {
+  std::string path = tempPath("device");
+  ASSERT_EQ(ign::bundle::writeBundle(path, deviceBundle()), "");
+  // No driver: refused at open, naming the target.
+  std::string message;
+  EXPECT_EQ(open(path, message), IGNRT_ERROR_TARGET);
+  EXPECT_NE(message.find("target 'testdev' and no driver"), std::string::npos)
+      << message;
+  EXPECT_EQ(ignrt_register_device("host", testDriver, nullptr),
+            IGNRT_ERROR_ARGUMENT);
+
+  DriverLog log;
+  ASSERT_EQ(ignrt_register_device("testdev", testDriver, &log), IGNRT_OK);
+  ignrt_bundle *b = nullptr;
+  ASSERT_EQ(ignrt_bundle_open(path.c_str(), &b), IGNRT_OK)
+      << ignrt_last_error();
+  ignrt_session *s = nullptr;
+  ASSERT_EQ(ignrt_session_create(b, 1, &s), IGNRT_OK);
+  float x[2] = {1.5f, -3.0f};
+  int64_t dims[1] = {2};
+  ASSERT_EQ(ignrt_session_set_input(s, "x", IGNRT_F32, dims, 1, x, sizeof x),
+            IGNRT_OK);
+  ASSERT_EQ(ignrt_session_run(s), IGNRT_OK) << ignrt_last_error();
+  const void *out;
+  size_t bytes;
+  ASSERT_EQ(ignrt_session_output(s, "y", &out, &bytes), IGNRT_OK);
+  EXPECT_EQ(static_cast<const float *>(out)[0], 3.0f);
+  EXPECT_EQ(static_cast<const float *>(out)[1], -6.0f);
+  EXPECT_EQ(log.calls, 1);
+  EXPECT_EQ(log.blob, "blob!");
+  EXPECT_NE(log.descriptor.find("\"factor\":2"), std::string::npos)
+      << log.descriptor;
+  EXPECT_EQ(log.args, 2u);
+  EXPECT_EQ(log.results, 1u);
+  ignrt_device_stats stats;
+  ASSERT_EQ(ignrt_session_kernel_device(s, 0, &stats), IGNRT_OK);
+  EXPECT_EQ(stats.cycles, 1234);
+  EXPECT_EQ(stats.utilization, 0.5);
+  EXPECT_EQ(ignrt_session_kernel_device(s, 1, &stats), IGNRT_ERROR_ARGUMENT);
+
+  // A failing driver fails the run with its message.
+  log.fail = true;
+  EXPECT_EQ(ignrt_session_run(s), IGNRT_ERROR_RUNTIME);
+  EXPECT_NE(std::string(ignrt_last_error())
+                .find("device kernel 'k0' failed: the test device is on fire"),
+            std::string::npos)
+      << ignrt_last_error();
+  ignrt_session_destroy(s);
+  ignrt_bundle_close(b);
+  // Unregistered again: refused again.
+  ASSERT_EQ(ignrt_register_device("testdev", nullptr, nullptr), IGNRT_OK);
+  EXPECT_EQ(open(path, message), IGNRT_ERROR_TARGET);
+}
+
 TEST(Runtime, RefusesABundleForAnotherArchitecture) {
 #if defined(__x86_64__)
   const char *other = "aarch64-unknown-linux-gnu";

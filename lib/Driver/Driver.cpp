@@ -188,6 +188,9 @@ static int compileBundle(ModuleOp module, const DriverOptions &options,
     }
     machine = *preset;
     hostOptions.targetName = "systolic";
+    // The array's MVIN_IM2COL moves windows itself: convolutions keep their
+    // columns in their kernel.
+    hostOptions.separateThinColumns = false;
   }
   bool dbFailed = false;
   auto db = openTuningDatabase(options, dbFailed);

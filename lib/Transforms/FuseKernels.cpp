@@ -120,7 +120,7 @@ struct GroupInfo {
 
 class Grouping {
 public:
-  explicit Grouping(ArrayRef<Operation *> ops) {
+  Grouping(ArrayRef<Operation *> ops, bool separateThinColumns) {
     for (auto [i, op] : llvm::enumerate(ops)) {
       index[op] = i;
       parent.push_back(i);
@@ -131,7 +131,7 @@ public:
           k == Kind::Pointwise || k == Kind::Transpose || k == Kind::Columns;
       info.takesConsumers = k != Kind::Other;
       info.matmul = isa<MatMulOp>(op);
-      info.thinColumns = isThinColumns(op);
+      info.thinColumns = separateThinColumns && isThinColumns(op);
       groups.push_back(std::move(info));
     }
   }
@@ -390,7 +390,8 @@ Operation *kernelAnchor(Block &body) {
   return first ? first : &body.front();
 }
 
-LogicalResult formKernels(func::FuncOp main, bool fuse) {
+LogicalResult formKernels(func::FuncOp main, bool fuse,
+                          bool separateThinColumns) {
   if (!main.getBody().hasOneBlock())
     return main.emitError("@main must have a single block to form kernels");
   Block &block = main.getBody().front();
@@ -401,7 +402,7 @@ LogicalResult formKernels(func::FuncOp main, bool fuse) {
         return op.emitError("cannot put an op with regions into a kernel");
       ops.push_back(&op);
     }
-  Grouping grouping(ops);
+  Grouping grouping(ops, separateThinColumns);
   if (fuse)
     ::ign::fuse(grouping, ops);
   for (unsigned root : grouping.roots())

@@ -332,7 +332,7 @@ static FailureOr<func::FuncOp> formHostKernels(ModuleOp module,
     convToMatmul(main);
   splitConvPadding(main);
   sinkReshapes(main);
-  if (failed(formKernels(main, options.fuse)) ||
+  if (failed(formKernels(main, options.fuse, options.separateThinColumns)) ||
       failed(outlineKernels(module, main)))
     return failure();
   return main;

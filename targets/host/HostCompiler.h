@@ -49,6 +49,10 @@ struct HostOptions {
       offload;
   /// The bundle's target name ("host", or the accelerator's).
   std::string targetName = "host";
+  /// Keep im2col columns with few pixels a kernel of their own (the host's
+  /// threads split a convolution by pixels); off for an accelerator that
+  /// moves windows itself.
+  bool separateThinColumns = true;
 };
 
 /// One tuning task: a kernel as a module of its own, whose @main launches

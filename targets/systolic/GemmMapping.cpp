@@ -70,6 +70,24 @@ GemmBuffers denseGemmBuffers(const ArrayConfig &config, const GemmShape &s,
   return b;
 }
 
+GemmBuffers convGemmBuffers(const ArrayConfig &config, const GemmShape &s,
+                            const Instr::Im2col &g, ElemType outType,
+                            bool withD, bool dBroadcast) {
+  GemmBuffers b = denseGemmBuffers(config, s, outType, withD, dBroadcast);
+  // A's region holds the image instead of the im2col matrix.
+  uint64_t eb = elemBytes(config.inType);
+  int64_t shift = int64_t(uint64_t(g.C) * g.H * g.W * eb) -
+                  int64_t(uint64_t(s.M) * s.K * eb);
+  b.b += shift;
+  b.c += shift;
+  if (withD)
+    b.d += shift;
+  b.dramBytes += shift;
+  b.implicitIm2col = true;
+  b.im2col = g;
+  return b;
+}
+
 FoldStats scaleSimFoldStats(const ArrayConfig &c, const GemmShape &shape,
                             Dataflow df) {
   Roles r = rolesOf(df, shape);
@@ -108,6 +126,13 @@ Expected<Program> buildGemmProgram(const ArrayConfig &c, const GemmShape &s,
     return fail("the machine does not run this dataflow");
   if (buf.hasD && !map.accumulate && map.dataflow != Dataflow::OS)
     return fail("adding D needs an accumulating mapping");
+  if (buf.implicitIm2col &&
+      (uint64_t(buf.im2col.OH) * buf.im2col.OW != uint64_t(s.M) ||
+       uint64_t(buf.im2col.C) * buf.im2col.kh * buf.im2col.kw !=
+           uint64_t(s.K) ||
+       s.M > 0xFFFF || s.K > 0xFFFF))
+    return fail("the im2col geometry does not match the GEMM, or its pixels "
+                "or window columns exceed MVIN_IM2COL's 16-bit fields");
   const Dataflow df = map.dataflow;
   const int64_t R = c.rows, C = c.cols;
   const Roles roles = rolesOf(df, s);
@@ -151,6 +176,17 @@ Expected<Program> buildGemmProgram(const ArrayConfig &c, const GemmShape &s,
   out.push_back(configEx(df, 0, 0, 0));
   out.push_back(
       configSt(uint64_t(s.N) * ob, 0, buf.outType, buf.scale, buf.relu));
+  if (buf.implicitIm2col)
+    out.push_back(configIm2col(buf.im2col));
+  // A block of A: rows [r0, r0 + rows) x columns [c0, c0 + cols).
+  auto mvinA = [&](uint64_t r0, uint64_t c0, uint64_t local, int64_t rows,
+                   int64_t cols) {
+    if (buf.implicitIm2col)
+      return mvinIm2col(buf.a, uint32_t(local), uint32_t(rows), uint32_t(cols),
+                        uint32_t(r0), uint32_t(c0));
+    return mvin(buf.a + (r0 * s.K + c0) * eb, uint32_t(local), uint32_t(rows),
+                uint32_t(cols), Operand::A);
+  };
   uint64_t ldStride = ~uint64_t(0);
   auto setLdStride = [&](uint64_t stride) {
     if (stride != ldStride)
@@ -169,7 +205,8 @@ Expected<Program> buildGemmProgram(const ArrayConfig &c, const GemmShape &s,
     }
     // setLdStride may have put CONFIG_LDs in between: flag the MVINs.
     size_t firstMvin = first, lastMvin = out.size() - 1;
-    while (out[firstMvin].op != Opcode::Mvin)
+    while (out[firstMvin].op != Opcode::Mvin &&
+           out[firstMvin].op != Opcode::MvinIm2col)
       ++firstMvin;
     if (loadGroups >= 2)
       out[firstMvin].deps |= PopNext;
@@ -215,8 +252,7 @@ Expected<Program> buildGemmProgram(const ArrayConfig &c, const GemmShape &s,
           uint64_t slot = streamBase + (streamed++ % 2) * streamSlot;
           uint64_t aAddr = slot, bAddr = slot + uint64_t(R) * chunk;
           loadGroup(
-              {mvin(buf.a + (uint64_t(mb * R) * s.K + k0) * eb, uint32_t(aAddr),
-                    uint32_t(m), uint32_t(kj), Operand::A),
+              {mvinA(uint64_t(mb * R), uint64_t(k0), aAddr, m, kj),
                mvin(buf.b + (uint64_t(k0) * s.N + nb * C) * eb, uint32_t(bAddr),
                     uint32_t(kj), uint32_t(n), Operand::B)});
           uint8_t deps = PopPrev | PushPrev;
@@ -246,9 +282,8 @@ Expected<Program> buildGemmProgram(const ArrayConfig &c, const GemmShape &s,
                         uint32_t(statAddr), uint32_t(k), uint32_t(other),
                         Operand::B)});
       else
-        loadGroup({mvin(buf.a + (uint64_t(fc * C) * s.K + fr * R) * eb,
-                        uint32_t(statAddr), uint32_t(other), uint32_t(k),
-                        Operand::A)});
+        loadGroup(
+            {mvinA(uint64_t(fc * C), uint64_t(fr * R), statAddr, other, k)});
       out.push_back(preload(uint32_t(statAddr), uint32_t(ws ? k : other),
                             uint32_t(ws ? other : k), PopPrev | PushPrev));
       for (int64_t j = j0; j < j1; ++j) {
@@ -257,8 +292,7 @@ Expected<Program> buildGemmProgram(const ArrayConfig &c, const GemmShape &s,
         int64_t outSlot = map.accumulate ? outputs + (j - j0) : outputs;
         uint64_t accAddr = (outSlot % 2) * accSlot;
         Instr stream =
-            ws ? mvin(buf.a + (uint64_t(v0) * s.K + fr * R) * eb,
-                      uint32_t(slot), uint32_t(vj), uint32_t(k), Operand::A)
+            ws ? mvinA(uint64_t(v0), uint64_t(fr * R), slot, vj, k)
                : mvin(buf.b + (uint64_t(fr * R) * s.N + v0) * eb,
                       uint32_t(slot), uint32_t(k), uint32_t(vj), Operand::B);
         bool addD = buf.hasD && first;
@@ -366,8 +400,25 @@ Error checkGemmProgram(const ArrayConfig &c, const GemmShape &s,
     storeElement(dram.data() + base, t, int64_t(i), v);
   };
   std::vector<double> A(s.M * s.K), B(s.K * s.N), D;
-  for (size_t i = 0; i < A.size(); ++i)
-    put(buf.a, i, c.inType, A[i] = value());
+  if (buf.implicitIm2col) {
+    // A is the im2col matrix of a random image.
+    const Instr::Im2col &g = buf.im2col;
+    std::vector<double> image(size_t(g.C) * g.H * g.W);
+    for (size_t i = 0; i < image.size(); ++i)
+      put(buf.a, i, c.inType, image[i] = value());
+    int64_t window = int64_t(g.kh) * g.kw;
+    for (int64_t p = 0; p < s.M; ++p)
+      for (int64_t kk = 0; kk < s.K; ++kk) {
+        int64_t oy = p / g.OW, ox = p % g.OW, ch = kk / window;
+        int64_t y = oy * g.sh - g.ph + (kk % window / g.kw) * g.dh;
+        int64_t x = ox * g.sw - g.pw + (kk % g.kw) * g.dw;
+        bool inside = y >= 0 && y < int64_t(g.H) && x >= 0 && x < int64_t(g.W);
+        A[p * s.K + kk] = inside ? image[(ch * g.H + y) * g.W + x] : 0.0;
+      }
+  } else {
+    for (size_t i = 0; i < A.size(); ++i)
+      put(buf.a, i, c.inType, A[i] = value());
+  }
   for (size_t i = 0; i < B.size(); ++i)
     put(buf.b, i, c.inType, B[i] = value());
   if (buf.hasD) {

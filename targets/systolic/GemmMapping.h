@@ -56,6 +56,11 @@ struct GemmBuffers {
   /// row of N values for every row. Needs an accumulating mapping.
   bool hasD = false, dBroadcast = false;
   uint64_t d = 0;
+  /// Implicit im2col: A is not stored; `a` holds a C x H x W image and the
+  /// program moves its windows into A's rows with MVIN_IM2COL (M = output
+  /// pixels, K = C·kh·kw).
+  bool implicitIm2col = false;
+  Instr::Im2col im2col;
 };
 
 /// Lays A, B, C (and D, when \p withD: broadcast or full) out back to back
@@ -63,6 +68,11 @@ struct GemmBuffers {
 GemmBuffers denseGemmBuffers(const ArrayConfig &config, const GemmShape &shape,
                              ElemType outType, bool withD = false,
                              bool dBroadcast = false);
+/// The same with A as the image of an implicit im2col (\p geometry's
+/// OH·OW must be M and C·kh·kw must be K).
+GemmBuffers convGemmBuffers(const ArrayConfig &config, const GemmShape &shape,
+                            const Instr::Im2col &geometry, ElemType outType,
+                            bool withD = false, bool dBroadcast = false);
 
 /// The program for \p mapping, or an error naming why the mapping cannot
 /// run on \p config (dataflow unsupported, buffers too small).

@@ -40,6 +40,10 @@ const char *opcodeName(Opcode op) {
     return "compute_accumulated";
   case Opcode::Flush:
     return "flush";
+  case Opcode::ConfigIm2col:
+    return "config_im2col";
+  case Opcode::MvinIm2col:
+    return "mvin_im2col";
   }
   return "?";
 }
@@ -48,6 +52,8 @@ Queue queueOf(Opcode op) {
   switch (op) {
   case Opcode::ConfigLd:
   case Opcode::Mvin:
+  case Opcode::ConfigIm2col:
+  case Opcode::MvinIm2col:
     return Queue::Load;
   case Opcode::ConfigEx:
   case Opcode::Preload:
@@ -125,6 +131,22 @@ std::array<uint64_t, 3> Instr::encode() const {
     break;
   case Opcode::Flush:
     break;
+  case Opcode::ConfigIm2col: {
+    const Im2col &g = im2col;
+    w[0] |= uint64_t((g.C & 0xFFFF) | ((g.H & 0xFFFF) << 16)) << 32;
+    w[1] = uint64_t(g.W & 0xFFFF) | uint64_t(g.kh & 0xFF) << 16 |
+           uint64_t(g.kw & 0xFF) << 24 | uint64_t(g.sh & 0xFF) << 32 |
+           uint64_t(g.sw & 0xFF) << 40 | uint64_t(g.ph & 0xFF) << 48 |
+           uint64_t(g.pw & 0xFF) << 56;
+    w[2] = uint64_t(g.OH & 0xFFFF) | uint64_t(g.OW & 0xFFFF) << 16 |
+           uint64_t(g.dh & 0xFF) << 32 | uint64_t(g.dw & 0xFF) << 40;
+    break;
+  }
+  case Opcode::MvinIm2col:
+    w[0] |= uint64_t((p0 & 0xFFFF) | ((k0 & 0xFFFF) << 16)) << 32;
+    w[1] = dram;
+    w[2] = pack32(addrA, (rows & 0xFFFF) | ((cols & 0xFFFF) << 16));
+    break;
   }
   return w;
 }
@@ -138,7 +160,7 @@ Expected<Instr> Instr::decode(const std::array<uint64_t, 3> &w) {
   };
   Instr in;
   uint8_t opc = w[0] & 0xFF;
-  if (opc > uint8_t(Opcode::Flush))
+  if (opc > uint8_t(Opcode::MvinIm2col))
     return bad(formatv("unknown opcode {0}", opc));
   in.op = Opcode(opc);
   in.deps = (w[0] >> 8) & 0xF;
@@ -211,6 +233,35 @@ Expected<Instr> Instr::decode(const std::array<uint64_t, 3> &w) {
     if (w[1] || w[2])
       return bad("flush has operands");
     break;
+  case Opcode::ConfigIm2col: {
+    Im2col &g = in.im2col;
+    g.C = hi0 & 0xFFFF;
+    g.H = hi0 >> 16;
+    hiUsed = true;
+    g.W = w[1] & 0xFFFF;
+    g.kh = (w[1] >> 16) & 0xFF;
+    g.kw = (w[1] >> 24) & 0xFF;
+    g.sh = (w[1] >> 32) & 0xFF;
+    g.sw = (w[1] >> 40) & 0xFF;
+    g.ph = (w[1] >> 48) & 0xFF;
+    g.pw = (w[1] >> 56) & 0xFF;
+    g.OH = w[2] & 0xFFFF;
+    g.OW = (w[2] >> 16) & 0xFFFF;
+    g.dh = (w[2] >> 32) & 0xFF;
+    g.dw = (w[2] >> 40) & 0xFF;
+    if (w[2] >> 48)
+      return bad("reserved bits of word 2 are set");
+    break;
+  }
+  case Opcode::MvinIm2col:
+    in.p0 = hi0 & 0xFFFF;
+    in.k0 = hi0 >> 16;
+    hiUsed = true;
+    in.dram = w[1];
+    in.addrA = lo(w[2]);
+    in.rows = hi(w[2]) & 0xFFFF;
+    in.cols = hi(w[2]) >> 16;
+    break;
   }
   if (!hiUsed && hi0)
     return bad("reserved bits 32-63 of word 0 are set");
@@ -258,6 +309,16 @@ std::string Instr::str() const {
                    (flags & AddD) ? " add_d" : "", d);
   case Opcode::Flush:
     return "flush";
+  case Opcode::ConfigIm2col:
+    return formatv("config_im2col image {0}x{1}x{2} window {3}x{4} stride "
+                   "{5}x{6} pad {7}x{8} dilation {9}x{10} out {11}x{12}",
+                   im2col.C, im2col.H, im2col.W, im2col.kh, im2col.kw,
+                   im2col.sh, im2col.sw, im2col.ph, im2col.pw, im2col.dh,
+                   im2col.dw, im2col.OH, im2col.OW);
+  case Opcode::MvinIm2col:
+    return formatv("mvin_im2col A image={0:x} spad={1} {2}x{3} pixel={4} "
+                   "column={5}{6}",
+                   dram, addrA, rows, cols, p0, k0, d);
   }
   return "?";
 }
@@ -396,5 +457,27 @@ Instr compute(bool preloaded, uint32_t a, uint32_t b, uint32_t c, uint32_t m,
 }
 
 Instr flush() { return Instr(); }
+
+Instr configIm2col(const Instr::Im2col &geometry) {
+  Instr in;
+  in.op = Opcode::ConfigIm2col;
+  in.im2col = geometry;
+  return in;
+}
+
+Instr mvinIm2col(uint64_t image, uint32_t local, uint32_t rows, uint32_t cols,
+                 uint32_t p0, uint32_t k0, uint8_t deps) {
+  Instr in;
+  in.op = Opcode::MvinIm2col;
+  in.dram = image;
+  in.addrA = local;
+  in.rows = rows;
+  in.cols = cols;
+  in.p0 = p0;
+  in.k0 = k0;
+  in.operand = Operand::A;
+  in.deps = deps;
+  return in;
+}
 
 } // namespace ign::systolic

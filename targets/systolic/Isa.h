@@ -34,6 +34,10 @@ enum class Opcode : uint8_t {
   ComputePreloaded = 6,
   ComputeAccumulated = 7,
   Flush = 8,
+  /// Implicit im2col: the convolution geometry, then windows of an NCHW
+  /// image moved straight into im2col rows of the scratchpad.
+  ConfigIm2col = 9,
+  MvinIm2col = 10,
 };
 const char *opcodeName(Opcode op);
 
@@ -86,6 +90,14 @@ struct Instr {
   uint64_t dramStride = 0;                        // CONFIG_LD/ST, bytes
   float scale = 1.0f;                             // CONFIG_ST
   ElemType outType = ElemType::I8;                // CONFIG_ST
+  /// CONFIG_IM2COL: the image (channels x height x width, NCHW) and the
+  /// window; MVIN_IM2COL: the first output pixel `p0` and window column
+  /// `k0` of the rows x cols block.
+  struct Im2col {
+    uint32_t C = 0, H = 0, W = 0, kh = 0, kw = 0, sh = 1, sw = 1, ph = 0,
+             pw = 0, dh = 1, dw = 1, OH = 0, OW = 0;
+  } im2col;
+  uint32_t p0 = 0, k0 = 0;
 
   std::array<uint64_t, 3> encode() const;
   static llvm::Expected<Instr> decode(const std::array<uint64_t, 3> &w);
@@ -116,6 +128,9 @@ Instr preload(uint32_t addr, uint32_t rows, uint32_t cols, uint8_t deps = 0);
 Instr compute(bool preloaded, uint32_t a, uint32_t b, uint32_t c, uint32_t m,
               uint32_t k, uint32_t n, bool accumulate, uint8_t deps = 0);
 Instr flush();
+Instr configIm2col(const Instr::Im2col &geometry);
+Instr mvinIm2col(uint64_t image, uint32_t local, uint32_t rows, uint32_t cols,
+                 uint32_t p0, uint32_t k0, uint8_t deps = 0);
 
 } // namespace ign::systolic
 

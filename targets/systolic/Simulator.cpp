@@ -158,6 +158,8 @@ struct QueueState {
   bool tileOpen = false; // OS: an output tile is accumulating in the PEs
   bool pendingD = false; // OS: a PRELOAD put D into the PEs
   uint32_t dAddr = 0, dRows = 0, dCols = 0;
+  bool hasIm2col = false; // CONFIG_IM2COL seen
+  Instr::Im2col im2col;
 
   void apply(const Instr &in) {
     switch (in.op) {
@@ -171,6 +173,10 @@ struct QueueState {
     case Opcode::ConfigLd:
       ldDramStride = in.dramStride;
       ldLocalStride = in.strideA;
+      break;
+    case Opcode::ConfigIm2col:
+      hasIm2col = true;
+      im2col = in.im2col;
       break;
     case Opcode::ConfigSt:
       stDramStride = in.dramStride;
@@ -218,6 +224,30 @@ bool blockFits(uint64_t addr, uint64_t rows, uint64_t cols, uint64_t stride,
   if (stride < cols)
     return false;
   return addr + (rows - 1) * stride + cols <= limit;
+}
+
+/// Bytes an MVIN_IM2COL reads: whole image rows, for every channel and
+/// input row its windows touch (a line-based DMA; overlapping windows
+/// share the rows).
+uint64_t im2colDramBytes(const Instr::Im2col &g, const Instr &in, uint64_t eb) {
+  if (!in.rows || !in.cols)
+    return 0;
+  int64_t window = int64_t(g.kh) * g.kw;
+  int64_t k0 = in.k0, k1 = int64_t(in.k0 + in.cols) - 1;
+  int64_t ch0 = k0 / window, ch1 = k1 / window;
+  int64_t kyMin = 0, kyMax = int64_t(g.kh) - 1;
+  if (ch0 == ch1) { // within one channel: the rows of the columns used
+    kyMin = k0 % window / g.kw;
+    kyMax = k1 % window / g.kw;
+  }
+  int64_t oy0 = int64_t(in.p0) / g.OW,
+          oy1 = int64_t(in.p0 + in.rows - 1) / g.OW;
+  int64_t y0 = std::max<int64_t>(0, oy0 * g.sh - g.ph + kyMin * g.dh);
+  int64_t y1 =
+      std::min<int64_t>(int64_t(g.H) - 1, oy1 * g.sh - g.ph + kyMax * g.dh);
+  if (y1 < y0)
+    return 0;
+  return uint64_t(ch1 - ch0 + 1) * uint64_t(y1 - y0 + 1) * g.W * eb;
 }
 
 double macPicojoules(ElemType t) {
@@ -346,6 +376,31 @@ Error Machine::verify(const Program &program) const {
                             dataflowName(in.dataflow)));
       st.apply(in);
       break;
+    case Opcode::ConfigIm2col: {
+      const Instr::Im2col &g = in.im2col;
+      if (!g.C || !g.H || !g.W || !g.kh || !g.kw || !g.sh || !g.sw || !g.dh ||
+          !g.dw || !g.OH || !g.OW)
+        return fail("im2col geometry has a zero size, stride or dilation");
+      st.apply(in);
+      break;
+    }
+    case Opcode::MvinIm2col: {
+      if (!st.hasIm2col)
+        return fail("MVIN_IM2COL before CONFIG_IM2COL");
+      const Instr::Im2col &g = st.im2col;
+      if (uint64_t(in.p0) + in.rows > uint64_t(g.OH) * g.OW ||
+          uint64_t(in.k0) + in.cols > uint64_t(g.C) * g.kh * g.kw)
+        return fail(formatv("pixels {0}+{1} or window columns {2}+{3} leave "
+                            "the {4}x{5} output and {6}x{7}x{8} window",
+                            in.p0, in.rows, in.k0, in.cols, g.OH, g.OW, g.C,
+                            g.kh, g.kw));
+      if (!blockFits(in.addrA, in.rows, in.cols, st.ldLocalStride, spadElems))
+        return fail("block leaves the scratchpad");
+      if (in.dram + uint64_t(g.C) * g.H * g.W * eb > program.dramBytes)
+        return fail(formatv("the image leaves the {0}-byte DRAM image",
+                            program.dramBytes));
+      break;
+    }
     case Opcode::ConfigLd:
     case Opcode::ConfigSt:
       if (in.op == Opcode::ConfigSt && in.outType == ElemType::I8 &&
@@ -671,8 +726,45 @@ Expected<Report> Machine::simulate(const Program &program,
     case Opcode::ConfigEx:
     case Opcode::ConfigLd:
     case Opcode::ConfigSt:
+    case Opcode::ConfigIm2col:
       st.apply(in);
       break;
+    case Opcode::MvinIm2col: {
+      uint64_t bytes = im2colDramBytes(st.im2col, in, eb);
+      s = std::max(t0, chanFree);
+      int64_t xfer = transferCycles(bytes);
+      chanFree = s + xfer;
+      r.dramBusyCycles += xfer;
+      e = chanFree + (bytes ? c.dramLatency : 0);
+      unitFree[0] = chanFree;
+      pushNextAt = e;
+      r.dramReadBytes += bytes;
+      r.dramReadBytesByOperand["A"] += bytes;
+      r.spadWrites += int64_t(in.rows) * in.cols;
+      ++r.mvins;
+      if (options.functional) {
+        const Instr::Im2col &g = st.im2col;
+        uint64_t lstride = st.ldLocalStride ? st.ldLocalStride : in.cols;
+        const uint8_t *image = dram_.data() + in.dram;
+        int64_t window = int64_t(g.kh) * g.kw;
+        for (uint64_t row = 0; row < in.rows; ++row) {
+          int64_t p = int64_t(in.p0 + row), oy = p / g.OW, ox = p % g.OW;
+          uint8_t *dst = spad.data() + (in.addrA + row * lstride) * eb;
+          for (uint64_t col = 0; col < in.cols; ++col) {
+            int64_t kk = int64_t(in.k0 + col), ch = kk / window,
+                    ky = kk % window / g.kw, kx = kk % g.kw;
+            int64_t y = oy * g.sh - g.ph + ky * g.dh;
+            int64_t x = ox * g.sw - g.pw + kx * g.dw;
+            if (y < 0 || y >= int64_t(g.H) || x < 0 || x >= int64_t(g.W))
+              std::memset(dst + col * eb, 0, eb);
+            else
+              std::memcpy(dst + col * eb,
+                          image + ((ch * g.H + y) * g.W + x) * eb, eb);
+          }
+        }
+      }
+      break;
+    }
     case Opcode::Mvin: {
       bool toAcc = in.flags & Accumulate;
       bool broadcast = in.flags & BroadcastRows;
@@ -954,6 +1046,14 @@ Expected<Report> Machine::estimate(const Program &program) const {
   };
   for (const Instr &in : program.instrs) {
     switch (in.op) {
+    case Opcode::MvinIm2col: {
+      uint64_t bytes = im2colDramBytes(st.im2col, in, elemBytes(c.inType));
+      dramCycles += xfer(bytes);
+      r.dramReadBytes += bytes;
+      if (!seenExec)
+        prologue += xfer(bytes);
+      break;
+    }
     case Opcode::Mvin: {
       uint64_t b = elemBytes((in.flags & Accumulate) ? c.accType() : c.inType);
       uint64_t bytes =

@@ -286,11 +286,43 @@ std::optional<ArrayKernel> matchArrayKernel(func::FuncOp kernel,
   return k;
 }
 
+std::optional<Instr::Im2col> implicitIm2col(const ArrayKernel &k) {
+  if (!k.im2col)
+    return std::nullopt;
+  const ArrayKernel::Im2col &c = *k.im2col;
+  bool fits = c.C <= 0xFFFF && c.H <= 0xFFFF && c.W <= 0xFFFF &&
+              c.oh <= 0xFFFF && c.ow <= 0xFFFF && c.kh <= 0xFF &&
+              c.kw <= 0xFF && c.sh <= 0xFF && c.sw <= 0xFF && c.ph <= 0xFF &&
+              c.pw <= 0xFF && c.dh <= 0xFF && c.dw <= 0xFF && c.ph >= 0 &&
+              c.pw >= 0 && k.gemm.M <= 0xFFFF && k.gemm.K <= 0xFFFF;
+  if (!fits)
+    return std::nullopt;
+  Instr::Im2col g;
+  g.C = uint32_t(c.C);
+  g.H = uint32_t(c.H);
+  g.W = uint32_t(c.W);
+  g.kh = uint32_t(c.kh);
+  g.kw = uint32_t(c.kw);
+  g.sh = uint32_t(c.sh);
+  g.sw = uint32_t(c.sw);
+  g.ph = uint32_t(c.ph);
+  g.pw = uint32_t(c.pw);
+  g.dh = uint32_t(c.dh);
+  g.dw = uint32_t(c.dw);
+  g.OH = uint32_t(c.oh);
+  g.OW = uint32_t(c.ow);
+  return g;
+}
+
 GemmBuffers arrayKernelBuffers(const ArrayConfig &machine,
                                const ArrayKernel &k) {
   bool hasD = k.bias.valid() || k.residual.valid();
-  GemmBuffers buf = denseGemmBuffers(machine, k.gemm, ElemType::F32, hasD,
-                                     /*dBroadcast=*/!k.residual.valid());
+  bool broadcast = !k.residual.valid();
+  GemmBuffers buf;
+  if (std::optional<Instr::Im2col> g = implicitIm2col(k))
+    buf = convGemmBuffers(machine, k.gemm, *g, ElemType::F32, hasD, broadcast);
+  else
+    buf = denseGemmBuffers(machine, k.gemm, ElemType::F32, hasD, broadcast);
   buf.relu = k.relu;
   return buf;
 }
@@ -463,6 +495,7 @@ systolicOffload(const ArrayConfig &machine,
                                       {"d_broadcast", buf.dBroadcast},
                                       {"dram_bytes", buf.dramBytes}}},
         {"config_st", configSt},
+        {"implicit_im2col", buf.implicitIm2col},
         {"program_bytes", int64_t(program->serialize().size())},
         {"machine", toJSON(machine)}};
     if (k->im2col) {

@@ -54,6 +54,10 @@ struct ArrayKernel {
 std::optional<ArrayKernel> matchArrayKernel(mlir::func::FuncOp kernel,
                                             std::string &why);
 
+/// The geometry of an implicit im2col for a kernel that convolves, if it
+/// fits MVIN_IM2COL's fields (else the driver stages the im2col matrix).
+std::optional<Instr::Im2col> implicitIm2col(const ArrayKernel &kernel);
+
 /// The GEMM buffers (layout, D, ReLU) of an array kernel.
 GemmBuffers arrayKernelBuffers(const ArrayConfig &machine,
                                const ArrayKernel &kernel);

@@ -48,7 +48,7 @@ struct Descriptor {
   GemmShape gemm;
   int64_t runs = 1;
   uint64_t a = 0, b = 0, c = 0, d = 0, dramBytes = 0;
-  bool hasD = false, dBroadcast = false;
+  bool hasD = false, dBroadcast = false, implicitIm2col = false;
   int64_t configSt = -1;
   ArrayConfig machine;
 };
@@ -116,6 +116,7 @@ Error parseDescriptor(const char *text, Descriptor &d) {
   source("bias", d.bias);
   source("residual", d.residual);
   i64(o, "program_bytes", d.programBytes);
+  boolean(o, "implicit_im2col", d.implicitIm2col);
   boolean(o, "trans_w", d.transW);
   boolean(o, "relu", d.relu);
   i64(o, "config_st", d.configSt);
@@ -264,8 +265,13 @@ Error runLaunch(const ignrt_device_call &call, ignrt_device_stats &stats) {
   int64_t cycles = 0, span = 0, macs = 0;
   std::vector<float> A(g.M * g.K), D;
   for (int64_t run = 0; run < d.runs; ++run) {
-    // A (M x K of the GEMM).
-    if (d.im2col) {
+    // A (M x K of the GEMM), or the image the program's MVIN_IM2COLs read.
+    if (d.implicitIm2col) {
+      if (!d.im2col)
+        return bad("implicit im2col without its geometry");
+      const float *in = X + run * d.C * d.H * d.W;
+      A.assign(in, in + d.C * d.H * d.W);
+    } else if (d.im2col) {
       const float *in = X + run * d.C * d.H * d.W;
       for (int64_t oy = 0; oy < d.oh; ++oy)
         for (int64_t ox = 0; ox < d.ow; ++ox) {

@@ -150,6 +150,8 @@ TEST(SystolicIsa, EncodeDecodeRoundTrip) {
       preload(100, 16, 8, PopPrev),
       compute(true, 1, 2, 3, 65535, 16, 12, true, PushNext),
       compute(false, 4, 5, 6, 7, 8, 9, false, 0),
+      configIm2col({3, 224, 224, 11, 11, 4, 4, 2, 2, 1, 1, 54, 54}),
+      mvinIm2col(0x40, 12, 300, 32, 2915, 331, PopNext | PushNext),
       flush()};
   Program p;
   p.instrs = all;
@@ -217,6 +219,54 @@ TEST(SystolicSim, EpilogueAddsDScalesAndRectifies) {
   auto p = buildGemmProgram(c, s, {Dataflow::WS, 0, false},
                             denseGemmBuffers(c, s, ElemType::I32, true));
   EXPECT_NE(errorOf(p).find("accumulating mapping"), std::string::npos);
+}
+
+TEST(SystolicSim, ImplicitIm2colComputesTheConvolutionWithLessTraffic) {
+  struct Conv {
+    uint32_t C, H, W, kh, kw, s, p, d, F;
+  };
+  for (Conv cv :
+       {Conv{3, 9, 9, 3, 3, 1, 1, 1, 5}, Conv{4, 10, 8, 3, 3, 2, 1, 1, 7},
+        Conv{2, 12, 12, 5, 5, 2, 2, 1, 3}, Conv{5, 7, 7, 1, 1, 1, 0, 1, 9},
+        Conv{3, 11, 11, 3, 3, 1, 2, 2, 4}}) {
+    Instr::Im2col g{cv.C, cv.H, cv.W, cv.kh, cv.kw, cv.s, cv.s,
+                    cv.p, cv.p, cv.d, cv.d,  0,     0};
+    g.OH = (cv.H + 2 * cv.p - (cv.kh - 1) * cv.d - 1) / cv.s + 1;
+    g.OW = (cv.W + 2 * cv.p - (cv.kw - 1) * cv.d - 1) / cv.s + 1;
+    GemmShape s{int64_t(g.OH * g.OW), int64_t(cv.C * cv.kh * cv.kw),
+                int64_t(cv.F)};
+    for (ElemType t : {ElemType::I8, ElemType::F32})
+      for (Dataflow df : {Dataflow::WS, Dataflow::OS, Dataflow::IS})
+        for (int64_t chunk : {0, 7}) {
+          ArrayConfig c = smallMachine(4, 4, t);
+          SCOPED_TRACE(testing::Message()
+                       << "conv " << cv.C << "x" << cv.H << "x" << cv.W << " k"
+                       << cv.kh << " s" << cv.s << " p" << cv.p << " d" << cv.d
+                       << " " << dataflowName(df) << " " << elemTypeName(t)
+                       << " chunk " << chunk);
+          ElemType out = t == ElemType::I8 ? ElemType::I32 : ElemType::F32;
+          GemmBuffers buf = convGemmBuffers(c, s, g, out, true, true);
+          auto p = buildGemmProgram(c, s, {df, chunk, true}, buf);
+          ASSERT_TRUE(bool(p)) << errorOf(p);
+          EXPECT_FALSE(bool(checkGemmProgram(c, s, buf, *p, 11)));
+        }
+  }
+  // A 3x3 stride-1 convolution reads its image rows, not nine copies.
+  ArrayConfig c = smallMachine(8, 8, ElemType::I8);
+  Instr::Im2col g{8, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 16, 16};
+  GemmShape s{256, 72, 8};
+  Machine m(c);
+  auto implicitP = buildGemmProgram(c, s, {Dataflow::WS, 0, true},
+                                    convGemmBuffers(c, s, g, ElemType::I8));
+  auto explicitP = buildGemmProgram(c, s, {Dataflow::WS, 0, true},
+                                    denseGemmBuffers(c, s, ElemType::I8));
+  ASSERT_TRUE(bool(implicitP) && bool(explicitP));
+  auto ri = m.simulate(*implicitP, {false});
+  auto re = m.simulate(*explicitP, {false});
+  ASSERT_TRUE(bool(ri) && bool(re));
+  EXPECT_LT(ri->dramReadBytesByOperand["A"] * 3,
+            re->dramReadBytesByOperand["A"]);
+  EXPECT_EQ(ri->macs, re->macs);
 }
 
 TEST(SystolicSim, LimitedBandwidthStillComputesAndStalls) {

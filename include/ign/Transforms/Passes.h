@@ -20,8 +20,12 @@ constexpr llvm::StringLiteral kKernelAttr = "ign.kernel";
 
 /// Groups the compute ops of `main` into ign.kernel regions: fused (see
 /// FuseKernels.cpp) when `fuse`, else one op per kernel. Ops already in
-/// kernels stay there.
-mlir::LogicalResult formKernels(mlir::func::FuncOp main, bool fuse);
+/// kernels stay there. `separateThinColumns`: im2col columns with few
+/// pixels stay a kernel of their own (the host's threads split a
+/// convolution by pixels); an accelerator that reads windows itself wants
+/// them fused into their matmul.
+mlir::LogicalResult formKernels(mlir::func::FuncOp main, bool fuse,
+                                bool separateThinColumns = true);
 
 /// Outlines every ign.kernel of `main`, and every compute op outside one,
 /// into a kernel function (see the pass description). Fails, with a

@@ -61,7 +61,8 @@ int runSimCommand(const SimCommand &cmd) {
   for (const TopologyLayer &layer : *layers) {
     GemmMapping mapping{machine.dataflow, 0, /*accumulate=*/false};
     if (cmd.mapping == "tuned") {
-      auto tuned = tuneGemmMapping(machine, layer.gemm());
+      GemmBuffers buffers = layerBuffers(machine, layer);
+      auto tuned = tuneGemmMapping(machine, layer.gemm(), 8, &buffers);
       if (!tuned)
         return fail("layer '" + layer.name +
                     "': " + llvm::toString(tuned.takeError()));

@@ -810,6 +810,7 @@ tuneSystolicModel(ModuleOp module, const host::HostOptions &hostOptions,
     for (int d = 0; d < 3; ++d)
       f.push_back(int(m.dataflow) == d ? 1.0f : 0.0f);
     f.push_back(m.accumulate ? 1.0f : 0.0f);
+    f.push_back(m.resident ? 1.0f : 0.0f);
     f.push_back(lg(double(m.chunk)));
     f.push_back(float(m.streamSpadElems) / float(machine.spadElems()));
     return f;

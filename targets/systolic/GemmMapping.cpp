@@ -46,8 +46,9 @@ Roles rolesOf(Dataflow df, const GemmShape &s) {
 } // namespace
 
 std::string GemmMapping::str() const {
-  return formatv("{0} chunk={1} {2}", dataflowName(dataflow), chunk,
-                 accumulate ? "accumulate" : "partials")
+  return formatv("{0} chunk={1} {2}{3}", dataflowName(dataflow), chunk,
+                 accumulate ? "accumulate" : "partials",
+                 resident ? " resident" : "")
       .str();
 }
 
@@ -141,11 +142,20 @@ Expected<Program> buildGemmProgram(const ArrayConfig &c, const GemmShape &s,
   const bool os = df == Dataflow::OS;
 
   // Buffer sizing.
+  if (map.resident && (os || !map.accumulate))
+    return fail("a resident stationary operand needs WS or IS and "
+                "accumulation");
+  // Stationary slots: two double-buffered ones, or every block resident.
   int64_t statSlot = os ? 0 : R * C;
+  int64_t statCount =
+      map.resident ? ceilDiv(roles.rowsDim, R) * ceilDiv(roles.colsDim, C) : 2;
   int64_t streamElems =
-      map.streamSpadElems ? map.streamSpadElems : spad - 2 * statSlot;
-  if (streamElems <= 0 || streamElems + 2 * statSlot > spad)
-    return fail("the scratchpad cannot hold two stationary tiles");
+      map.streamSpadElems ? map.streamSpadElems : spad - statCount * statSlot;
+  if (streamElems <= 0 || streamElems + statCount * statSlot > spad)
+    return fail(map.resident
+                    ? "the scratchpad cannot hold the resident stationary "
+                      "operand and two stream slots"
+                    : "the scratchpad cannot hold two stationary tiles");
   // Elements one streamed vector needs in the scratchpad and accumulator.
   int64_t perVecSpad = os ? (R + C) : R;
   int64_t maxChunk = streamElems / (2 * perVecSpad);
@@ -163,7 +173,7 @@ Expected<Program> buildGemmProgram(const ArrayConfig &c, const GemmShape &s,
   chunk = ceilDiv(roles.streamDim, nChunks);
 
   const uint64_t spadStat[2] = {0, uint64_t(statSlot)};
-  const uint64_t streamBase = 2 * statSlot;
+  const uint64_t streamBase = uint64_t(statCount * statSlot);
   const uint64_t streamSlot = uint64_t(chunk) * perVecSpad;
   const uint64_t accSlot = os ? uint64_t(R * C) : uint64_t(chunk) * C;
   const uint64_t ob = elemBytes(buf.outType);
@@ -194,8 +204,10 @@ Expected<Program> buildGemmProgram(const ArrayConfig &c, const GemmShape &s,
     ldStride = stride;
   };
   int64_t loadGroups = 0, outputs = 0, streamed = 0, statLoads = 0;
-  // A load group: the MVINs one execute instruction consumes.
-  auto loadGroup = [&](std::initializer_list<Instr> mvins) {
+  // A load group: the MVINs one execute instruction consumes. A group into
+  // fresh memory (a resident block) waits for nothing and is not part of the
+  // double-buffer rotation; its consumer releases nothing.
+  auto loadGroup = [&](std::initializer_list<Instr> mvins, bool fresh = false) {
     size_t first = out.size();
     for (const Instr &in : mvins) {
       setLdStride(in.operand == Operand::A   ? uint64_t(s.K) * eb
@@ -208,10 +220,11 @@ Expected<Program> buildGemmProgram(const ArrayConfig &c, const GemmShape &s,
     while (out[firstMvin].op != Opcode::Mvin &&
            out[firstMvin].op != Opcode::MvinIm2col)
       ++firstMvin;
-    if (loadGroups >= 2)
+    if (!fresh && loadGroups >= 2)
       out[firstMvin].deps |= PopNext;
     out[lastMvin].deps |= PushNext;
-    ++loadGroups;
+    if (!fresh)
+      ++loadGroups;
   };
   auto store = [&](uint64_t dram, uint64_t acc, int64_t rows, int64_t cols) {
     out.push_back(mvout(dram, uint32_t(acc), uint32_t(rows), uint32_t(cols),
@@ -276,16 +289,27 @@ Expected<Program> buildGemmProgram(const ArrayConfig &c, const GemmShape &s,
                     bool last) {
       int64_t k = std::min(R, s.K - fr * R);
       int64_t other = std::min(C, roles.colsDim - fc * C); // n (WS) / m (IS)
-      uint64_t statAddr = spadStat[statLoads++ % 2];
-      if (ws)
-        loadGroup({mvin(buf.b + (uint64_t(fr * R) * s.N + fc * C) * eb,
-                        uint32_t(statAddr), uint32_t(k), uint32_t(other),
-                        Operand::B)});
-      else
-        loadGroup(
-            {mvinA(uint64_t(fc * C), uint64_t(fr * R), statAddr, other, k)});
+      // Resident: block (fr, fc) has a region of its own, loaded on its
+      // first use (the first stream chunk) and preloaded from there after.
+      bool resident = map.resident;
+      bool firstUse = !resident || j0 == 0;
+      uint64_t statAddr = resident ? uint64_t((fc * rowFolds + fr) * statSlot)
+                                   : spadStat[statLoads++ % 2];
+      if (firstUse) {
+        if (ws)
+          loadGroup({mvin(buf.b + (uint64_t(fr * R) * s.N + fc * C) * eb,
+                          uint32_t(statAddr), uint32_t(k), uint32_t(other),
+                          Operand::B)},
+                    resident);
+        else
+          loadGroup(
+              {mvinA(uint64_t(fc * C), uint64_t(fr * R), statAddr, other, k)},
+              resident);
+      }
+      uint8_t preDeps =
+          resident ? (firstUse ? PopPrev : 0) : PopPrev | PushPrev;
       out.push_back(preload(uint32_t(statAddr), uint32_t(ws ? k : other),
-                            uint32_t(ws ? other : k), PopPrev | PushPrev));
+                            uint32_t(ws ? other : k), preDeps));
       for (int64_t j = j0; j < j1; ++j) {
         int64_t v0 = j * chunk, vj = std::min(chunk, roles.streamDim - v0);
         uint64_t slot = streamBase + (streamed++ % 2) * streamSlot;
@@ -380,6 +404,10 @@ std::vector<GemmMapping> gemmMappingSpace(const ArrayConfig &c,
         if ((div > 1 && m.chunk < 8) || !mappingComputesC(c, s, m))
           continue;
         space.push_back(m);
+        if (acc && df != Dataflow::OS) {
+          m.resident = true;
+          space.push_back(m);
+        }
       }
     }
   }

@@ -36,6 +36,11 @@ struct GemmMapping {
   /// (stream chunk outer, K folds inner) and every output is stored once:
   /// the program computes C.
   bool accumulate = true;
+  /// WS/IS with accumulate: every stationary block is loaded once into a
+  /// resident scratchpad region and preloaded from there for every stream
+  /// chunk (instead of once per chunk from DRAM). Needs the whole
+  /// stationary operand in the scratchpad beside two stream slots.
+  bool resident = false;
   /// Scratchpad share of the streamed operand (the rest double-buffers the
   /// stationary tiles); 0 means "what the stationary tiles leave".
   int64_t streamSpadElems = 0;
@@ -89,8 +94,9 @@ bool mappingComputesC(const ArrayConfig &config, const GemmShape &shape,
 
 /// The candidate mappings of \p shape on \p config that compute C: every
 /// dataflow the machine runs, partial sums kept in the accumulator (or
-/// stored, where K fits one fold), and stream chunks from the largest the
-/// buffers hold down to a sixteenth of it.
+/// stored, where K fits one fold), the stationary operand resident or
+/// streamed per chunk, and stream chunks from the largest the buffers hold
+/// down to a sixteenth of it.
 std::vector<GemmMapping> gemmMappingSpace(const ArrayConfig &config,
                                           const GemmShape &shape);
 

@@ -87,6 +87,7 @@ Expected<std::vector<TopologyLayer>> parseTopology(StringRef path, bool gemm) {
       l.filterW = v[2];
       l.channels = 1;
       l.filters = v[1];
+      l.gemmForm = true;
     } else {
       l.ifmapH = v[0];
       l.ifmapW = v[1];
@@ -121,11 +122,32 @@ Expected<std::vector<TopologyLayer>> parseTopology(StringRef path, bool gemm) {
   return layers;
 }
 
+GemmBuffers layerBuffers(const ArrayConfig &machine,
+                         const TopologyLayer &layer) {
+  GemmShape shape = layer.gemm();
+  Instr::Im2col g;
+  g.C = uint32_t(layer.channels);
+  g.H = uint32_t(layer.ifmapH);
+  g.W = uint32_t(layer.ifmapW);
+  g.kh = uint32_t(layer.filterH);
+  g.kw = uint32_t(layer.filterW);
+  g.sh = uint32_t(layer.strideH);
+  g.sw = uint32_t(layer.strideW);
+  g.OH = uint32_t(layer.ofmapH());
+  g.OW = uint32_t(layer.ofmapW());
+  if (!layer.gemmForm && layer.channels <= 0xFFFF && layer.ifmapH <= 0xFFFF &&
+      layer.ifmapW <= 0xFFFF && layer.filterH <= 0xFF &&
+      layer.filterW <= 0xFF && layer.strideH <= 0xFF && layer.strideW <= 0xFF &&
+      shape.M <= 0xFFFF && shape.K <= 0xFFFF)
+    return convGemmBuffers(machine, shape, g, machine.inType);
+  return denseGemmBuffers(machine, shape, machine.inType);
+}
+
 Expected<LayerResult> simulateLayer(const ArrayConfig &machine,
                                     const TopologyLayer &layer,
                                     const GemmMapping &mapping) {
   GemmShape shape = layer.gemm();
-  GemmBuffers buffers = denseGemmBuffers(machine, shape, machine.inType);
+  GemmBuffers buffers = layerBuffers(machine, layer);
   auto program = buildGemmProgram(machine, shape, mapping, buffers);
   if (!program)
     return createStringError(inconvertibleErrorCode(),

@@ -23,6 +23,7 @@ struct TopologyLayer {
   std::string name;
   int64_t ifmapH = 0, ifmapW = 0, filterH = 0, filterW = 0, channels = 0,
           filters = 0, strideH = 1, strideW = 1;
+  bool gemmForm = false; // from a GEMM topology (name, M, N, K)
   /// SCALE-Sim's output size: ceil((ifmap - filter + stride) / stride).
   int64_t ofmapH() const;
   int64_t ofmapW() const;
@@ -50,8 +51,15 @@ struct LayerResult {
   double ifmapDramBw = 0, filterDramBw = 0, ofmapDramBw = 0;
 };
 
+/// The layer's GEMM buffers on \p machine: A as the ifmap of an implicit
+/// im2col for a convolution whose geometry fits MVIN_IM2COL, else dense.
+GemmBuffers layerBuffers(const ArrayConfig &machine,
+                         const TopologyLayer &layer);
+
 /// Simulates \p layer on \p machine with \p mapping (SCALE-Sim's own:
-/// `{dataflow, 0, /*accumulate=*/false}`), timing only.
+/// `{dataflow, 0, /*accumulate=*/false}`), timing only. A convolution's
+/// windows move by MVIN_IM2COL from the ifmap (its unique bytes, as
+/// SCALE-Sim's prefetcher fetches them) where the geometry fits.
 llvm::Expected<LayerResult> simulateLayer(const ArrayConfig &machine,
                                           const TopologyLayer &layer,
                                           const GemmMapping &mapping);

@@ -701,11 +701,8 @@ Expected<Report> Machine::simulate(const Program &program,
     bool tokenIssueBound = false;
     // Consume tokens.
     const int64_t unitFreeBefore = unitFree[q], chanFreeBefore = chanFree;
-    int64_t tokenEx = -1;
-    if (q == 0 && (in.deps & PopNext)) {
-      tokenEx = exToLd.front().time;
+    if (q == 0 && (in.deps & PopNext))
       exToLd.pop_front();
-    }
     if (q == 1 && (in.deps & PopPrev)) {
       tokenLd = ldToEx.front().time;
       tokenOperand = ldToEx.front().operand;
@@ -731,7 +728,7 @@ Expected<Report> Machine::simulate(const Program &program,
       break;
     case Opcode::MvinIm2col: {
       uint64_t bytes = im2colDramBytes(st.im2col, in, eb);
-      s = std::max(t0, chanFree);
+      s = bw > 0 ? std::max(t0, chanFree) : t0; // unlimited: no queueing
       int64_t xfer = transferCycles(bytes);
       chanFree = s + xfer;
       r.dramBusyCycles += xfer;
@@ -770,7 +767,7 @@ Expected<Report> Machine::simulate(const Program &program,
       bool broadcast = in.flags & BroadcastRows;
       uint64_t b = toAcc ? ab : eb;
       uint64_t bytes = uint64_t(broadcast ? 1 : in.rows) * in.cols * b;
-      s = std::max(t0, chanFree);
+      s = bw > 0 ? std::max(t0, chanFree) : t0; // unlimited: no queueing
       int64_t xfer = transferCycles(bytes);
       chanFree = s + xfer;
       r.dramBusyCycles += xfer;
@@ -795,7 +792,7 @@ Expected<Report> Machine::simulate(const Program &program,
     case Opcode::Mvout: {
       uint64_t ob = elemBytes(st.outType);
       uint64_t bytes = uint64_t(in.rows) * in.cols * ob;
-      s = std::max(t0, chanFree);
+      s = bw > 0 ? std::max(t0, chanFree) : t0; // unlimited: no queueing
       int64_t xfer = transferCycles(bytes);
       chanFree = s + xfer;
       r.dramBusyCycles += xfer;
@@ -987,9 +984,10 @@ Expected<Report> Machine::simulate(const Program &program,
     // Complete: tokens and bookkeeping.
     if (q == 0 && (in.deps & PushNext)) {
       // Issue-bound: the load started when the front end issued it, later
-      // than its unit, channel and token would have allowed.
+      // than its unit and the channel would have allowed (a token arriving
+      // at the same time counts as the front end's).
       bool issueBound = dispatch[i] == s && s > unitFreeBefore &&
-                        s > chanFreeBefore && s > tokenEx;
+                        (bw <= 0 || s > chanFreeBefore);
       ldToEx.push_back({pushNextAt, in.operand, issueBound});
     }
     if (q == 1 && (in.deps & PushPrev))

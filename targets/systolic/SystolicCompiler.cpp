@@ -329,7 +329,8 @@ GemmBuffers arrayKernelBuffers(const ArrayConfig &machine,
 
 namespace {
 const char *kDataflow = "sys.dataflow", *kAccumulate = "sys.accumulate",
-           *kChunkDiv = "sys.chunk_div", *kStreamPct = "sys.stream_pct";
+           *kChunkDiv = "sys.chunk_div", *kStreamPct = "sys.stream_pct",
+           *kResident = "sys.resident";
 
 int64_t knob(const search::Schedule &s, const char *name, int64_t fallback) {
   auto it = s.find(name);
@@ -344,6 +345,7 @@ GemmMapping mappingFromSchedule(const ArrayConfig &machine,
   int64_t df = knob(s, kDataflow, int64_t(machine.dataflow));
   m.dataflow = Dataflow(std::clamp<int64_t>(df, 0, 2));
   m.accumulate = knob(s, kAccumulate, 1) != 0;
+  m.resident = knob(s, kResident, 0) != 0;
   int64_t div = std::max<int64_t>(1, knob(s, kChunkDiv, 1));
   int64_t stream = m.dataflow == Dataflow::WS   ? k.gemm.M
                    : m.dataflow == Dataflow::IS ? k.gemm.N
@@ -366,17 +368,20 @@ search::ScheduleSpace arrayScheduleSpace(const ArrayConfig &machine,
   space.knobs = {dataflows,
                  {kAccumulate, {0, 1}},
                  {kChunkDiv, {1, 2, 4, 8, 16, 32}},
-                 {kStreamPct, {0, 25, 50, 75}}};
+                 {kStreamPct, {0, 25, 50, 75}},
+                 {kResident, {0, 1}}};
   space.defaults = {{kDataflow, int64_t(machine.dataflow)},
                     {kAccumulate, 1},
                     {kChunkDiv, 1},
-                    {kStreamPct, 0}};
+                    {kStreamPct, 0},
+                    {kResident, 0}};
   if (heuristic && !heuristic->streamSpadElems)
     for (int64_t div : space.knobs[2].values) {
       search::Schedule s = {{kDataflow, int64_t(heuristic->dataflow)},
                             {kAccumulate, heuristic->accumulate ? 1 : 0},
                             {kChunkDiv, div},
-                            {kStreamPct, 0}};
+                            {kStreamPct, 0},
+                            {kResident, heuristic->resident ? 1 : 0}};
       if (mappingFromSchedule(machine, k, s).chunk == heuristic->chunk) {
         space.defaults = s;
         break;

@@ -64,8 +64,9 @@ GemmBuffers arrayKernelBuffers(const ArrayConfig &machine,
 
 /// The search agent's view of an array kernel: knobs `sys.dataflow` (0 OS,
 /// 1 WS, 2 IS; those the chip runs), `sys.accumulate`, `sys.chunk_div`
-/// (stream chunk = the largest / div) and `sys.stream_pct` (scratchpad
-/// share of the streamed operand; 0: what the stationary slots leave).
+/// (stream chunk = the largest / div), `sys.stream_pct` (scratchpad share
+/// of the streamed operand; 0: what the stationary slots leave) and
+/// `sys.resident` (the stationary operand loaded once).
 /// Illegal: mappings that do not compute the product or do not fit.
 /// The defaults are \p heuristic's knobs when it is one of the space's
 /// points (what compiling without tuning picks), else WS/accumulate/max.

@@ -197,10 +197,14 @@ TEST(SystolicSim, GemmIsComputedForEveryDataflowTypeAndMapping) {
       for (GemmShape s : {GemmShape{1, 1, 1}, GemmShape{9, 13, 5},
                           GemmShape{17, 4, 11}, GemmShape{6, 20, 20}})
         for (Dataflow df : {Dataflow::WS, Dataflow::IS, Dataflow::OS})
-          for (int64_t chunk : {0, 2, 5}) {
-            GemmMapping map{df, chunk, /*accumulate=*/true};
-            checkGemm(smallMachine(rows, cols, t), s, map, seed++);
-          }
+          for (int64_t chunk : {0, 2, 5})
+            for (bool resident : {false, true}) {
+              if (resident && df == Dataflow::OS)
+                continue;
+              GemmMapping map{df, chunk, /*accumulate=*/true};
+              map.resident = resident;
+              checkGemm(smallMachine(rows, cols, t), s, map, seed++);
+            }
 }
 
 TEST(SystolicSim, EpilogueAddsDScalesAndRectifies) {
@@ -246,9 +250,16 @@ TEST(SystolicSim, ImplicitIm2colComputesTheConvolutionWithLessTraffic) {
                        << " chunk " << chunk);
           ElemType out = t == ElemType::I8 ? ElemType::I32 : ElemType::F32;
           GemmBuffers buf = convGemmBuffers(c, s, g, out, true, true);
-          auto p = buildGemmProgram(c, s, {df, chunk, true}, buf);
-          ASSERT_TRUE(bool(p)) << errorOf(p);
-          EXPECT_FALSE(bool(checkGemmProgram(c, s, buf, *p, 11)));
+          for (bool resident : {false, true}) {
+            if (resident && df == Dataflow::OS)
+              continue;
+            GemmMapping map{df, chunk, true};
+            map.resident = resident;
+            auto p = buildGemmProgram(c, s, map, buf);
+            ASSERT_TRUE(bool(p)) << errorOf(p);
+            llvm::Error e = checkGemmProgram(c, s, buf, *p, 11);
+            EXPECT_FALSE(bool(e)) << map.str() << ": " << errorOf(std::move(e));
+          }
         }
   }
   // A 3x3 stride-1 convolution reads its image rows, not nine copies.
@@ -342,6 +353,7 @@ TEST(SystolicSim, InvariantsAndTierAgreementOnRandomCases) {
     GemmShape s{pick(1, 200), pick(1, 200), pick(1, 200)};
     Dataflow df = Dataflow(pick(0, 2));
     GemmMapping map{df, pick(0, 1) ? 0 : pick(1, 64), bool(pick(0, 1))};
+    map.resident = map.accumulate && df != Dataflow::OS && pick(0, 1);
     SCOPED_TRACE(testing::Message()
                  << "iter " << iter << " " << map.str() << " M=" << s.M
                  << " K=" << s.K << " N=" << s.N << " " << c.describe());

@@ -185,7 +185,8 @@ Expected<Program> buildGemmProgram(const ArrayConfig &c, const GemmShape &s,
   auto &out = p.instrs;
   out.push_back(configEx(df, 0, 0, 0));
   out.push_back(
-      configSt(uint64_t(s.N) * ob, 0, buf.outType, buf.scale, buf.relu));
+      configSt(uint64_t(s.N) * ob, 0, buf.outType, buf.scale, buf.relu,
+               buf.clampMax));
   if (buf.implicitIm2col)
     out.push_back(configIm2col(buf.im2col));
   // A block of A: rows [r0, r0 + rows) x columns [c0, c0 + cols).
@@ -467,6 +468,8 @@ Error checkGemmProgram(const ArrayConfig &c, const GemmShape &s,
       ref *= buf.scale;
       if (buf.relu && ref < 0)
         ref = 0;
+      if (buf.clampMax > 0 && ref > buf.clampMax)
+        ref = buf.clampMax;
       size_t idx = size_t(i * s.N + j);
       double got = loadElement(dram.data() + buf.c, buf.outType, int64_t(idx));
       if (buf.outType == ElemType::I8)

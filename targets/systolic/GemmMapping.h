@@ -56,6 +56,7 @@ struct GemmBuffers {
   ElemType outType = ElemType::I8;
   float scale = 1.0f;
   bool relu = false;
+  float clampMax = 0.0f; // after ReLU (ReLU6: 6); 0: none
   /// D, added to every output before it is stored (bias, residual): an
   /// M x N matrix of the accumulator type at `d`, or with `dBroadcast` one
   /// row of N values for every row. Needs an accumulating mapping.

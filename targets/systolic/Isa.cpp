@@ -112,7 +112,7 @@ std::array<uint64_t, 3> Instr::encode() const {
   case Opcode::ConfigSt:
     w[0] |= uint64_t(floatBits(scale)) << 32;
     w[1] = dramStride;
-    w[2] = strideC;
+    w[2] = pack32(strideC, floatBits(clampMax));
     break;
   case Opcode::Mvin:
   case Opcode::Mvout:
@@ -200,8 +200,7 @@ Expected<Instr> Instr::decode(const std::array<uint64_t, 3> &w) {
     hiUsed = true;
     in.dramStride = w[1];
     in.strideC = lo(w[2]);
-    if (hi(w[2]))
-      return bad("reserved bits of word 2 are set");
+    in.clampMax = bitsFloat(hi(w[2]));
     break;
   case Opcode::Mvin:
   case Opcode::Mvout:
@@ -287,9 +286,12 @@ std::string Instr::str() const {
                    strideA, d);
   case Opcode::ConfigSt:
     return formatv("config_st dram_stride={0} acc_stride={1} out={2} "
-                   "scale={3}{4}{5}",
+                   "scale={3}{4}{5}{6}",
                    dramStride, strideC, elemTypeName(outType), scale,
-                   (flags & Relu) ? " relu" : "", d);
+                   (flags & Relu) ? " relu" : "",
+                   clampMax != 0 ? formatv(" clamp_max={0}", clampMax).str()
+                                 : std::string(),
+                   d);
   case Opcode::Mvin:
     return formatv("mvin {0} dram={1:x} {2}={3} {4}x{5}{6}{7}",
                    operandName(operand), dram,
@@ -393,8 +395,9 @@ Instr configLd(uint64_t dramStride, uint32_t localStride) {
 }
 
 Instr configSt(uint64_t dramStride, uint32_t accStride, ElemType outType,
-               float scale, bool relu) {
+               float scale, bool relu, float clampMax) {
   Instr in;
+  in.clampMax = clampMax;
   in.op = Opcode::ConfigSt;
   in.dramStride = dramStride;
   in.strideC = accStride;

@@ -89,6 +89,7 @@ struct Instr {
   uint32_t strideA = 0, strideB = 0, strideC = 0; // element strides
   uint64_t dramStride = 0;                        // CONFIG_LD/ST, bytes
   float scale = 1.0f;                             // CONFIG_ST
+  float clampMax = 0.0f; // CONFIG_ST: upper bound after ReLU (0: none)
   ElemType outType = ElemType::I8;                // CONFIG_ST
   /// CONFIG_IM2COL: the image (channels x height x width, NCHW) and the
   /// window; MVIN_IM2COL: the first output pixel `p0` and window column
@@ -119,7 +120,7 @@ Instr configEx(Dataflow df, uint32_t strideA, uint32_t strideB,
                uint32_t strideC);
 Instr configLd(uint64_t dramStride, uint32_t localStride);
 Instr configSt(uint64_t dramStride, uint32_t accStride, ElemType outType,
-               float scale, bool relu);
+               float scale, bool relu, float clampMax = 0.0f);
 Instr mvin(uint64_t dram, uint32_t local, uint32_t rows, uint32_t cols,
            Operand operand, bool toAcc = false, uint8_t deps = 0);
 Instr mvout(uint64_t dram, uint32_t acc, uint32_t rows, uint32_t cols,

@@ -152,6 +152,7 @@ struct QueueState {
   ElemType outType = ElemType::I8;
   float scale = 1.0f;
   bool relu = false;
+  float clampMax = 0.0f;
   // What the array holds: rows x cols of stationary values, or none.
   bool stationary = false;
   uint32_t statRows = 0, statCols = 0;
@@ -184,6 +185,7 @@ struct QueueState {
       outType = in.outType;
       scale = in.scale;
       relu = in.flags & Relu;
+      clampMax = in.clampMax;
       break;
     default:
       break;
@@ -406,8 +408,10 @@ Error Machine::verify(const Program &program) const {
       if (in.op == Opcode::ConfigSt && in.outType == ElemType::I8 &&
           c.inType != ElemType::I8)
         return fail("i8 output needs an i8 machine");
-      if (in.op == Opcode::ConfigSt && !std::isfinite(in.scale))
-        return fail("scale is not finite");
+      if (in.op == Opcode::ConfigSt &&
+          (!std::isfinite(in.scale) || !std::isfinite(in.clampMax) ||
+           in.clampMax < 0))
+        return fail("scale or clamp is not finite, or the clamp is negative");
       st.apply(in);
       break;
     case Opcode::Mvin: {
@@ -812,6 +816,8 @@ Expected<Report> Machine::simulate(const Program &program,
                        st.scale;
             if (st.relu && v < 0)
               v = 0;
+            if (st.clampMax > 0 && v > st.clampMax)
+              v = st.clampMax;
             storeElem(dram_.data() + in.dram + row * dstride, st.outType, col,
                       v);
           }

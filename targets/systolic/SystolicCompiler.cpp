@@ -246,7 +246,7 @@ std::optional<ArrayKernel> matchArrayKernel(func::FuncOp kernel,
   for (++i; i < ops.size(); ++i) {
     Operation *op = ops[i];
     if (k.relu) {
-      why = "an op after the ReLU";
+      why = "an op after the ReLU or clip";
       return std::nullopt;
     }
     if (auto add = dyn_cast<AddOp>(op)) {
@@ -274,6 +274,17 @@ std::optional<ArrayKernel> matchArrayKernel(func::FuncOp kernel,
                relu && relu.getInput() == chain) {
       k.relu = true;
       chain = relu.getResult();
+    } else if (auto clip = dyn_cast<ClipOp>(op);
+               clip && clip.getInput() == chain && clip.getMinAttr() &&
+               clip.getMinAttr().getValueAsDouble() == 0.0 &&
+               (!clip.getMaxAttr() ||
+                clip.getMaxAttr().getValueAsDouble() > 0.0)) {
+      // Clip(0, max), e.g. ReLU6: ReLU and a clamp at mvout.
+      k.relu = true;
+      k.clampMax = clip.getMaxAttr()
+                       ? float(clip.getMaxAttr().getValueAsDouble())
+                       : 0.0f;
+      chain = clip.getResult();
     } else {
       why = op->getName().getStringRef().str() + " in the epilogue";
       return std::nullopt;
@@ -324,6 +335,7 @@ GemmBuffers arrayKernelBuffers(const ArrayConfig &machine,
   else
     buf = denseGemmBuffers(machine, k.gemm, ElemType::F32, hasD, broadcast);
   buf.relu = k.relu;
+  buf.clampMax = k.clampMax;
   return buf;
 }
 
@@ -488,6 +500,7 @@ systolicOffload(const ArrayConfig &machine,
         {"bias", sourceJSON(k->bias)},
         {"residual", sourceJSON(k->residual)},
         {"relu", k->relu},
+        {"clamp_max", double(k->clampMax)},
         {"gemm", llvm::json::Object{{"M", k->gemm.M},
                                     {"K", k->gemm.K},
                                     {"N", k->gemm.N},

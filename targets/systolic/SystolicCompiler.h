@@ -44,6 +44,7 @@ struct ArrayKernel {
   };
   std::optional<Im2col> im2col; // x is computed from this input
   bool relu = false;
+  float clampMax = 0; // Clip(0, max) (ReLU6); 0: none
   /// The array's GEMM per launch of its program, and the launches.
   GemmShape gemm;
   int64_t programRuns = 1;

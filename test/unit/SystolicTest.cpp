@@ -44,6 +44,7 @@ template <typename T> std::string errorOf(llvm::Expected<T> &v) {
 struct Epilogue {
   bool d = false, broadcast = false, relu = false;
   float scale = 1.0f;
+  float clampMax = 0.0f;
 };
 
 /// Fills A and B (and D) with random values, runs the mapping functionally
@@ -61,6 +62,7 @@ void checkGemm(const ArrayConfig &c, GemmShape s, GemmMapping map,
   GemmBuffers buf = denseGemmBuffers(c, s, out, ep.d, ep.broadcast);
   buf.relu = ep.relu;
   buf.scale = ep.scale;
+  buf.clampMax = ep.clampMax;
   auto prog = buildGemmProgram(c, s, map, buf);
   ASSERT_TRUE(bool(prog)) << errorOf(prog);
   Machine m(c);
@@ -125,6 +127,8 @@ void checkGemm(const ArrayConfig &c, GemmShape s, GemmMapping map,
       ref = double(float(ref) * ep.scale);
       if (ep.relu && ref < 0)
         ref = 0;
+      if (ep.clampMax > 0 && ref > ep.clampMax)
+        ref = ep.clampMax;
       const uint8_t *p = m.dram().data() + buf.c + 4 * (i * s.N + j);
       double got;
       if (out == ElemType::I32) {
@@ -144,7 +148,7 @@ TEST(SystolicIsa, EncodeDecodeRoundTrip) {
   std::vector<Instr> all = {
       configEx(Dataflow::IS, 3, 5, 7),
       configLd(1234, 16),
-      configSt(99, 8, ElemType::F16, 0.25f, true),
+      configSt(99, 8, ElemType::F16, 0.25f, true, 6.0f),
       mvin(0x123456789, 77, 16, 300, Operand::B, true, PushNext | PopNext),
       mvout(42, 9, 3, 4, PopPrev | PushPrev),
       preload(100, 16, 8, PopPrev),
@@ -214,7 +218,8 @@ TEST(SystolicSim, EpilogueAddsDScalesAndRectifies) {
       for (Dataflow df : {Dataflow::WS, Dataflow::IS, Dataflow::OS})
         for (bool broadcast : {false, true})
           for (int64_t chunk : {0, 3}) {
-            Epilogue ep{true, broadcast, seed % 2 == 0, seed % 3 ? 1.0f : 0.5f};
+            Epilogue ep{true, broadcast, seed % 2 == 0, seed % 3 ? 1.0f : 0.5f,
+                        seed % 4 == 0 ? 6.0f : 0.0f};
             checkGemm(smallMachine(4, 6, t), s, {df, chunk, true}, seed++, ep);
           }
   // D needs the partial sums to stay in the accumulator.

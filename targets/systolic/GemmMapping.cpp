@@ -184,9 +184,8 @@ Expected<Program> buildGemmProgram(const ArrayConfig &c, const GemmShape &s,
   p.dramBytes = buf.dramBytes;
   auto &out = p.instrs;
   out.push_back(configEx(df, 0, 0, 0));
-  out.push_back(
-      configSt(uint64_t(s.N) * ob, 0, buf.outType, buf.scale, buf.relu,
-               buf.clampMax));
+  out.push_back(configSt(uint64_t(s.N) * ob, 0, buf.outType, buf.scale,
+                         buf.relu, buf.clampMax));
   if (buf.implicitIm2col)
     out.push_back(configIm2col(buf.im2col));
   // A block of A: rows [r0, r0 + rows) x columns [c0, c0 + cols).

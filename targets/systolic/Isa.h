@@ -90,7 +90,7 @@ struct Instr {
   uint64_t dramStride = 0;                        // CONFIG_LD/ST, bytes
   float scale = 1.0f;                             // CONFIG_ST
   float clampMax = 0.0f; // CONFIG_ST: upper bound after ReLU (0: none)
-  ElemType outType = ElemType::I8;                // CONFIG_ST
+  ElemType outType = ElemType::I8; // CONFIG_ST
   /// CONFIG_IM2COL: the image (channels x height x width, NCHW) and the
   /// window; MVIN_IM2COL: the first output pixel `p0` and window column
   /// `k0` of the rows x cols block.

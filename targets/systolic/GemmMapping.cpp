@@ -71,6 +71,38 @@ GemmBuffers denseGemmBuffers(const ArrayConfig &config, const GemmShape &s,
   return b;
 }
 
+std::optional<Instr::Im2col> ConvGeometry::instr() const {
+  auto in = [](int64_t v, int64_t lo, int64_t hi) {
+    return v >= lo && v <= hi;
+  };
+  if (!in(C, 1, 0xFFFF) || !in(H, 1, 0xFFFF) || !in(W, 1, 0xFFFF) ||
+      !in(OH, 1, 0xFFFF) || !in(OW, 1, 0xFFFF) || !in(kh, 1, 0xFF) ||
+      !in(kw, 1, 0xFF) || !in(sh, 1, 0xFF) || !in(sw, 1, 0xFF) ||
+      !in(ph, 0, 0xFF) || !in(pw, 0, 0xFF) || !in(dh, 1, 0xFF) ||
+      !in(dw, 1, 0xFF) || OH * OW > 0xFFFF || C * kh * kw > 0xFFFF)
+    return std::nullopt;
+  Instr::Im2col g;
+  g.C = uint32_t(C);
+  g.H = uint32_t(H);
+  g.W = uint32_t(W);
+  g.kh = uint32_t(kh);
+  g.kw = uint32_t(kw);
+  g.sh = uint32_t(sh);
+  g.sw = uint32_t(sw);
+  g.ph = uint32_t(ph);
+  g.pw = uint32_t(pw);
+  g.dh = uint32_t(dh);
+  g.dw = uint32_t(dw);
+  g.OH = uint32_t(OH);
+  g.OW = uint32_t(OW);
+  return g;
+}
+
+ConvGeometry ConvGeometry::of(const Instr::Im2col &g) {
+  return {g.C,  g.H,  g.W,  g.kh, g.kw, g.sh, g.sw,
+          g.ph, g.pw, g.dh, g.dw, g.OH, g.OW};
+}
+
 GemmBuffers convGemmBuffers(const ArrayConfig &config, const GemmShape &s,
                             const Instr::Im2col &g, ElemType outType,
                             bool withD, bool dBroadcast) {
@@ -434,15 +466,7 @@ Error checkGemmProgram(const ArrayConfig &c, const GemmShape &s,
     std::vector<double> image(size_t(g.C) * g.H * g.W);
     for (size_t i = 0; i < image.size(); ++i)
       put(buf.a, i, c.inType, image[i] = value());
-    int64_t window = int64_t(g.kh) * g.kw;
-    for (int64_t p = 0; p < s.M; ++p)
-      for (int64_t kk = 0; kk < s.K; ++kk) {
-        int64_t oy = p / g.OW, ox = p % g.OW, ch = kk / window;
-        int64_t y = oy * g.sh - g.ph + (kk % window / g.kw) * g.dh;
-        int64_t x = ox * g.sw - g.pw + (kk % g.kw) * g.dw;
-        bool inside = y >= 0 && y < int64_t(g.H) && x >= 0 && x < int64_t(g.W);
-        A[p * s.K + kk] = inside ? image[(ch * g.H + y) * g.W + x] : 0.0;
-      }
+    ConvGeometry::of(g).rows(image.data(), A.data());
   } else {
     for (size_t i = 0; i < A.size(); ++i)
       put(buf.a, i, c.inType, A[i] = value());
@@ -491,7 +515,12 @@ Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &c, const GemmShape &s,
                                     int simulateTop, const GemmBuffers *buffers,
                                     bool check) {
   TunedGemm best;
-  std::vector<std::pair<int64_t, GemmMapping>> ranked;
+  struct Ranked {
+    int64_t estimate;
+    GemmMapping mapping;
+    Program program;
+  };
+  std::vector<Ranked> ranked;
   GemmBuffers buf = buffers ? *buffers : denseGemmBuffers(c, s, c.inType);
   Machine machine(c);
   std::string firstError;
@@ -510,7 +539,7 @@ Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &c, const GemmShape &s,
       consumeError(est.takeError());
       continue;
     }
-    ranked.push_back({est->totalCycles, m});
+    ranked.push_back({est->totalCycles, m, std::move(*p)});
   }
   if (ranked.empty())
     return createStringError(inconvertibleErrorCode(),
@@ -522,41 +551,49 @@ Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &c, const GemmShape &s,
   for (size_t i = 0; i < order.size(); ++i)
     order[i] = i;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return ranked[a].first != ranked[b].first
-               ? ranked[a].first < ranked[b].first
+    return ranked[a].estimate != ranked[b].estimate
+               ? ranked[a].estimate < ranked[b].estimate
                : a < b;
   });
   struct Measured {
     GemmMapping mapping;
     int64_t estimate, cycles;
     size_t rank;
+    const Program *program;
   };
   std::vector<Measured> measured;
-  auto measure = [&](const GemmMapping &m, int64_t estimate) -> Error {
-    auto p = buildGemmProgram(c, s, m, buf);
-    if (!p)
-      return p.takeError();
-    auto rep = machine.simulate(*p, SimOptions{/*functional=*/false});
+  auto measure = [&](const GemmMapping &m, int64_t estimate,
+                     const Program &p) -> Error {
+    auto rep = machine.simulate(p, SimOptions{/*functional=*/false});
     if (!rep)
       return rep.takeError();
     ++best.simulated;
-    measured.push_back({m, estimate, rep->totalCycles, measured.size()});
+    measured.push_back({m, estimate, rep->totalCycles, measured.size(), &p});
     return Error::success();
   };
   // SCALE-Sim's own mapping for the machine's dataflow is always measured,
   // so the tuned mapping is never slower than it (unless it cannot run
   // these buffers: D needs accumulation).
   GemmMapping fixed{c.dataflow, 0, /*accumulate=*/false};
+  std::optional<Program> fixedProgram;
   if (mappingComputesC(c, s, fixed) &&
-      (!buf.hasD || fixed.dataflow == Dataflow::OS))
-    consumeError(measure(fixed, -1)); // buffers too small: not a candidate
+      (!buf.hasD || fixed.dataflow == Dataflow::OS)) {
+    auto p = buildGemmProgram(c, s, fixed, buf);
+    if (p) { // buffers too small: not a candidate
+      fixedProgram = std::move(*p);
+      consumeError(measure(fixed, -1, *fixedProgram));
+    } else {
+      consumeError(p.takeError());
+    }
+  }
   for (int r = 0; r < simulateTop && r < int(ranked.size()); ++r) {
-    size_t i = order[r];
-    const GemmMapping &m = ranked[i].second;
-    if (m.dataflow == fixed.dataflow && m.chunk == fixed.chunk &&
-        m.accumulate == fixed.accumulate)
+    const Ranked &candidate = ranked[order[r]];
+    const GemmMapping &m = candidate.mapping;
+    if (fixedProgram && m.dataflow == fixed.dataflow &&
+        m.chunk == fixed.chunk && m.accumulate == fixed.accumulate &&
+        !m.resident && !m.streamSpadElems)
       continue;
-    if (Error e = measure(m, ranked[i].first))
+    if (Error e = measure(m, candidate.estimate, candidate.program))
       return std::move(e);
   }
   std::sort(measured.begin(), measured.end(),
@@ -565,19 +602,16 @@ Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &c, const GemmShape &s,
                                           : a.rank < b.rank;
             });
   for (const Measured &m : measured) {
-    if (check) {
-      auto p = buildGemmProgram(c, s, m.mapping, buf);
-      if (!p)
-        return p.takeError();
-      if (Error e = checkGemmProgram(c, s, buf, *p)) {
+    if (check)
+      if (Error e = checkGemmProgram(c, s, buf, *m.program)) {
         consumeError(std::move(e));
         ++best.rejected;
         continue;
       }
-    }
     best.mapping = m.mapping;
     best.cycles = m.cycles;
     best.estimatedCycles = m.estimate;
+    best.program = *m.program;
     return best;
   }
   return createStringError(inconvertibleErrorCode(),

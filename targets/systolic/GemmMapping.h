@@ -15,6 +15,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,31 @@ struct GemmMapping {
   int64_t streamSpadElems = 0;
 
   std::string str() const;
+};
+
+/// A 2-D convolution's window geometry over a C x H x W (NCHW) image:
+/// output pixel p = (oy, ox) and window column kk = (c, ky, kx) read
+/// image[c][oy*sh - ph + ky*dh][ox*sw - pw + kx*dw], or 0 outside.
+struct ConvGeometry {
+  int64_t C = 0, H = 0, W = 0, kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0,
+          dh = 1, dw = 1, OH = 0, OW = 0;
+  /// The geometry as CONFIG_IM2COL encodes it, or nullopt where a field
+  /// does not fit (or OH·OW or C·kh·kw exceed MVIN_IM2COL's 16 bits).
+  std::optional<Instr::Im2col> instr() const;
+  static ConvGeometry of(const Instr::Im2col &g);
+  /// The im2col matrix, [OH·OW x C·kh·kw], of \p image into \p rows.
+  template <typename T> void rows(const T *image, T *rows) const {
+    int64_t window = kh * kw;
+    for (int64_t p = 0; p < OH * OW; ++p)
+      for (int64_t kk = 0; kk < C * window; ++kk) {
+        int64_t oy = p / OW, ox = p % OW, c = kk / window;
+        int64_t y = oy * sh - ph + (kk % window / kw) * dh;
+        int64_t x = ox * sw - pw + (kk % kw) * dw;
+        *rows++ = y < 0 || y >= H || x < 0 || x >= W
+                      ? T(0)
+                      : image[(c * H + y) * W + x];
+      }
+  }
 };
 
 /// Where the operands live in DRAM. Row-major, element size of the
@@ -108,6 +134,7 @@ struct TunedGemm {
   int64_t candidates = 0, simulated = 0;
   /// Candidates whose functional result differed from the reference.
   int64_t rejected = 0;
+  Program program; // the mapping's program
 };
 /// Ranks the whole space with the analytical tier and measures the best
 /// \p simulateTop (and SCALE-Sim's mapping for the machine's dataflow where

@@ -125,21 +125,18 @@ Expected<std::vector<TopologyLayer>> parseTopology(StringRef path, bool gemm) {
 GemmBuffers layerBuffers(const ArrayConfig &machine,
                          const TopologyLayer &layer) {
   GemmShape shape = layer.gemm();
-  Instr::Im2col g;
-  g.C = uint32_t(layer.channels);
-  g.H = uint32_t(layer.ifmapH);
-  g.W = uint32_t(layer.ifmapW);
-  g.kh = uint32_t(layer.filterH);
-  g.kw = uint32_t(layer.filterW);
-  g.sh = uint32_t(layer.strideH);
-  g.sw = uint32_t(layer.strideW);
-  g.OH = uint32_t(layer.ofmapH());
-  g.OW = uint32_t(layer.ofmapW());
-  if (!layer.gemmForm && layer.channels <= 0xFFFF && layer.ifmapH <= 0xFFFF &&
-      layer.ifmapW <= 0xFFFF && layer.filterH <= 0xFF &&
-      layer.filterW <= 0xFF && layer.strideH <= 0xFF && layer.strideW <= 0xFF &&
-      shape.M <= 0xFFFF && shape.K <= 0xFFFF)
-    return convGemmBuffers(machine, shape, g, machine.inType);
+  ConvGeometry g;
+  g.C = layer.channels;
+  g.H = layer.ifmapH;
+  g.W = layer.ifmapW;
+  g.kh = layer.filterH;
+  g.kw = layer.filterW;
+  g.sh = layer.strideH;
+  g.sw = layer.strideW;
+  g.OH = layer.ofmapH();
+  g.OW = layer.ofmapW();
+  if (std::optional<Instr::Im2col> fits = g.instr(); fits && !layer.gemmForm)
+    return convGemmBuffers(machine, shape, *fits, machine.inType);
   return denseGemmBuffers(machine, shape, machine.inType);
 }
 

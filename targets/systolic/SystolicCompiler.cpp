@@ -127,8 +127,7 @@ std::optional<ArrayKernel> matchArrayKernel(func::FuncOp kernel,
         why = "not a 2-D convolution of a kernel argument";
         return std::nullopt;
       }
-      ArrayKernel::Im2col c;
-      c.arg = arg;
+      ConvGeometry c;
       c.C = in.getDimSize(1);
       c.H = in.getDimSize(2);
       c.W = in.getDimSize(3);
@@ -140,15 +139,15 @@ std::optional<ArrayKernel> matchArrayKernel(func::FuncOp kernel,
       c.pw = pads[1];
       c.dh = dil[0];
       c.dw = dil[1];
-      c.oh = (c.H + pads[0] + pads[2] - (c.kh - 1) * c.dh - 1) / c.sh + 1;
-      c.ow = (c.W + pads[1] + pads[3] - (c.kw - 1) * c.dw - 1) / c.sw + 1;
+      c.OH = (c.H + pads[0] + pads[2] - (c.kh - 1) * c.dh - 1) / c.sh + 1;
+      c.OW = (c.W + pads[1] + pads[3] - (c.kw - 1) * c.dw - 1) / c.sw + 1;
       auto out = f32Tensor(im.getResult());
       if (out.getRank() != 3 || out.getDimSize(1) != c.C * c.kh * c.kw ||
-          out.getDimSize(2) != c.oh * c.ow) {
+          out.getDimSize(2) != c.OH * c.OW) {
         why = "unexpected im2col shape";
         return std::nullopt;
       }
-      k.im2col = c;
+      k.im2col = ArrayKernel::Im2col{arg, c};
       cols = im.getResult();
       ++i;
     }
@@ -298,31 +297,7 @@ std::optional<ArrayKernel> matchArrayKernel(func::FuncOp kernel,
 }
 
 std::optional<Instr::Im2col> implicitIm2col(const ArrayKernel &k) {
-  if (!k.im2col)
-    return std::nullopt;
-  const ArrayKernel::Im2col &c = *k.im2col;
-  bool fits = c.C <= 0xFFFF && c.H <= 0xFFFF && c.W <= 0xFFFF &&
-              c.oh <= 0xFFFF && c.ow <= 0xFFFF && c.kh <= 0xFF &&
-              c.kw <= 0xFF && c.sh <= 0xFF && c.sw <= 0xFF && c.ph <= 0xFF &&
-              c.pw <= 0xFF && c.dh <= 0xFF && c.dw <= 0xFF && c.ph >= 0 &&
-              c.pw >= 0 && k.gemm.M <= 0xFFFF && k.gemm.K <= 0xFFFF;
-  if (!fits)
-    return std::nullopt;
-  Instr::Im2col g;
-  g.C = uint32_t(c.C);
-  g.H = uint32_t(c.H);
-  g.W = uint32_t(c.W);
-  g.kh = uint32_t(c.kh);
-  g.kw = uint32_t(c.kw);
-  g.sh = uint32_t(c.sh);
-  g.sw = uint32_t(c.sw);
-  g.ph = uint32_t(c.ph);
-  g.pw = uint32_t(c.pw);
-  g.dh = uint32_t(c.dh);
-  g.dw = uint32_t(c.dw);
-  g.OH = uint32_t(c.oh);
-  g.OW = uint32_t(c.ow);
-  return g;
+  return k.im2col ? k.im2col->g.instr() : std::nullopt;
 }
 
 GemmBuffers arrayKernelBuffers(const ArrayConfig &machine,
@@ -458,7 +433,7 @@ systolicOffload(const ArrayConfig &machine,
           Machine sim(machine);
           auto rep = sim.simulate(*p, SimOptions{/*functional=*/false});
           if (rep) {
-            tuned = TunedGemm{m, -1, rep->totalCycles, 1, 1, 0};
+            tuned = TunedGemm{m, -1, rep->totalCycles, 1, 1, 0, *p};
             kind = "tuned";
           } else {
             llvm::consumeError(rep.takeError());
@@ -479,10 +454,8 @@ systolicOffload(const ArrayConfig &machine,
       }
       tuned = *t;
     }
-    auto program = buildGemmProgram(machine, k->gemm, tuned->mapping, buf);
-    if (!program)
-      return kernel.emitError("systolic program: ")
-             << llvm::toString(program.takeError());
+    const Program *program = &tuned->program;
+    std::vector<uint8_t> bytes = program->serialize();
     int64_t configSt = -1;
     for (auto [idx, in] : llvm::enumerate(program->instrs))
       if (in.op == Opcode::ConfigSt)
@@ -514,15 +487,24 @@ systolicOffload(const ArrayConfig &machine,
                                       {"dram_bytes", buf.dramBytes}}},
         {"config_st", configSt},
         {"implicit_im2col", buf.implicitIm2col},
-        {"program_bytes", int64_t(program->serialize().size())},
+        {"program_bytes", int64_t(bytes.size())},
         {"machine", toJSON(machine)}};
     if (k->im2col) {
-      const auto &c = *k->im2col;
-      desc["im2col"] = llvm::json::Object{
-          {"arg", c.arg}, {"C", c.C},   {"H", c.H},   {"W", c.W},
-          {"kh", c.kh},   {"kw", c.kw}, {"sh", c.sh}, {"sw", c.sw},
-          {"ph", c.ph},   {"pw", c.pw}, {"dh", c.dh}, {"dw", c.dw},
-          {"oh", c.oh},   {"ow", c.ow}};
+      const ConvGeometry &c = k->im2col->g;
+      desc["im2col"] = llvm::json::Object{{"arg", k->im2col->arg},
+                                          {"C", c.C},
+                                          {"H", c.H},
+                                          {"W", c.W},
+                                          {"kh", c.kh},
+                                          {"kw", c.kw},
+                                          {"sh", c.sh},
+                                          {"sw", c.sw},
+                                          {"ph", c.ph},
+                                          {"pw", c.pw},
+                                          {"dh", c.dh},
+                                          {"dw", c.dw},
+                                          {"oh", c.OH},
+                                          {"ow", c.OW}};
     }
     llvm::json::Object schedule{
         {"kind", kind},
@@ -545,7 +527,6 @@ systolicOffload(const ArrayConfig &machine,
         llvm::formatv("{0}", llvm::json::Value(std::move(schedule))).str();
     // The blob: the program, then (at program_bytes rounded up to 64) the
     // kernel's constants as f32.
-    std::vector<uint8_t> bytes = program->serialize();
     out.blob.assign(bytes.begin(), bytes.end());
     out.blob.resize((out.blob.size() + 63) / 64 * 64, '\0');
     out.blob.append(reinterpret_cast<const char *>(k->constants.data()),

@@ -39,8 +39,7 @@ struct ArrayKernel {
   bool transW = false; // Gemm transB: W is [N, K]
   struct Im2col {
     int arg = -1;
-    int64_t C = 0, H = 0, W = 0, kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0,
-            dh = 1, dw = 1, oh = 0, ow = 0;
+    ConvGeometry g;
   };
   std::optional<Im2col> im2col; // x is computed from this input
   bool relu = false;

@@ -43,8 +43,8 @@ struct Descriptor {
   int64_t programBytes = 0;
   bool transW = false, relu = false;
   bool im2col = false;
-  int64_t icArg = -1, C = 0, H = 0, W = 0, kh = 0, kw = 0, sh = 1, sw = 1,
-          ph = 0, pw = 0, dh = 1, dw = 1, oh = 0, ow = 0;
+  int64_t icArg = -1;
+  ConvGeometry conv;
   GemmShape gemm;
   int64_t runs = 1;
   uint64_t a = 0, b = 0, c = 0, d = 0, dramBytes = 0;
@@ -137,19 +137,19 @@ Error parseDescriptor(const char *text, Descriptor &d) {
     d.im2col = true;
     for (auto [key, field] :
          {std::pair<const char *, int64_t *>{"arg", &d.icArg},
-          {"C", &d.C},
-          {"H", &d.H},
-          {"W", &d.W},
-          {"kh", &d.kh},
-          {"kw", &d.kw},
-          {"sh", &d.sh},
-          {"sw", &d.sw},
-          {"ph", &d.ph},
-          {"pw", &d.pw},
-          {"dh", &d.dh},
-          {"dw", &d.dw},
-          {"oh", &d.oh},
-          {"ow", &d.ow}})
+          {"C", &d.conv.C},
+          {"H", &d.conv.H},
+          {"W", &d.conv.W},
+          {"kh", &d.conv.kh},
+          {"kw", &d.conv.kw},
+          {"sh", &d.conv.sh},
+          {"sw", &d.conv.sw},
+          {"ph", &d.conv.ph},
+          {"pw", &d.conv.pw},
+          {"dh", &d.conv.dh},
+          {"dw", &d.conv.dw},
+          {"oh", &d.conv.OH},
+          {"ow", &d.conv.OW}})
       i64(ic, key, *field);
   }
   if (!ok)
@@ -222,10 +222,13 @@ Error runLaunch(const ignrt_device_call &call, ignrt_device_stats &stats) {
   float *out = static_cast<float *>(call.data[nargs - 1]);
 
   const float *X = nullptr, *Wt = nullptr, *bias = nullptr, *res = nullptr;
+  const ConvGeometry &cg = d.conv;
+  const int64_t image = cg.C * cg.H * cg.W;
   if (d.im2col) {
-    if (d.C * d.kh * d.kw != d.K || d.oh * d.ow != d.N)
+    if (cg.C * cg.kh * cg.kw != d.K || cg.OH * cg.OW != d.N || cg.C < 1 ||
+        cg.H < 1 || cg.W < 1 || cg.kw < 1 || cg.kh < 1 || cg.OW < 1)
       return bad("im2col does not match the product");
-    if (Error e = argFloats(Source{d.icArg}, d.batch * d.C * d.H * d.W, X))
+    if (Error e = argFloats(Source{d.icArg}, d.batch * image, X))
       return e;
   } else {
     // weight_lhs: X[B, K, P]; weight_rhs: X[..., M, K] (M counts the rows).
@@ -269,23 +272,10 @@ Error runLaunch(const ignrt_device_call &call, ignrt_device_stats &stats) {
     if (d.implicitIm2col) {
       if (!d.im2col)
         return bad("implicit im2col without its geometry");
-      const float *in = X + run * d.C * d.H * d.W;
-      A.assign(in, in + d.C * d.H * d.W);
+      const float *in = X + run * image;
+      A.assign(in, in + image);
     } else if (d.im2col) {
-      const float *in = X + run * d.C * d.H * d.W;
-      for (int64_t oy = 0; oy < d.oh; ++oy)
-        for (int64_t ox = 0; ox < d.ow; ++ox) {
-          float *row = &A[(oy * d.ow + ox) * g.K];
-          for (int64_t c = 0; c < d.C; ++c)
-            for (int64_t ky = 0; ky < d.kh; ++ky)
-              for (int64_t kx = 0; kx < d.kw; ++kx) {
-                int64_t y = oy * d.sh - d.ph + ky * d.dh;
-                int64_t x = ox * d.sw - d.pw + kx * d.dw;
-                *row++ = (y < 0 || y >= d.H || x < 0 || x >= d.W)
-                             ? 0.0f
-                             : in[(c * d.H + y) * d.W + x];
-              }
-        }
+      cg.rows(X + run * image, A.data());
     } else if (d.weightLhs) {
       const float *xb = X + run * d.K * d.N; // X_b [K, P]
       for (int64_t p = 0; p < g.M; ++p)

@@ -16,3 +16,13 @@ function(ign_add_library name)
   endif()
   target_link_libraries(${name} PUBLIC ${ARG_LINK})
 endfunction()
+
+# ign_register_target(LIBRARY FUNCTION)
+# A target folder's one registration line: LIBRARY holds the target and
+# FUNCTION (a `void ns::fn()`, fully qualified) registers it. targets/
+# generates registerBuiltinTargets() calling every FUNCTION and links every
+# LIBRARY into IgnTargets.
+function(ign_register_target library function)
+  set_property(GLOBAL APPEND PROPERTY IGN_TARGET_LIBRARIES ${library})
+  set_property(GLOBAL APPEND PROPERTY IGN_TARGET_FUNCTIONS ${function})
+endfunction()

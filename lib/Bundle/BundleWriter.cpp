@@ -116,12 +116,6 @@ std::string writeSections(const std::string &path,
                           const std::vector<SectionData> &sections);
 } // namespace
 
-std::string buildManifest(const BundleContents &contents) {
-  std::vector<uint64_t> offsets;
-  packWeights(contents, offsets);
-  return manifestWithOffsets(contents, offsets);
-}
-
 std::string writeBundle(const std::string &path,
                         const BundleContents &contents) {
   std::vector<uint64_t> offsets;

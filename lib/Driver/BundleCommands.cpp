@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "SystolicDevice.h"
+#include "ign/Target/TargetRegistry.h"
 
 #include <algorithm>
 #include <cmath>
@@ -26,7 +26,10 @@
 
 namespace ign {
 
-void registerDevices() { systolic::registerSystolicDevice(); }
+void registerDevices() {
+  target::registerBuiltinTargets();
+  target::registerRuntimeDrivers();
+}
 
 namespace {
 

@@ -1,9 +1,9 @@
 //===- DatabaseCommands.cpp - ignc db stats|export|import|merge
 //------------===//
 
-#include "HostCompiler.h"
 #include "ign/Driver/Driver.h"
 #include "ign/Search/TuningDatabase.h"
+#include "ign/Target/TargetRegistry.h"
 
 #include <nlohmann/json.hpp>
 
@@ -83,7 +83,11 @@ int runDbCommand(const DbCommand &command) {
   auto db = search::TuningDatabase::open(path, error);
   if (!db)
     return dbError(error);
-  std::string here = host::hostFingerprint({}, IGN_VERSION_STRING);
+  // "This machine": the host target's fingerprint for its own CPU.
+  target::registerBuiltinTargets();
+  const target::Target *host = target::fallbackTarget();
+  std::string here =
+      host ? host->fingerprint({host->defaultChip(), "default", true}) : "";
   if (command.action == "stats")
     return stats(*db, here, command.json);
   if (command.action == "export") {

@@ -1,13 +1,13 @@
 //===- Driver.cpp - compile pipeline and diagnostics for ignc -------------===//
 
 #include "ign/Driver/Driver.h"
-#include "HostCompiler.h"
 #include "KernelReport.h"
-#include "SystolicCompiler.h"
 #include "Tuning.h"
 #include "ign/Bundle/BundleWriter.h"
 #include "ign/Conversion/Passes.h"
 #include "ign/Dialect/Ign/IR/IgnOps.h"
+#include "ign/Target/Pipeline.h"
+#include "ign/Target/TargetRegistry.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -26,29 +26,20 @@ using namespace mlir;
 
 namespace ign {
 
-const std::vector<TargetInfo> &knownTargets() {
-  static const std::vector<TargetInfo> targets = {
-      {"host",
-       "the compiling machine's CPU via LLVM; or name a CPU: "
-       "x86-64-v3, x86-64-v4, znver4, ...",
-       true},
-      {"systolic",
-       "systolic-array accelerator on ignc's cycle-level simulator; "
-       "--chip gemmini-16, gemmini-16-f32, tpu-v1 or scale-32",
-       true},
-      {"vulkan", "Vulkan / SPIR-V mobile GPUs (mali-g710, adreno-740)", false},
-      {"cuda", "NVIDIA GPUs via PTX (sm80, sm90, ...)", false},
-      {"rocm", "AMD GPUs (gfx90a, gfx942, ...)", false},
-  };
-  return targets;
-}
-
 int printTargets() {
-  llvm::outs() << "Targets (status in this build):\n";
-  for (const TargetInfo &t : knownTargets())
-    llvm::outs() << "  " << llvm::left_justify(t.name, 10)
-                 << (t.available ? "available    " : "not built yet") << "  "
-                 << t.description << "\n";
+  target::registerBuiltinTargets();
+  llvm::outs() << "Targets:\n";
+  for (const target::Target *t : target::registeredTargets()) {
+    llvm::outs() << "  " << llvm::left_justify(t->name(), 10) << "  "
+                 << t->description() << "\n";
+    for (const target::ChipInfo &c : t->chips()) {
+      llvm::outs() << "      --chip " << llvm::left_justify(c.name, 16)
+                   << c.summary;
+      if (c.peakGflops > 0)
+        llvm::outs() << llvm::format(", peak %.0f G op/s", c.peakGflops);
+      llvm::outs() << "\n";
+    }
+  }
   return kExitOk;
 }
 
@@ -145,11 +136,9 @@ openTuningDatabase(const DriverOptions &options, bool &failedToOpen) {
 }
 
 /// Prints the tuning table and writes --report; an exit code on failure.
-static int reportTuning(const TuningRun &run, const DriverOptions &options,
-                        const std::string &fingerprint, double peakGflops) {
+static int reportTuning(const TuningRun &run, const DriverOptions &options) {
   std::string table;
-  std::string report =
-      tuningReport(run, options.modelPath, fingerprint, &table, peakGflops);
+  std::string report = tuningReport(run, options.modelPath, &table);
   if (options.verbosity != Verbosity::Quiet)
     llvm::errs() << table;
   if (options.tune.reportPath.empty())
@@ -165,134 +154,80 @@ static int reportTuning(const TuningRun &run, const DriverOptions &options,
   return kExitOk;
 }
 
-/// Compiles for the host and writes the bundle (or, with --emit=schedule,
-/// prints each kernel's schedule). Kernels with a record in the tuning
-/// database get its fastest valid schedule; the rest the default one.
-static int compileBundle(ModuleOp module, const DriverOptions &options,
-                         const std::string &cpu) {
+namespace {
+/// The tuning database's best schedules for a compile, by the fingerprint
+/// of the target each kernel is placed on; remembers the kernels whose
+/// records are only under other fingerprints.
+struct DatabaseLookup {
+  search::TuningDatabase *db = nullptr;
+  const target::Target *selected = nullptr;
+  target::TargetConfig config;
+  std::map<std::string, search::Schedule> tuned; // by fingerprint + task
+  std::vector<std::string> foreign;
+  std::string hostFingerprint;
+
+  const search::Schedule *operator()(const target::Target &where,
+                                     const KernelSummary &k) {
+    std::string fingerprint =
+        where.fingerprint(target::configFor(where, *selected, config));
+    if (where.runsUnclaimedKernels())
+      hostFingerprint = fingerprint;
+    std::string key = fingerprint + "|" + k.task;
+    if (auto it = tuned.find(key); it != tuned.end())
+      return &it->second;
+    if (auto best = db->best(k.task, fingerprint))
+      if (auto s = search::scheduleFromJson(best->schedule))
+        return &(tuned[key] = *s);
+    auto others = db->otherFingerprints(k.task, fingerprint);
+    if (!others.empty() && where.runsUnclaimedKernels())
+      foreign.push_back(k.task + " (" + llvm::join(others, ", ") + ")");
+    return nullptr;
+  }
+};
+} // namespace
+
+/// Tunes the kernels the selected target runs (with --trials/--tune-time).
+static int tuneIfAsked(ModuleOp module, const target::Selection &selection,
+                       const target::TargetConfig &config,
+                       const DriverOptions &options,
+                       search::TuningDatabase *db) {
+  if (!options.tune.enabled())
+    return kExitOk;
+  std::string refusal = selection.target->tuningRefusal(config);
+  if (!refusal.empty()) {
+    llvm::errs() << "ignc: error: " << refusal << "\n";
+    return kExitUsage;
+  }
+  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+  auto run =
+      tuneModel(*copy, selection, config, options.tune, *db, options.verbosity);
+  if (!run)
+    return kExitLowering;
+  return reportTuning(*run, options);
+}
+
+/// Prints each kernel's schedule (--emit=schedule).
+static int emitSchedules(const bundle::BundleContents &contents,
+                         const DriverOptions &options) {
+  auto output = openEmitOutput(options);
+  if (!output)
+    return kExitOutput;
+  for (const bundle::KernelSpec &k : contents.kernels)
+    output->os() << k.name << " task " << k.task << ": " << k.scheduleJson
+                 << "\n";
+  output->keep();
+  return kExitOk;
+}
+
+/// Writes the bundle and says where its kernels run.
+static int writeBundleFile(bundle::BundleContents &contents, ModuleOp module,
+                           const target::Selection &selection,
+                           const DriverOptions &options) {
   auto opset = module->getAttrOfType<IntegerAttr>("ign.opset");
   auto producer = module->getAttrOfType<StringAttr>("ign.producer");
-  host::HostOptions hostOptions;
-  hostOptions.cpu = cpu;
-  hostOptions.schedule = options.schedule;
-  hostOptions.fuse = options.fuse;
-  const bool systolicTarget = options.target == "systolic";
-  int arrayKernels = 0;
-  systolic::ArrayConfig machine;
-  if (systolicTarget) {
-    auto preset = systolic::presetConfig(options.chip);
-    if (!preset) {
-      llvm::errs() << "ignc: error: " << llvm::toString(preset.takeError())
-                   << "\n";
-      return kExitTarget;
-    }
-    machine = *preset;
-    hostOptions.targetName = "systolic";
-    // The array's MVIN_IM2COL moves windows itself: convolutions keep their
-    // columns in their kernel.
-    hostOptions.separateThinColumns = false;
-  }
-  bool dbFailed = false;
-  auto db = openTuningDatabase(options, dbFailed);
-  if (dbFailed)
-    return kExitOutput;
-  std::string fingerprint =
-      host::hostFingerprint(hostOptions, IGN_VERSION_STRING);
-  // The array kernels' records live under the chip's fingerprint.
-  std::string arrayFingerprint =
-      systolicTarget
-          ? systolic::systolicFingerprint(machine, IGN_VERSION_STRING)
-          : std::string();
-  std::map<std::string, search::Schedule> arrayTuned;
-  if (systolicTarget) {
-    systolic::ArrayScheduleLookup lookup;
-    if (db)
-      lookup = [&](const KernelSummary &k) -> const search::Schedule * {
-        if (auto it = arrayTuned.find(k.task); it != arrayTuned.end())
-          return &it->second;
-        if (auto best = db->best(k.task, arrayFingerprint))
-          if (auto s = search::scheduleFromJson(best->schedule))
-            return &(arrayTuned[k.task] = *s);
-        return nullptr;
-      };
-    hostOptions.offload = systolic::systolicOffload(
-        machine,
-        [&](const std::string &line) {
-          if (line.find(": systolic,") != std::string::npos)
-            ++arrayKernels;
-          if (options.verbosity == Verbosity::Verbose)
-            llvm::errs() << "ignc: " << line << "\n";
-        },
-        lookup);
-  }
-  if (options.tune.enabled() && systolicTarget) {
-    // The search agent on the array kernels: simulated cycles are the
-    // measurement, a reference GEMM the check.
-    OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
-    auto run = tuneSystolicModel(*copy, hostOptions, machine, options.tune, *db,
-                                 arrayFingerprint, options.verbosity);
-    if (!run)
-      return kExitLowering;
-    double peak = 2.0 * double(machine.rows * machine.cols) * machine.clockMHz /
-                  1000.0; // GFLOP/s of the array
-    if (int code = reportTuning(*run, options, arrayFingerprint, peak))
-      return code;
-  } else if (options.tune.enabled()) {
-    if (cpu != "host" || options.schedule != "default") {
-      llvm::errs() << "ignc: error: tuning measures on this machine: it needs "
-                      "--target=host and the default schedule\n";
-      return kExitUsage;
-    }
-    OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
-    auto run = tuneModel(*copy, hostOptions, options.tune, *db, fingerprint,
-                         options.verbosity);
-    if (!run)
-      return kExitLowering;
-    if (int code = reportTuning(*run, options, fingerprint, /*peak=*/0))
-      return code;
-  }
-  std::map<std::string, search::Schedule> tuned;
-  std::vector<std::string> foreign;
-  if (db && options.schedule == "default") {
-    hostOptions.scheduleFor =
-        [&](const KernelSummary &k) -> const search::Schedule * {
-      if (auto it = tuned.find(k.task); it != tuned.end())
-        return &it->second;
-      if (auto best = db->best(k.task, fingerprint))
-        if (auto s = search::scheduleFromJson(best->schedule))
-          return &(tuned[k.task] = *s);
-      auto others = db->otherFingerprints(k.task, fingerprint);
-      if (!others.empty())
-        foreign.push_back(k.task + " (" + llvm::join(others, ", ") + ")");
-      return nullptr;
-    };
-  }
-  auto compiled = host::compileForHost(module, hostOptions);
-  if (failed(compiled))
-    return kExitLowering;
-  if (!foreign.empty() && options.verbosity != Verbosity::Quiet)
-    llvm::errs() << "ignc: warning: the tuning database has records for "
-                 << foreign.size()
-                 << " kernel(s) only under other target fingerprints, not "
-                    "applied (this machine is "
-                 << fingerprint << "): " << llvm::join(foreign, "; ") << "\n";
-  if (options.emit == "schedule") {
-    auto output = openEmitOutput(options);
-    if (!output)
-      return kExitOutput;
-    for (const bundle::KernelSpec &k : compiled->kernels)
-      output->os() << k.name << " task " << k.task << ": " << k.scheduleJson
-                   << "\n";
-    output->keep();
-    return kExitOk;
-  }
-  bundle::BundleContents &contents = *compiled;
-  if (systolicTarget)
-    contents.chip = options.chip;
   contents.modelSource = llvm::sys::path::filename(options.modelPath).str();
   contents.producer = producer ? producer.str() : "";
   contents.opset = opset ? opset.getInt() : 0;
-
   std::string outPath = options.outputPath;
   if (outPath.empty())
     outPath = llvm::sys::path::stem(options.modelPath).str() + ".ignb";
@@ -301,84 +236,71 @@ static int compileBundle(ModuleOp module, const DriverOptions &options,
     llvm::errs() << "ignc: error: " << error << "\n";
     return kExitOutput;
   }
-  if (options.verbosity != Verbosity::Quiet) {
-    if (systolicTarget)
-      llvm::errs() << "ignc: wrote " << outPath << " (target systolic, chip "
-                   << options.chip << ": " << arrayKernels << " of "
-                   << contents.kernels.size()
-                   << " kernels on the array, the rest on the host cpu "
-                   << contents.cpu << ")\n";
-    else
-      llvm::errs() << "ignc: wrote " << outPath << " (target host, cpu "
-                   << contents.cpu << ")\n";
+  if (options.verbosity == Verbosity::Quiet)
+    return kExitOk;
+  const target::Target &t = *selection.target;
+  if (t.runsUnclaimedKernels()) {
+    llvm::errs() << "ignc: wrote " << outPath << " (target " << t.name()
+                 << ", cpu " << contents.cpu << ")\n";
+    return kExitOk;
   }
+  size_t onDevice = 0;
+  for (const bundle::KernelSpec &k : contents.kernels)
+    onDevice += k.device == t.name();
+  llvm::errs() << "ignc: wrote " << outPath << " (target " << t.name()
+               << ", chip " << selection.chip << ": " << onDevice << " of "
+               << contents.kernels.size() << " kernels " << t.placementPhrase()
+               << ", the rest on the host cpu " << contents.cpu << ")\n";
   return kExitOk;
 }
 
-int runCompile(const DriverOptions &options) {
-  MLIRContext context(MLIRContext::Threading::DISABLED);
-  context.loadDialect<IgnDialect, func::FuncDialect>();
-  // Diagnostics name the ONNX node; dumping the failing op is noise.
-  context.printOpOnDiagnostic(false);
-  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-    printDiagnostic(diag, options.verbosity);
-    return success();
-  });
+/// Tunes when asked, then compiles the bundle (or, with --emit=schedule,
+/// prints each kernel's schedule). Kernels with a record in the tuning
+/// database get its fastest valid schedule; the rest the default one.
+static int compileBundle(ModuleOp module, const DriverOptions &options,
+                         const target::Selection &selection,
+                         const target::TargetConfig &config) {
+  bool dbFailed = false;
+  auto db = openTuningDatabase(options, dbFailed);
+  if (dbFailed)
+    return kExitOutput;
+  if (int code = tuneIfAsked(module, selection, config, options, db.get()))
+    return code;
+  target::PipelineOptions pipeline;
+  pipeline.compile.config = config;
+  if (options.verbosity == Verbosity::Verbose)
+    pipeline.compile.log = [](const std::string &line) {
+      llvm::errs() << "ignc: " << line << "\n";
+    };
+  DatabaseLookup lookup{db.get(), selection.target, config};
+  if (db)
+    pipeline.lookup = [&](const target::Target &where, const KernelSummary &k) {
+      return lookup(where, k);
+    };
+  auto compiled = target::compileModule(module, *selection.target, pipeline);
+  if (failed(compiled))
+    return kExitLowering;
+  if (!lookup.foreign.empty() && options.verbosity != Verbosity::Quiet)
+    llvm::errs() << "ignc: warning: the tuning database has records for "
+                 << lookup.foreign.size()
+                 << " kernel(s) only under other target fingerprints, not "
+                    "applied (this machine is "
+                 << lookup.hostFingerprint
+                 << "): " << llvm::join(lookup.foreign, "; ") << "\n";
+  if (options.emit == "schedule")
+    return emitSchedules(*compiled, options);
+  return writeBundleFile(*compiled, module, selection, options);
+}
 
-  const TargetInfo *target = nullptr;
-  std::string cpu = "host";
-  for (const TargetInfo &t : knownTargets())
-    if (options.target == t.name)
-      target = &t;
-  if (!target && host::isKnownHostCpu(options.target)) {
-    target = &knownTargets().front();
-    cpu = options.target;
-  }
-  if (!target) {
-    llvm::errs() << "ignc: error: unknown target '" << options.target
-                 << "'; `ignc targets` lists the known ones\n";
-    return kExitTarget;
-  }
-  // A bundle, --emit=kernels and --emit=llvm need the target's compiler.
-  if ((options.emit.empty() || options.emit == "llvm" ||
-       options.emit == "kernels" || options.emit == "schedule") &&
-      !target->available) {
-    llvm::errs() << "ignc: error: target '" << options.target
-                 << "' is not built yet in this version of ignc; only "
-                    "--emit=ign and --emit=linalg are available\n";
-    return kExitTarget;
-  }
-
-  if (options.target == "systolic" && options.emit == "llvm") {
-    llvm::errs() << "ignc: error: --emit=llvm is for --target=host; the "
-                    "systolic target's kernels are ISA programs (ignc inspect "
-                    "shows their mappings)\n";
-    return kExitUsage;
-  }
-  OwningOpRef<ModuleOp> module =
-      importOnnxFile(context, options.modelPath, options.import);
-  if (!module)
-    return kExitImport;
-  if (options.emit == "linalg") {
-    PassManager pm(&context);
-    pm.addPass(createConvertIgnToLinalg());
-    pm.addPass(createCanonicalizerPass());
-    if (failed(pm.run(*module)))
-      return kExitLowering;
-  }
-
-  if (options.emit.empty() || options.emit == "schedule")
-    return compileBundle(*module, options, cpu);
-
+/// --emit=kernels and --emit=llvm: the fused kernels, or the low-level IR.
+static int emitTargetView(ModuleOp module, const DriverOptions &options,
+                          const target::Selection &selection,
+                          const target::TargetConfig &config) {
   auto output = openEmitOutput(options);
   if (!output)
     return kExitOutput;
   if (options.emit == "kernels") {
-    host::HostOptions hostOptions;
-    hostOptions.cpu = cpu;
-    hostOptions.schedule = options.schedule;
-    hostOptions.fuse = options.fuse;
-    auto kernels = host::planHostKernels(*module, hostOptions);
+    auto kernels = target::planKernels(module, *selection.target, config);
     if (failed(kernels))
       return kExitLowering;
     nlohmann::json j = kernelsJson(*kernels);
@@ -386,19 +308,63 @@ int runCompile(const DriverOptions &options) {
     output->keep();
     return kExitOk;
   }
-  if (options.emit == "llvm") {
-    std::string ir;
-    host::HostOptions hostOptions;
-    hostOptions.cpu = cpu;
-    hostOptions.schedule = options.schedule;
-    hostOptions.fuse = options.fuse;
-    hostOptions.llvmIR = &ir;
-    if (failed(host::compileForHost(*module, hostOptions)))
-      return kExitLowering;
-    output->os() << ir;
-    output->keep();
-    return kExitOk;
+  std::string ir;
+  target::PipelineOptions pipeline;
+  pipeline.compile.config = config;
+  pipeline.compile.lowLevelIR = &ir;
+  if (failed(target::compileModule(module, *selection.target, pipeline)))
+    return kExitLowering;
+  output->os() << ir;
+  output->keep();
+  return kExitOk;
+}
+
+static void installDiagnostics(MLIRContext &context, Verbosity verbosity) {
+  context.loadDialect<IgnDialect, func::FuncDialect>();
+  // Diagnostics name the ONNX node; dumping the failing op is noise.
+  context.printOpOnDiagnostic(false);
+  context.getDiagEngine().registerHandler([verbosity](Diagnostic &diag) {
+    printDiagnostic(diag, verbosity);
+    return success();
+  });
+}
+
+int runCompile(const DriverOptions &options) {
+  MLIRContext context(MLIRContext::Threading::DISABLED);
+  installDiagnostics(context, options.verbosity);
+  target::registerBuiltinTargets();
+  std::string error;
+  auto selection = target::resolveTarget(options.target, options.chip, error);
+  if (!selection) {
+    llvm::errs() << "ignc: error: " << error << "\n";
+    return kExitTarget;
   }
+  target::TargetConfig config{selection->chip, options.schedule, options.fuse};
+  if (options.emit == "llvm" && selection->target->lowLevelIRName() != "llvm") {
+    llvm::errs() << "ignc: error: --emit=llvm is for --target=host; the "
+                 << selection->target->name()
+                 << " target's kernels are not LLVM IR (ignc inspect shows "
+                    "them)\n";
+    return kExitUsage;
+  }
+  OwningOpRef<ModuleOp> module =
+      importOnnxFile(context, options.modelPath, options.import);
+  if (!module)
+    return kExitImport;
+  if (options.emit.empty() || options.emit == "schedule")
+    return compileBundle(*module, options, *selection, config);
+  if (options.emit == "kernels" || options.emit == "llvm")
+    return emitTargetView(*module, options, *selection, config);
+  if (options.emit == "linalg") {
+    PassManager pm(&context);
+    pm.addPass(createConvertIgnToLinalg());
+    pm.addPass(createCanonicalizerPass());
+    if (failed(pm.run(*module)))
+      return kExitLowering;
+  }
+  auto output = openEmitOutput(options);
+  if (!output)
+    return kExitOutput;
   OpPrintingFlags flags;
   if (!options.printWeights)
     flags.elideLargeElementsAttrs(16).elideLargeResourceString(64);

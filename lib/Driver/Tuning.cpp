@@ -1,23 +1,22 @@
-//===- Tuning.cpp - the search agent on the host target
-//---------------------===//
+//===- Tuning.cpp - the search agent on any target ------------------------===//
 //
-// The glue between lib/Search and the host target: task modules written to
-// a work directory, candidates built and measured by `ignc tune-worker`
-// child processes (crash and hang isolation), the reference outputs each
-// candidate is checked against, the cost model's features, the schedule
-// lookup of a compile, and the tuning report.
+// The glue between lib/Search and the selected target, naming none: task
+// modules written to a work directory, the target's half of every task
+// (space, features) and its runner, the search, and the tuning report. The
+// `ignc tune-worker` child processes build a candidate through the same
+// compile pipeline and measure it with libignrt against the reference
+// lowering's outputs.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Tuning.h"
-#include "HostCompiler.h"
 #include "RuntimeHelpers.h"
-#include "Simulator.h"
 #include "ign/Bundle/BundleWriter.h"
 #include "ign/Dialect/Ign/IR/IgnOps.h"
-#include "ign/Search/Peak.h"
+#include "ign/Search/Validator.h"
 #include "ign/Search/WorkerProcess.h"
-#include "llvm/Support/FormatVariadic.h"
+#include "ign/Target/Pipeline.h"
+#include "ign/Target/TargetRegistry.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -50,130 +49,6 @@ namespace ign {
 
 namespace {
 
-/// Validation thresholds per dtype: relative L2 error over the whole
-/// output and max absolute error relative to the reference's largest
-/// magnitude. Integers and booleans must match exactly.
-struct Tolerance {
-  double relL2, maxRel;
-};
-std::optional<Tolerance> toleranceFor(ignrt_dtype dtype) {
-  switch (dtype) {
-  case IGNRT_F32:
-  case IGNRT_F64:
-    return Tolerance{1e-4, 1e-3};
-  case IGNRT_F16:
-  case IGNRT_BF16:
-    return Tolerance{1e-2, 2e-2};
-  default:
-    return std::nullopt;
-  }
-}
-
-double elementAt(const char *data, size_t i, ignrt_dtype dtype) {
-  switch (dtype) {
-  case IGNRT_F32: {
-    float f;
-    std::memcpy(&f, data + 4 * i, 4);
-    return f;
-  }
-  case IGNRT_F64: {
-    double d;
-    std::memcpy(&d, data + 8 * i, 8);
-    return d;
-  }
-  case IGNRT_F16:
-  case IGNRT_BF16: {
-    uint16_t h;
-    std::memcpy(&h, data + 2 * i, 2);
-    if (dtype == IGNRT_BF16) {
-      uint32_t bits = uint32_t(h) << 16;
-      float f;
-      std::memcpy(&f, &bits, 4);
-      return f;
-    }
-    int e = (h >> 10) & 31, m = h & 1023;
-    double v = e == 0    ? std::ldexp(m, -24)
-               : e == 31 ? (m ? NAN : INFINITY)
-                         : std::ldexp(1024 + m, e - 25);
-    return h & 0x8000 ? -v : v;
-  }
-  case IGNRT_I64:
-  case IGNRT_U64: {
-    int64_t v;
-    std::memcpy(&v, data + 8 * i, 8);
-    return double(v);
-  }
-  case IGNRT_I32:
-  case IGNRT_U32: {
-    int32_t v;
-    std::memcpy(&v, data + 4 * i, 4);
-    return double(v);
-  }
-  case IGNRT_I16:
-  case IGNRT_U16: {
-    int16_t v;
-    std::memcpy(&v, data + 2 * i, 2);
-    return double(v);
-  }
-  default:
-    return double(int8_t(data[i]));
-  }
-}
-
-struct Comparison {
-  double relL2 = 0, maxAbs = 0;
-  bool pass = true;
-};
-
-/// Compares one output with its reference (a NaN or infinity where the
-/// reference has a finite value fails, whatever the thresholds).
-Comparison compareOutput(const char *got, const std::string &want,
-                         const ignrt_tensor_info &info) {
-  Comparison c;
-  size_t n = info.bytes / std::max<size_t>(1, ignrt_dtype_size(info.dtype));
-  std::optional<Tolerance> tol = toleranceFor(info.dtype);
-  if (!tol) {
-    size_t wrong = 0;
-    if (std::memcmp(got, want.data(), info.bytes) != 0)
-      for (size_t i = 0; i < n; ++i) {
-        double d = std::fabs(elementAt(got, i, info.dtype) -
-                             elementAt(want.data(), i, info.dtype));
-        wrong += d != 0;
-        c.maxAbs = std::max(c.maxAbs, d);
-      }
-    c.relL2 = n ? double(wrong) / double(n) : 0;
-    c.pass = wrong == 0;
-    return c;
-  }
-  double err2 = 0, ref2 = 0, refMax = 0;
-  bool nonFinite = false;
-  for (size_t i = 0; i < n; ++i) {
-    double g = elementAt(got, i, info.dtype);
-    double w = elementAt(want.data(), i, info.dtype);
-    if (!std::isfinite(w)) {
-      if (!(std::isnan(w) ? std::isnan(g) : g == w))
-        nonFinite = true;
-      continue;
-    }
-    if (!std::isfinite(g)) {
-      nonFinite = true;
-      continue;
-    }
-    err2 += (g - w) * (g - w);
-    ref2 += w * w;
-    refMax = std::max(refMax, std::fabs(w));
-    c.maxAbs = std::max(c.maxAbs, std::fabs(g - w));
-  }
-  c.relL2 = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
-  if (nonFinite) {
-    c.relL2 = INFINITY;
-    c.maxAbs = INFINITY;
-  }
-  c.pass = !nonFinite && c.relL2 <= tol->relL2 &&
-           c.maxAbs <= tol->maxRel * std::max(1.0, refMax);
-  return c;
-}
-
 bool readFile(const std::string &path, std::string &out) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
@@ -195,67 +70,103 @@ int workerError(const std::string &message) {
   return kExitRuntime;
 }
 
-/// `tune-worker build TASK.mlir (--schedule-file F | --reference) -o OUT`.
-int workerBuild(const std::vector<std::string> &args) {
-  std::string task, scheduleFile, out;
+struct BuildArgs {
+  std::string task, scheduleFile, out, target = "host", chip;
   bool reference = false;
+};
+
+/// `tune-worker build TASK.mlir (--schedule-file F | --reference) -o OUT
+/// [--target T --chip C]`: the task compiled for T (the host's reference
+/// lowering with --reference) with F's knobs on the kernel T runs.
+std::optional<BuildArgs> parseBuildArgs(const std::vector<std::string> &args) {
+  BuildArgs b;
   for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--schedule-file" && i + 1 < args.size())
-      scheduleFile = args[++i];
+    bool hasValue = i + 1 < args.size();
+    if (args[i] == "--schedule-file" && hasValue)
+      b.scheduleFile = args[++i];
     else if (args[i] == "--reference")
-      reference = true;
-    else if (args[i] == "-o" && i + 1 < args.size())
-      out = args[++i];
-    else if (task.empty())
-      task = args[i];
+      b.reference = true;
+    else if (args[i] == "-o" && hasValue)
+      b.out = args[++i];
+    else if (args[i] == "--target" && hasValue)
+      b.target = args[++i];
+    else if (args[i] == "--chip" && hasValue)
+      b.chip = args[++i];
+    else if (b.task.empty())
+      b.task = args[i];
     else
-      return workerError("unexpected argument '" + args[i] + "'");
+      return std::nullopt;
   }
-  if (task.empty() || out.empty() || (scheduleFile.empty() && !reference))
+  if (b.task.empty() || b.out.empty() ||
+      (b.scheduleFile.empty() && !b.reference))
+    return std::nullopt;
+  return b;
+}
+
+int workerBuild(const std::vector<std::string> &args) {
+  std::optional<BuildArgs> b = parseBuildArgs(args);
+  if (!b)
     return workerError("usage: tune-worker build TASK.mlir (--schedule-file "
-                       "FILE | --reference) -o OUT.ignb");
+                       "FILE | --reference) -o OUT.ignb [--target T --chip C]");
   search::Schedule knobs;
-  if (!reference) {
+  if (!b->reference) {
     std::string text, error;
-    if (!readFile(scheduleFile, text))
-      return workerError("cannot read '" + scheduleFile + "'");
+    if (!readFile(b->scheduleFile, text))
+      return workerError("cannot read '" + b->scheduleFile + "'");
     auto parsed = search::scheduleFromJson(text, &error);
     if (!parsed)
-      return workerError(scheduleFile + ": " + error);
+      return workerError(b->scheduleFile + ": " + error);
     knobs = *parsed;
   }
+  target::registerBuiltinTargets();
+  std::string error;
+  auto selection = b->reference
+                       ? target::resolveTarget("host", "", error)
+                       : target::resolveTarget(b->target, b->chip, error);
+  if (b->reference && selection)
+    selection->target = target::fallbackTarget();
+  if (!selection || !selection->target)
+    return workerError(error.empty() ? "no host target" : error);
   MLIRContext context(MLIRContext::Threading::DISABLED);
   context.loadDialect<IgnDialect, func::FuncDialect, arith::ArithDialect,
                       tensor::TensorDialect, linalg::LinalgDialect,
                       math::MathDialect>();
   context.printOpOnDiagnostic(false);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(task, &context);
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(b->task, &context);
   if (!module)
-    return workerError("cannot parse task module '" + task + "'");
-  host::HostOptions options;
-  options.kernelsFormed = true;
-  options.schedule = reference ? "reference" : "default";
-  options.scheduleFor = [&](const KernelSummary &) { return &knobs; };
-  auto contents = host::compileForHost(*module, options);
+    return workerError("cannot parse task module '" + b->task + "'");
+  const target::Target *selected = selection->target;
+  target::PipelineOptions pipeline;
+  pipeline.kernelsFormed = true;
+  pipeline.compile.config = {selection->chip,
+                             b->reference ? "reference" : "default", true};
+  pipeline.lookup = [&](const target::Target &where, const KernelSummary &) {
+    return &where == selected ? &knobs : nullptr;
+  };
+  auto contents = target::compileModule(*module, *selected, pipeline);
   if (failed(contents))
     return workerError("the schedule does not compile");
-  contents->modelSource = fs::path(task).filename().string();
-  std::string error = bundle::writeBundle(out, *contents);
+  contents->modelSource = fs::path(b->task).filename().string();
+  error = bundle::writeBundle(b->out, *contents);
   if (!error.empty())
     return workerError(error);
   return kExitOk;
 }
 
-/// `tune-worker measure BUNDLE --reference-dir DIR [--write-reference]
-/// [--seeds N] [--threads T] [--min-time-ms M] [--max-runs R]`: checks the
-/// outputs on N random input sets against DIR's (or writes them there),
-/// then times runs rotating over the N sets, and prints one JSON line.
-int workerMeasure(const std::vector<std::string> &args) {
+struct MeasureArgs {
   std::string path, refDir;
   bool writeReference = false;
   int seeds = 3, threads = 0, maxRuns = 200;
   double minTimeMs = 300;
   int64_t flushMb = 0;
+};
+
+/// `tune-worker measure BUNDLE --reference-dir DIR [--write-reference]
+/// [--seeds N] [--threads T] [--min-time-ms M] [--flush-mb F]
+/// [--max-runs R]`.
+std::optional<MeasureArgs>
+parseMeasureArgs(const std::vector<std::string> &args, std::string &error) {
+  MeasureArgs m;
   try {
     for (size_t i = 0; i < args.size(); ++i) {
       auto next = [&]() -> const std::string & {
@@ -264,82 +175,92 @@ int workerMeasure(const std::vector<std::string> &args) {
         return args[++i];
       };
       if (args[i] == "--reference-dir")
-        refDir = next();
+        m.refDir = next();
       else if (args[i] == "--write-reference")
-        writeReference = true;
+        m.writeReference = true;
       else if (args[i] == "--seeds")
-        seeds = std::stoi(next());
+        m.seeds = std::stoi(next());
       else if (args[i] == "--threads")
-        threads = std::stoi(next());
+        m.threads = std::stoi(next());
       else if (args[i] == "--min-time-ms")
-        minTimeMs = std::stod(next());
+        m.minTimeMs = std::stod(next());
       else if (args[i] == "--flush-mb")
-        flushMb = std::stoll(next());
+        m.flushMb = std::stoll(next());
       else if (args[i] == "--max-runs")
-        maxRuns = std::stoi(next());
-      else if (path.empty())
-        path = args[i];
+        m.maxRuns = std::stoi(next());
+      else if (m.path.empty())
+        m.path = args[i];
       else
         throw std::runtime_error("unexpected argument '" + args[i] + "'");
     }
   } catch (const std::exception &e) {
-    return workerError(e.what());
+    error = e.what();
+    return std::nullopt;
   }
-  if (path.empty() || refDir.empty() || seeds < 1 || maxRuns < 1)
-    return workerError("usage: tune-worker measure BUNDLE --reference-dir DIR "
-                       "[--write-reference] [--seeds N] [--threads T]");
-  ignrt_bundle *rawBundle = nullptr;
-  registerDevices();
-  if (ignrt_bundle_open(path.c_str(), &rawBundle) != IGNRT_OK)
-    return workerError(ignrt_last_error());
-  BundlePtr bundle(rawBundle);
-  std::vector<SessionPtr> sessions;
-  size_t numOutputs = ignrt_bundle_num_outputs(bundle.get());
-  for (int s = 0; s < seeds; ++s) {
+  if (m.path.empty() || m.refDir.empty() || m.seeds < 1 || m.maxRuns < 1) {
+    error = "usage: tune-worker measure BUNDLE --reference-dir DIR "
+            "[--write-reference] [--seeds N] [--threads T]";
+    return std::nullopt;
+  }
+  return m;
+}
+
+/// One session per input set; set s is the same in the reference's worker
+/// and in every candidate's: seeded by its index.
+bool createSessions(ignrt_bundle *bundle, const MeasureArgs &m,
+                    std::vector<SessionPtr> &sessions) {
+  for (int s = 0; s < m.seeds; ++s) {
     ignrt_session *raw = nullptr;
-    if (ignrt_session_create(bundle.get(), threads, &raw) != IGNRT_OK)
-      return workerError(ignrt_last_error());
+    if (ignrt_session_create(bundle, m.threads, &raw) != IGNRT_OK)
+      return false;
     sessions.emplace_back(raw);
-    // Input set s is the same in the reference's worker and in every
-    // candidate's: seeded by its index.
     std::mt19937_64 rng(0x5eed0000u + uint64_t(s));
-    for (size_t i = 0; i < ignrt_bundle_num_inputs(bundle.get()); ++i) {
+    for (size_t i = 0; i < ignrt_bundle_num_inputs(bundle); ++i) {
       ignrt_tensor_info info;
-      ignrt_bundle_input(bundle.get(), i, &info);
+      ignrt_bundle_input(bundle, i, &info);
       std::string bytes = randomBytes(info, rng);
       if (ignrt_session_set_input(raw, info.name, info.dtype, info.dims,
                                   info.rank, bytes.data(),
                                   bytes.size()) != IGNRT_OK)
-        return workerError(ignrt_last_error());
+        return false;
     }
   }
-  nlohmann::json result = {{"status", "ok"}};
+  return true;
+}
+
+/// Runs every input set once with poisoned outputs and writes (or checks
+/// against) the reference outputs. "" or an error message.
+std::string checkOutputs(ignrt_bundle *bundle, const MeasureArgs &m,
+                         std::vector<SessionPtr> &sessions,
+                         nlohmann::json &result) {
   double worstL2 = 0, worstAbs = 0;
   bool pass = true;
-  for (int s = 0; s < seeds; ++s) {
+  size_t numOutputs = ignrt_bundle_num_outputs(bundle);
+  for (int s = 0; s < m.seeds; ++s) {
     ignrt_session *session = sessions[size_t(s)].get();
     // Poisoned outputs: an element no kernel writes stays NaN (or -1).
     ignrt_session_fill_outputs(session, 0xFF);
     if (ignrt_session_run(session) != IGNRT_OK)
-      return workerError(ignrt_last_error());
+      return ignrt_last_error();
     for (size_t o = 0; o < numOutputs; ++o) {
       ignrt_tensor_info info;
-      ignrt_bundle_output(bundle.get(), o, &info);
+      ignrt_bundle_output(bundle, o, &info);
       const void *data;
       size_t bytes;
       ignrt_session_output(session, info.name, &data, &bytes);
-      std::string file = refDir + "/set" + std::to_string(s) + ".out" +
+      const char *got = static_cast<const char *>(data);
+      std::string file = m.refDir + "/set" + std::to_string(s) + ".out" +
                          std::to_string(o) + ".bin";
-      if (writeReference) {
-        if (!writeFile(file,
-                       std::string(static_cast<const char *>(data), bytes)))
-          return workerError("cannot write '" + file + "'");
+      if (m.writeReference) {
+        if (!writeFile(file, std::string(got, bytes)))
+          return "cannot write '" + file + "'";
         continue;
       }
       std::string want;
       if (!readFile(file, want) || want.size() != bytes)
-        return workerError("no reference output '" + file + "'");
-      Comparison c = compareOutput(static_cast<const char *>(data), want, info);
+        return "no reference output '" + file + "'";
+      search::Comparison c =
+          search::compareOutput(got, want, bytes, info.dtype);
       worstL2 = std::max(worstL2, c.relL2);
       worstAbs = std::max(worstAbs, c.maxAbs);
       pass &= c.pass;
@@ -348,51 +269,73 @@ int workerMeasure(const std::vector<std::string> &args) {
   auto finite = [](double v) { return std::isfinite(v) ? v : 1e300; };
   result["rel_l2"] = finite(worstL2);
   result["max_abs"] = finite(worstAbs);
-  if (!pass) {
+  if (!pass)
     result["status"] = "wrong";
-    std::cout << result.dump() << "\n";
-    return kExitOk;
-  }
-  if (!writeReference) {
-    // One untimed run per input set, then runs rotating over the sets (no
-    // candidate wins by keeping one set's data in cache) until both the
-    // minimum time and 5 runs are reached.
-    for (auto &s : sessions)
-      if (ignrt_session_run(s.get()) != IGNRT_OK)
-        return workerError(ignrt_last_error());
-    // With --flush-mb, every timed run starts with the caches flushed (a
-    // buffer larger than the last-level cache written over): a kernel that
-    // streams megabytes of weights reads them from memory in a whole model
-    // too, and a candidate must not win by finding them in cache.
-    std::vector<char> flush(size_t(std::max<int64_t>(0, flushMb)) << 20);
-    std::vector<double> ns;
-    auto begin = std::chrono::steady_clock::now();
-    for (int r = 0; r < maxRuns; ++r) {
-      ignrt_session *session = sessions[size_t(r) % sessions.size()].get();
-      if (!flush.empty()) {
-        std::memset(flush.data(), r & 0xff, flush.size());
-        asm volatile("" : : "r"(flush.data()) : "memory");
-      }
-      auto t0 = std::chrono::steady_clock::now();
-      if (ignrt_session_run(session) != IGNRT_OK)
-        return workerError(ignrt_last_error());
-      auto t1 = std::chrono::steady_clock::now();
-      ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
-      if (r + 1 >= 5 &&
-          std::chrono::duration<double, std::milli>(t1 - begin).count() >=
-              minTimeMs)
-        break;
+  return "";
+}
+
+/// One untimed run per input set, then runs rotating over the sets (no
+/// candidate wins by keeping one set's data in cache) until both the
+/// minimum time and 5 runs are reached. With --flush-mb, every timed run
+/// starts with the caches flushed (a buffer larger than the last-level
+/// cache written over): a kernel that streams megabytes of weights reads
+/// them from memory in a whole model too.
+std::string timeRuns(const MeasureArgs &m, std::vector<SessionPtr> &sessions,
+                     nlohmann::json &result) {
+  for (auto &s : sessions)
+    if (ignrt_session_run(s.get()) != IGNRT_OK)
+      return ignrt_last_error();
+  std::vector<char> flush(size_t(std::max<int64_t>(0, m.flushMb)) << 20);
+  std::vector<double> ns;
+  auto begin = std::chrono::steady_clock::now();
+  for (int r = 0; r < m.maxRuns; ++r) {
+    ignrt_session *session = sessions[size_t(r) % sessions.size()].get();
+    if (!flush.empty()) {
+      std::memset(flush.data(), r & 0xff, flush.size());
+      asm volatile("" : : "r"(flush.data()) : "memory");
     }
-    std::sort(ns.begin(), ns.end());
-    auto q = [&](double f) {
-      return ns[std::min(ns.size() - 1,
-                         size_t(f * double(ns.size() - 1) + 0.5))];
-    };
-    result["median_ns"] = q(0.5);
-    result["min_ns"] = ns.front();
-    result["p90_ns"] = q(0.9);
-    result["runs"] = ns.size();
+    auto t0 = std::chrono::steady_clock::now();
+    if (ignrt_session_run(session) != IGNRT_OK)
+      return ignrt_last_error();
+    auto t1 = std::chrono::steady_clock::now();
+    ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
+    if (r + 1 >= 5 &&
+        std::chrono::duration<double, std::milli>(t1 - begin).count() >=
+            m.minTimeMs)
+      break;
   }
+  std::sort(ns.begin(), ns.end());
+  auto q = [&](double f) {
+    return ns[std::min(ns.size() - 1, size_t(f * double(ns.size() - 1) + 0.5))];
+  };
+  result["median_ns"] = q(0.5);
+  result["min_ns"] = ns.front();
+  result["p90_ns"] = q(0.9);
+  result["runs"] = ns.size();
+  return "";
+}
+
+/// Checks the outputs on N random input sets against DIR's (or writes them
+/// there), then times runs rotating over the sets; prints one JSON line.
+int workerMeasure(const std::vector<std::string> &args) {
+  std::string error;
+  std::optional<MeasureArgs> m = parseMeasureArgs(args, error);
+  if (!m)
+    return workerError(error);
+  ignrt_bundle *rawBundle = nullptr;
+  registerDevices();
+  if (ignrt_bundle_open(m->path.c_str(), &rawBundle) != IGNRT_OK)
+    return workerError(ignrt_last_error());
+  BundlePtr bundle(rawBundle);
+  std::vector<SessionPtr> sessions;
+  if (!createSessions(bundle.get(), *m, sessions))
+    return workerError(ignrt_last_error());
+  nlohmann::json result = {{"status", "ok"}};
+  error = checkOutputs(bundle.get(), *m, sessions, result);
+  if (error.empty() && !m->writeReference && result["status"] == "ok")
+    error = timeRuns(*m, sessions, result);
+  if (!error.empty())
+    return workerError(error);
   std::cout << result.dump() << "\n";
   return kExitOk;
 }
@@ -414,63 +357,6 @@ int runTuneWorker(const std::vector<std::string> &args) {
 // The parent side.
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-/// Features of (kernel, schedule) for the cost model: the kernel's size
-/// and intensity, then what the knobs mean (workgroups, the first two
-/// contractions' register tiles and chunks).
-std::vector<float> hostFeatures(const KernelSummary &k,
-                                const search::Schedule &s, int64_t lanes,
-                                int threads) {
-  auto get = [&](const std::string &name, int64_t fallback) {
-    auto it = s.find(name);
-    return it == s.end() ? fallback : it->second;
-  };
-  auto lg = [](double v) { return float(std::log2(1.0 + std::max(0.0, v))); };
-  std::vector<float> f;
-  double bytes = double(k.bytesRead + k.bytesWritten);
-  f.push_back(lg(double(k.flops)));
-  f.push_back(lg(bytes));
-  f.push_back(float(double(k.flops) / std::max(1.0, bytes)));
-  int64_t workgroups = 1, splitLoops = 0, innerSplit = 1, lastLoop = -1;
-  for (auto &[name, value] : s)
-    if (name.rfind("split.", 0) == 0) {
-      workgroups *= std::max<int64_t>(1, value);
-      splitLoops += value > 1;
-      int64_t loop = std::atoll(name.c_str() + 6);
-      if (loop > lastLoop)
-        lastLoop = loop, innerSplit = value;
-    }
-  f.push_back(lg(double(workgroups)));
-  f.push_back(float(splitLoops));
-  f.push_back(lg(double(innerSplit)));
-  // Load balance: the share of the last wave of workgroups that is busy.
-  int64_t waves = (workgroups + threads - 1) / std::max(1, threads);
-  f.push_back(float(double(workgroups) / double(waves * std::max(1, threads))));
-  for (int c = 0; c < 2; ++c) {
-    std::string p = "c" + std::to_string(c) + ".";
-    int64_t rows = get(p + "rows", 0), cols = get(p + "cols", 0);
-    int64_t vectors = (cols + lanes - 1) / lanes;
-    f.push_back(float(rows));
-    f.push_back(float(cols));
-    f.push_back(float(vectors));
-    f.push_back(float(rows * vectors));
-    f.push_back(lg(double(get(p + "k_tile", 0))));
-    f.push_back(float(get(p + "order", 0)));
-    f.push_back(float(get(p + "row_dim", 0)));
-  }
-  return f;
-}
-
-struct TaskFiles {
-  std::string module;       // task module (.mlir)
-  std::string referenceDir; // reference outputs
-  bool referenceReady = false;
-  std::string referenceError;
-};
-
-} // namespace
-
 /// The search's options from the command line's.
 static search::SearchOptions
 searchOptions(const TuneOptions &tune, Verbosity verbosity, size_t batch,
@@ -486,19 +372,115 @@ searchOptions(const TuneOptions &tune, Verbosity verbosity, size_t batch,
   return options;
 }
 
+namespace {
+
+/// The work directory of a tuning run: it goes when tuning ends, however
+/// it ends, unless IGNC_TUNE_KEEP is set (to replay a worker by hand:
+/// docs/search.md).
+struct WorkDirectory {
+  std::string path;
+  ~WorkDirectory() {
+    if (path.empty())
+      return;
+    if (const char *keep = std::getenv("IGNC_TUNE_KEEP"); keep && *keep) {
+      llvm::errs() << "tune: kept the work directory " << path << "\n";
+      return;
+    }
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+/// The selected target's tasks, each written to the work directory.
+std::optional<std::vector<target::TaskModule>>
+selectedTasks(ModuleOp module, const target::Selection &selection,
+              const target::TargetConfig &config, const std::string &work) {
+  auto placed = target::extractTasks(module, *selection.target, config);
+  if (failed(placed))
+    return std::nullopt;
+  std::vector<target::TaskModule> tasks;
+  for (target::PlacedTask &p : *placed) {
+    if (p.target != selection.target)
+      continue; // another target's kernel: not tuned in this run
+    target::TaskModule t = std::move(p.task);
+    t.path = work + "/task" + std::to_string(tasks.size()) + ".mlir";
+    std::error_code ec;
+    llvm::raw_fd_ostream os(t.path, ec);
+    if (ec) {
+      llvm::errs() << "ignc: error: cannot write '" << t.path
+                   << "': " << ec.message() << "\n";
+      return std::nullopt;
+    }
+    t.module->print(os);
+    tasks.push_back(std::move(t));
+  }
+  return tasks;
+}
+
+/// --tune-extra-candidate: measured and recorded before the search.
+bool measureInjected(const TuneOptions &tune, target::Runner &runner,
+                     const std::vector<search::SearchTask> &tasks,
+                     search::TuningDatabase &db, const std::string &fingerprint,
+                     const std::function<void(const std::string &)> &log) {
+  std::vector<search::Schedule> extras;
+  for (const std::string &text : tune.extraCandidates) {
+    std::string error;
+    auto s = search::scheduleFromJson(text, &error);
+    if (!s) {
+      llvm::errs() << "ignc: error: extra candidate '" << text << "': " << error
+                   << "\n";
+      return false;
+    }
+    extras.push_back(*s);
+  }
+  if (extras.empty())
+    return true;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    auto records = runner.run(i, extras);
+    for (size_t k = 0; k < records.size(); ++k) {
+      search::TuningRecord &r = records[k];
+      r.task = tasks[i].task;
+      r.fingerprint = fingerprint;
+      r.schedule = search::scheduleToJson(extras[k]);
+      r.origin = "injected";
+      r.kernel = tasks[i].description;
+      r.flops = tasks[i].flops;
+      std::string error;
+      if (!db.add(r, error))
+        log("tune: warning: " + error);
+      log("tune: injected candidate " + r.schedule + " for task " + r.task +
+          ": " + search::statusName(r.status) +
+          (r.message.empty() ? "" : " (" + r.message + ")"));
+    }
+  }
+  return true;
+}
+
+/// The measuring threads' share of the chip's peak.
+double peakOfThreads(const target::Target &t, const std::string &chip,
+                     int threads) {
+  std::optional<target::ChipInfo> info = t.chipInfo(chip);
+  if (!info || !(info->peakGflops > 0))
+    return 0;
+  int64_t cores = std::max<int64_t>(1, info->cores);
+  return info->peakGflops * double(std::min<int64_t>(threads, cores)) /
+         double(cores);
+}
+
+} // namespace
+
 std::optional<TuningRun>
-tuneModel(ModuleOp module, const host::HostOptions &hostOptions,
-          const TuneOptions &tune, search::TuningDatabase &db,
-          const std::string &fingerprint, Verbosity verbosity) {
+tuneModel(ModuleOp module, const target::Selection &selection,
+          const target::TargetConfig &config, const TuneOptions &tune,
+          search::TuningDatabase &db, Verbosity verbosity) {
+  const target::Target &t = *selection.target;
   auto log = [&](const std::string &line) {
     if (verbosity != Verbosity::Quiet)
       llvm::errs() << line << "\n";
   };
-  auto tasks = host::extractHostTasks(module, hostOptions);
-  if (failed(tasks))
-    return std::nullopt;
-  std::string self = search::selfExecutable();
-  if (self.empty()) {
+  target::RunnerContext context;
+  context.executable = search::selfExecutable();
+  if (context.executable.empty()) {
     llvm::errs() << "ignc: error: cannot find the ignc executable to start "
                     "tuning workers\n";
     return std::nullopt;
@@ -508,326 +490,68 @@ tuneModel(ModuleOp module, const host::HostOptions &hostOptions,
     llvm::errs() << "ignc: error: cannot create a work directory for tuning\n";
     return std::nullopt;
   }
-  // The work directory goes when tuning ends, however it ends, unless
-  // IGNC_TUNE_KEEP is set (to replay a worker by hand: docs/search.md).
-  struct Cleanup {
-    std::string dir;
-    ~Cleanup() {
-      if (const char *keep = std::getenv("IGNC_TUNE_KEEP"); keep && *keep) {
-        llvm::errs() << "tune: kept the work directory " << dir << "\n";
-        return;
-      }
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-    }
-  } cleanup{work.str().str()};
-
+  WorkDirectory cleanup{work.str().str()};
   int cores = int(std::max(1u, std::thread::hardware_concurrency()));
-  int jobs = tune.jobs > 0 ? tune.jobs : cores;
-  int threads = tune.threads > 0 ? tune.threads : cores;
-  int64_t lanes = std::max<int64_t>(1, host::hostVectorBits(hostOptions) / 32);
+  context.jobs = tune.jobs > 0 ? tune.jobs : cores;
+  context.threads = tune.threads > 0 ? tune.threads : cores;
+  context.candidateTimeout = tune.candidateTimeout;
+  context.workDir = cleanup.path;
+  context.targetArgs = {"--target", t.name(), "--chip", selection.chip};
 
-  TuningRun run;
-  std::vector<search::SearchTask> searchTasks;
-  std::vector<TaskFiles> files;
-  for (size_t i = 0; i < tasks->size(); ++i) {
-    host::HostTask &t = (*tasks)[i];
-    auto space = host::hostScheduleSpace(*t.module);
-    if (failed(space))
-      return std::nullopt;
-    TaskFiles f;
-    f.module = (work + "/task" + std::to_string(i) + ".mlir").str();
-    f.referenceDir = (work + "/task" + std::to_string(i) + ".ref").str();
-    fs::create_directories(f.referenceDir);
-    std::error_code ec;
-    llvm::raw_fd_ostream os(f.module, ec);
-    if (ec) {
-      llvm::errs() << "ignc: error: cannot write '" << f.module
-                   << "': " << ec.message() << "\n";
-      return std::nullopt;
-    }
-    t.module->print(os);
-    files.push_back(f);
-    search::SearchTask st;
-    st.task = t.summary.task;
-    st.description = llvm::join(t.summary.opShapes, "; ");
-    st.space = std::move(*space);
-    st.launches = t.summary.launches;
-    st.flops = int64_t(t.summary.flops);
-    searchTasks.push_back(std::move(st));
-    run.kernels.push_back(t.summary);
-  }
-
-  std::vector<search::Schedule> extras;
-  for (const std::string &text : tune.extraCandidates) {
-    std::string error;
-    auto s = search::scheduleFromJson(text, &error);
-    if (!s) {
-      llvm::errs() << "ignc: error: extra candidate '" << text << "': " << error
-                   << "\n";
-      return std::nullopt;
-    }
-    extras.push_back(*s);
-  }
-
-  // Kernels moving at least 1 MB are timed with cold caches (weights
-  // stream from memory in a whole model): twice the last-level cache is
-  // written over before each timed run.
-  int64_t llcMb = 32;
-  if (long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE); l3 > 0)
-    llcMb = std::max<int64_t>(1, int64_t(l3 >> 20));
-  auto flushMb = [&](size_t i) -> int64_t {
-    const KernelSummary &k = run.kernels[i];
-    return k.bytesRead + k.bytesWritten >= (uint64_t(1) << 20)
-               ? std::min<int64_t>(2 * llcMb, 256)
-               : 0;
-  };
-  size_t counter = 0;
-  auto measure = [&](size_t i, const std::vector<search::Schedule> &batch) {
-    TaskFiles &f = files[i];
-    std::vector<search::TuningRecord> records(batch.size());
-    if (!f.referenceReady && f.referenceError.empty()) {
-      std::string ref = f.referenceDir + "/reference.ignb";
-      auto built = search::runWorker(
-          {self, "tune-worker", "build", f.module, "--reference", "-o", ref},
-          std::max(300.0, tune.candidateTimeout));
-      auto wrote =
-          built.ok()
-              ? search::runWorker({self, "tune-worker", "measure", ref,
-                                   "--reference-dir", f.referenceDir,
-                                   "--write-reference", "--threads", "1"},
-                                  std::max(600.0, tune.candidateTimeout))
-              : built;
-      if (built.ok() && wrote.ok())
-        f.referenceReady = true;
-      else
-        f.referenceError =
-            "no reference: " +
-            (built.ok() ? wrote : built)
-                .describe(std::max(300.0, tune.candidateTimeout));
-    }
-    if (!f.referenceReady) {
-      for (auto &r : records) {
-        r.status = search::Status::Error;
-        r.message = f.referenceError;
-      }
-      return records;
-    }
-    std::vector<std::vector<std::string>> builds;
-    std::vector<std::string> bundles;
-    for (const search::Schedule &s : batch) {
-      std::string base = (work + "/c" + std::to_string(counter++)).str();
-      writeFile(base + ".json", search::scheduleToJson(s));
-      bundles.push_back(base + ".ignb");
-      builds.push_back({self, "tune-worker", "build", f.module,
-                        "--schedule-file", base + ".json", "-o",
-                        base + ".ignb"});
-    }
-    auto built = search::runWorkers(builds, jobs, tune.candidateTimeout);
-    for (size_t k = 0; k < batch.size(); ++k) {
-      search::TuningRecord &r = records[k];
-      if (!built[k].ok()) {
-        r.status = built[k].timedOut ? search::Status::Timeout
-                   : built[k].signal ? search::Status::Crash
-                                     : search::Status::BuildError;
-        r.message = "build: " + built[k].describe(tune.candidateTimeout);
-        continue;
-      }
-      auto m = search::runWorker({self, "tune-worker", "measure", bundles[k],
-                                  "--reference-dir", f.referenceDir,
-                                  "--threads", std::to_string(threads),
-                                  "--flush-mb", std::to_string(flushMb(i))},
-                                 tune.candidateTimeout);
-      std::error_code ec;
-      fs::remove(bundles[k], ec);
-      if (!m.ok()) {
-        r.status = m.timedOut ? search::Status::Timeout
-                   : m.signal ? search::Status::Crash
-                              : search::Status::Error;
-        r.message = m.describe(tune.candidateTimeout);
-        continue;
-      }
-      std::string last = m.out;
-      while (!last.empty() && last.back() == '\n')
-        last.pop_back();
-      last = last.substr(
-          last.rfind('\n') == std::string::npos ? 0 : last.rfind('\n') + 1);
-      nlohmann::json j = nlohmann::json::parse(last, nullptr, false);
-      if (j.is_discarded() || !j.is_object()) {
-        r.status = search::Status::Error;
-        r.message = "the worker printed no result";
-        continue;
-      }
-      r.status = j.value("status", "") == "ok" ? search::Status::Ok
-                                               : search::Status::Wrong;
-      r.relL2 = j.value("rel_l2", 0.0);
-      r.maxAbs = j.value("max_abs", 0.0);
-      r.medianNs = j.value("median_ns", 0.0);
-      r.minNs = j.value("min_ns", 0.0);
-      r.p90Ns = j.value("p90_ns", 0.0);
-      r.runs = j.value("runs", int64_t(0));
-      if (r.status == search::Status::Wrong)
-        r.message = "outputs differ from the reference";
-      else if (!(r.medianNs > 0)) {
-        r.status = search::Status::Error;
-        r.message = "no timing";
-      }
-    }
-    return records;
-  };
-
-  auto features = [&](size_t i, const search::Schedule &s) {
-    return hostFeatures(run.kernels[i], s, lanes, threads);
-  };
-
-  // Injected candidates (tests): measured and recorded before the search.
-  if (!extras.empty())
-    for (size_t i = 0; i < searchTasks.size(); ++i) {
-      auto records = measure(i, extras);
-      for (size_t k = 0; k < records.size(); ++k) {
-        search::TuningRecord &r = records[k];
-        r.task = searchTasks[i].task;
-        r.fingerprint = fingerprint;
-        r.schedule = search::scheduleToJson(extras[k]);
-        r.origin = "injected";
-        r.kernel = searchTasks[i].description;
-        r.flops = searchTasks[i].flops;
-        std::string error;
-        if (!db.add(r, error))
-          log("tune: warning: " + error);
-        log("tune: injected candidate " + r.schedule + " for task " + r.task +
-            ": " + search::statusName(r.status) +
-            (r.message.empty() ? "" : " (" + r.message + ")"));
-      }
-    }
-
-  search::SearchOptions options =
-      searchOptions(tune, verbosity, size_t(std::max(2, 4 * jobs)), log);
-  run.summary = search::runSearch(searchTasks, measure, features, db,
-                                  fingerprint, options);
-  run.threads = threads;
-  run.tasks = std::move(searchTasks);
-  return run;
-}
-
-std::optional<TuningRun>
-tuneSystolicModel(ModuleOp module, const host::HostOptions &hostOptions,
-                  const systolic::ArrayConfig &machine, const TuneOptions &tune,
-                  search::TuningDatabase &db, const std::string &fingerprint,
-                  Verbosity verbosity) {
-  auto tasks = host::extractHostTasks(module, hostOptions);
-  if (failed(tasks))
+  auto tasks = selectedTasks(module, selection, config, cleanup.path);
+  if (!tasks)
     return std::nullopt;
-  auto log = [&](const std::string &line) {
-    if (verbosity != Verbosity::Quiet)
-      llvm::errs() << line << "\n";
-  };
   TuningRun run;
+  run.fingerprint = t.fingerprint(config);
   std::vector<search::SearchTask> searchTasks;
-  std::vector<systolic::ArrayKernel> arrayKernels;
-  for (host::HostTask &t : *tasks) {
-    func::FuncOp kernel;
-    for (auto f : t.module->getOps<func::FuncOp>())
-      if (f.getName() != "main")
-        kernel = f;
-    std::string why;
-    std::optional<systolic::ArrayKernel> k =
-        kernel ? systolic::matchArrayKernel(kernel, why) : std::nullopt;
-    if (!k)
-      continue; // a host kernel: its host schedule is not tuned here
+  std::vector<std::function<std::vector<float>(const search::Schedule &)>>
+      features;
+  std::vector<const target::TaskModule *> taskPtrs;
+  for (target::TaskModule &task : *tasks) {
+    auto tuning = t.tuningTask(task, config, context);
+    if (failed(tuning))
+      return std::nullopt;
     search::SearchTask st;
-    st.task = t.summary.task;
-    st.description = llvm::formatv("GEMM {0}x{1}x{2} x{3}: {4}", k->gemm.M,
-                                   k->gemm.K, k->gemm.N, k->programRuns,
-                                   llvm::join(t.summary.opShapes, "; "))
-                         .str();
-    // The default is what compiling without tuning picks.
-    systolic::GemmBuffers buf = systolic::arrayKernelBuffers(machine, *k);
-    auto heuristic = systolic::tuneGemmMapping(machine, k->gemm, 8, &buf,
-                                               /*check=*/true);
-    if (!heuristic)
-      llvm::consumeError(heuristic.takeError());
-    st.space = systolic::arrayScheduleSpace(
-        machine, *k, heuristic ? &heuristic->mapping : nullptr);
-    st.launches = t.summary.launches;
-    st.flops = int64_t(t.summary.flops);
+    st.task = task.summary.task;
+    st.description = tuning->description;
+    st.space = std::move(tuning->space);
+    st.launches = task.summary.launches;
+    st.flops = int64_t(task.summary.flops);
     searchTasks.push_back(std::move(st));
-    run.kernels.push_back(t.summary);
-    arrayKernels.push_back(std::move(*k));
+    features.push_back(std::move(tuning->features));
+    run.kernels.push_back(task.summary);
+    taskPtrs.push_back(&task);
   }
   if (searchTasks.empty()) {
-    log("tune: no kernel of this model runs on the array");
-    run.threads = 1;
+    log("tune: no kernel of this model runs " + t.placementPhrase());
+    run.peakGflops = peakOfThreads(t, selection.chip, 1);
     return run;
   }
-  // Candidates are simulated in this process: the simulator validates every
-  // program before it runs it, so a bad candidate is an error record.
-  auto measure = [&](size_t i, const std::vector<search::Schedule> &schedules) {
-    std::vector<search::TuningRecord> records;
-    const systolic::ArrayKernel &k = arrayKernels[i];
-    systolic::GemmBuffers buf = systolic::arrayKernelBuffers(machine, k);
-    for (const search::Schedule &s : schedules) {
-      search::TuningRecord r;
-      systolic::GemmMapping m = systolic::mappingFromSchedule(machine, k, s);
-      auto program = systolic::buildGemmProgram(machine, k.gemm, m, buf);
-      if (!program) {
-        r.status = search::Status::Error;
-        r.message = llvm::toString(program.takeError());
-        records.push_back(r);
-        continue;
-      }
-      systolic::Machine sim(machine);
-      auto rep = sim.simulate(*program, systolic::SimOptions{false});
-      if (!rep) {
-        r.status = search::Status::Error;
-        r.message = llvm::toString(rep.takeError());
-        records.push_back(r);
-        continue;
-      }
-      double ns = double(rep->totalCycles) * double(k.programRuns) * 1000.0 /
-                  machine.clockMHz;
-      r.medianNs = r.minNs = r.p90Ns = ns;
-      r.runs = 1;
-      if (llvm::Error e =
-              systolic::checkGemmProgram(machine, k.gemm, buf, *program)) {
-        r.status = search::Status::Wrong;
-        r.message = llvm::toString(std::move(e));
-        r.relL2 = 1;
-      } else {
-        r.status = search::Status::Ok;
-      }
-      records.push_back(r);
-    }
-    return records;
-  };
-  auto features = [&](size_t i, const search::Schedule &s) {
-    const systolic::ArrayKernel &k = arrayKernels[i];
-    systolic::GemmMapping m = systolic::mappingFromSchedule(machine, k, s);
-    auto lg = [](double v) { return float(std::log2(1.0 + v)); };
-    std::vector<float> f = {lg(double(k.gemm.M)), lg(double(k.gemm.K)),
-                            lg(double(k.gemm.N)), lg(double(machine.rows)),
-                            lg(double(machine.cols))};
-    for (int d = 0; d < 3; ++d)
-      f.push_back(int(m.dataflow) == d ? 1.0f : 0.0f);
-    f.push_back(m.accumulate ? 1.0f : 0.0f);
-    f.push_back(m.resident ? 1.0f : 0.0f);
-    f.push_back(lg(double(m.chunk)));
-    f.push_back(float(m.streamSpadElems) / float(machine.spadElems()));
-    return f;
-  };
-  search::SearchOptions options = searchOptions(tune, verbosity, 8, log);
-  run.summary = search::runSearch(searchTasks, measure, features, db,
-                                  fingerprint, options);
-  run.threads = 1;
+  std::unique_ptr<target::Runner> runner =
+      t.createRunner(taskPtrs, config, context);
+  if (!runner)
+    return std::nullopt;
+  if (!measureInjected(tune, *runner, searchTasks, db, run.fingerprint, log))
+    return std::nullopt;
+  search::SearchOptions options =
+      searchOptions(tune, verbosity, runner->batchSize(), log);
+  run.summary = search::runSearch(
+      searchTasks,
+      [&](size_t i, const std::vector<search::Schedule> &batch) {
+        return runner->run(i, batch);
+      },
+      [&](size_t i, const search::Schedule &s) { return features[i](s); }, db,
+      run.fingerprint, options);
+  run.threads = runner->threads();
+  run.peakGflops = peakOfThreads(t, selection.chip, run.threads);
   run.tasks = std::move(searchTasks);
   return run;
 }
 
 std::string tuningReport(const TuningRun &run, const std::string &modelPath,
-                         const std::string &fingerprint, std::string *table,
-                         double peakGflops) {
-  double peak = peakGflops > 0 ? peakGflops
-                               : search::measureFmaPeakGflops() * run.threads;
+                         std::string *table) {
+  double peak = run.peakGflops;
+  const std::string &fingerprint = run.fingerprint;
   nlohmann::json kernels = nlohmann::json::array();
   double before = 0, after = 0;
   char line[512];

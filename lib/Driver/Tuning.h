@@ -1,12 +1,11 @@
-//===- Tuning.h - the search agent on the host target -----------*- C++ -*-===//
+//===- Tuning.h - the search agent on the selected target -------*- C++ -*-===//
 
 #ifndef IGN_DRIVER_TUNING_H
 #define IGN_DRIVER_TUNING_H
 
-#include "HostCompiler.h"
-#include "SystolicCompiler.h"
 #include "ign/Driver/Driver.h"
 #include "ign/Search/Search.h"
+#include "ign/Target/TargetRegistry.h"
 
 #include <optional>
 
@@ -17,30 +16,21 @@ struct TuningRun {
   std::vector<search::SearchTask> tasks;
   search::SearchSummary summary;
   int threads = 1;
+  std::string fingerprint;
+  double peakGflops = 0; // of the threads measurements used
 };
 
-/// Tunes the kernels `module` (consumed) would compile to, recording every
-/// measurement in `db`. nullopt after printing an error.
+/// Tunes the kernels of `module` (consumed) that the selected target runs,
+/// with its space, features and runner, recording every measurement in
+/// `db`. nullopt after printing an error.
 std::optional<TuningRun>
-tuneModel(mlir::ModuleOp module, const host::HostOptions &hostOptions,
-          const TuneOptions &tune, search::TuningDatabase &db,
-          const std::string &fingerprint, Verbosity verbosity);
-
-/// Tunes the array kernels of `module` (consumed) for the systolic
-/// `machine` with the search agent: candidates are built, run on the
-/// cycle-level simulator (the measurement: simulated time at the chip's
-/// clock) and checked against a reference GEMM in this process.
-std::optional<TuningRun>
-tuneSystolicModel(mlir::ModuleOp module, const host::HostOptions &hostOptions,
-                  const systolic::ArrayConfig &machine, const TuneOptions &tune,
-                  search::TuningDatabase &db, const std::string &fingerprint,
-                  Verbosity verbosity);
+tuneModel(mlir::ModuleOp module, const target::Selection &selection,
+          const target::TargetConfig &config, const TuneOptions &tune,
+          search::TuningDatabase &db, Verbosity verbosity);
 
 /// The report as JSON (returned) and as a human table (into `table`).
-/// `peakGflops` <= 0: the host's measured FMA peak times the threads.
 std::string tuningReport(const TuningRun &run, const std::string &modelPath,
-                         const std::string &fingerprint, std::string *table,
-                         double peakGflops = 0);
+                         std::string *table);
 
 } // namespace ign
 

@@ -223,10 +223,8 @@ void buildCodegenPipeline(PassManager &pm) {
 /// calling the C interface of kernel `name` with args[i] as its i-th
 /// descriptor pointer, so the runtime calls every kernel through one
 /// function type.
-/// `fault` (KernelSchedule::fault) breaks the entry on purpose, for tests.
 LogicalResult addPackedEntry(llvm::Module &module, llvm::StringRef name,
-                             llvm::StringRef symbol, int64_t fault,
-                             Location loc) {
+                             llvm::StringRef symbol, Location loc) {
   llvm::Function *target = module.getFunction(("_mlir_ciface_" + name).str());
   if (!target || target->arg_size() < 2)
     return emitError(loc) << "kernel '" << name << "' has no C interface";
@@ -243,32 +241,7 @@ LogicalResult addPackedEntry(llvm::Module &module, llvm::StringRef name,
     args.push_back(
         b.CreateLoad(ptr, b.CreateConstGEP1_64(ptr, entry->getArg(0), i)));
   args.push_back(entry->getArg(1));
-  llvm::Value *end = entry->getArg(2);
-  if (fault == 1) // workgroup 0 is never run (a serial kernel: nothing)
-    args.back() =
-        b.CreateSelect(b.CreateICmpEQ(args.back(), b.getInt64(0)),
-                       b.CreateAdd(args.back(), b.getInt64(1)), args.back());
-  if (fault == 2)
-    b.CreateIntrinsic(llvm::Intrinsic::trap, {}, {});
-  if (fault == 3) { // spins forever (LLVM keeps loops without mustprogress)
-    llvm::BasicBlock *spin = llvm::BasicBlock::Create(ctx, "spin", entry);
-    b.CreateBr(spin);
-    b.SetInsertPoint(spin);
-    b.CreateBr(spin);
-    return success();
-  }
-  args.push_back(end);
-  if (fault == 1) { // a kernel of one workgroup must not run at all
-    llvm::BasicBlock *call = llvm::BasicBlock::Create(ctx, "call", entry);
-    llvm::BasicBlock *done = llvm::BasicBlock::Create(ctx, "done", entry);
-    b.CreateCondBr(b.CreateICmpSLT(args[args.size() - 2], end), call, done);
-    b.SetInsertPoint(call);
-    b.CreateCall(target, args);
-    b.CreateBr(done);
-    b.SetInsertPoint(done);
-    b.CreateRetVoid();
-    return success();
-  }
+  args.push_back(entry->getArg(2));
   b.CreateCall(target, args);
   b.CreateRetVoid();
   return success();
@@ -305,52 +278,11 @@ FailureOr<std::string> linkSharedObject(llvm::StringRef object, Location loc) {
 
 } // namespace
 
-/// The graph part of the host pipeline: convolutions as matmuls (default
-/// schedule), padding splits, reshape sinking, fusion and outlining.
-static FailureOr<func::FuncOp> formHostKernels(ModuleOp module,
-                                               const HostOptions &options) {
-  auto main = module.lookupSymbol<func::FuncOp>("main");
-  if (!main)
-    return module.emitError("the module has no @main function");
-  // Graph-level cleanups: identical ops once, dead ops gone, batch norms
-  // into weights. (Op folders, run by the reshape sinking's driver below,
-  // drop no-op transposes, slices, pads and casts and merge reshape and
-  // transpose chains.)
-  {
-    IRRewriter rewriter(module.getContext());
-    DominanceInfo dominance(main);
-    eliminateCommonSubExpressions(rewriter, dominance, main);
-    for (Operation &op : llvm::make_early_inc_range(
-             llvm::reverse(main.getBody().front().getOperations())))
-      if (isOpTriviallyDead(&op))
-        op.erase();
-  }
-  foldBatchNorm(main);
-  // Ungrouped convolutions become matmuls with their padding in the
-  // columns; the padding of the rest becomes a kernel of its own.
-  if (options.schedule == "default")
-    convToMatmul(main);
-  splitConvPadding(main);
-  sinkReshapes(main);
-  if (failed(formKernels(main, options.fuse, options.separateThinColumns)) ||
-      failed(outlineKernels(module, main)))
-    return failure();
-  return main;
-}
-
-FailureOr<std::vector<KernelSummary>>
-planHostKernels(ModuleOp module, const HostOptions &options) {
-  auto main = formHostKernels(module, options);
-  if (failed(main))
-    return failure();
-  return summarizeKernels(module, *main);
-}
-
 /// The machine code is generated for: this one, or a named CPU.
-static HostTarget hostTarget(const HostOptions &options) {
+static HostTarget hostTarget(const std::string &cpu) {
   HostTarget artifact;
   artifact.triple = llvm::sys::getProcessTriple();
-  if (options.cpu == "host") {
+  if (cpu == "host") {
     artifact.cpu = llvm::sys::getHostCPUName().str();
     std::vector<std::string> list;
     for (auto &f : llvm::sys::getHostCPUFeatures())
@@ -358,13 +290,13 @@ static HostTarget hostTarget(const HostOptions &options) {
     std::sort(list.begin(), list.end());
     artifact.features = llvm::join(list, ",");
   } else {
-    artifact.cpu = options.cpu;
+    artifact.cpu = cpu;
   }
   return artifact;
 }
 
-int64_t hostVectorBits(const HostOptions &options) {
-  HostTarget t = hostTarget(options);
+int64_t hostVectorBits(const std::string &cpu) {
+  HostTarget t = hostTarget(cpu);
   if (llvm::StringRef(t.features).contains("+avx512f"))
     return 512;
   if (llvm::StringRef(t.features).contains("+avx"))
@@ -372,9 +304,9 @@ int64_t hostVectorBits(const HostOptions &options) {
   return 128;
 }
 
-std::string hostFingerprint(const HostOptions &options,
+std::string hostFingerprint(const std::string &cpu,
                             llvm::StringRef ignVersion) {
-  HostTarget t = hostTarget(options);
+  HostTarget t = hostTarget(cpu);
   std::string text = t.triple + "|" + t.cpu + "|" + t.features + "|" +
                      ignVersion.str() + "|" LLVM_VERSION_STRING;
   return "host/" + t.cpu + "/" +
@@ -400,38 +332,8 @@ static void prepareContext(MLIRContext *ctx) {
                    scf::SCFDialect, vector::VectorDialect, LLVM::LLVMDialect>();
 }
 
-FailureOr<std::vector<HostTask>> extractHostTasks(ModuleOp module,
-                                                  const HostOptions &options) {
-  auto main = formHostKernels(module, options);
-  if (failed(main))
-    return failure();
-  std::vector<HostTask> tasks;
-  OpBuilder b(module.getContext());
-  for (KernelSummary &summary : summarizeKernels(module, *main)) {
-    auto kernel = module.lookupSymbol<func::FuncOp>(summary.name);
-    Location loc = kernel.getLoc();
-    HostTask task;
-    task.module = ModuleOp::create(loc);
-    b.setInsertionPointToEnd(task.module->getBody());
-    b.clone(*kernel);
-    FunctionType type = kernel.getFunctionType();
-    auto entry = b.create<func::FuncOp>(loc, "main", type);
-    OpBuilder body = OpBuilder::atBlockEnd(entry.addEntryBlock());
-    for (unsigned i = 0; i < type.getNumInputs(); ++i)
-      entry.setArgAttr(i, "ign.name",
-                       b.getStringAttr("arg" + std::to_string(i)));
-    auto call = body.create<func::CallOp>(loc, kernel, entry.getArguments());
-    body.create<func::ReturnOp>(loc, call.getResults());
-    for (unsigned i = 0; i < type.getNumResults(); ++i)
-      entry.setResultAttr(i, "ign.name",
-                          b.getStringAttr("out" + std::to_string(i)));
-    task.summary = std::move(summary);
-    tasks.push_back(std::move(task));
-  }
-  return tasks;
-}
-
-FailureOr<search::ScheduleSpace> hostScheduleSpace(ModuleOp task) {
+FailureOr<search::ScheduleSpace> hostScheduleSpace(ModuleOp task,
+                                                   int64_t vectorBits) {
   MLIRContext *ctx = task.getContext();
   prepareContext(ctx);
   OwningOpRef<ModuleOp> copy(cast<ModuleOp>(task->clone()));
@@ -446,135 +348,59 @@ FailureOr<search::ScheduleSpace> hostScheduleSpace(ModuleOp task) {
   });
   if (!kernel)
     return task.emitError("the task module has no kernel function");
-  return describeScheduleSpace(kernel, hostVectorBits({}));
+  return describeScheduleSpace(kernel, vectorBits);
 }
 
-FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
-                                                 const HostOptions &options) {
-  MLIRContext *ctx = module.getContext();
-  prepareContext(ctx);
-  if (options.schedule != "default" && options.schedule != "reference")
-    return module.emitError("unknown host schedule '")
-           << options.schedule << "' (default or reference)";
-
-  FailureOr<func::FuncOp> main =
-      options.kernelsFormed
-          ? FailureOr<func::FuncOp>(module.lookupSymbol<func::FuncOp>("main"))
-          : formHostKernels(module, options);
-  if (failed(main) || !*main)
-    return module.emitError("no @main function to compile");
-  std::vector<KernelSummary> summaries = summarizeKernels(module, *main);
-  llvm::StringMap<const KernelSummary *> summaryOf;
-  for (const KernelSummary &s : summaries)
-    summaryOf[s.name] = &s;
-  auto plan = buildLaunchPlan(*main);
-  if (failed(plan))
-    return failure();
-  // @main now lives on as the bundle's launch list; only kernels remain.
-  main->erase();
-
-  bundle::BundleContents contents;
-  contents.targetName = options.targetName;
-  contents.inputs = plan->inputs;
-  contents.outputs = plan->outputs;
-  for (auto &[spec, bytes] : plan->weights)
-    contents.weights.push_back(
-        {spec, std::string_view(bytes.data(), bytes.size())});
-  contents.launches = plan->launches;
-  contents.arenaBytes = plan->arenaBytes;
-
-  SmallVector<func::FuncOp> kernels;
-  // contents.kernels indices of the kernels compiled for the host.
-  std::vector<size_t> hostIndex;
-  SmallVector<func::FuncOp> offloaded;
-  for (const std::string &name : plan->kernels) {
-    auto kernel = module.lookupSymbol<func::FuncOp>(name);
-    bundle::KernelSpec spec;
-    spec.name = name;
-    spec.symbol = "ign_" + name;
-    spec.results = kernel.getNumResults();
-    const KernelSummary *summary = nullptr;
-    if (auto it = summaryOf.find(name); it != summaryOf.end()) {
-      summary = it->second;
-      const KernelSummary &s = *it->second;
-      spec.ops = s.ops;
-      spec.opShapes = s.opShapes;
-      spec.task = s.task;
-      spec.flops = s.flops;
-      spec.bytesRead = s.bytesRead;
-      spec.bytesWritten = s.bytesWritten;
-    }
-    if (options.offload) {
-      auto claimed = options.offload(kernel, summary);
-      if (failed(claimed))
-        return failure();
-      if (*claimed) {
-        spec.symbol = "";
-        spec.device = (*claimed)->device;
-        spec.deviceJson = std::move((*claimed)->deviceJson);
-        spec.deviceBlob = std::move((*claimed)->blob);
-        spec.scheduleJson = std::move((*claimed)->scheduleJson);
-        contents.kernels.push_back(std::move(spec));
-        offloaded.push_back(kernel);
-        continue;
-      }
-    }
-    hostIndex.push_back(contents.kernels.size());
-    contents.kernels.push_back(std::move(spec));
+/// Marks the host's kernels for bufferization and the C interface, and
+/// names their entry symbols.
+static void
+prepareKernels(MLIRContext *ctx,
+               llvm::MutableArrayRef<target::PlacedKernel> kernels) {
+  for (target::PlacedKernel &k : kernels) {
+    k.spec->symbol = "ign_" + k.spec->name;
     // Kernels never write their arguments: those are the model's inputs,
     // weights (read-only mmapped memory) or other kernels' results.
-    for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
-      kernel.setArgAttr(i, "bufferization.writable", BoolAttr::get(ctx, false));
-    kernel.setPublic();
-    kernel->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
-    kernels.push_back(kernel);
+    for (unsigned i = 0; i < k.kernel.getNumArguments(); ++i)
+      k.kernel.setArgAttr(i, "bufferization.writable",
+                          BoolAttr::get(ctx, false));
+    k.kernel.setPublic();
+    k.kernel->setAttr("llvm.emit_c_interface", UnitAttr::get(ctx));
   }
-  for (func::FuncOp kernel : offloaded)
-    kernel.erase();
-  HostTarget artifact = hostTarget(options);
-  contents.triple = artifact.triple;
-  contents.cpu = artifact.cpu;
-  llvm::SmallVector<llvm::StringRef> features;
-  llvm::StringRef(artifact.features).split(features, ',', -1, false);
-  for (llvm::StringRef f : features)
-    contents.features.push_back(f.str());
-  if (kernels.empty())
-    return contents; // every kernel runs on a device: no host artifact
-  std::vector<bundle::KernelSpec *> hostSpecs;
-  for (size_t i : hostIndex)
-    hostSpecs.push_back(&contents.kernels[i]);
+}
 
+/// The schedules on tensors, bufferization, workgroup distribution and
+/// codegen down to the LLVM dialect.
+static LogicalResult
+lowerKernels(ModuleOp module,
+             llvm::MutableArrayRef<target::PlacedKernel> kernels,
+             bool reference, std::vector<KernelSchedule> &schedules) {
+  MLIRContext *ctx = module.getContext();
   PassManager lowering(ctx);
   buildLoweringPipeline(lowering);
   if (failed(lowering.run(module)))
     return failure();
-  std::vector<KernelSchedule> schedules(kernels.size());
-  for (auto [kernel, schedule, specPtr] :
-       llvm::zip(kernels, schedules, hostSpecs)) {
-    bundle::KernelSpec &spec = *specPtr;
-    if (options.schedule != "default") {
+  schedules.assign(kernels.size(), KernelSchedule());
+  for (auto [k, schedule] : llvm::zip(kernels, schedules)) {
+    if (reference) {
       schedule.kind = "reference";
       schedule.serialReason = "reference schedule";
       continue;
     }
-    const search::Schedule *tuned = nullptr;
-    if (options.scheduleFor)
-      if (auto it = summaryOf.find(spec.name); it != summaryOf.end())
-        tuned = options.scheduleFor(*it->second);
-    schedule = applySchedule(kernel, tuned);
+    schedule = applySchedule(k.kernel, k.tuned);
   }
   PassManager cleanup(ctx);
   cleanup.addPass(createCanonicalizerPass());
   cleanup.addPass(createCSEPass());
   if (failed(cleanup.run(module)))
     return failure();
-  for (func::FuncOp kernel : kernels)
-    copyPassedThroughResults(kernel);
+  for (target::PlacedKernel &k : kernels)
+    copyPassedThroughResults(k.kernel);
   PassManager bufferizing(ctx);
   buildBufferizationPipeline(bufferizing);
   if (failed(bufferizing.run(module)))
     return failure();
-  for (auto [kernel, schedule] : llvm::zip(kernels, schedules)) {
+  for (auto [k, schedule] : llvm::zip(kernels, schedules)) {
+    func::FuncOp kernel = k.kernel;
     // No kernel argument is written through another one: outputs never
     // share bytes with anything the kernel reads (the launch plan keeps
     // live buffers apart), so LLVM may vectorize without alias checks.
@@ -583,34 +409,31 @@ FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
         kernel.setArgAttr(i, LLVM::LLVMDialect::getNoAliasAttrName(),
                           UnitAttr::get(ctx));
     distributeWorkgroups(kernel, schedule);
-    if (options.schedule == "default")
+    if (!reference)
       finishSchedule(kernel);
   }
   lowerVectorOps(module);
-  if (options.schedule == "default")
+  if (!reference)
     approximateMathFunctions(module);
   PassManager codegen(ctx);
   buildCodegenPipeline(codegen);
-  if (failed(codegen.run(module)))
-    return failure();
+  return codegen.run(module);
+}
 
-  // The kernel functions are LLVM functions now; only the specs remain.
-  kernels.clear();
-  for (auto [spec, schedule] : llvm::zip(hostSpecs, schedules)) {
-    spec->scheduleJson = schedule.toJson();
-    spec->workgroups = schedule.workgroups;
-  }
-
+/// LLVM IR of the lowered module, optimized for `artifact`, as an object
+/// file; `llvmIR` receives the optimized IR when set.
+static FailureOr<std::string>
+emitObject(ModuleOp module, llvm::ArrayRef<bundle::KernelSpec *> specs,
+           const HostTarget &artifact, std::string *llvmIR) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::LLVMContext llvmContext;
   auto llvmModule = translateModuleToLLVMIR(module, llvmContext, "ign_kernels");
   if (!llvmModule)
     return module.emitError("translation to LLVM IR failed");
-
-  for (auto [k, schedule] : llvm::zip(hostSpecs, schedules))
-    if (failed(addPackedEntry(*llvmModule, k->name, k->symbol, schedule.fault,
-                              module.getLoc())))
+  for (bundle::KernelSpec *k : specs)
+    if (failed(
+            addPackedEntry(*llvmModule, k->name, k->symbol, module.getLoc())))
       return failure();
   std::string error;
   const llvm::Target *target =
@@ -630,26 +453,59 @@ FailureOr<bundle::BundleContents> compileForHost(ModuleOp module,
           makeOptimizingTransformer(3, 0, machine.get())(llvmModule.get()))
     return module.emitError("LLVM optimization failed: ")
            << llvm::toString(std::move(err));
-  if (options.llvmIR) {
-    llvm::raw_string_ostream os(*options.llvmIR);
+  if (llvmIR) {
+    llvm::raw_string_ostream os(*llvmIR);
     llvmModule->print(os, nullptr);
   }
-
   llvm::SmallVector<char, 0> object;
-  {
-    llvm::raw_svector_ostream os(object);
-    llvm::legacy::PassManager codegen;
-    if (machine->addPassesToEmitFile(codegen, os, nullptr,
-                                     llvm::CodeGenFileType::ObjectFile))
-      return module.emitError("the target cannot emit object files");
-    codegen.run(*llvmModule);
+  llvm::raw_svector_ostream os(object);
+  llvm::legacy::PassManager passes;
+  if (machine->addPassesToEmitFile(passes, os, nullptr,
+                                   llvm::CodeGenFileType::ObjectFile))
+    return module.emitError("the target cannot emit object files");
+  passes.run(*llvmModule);
+  return std::string(object.data(), object.size());
+}
+
+LogicalResult compileHostKernels(
+    ModuleOp module, llvm::MutableArrayRef<target::PlacedKernel> kernels,
+    const target::CompileOptions &options, bundle::BundleContents &contents) {
+  MLIRContext *ctx = module.getContext();
+  prepareContext(ctx);
+  const target::TargetConfig &config = options.config;
+  if (config.schedule != "default" && config.schedule != "reference")
+    return module.emitError("unknown host schedule '")
+           << config.schedule << "' (default or reference)";
+  HostTarget artifact = hostTarget(config.chip);
+  contents.triple = artifact.triple;
+  contents.cpu = artifact.cpu;
+  llvm::SmallVector<llvm::StringRef> features;
+  llvm::StringRef(artifact.features).split(features, ',', -1, false);
+  for (llvm::StringRef f : features)
+    contents.features.push_back(f.str());
+  if (kernels.empty())
+    return success(); // every kernel runs on a device: no host artifact
+  prepareKernels(ctx, kernels);
+  std::vector<KernelSchedule> schedules;
+  if (failed(lowerKernels(module, kernels, config.schedule == "reference",
+                          schedules)))
+    return failure();
+  // The kernel functions are LLVM functions now; only the specs remain.
+  std::vector<bundle::KernelSpec *> specs;
+  for (auto [k, schedule] : llvm::zip(kernels, schedules)) {
+    k.spec->scheduleJson = schedule.toJson();
+    k.spec->workgroups = schedule.workgroups;
+    k.kernel = nullptr;
+    specs.push_back(k.spec);
   }
-  auto so = linkSharedObject(llvm::StringRef(object.data(), object.size()),
-                             module.getLoc());
+  auto object = emitObject(module, specs, artifact, options.lowLevelIR);
+  if (failed(object))
+    return failure();
+  auto so = linkSharedObject(*object, module.getLoc());
   if (failed(so))
     return failure();
   contents.artifact = std::move(*so);
-  return contents;
+  return success();
 }
 
 } // namespace ign::host

@@ -1,6 +1,7 @@
 //===- HostSchedule.cpp - loop order and workgroups for the host ----------===//
 
 #include "HostSchedule.h"
+#include "HostKnobs.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -535,17 +536,17 @@ ContractionKnobs contractionKnobs(const search::Schedule *knobs, unsigned index,
                : 0;
   if (!knobs)
     return k;
-  std::string prefix = "c" + std::to_string(index) + ".";
+  std::string prefix = knobs::contraction(index);
   auto get = [&](const char *name, int64_t &value) {
     if (auto it = knobs->find(prefix + name); it != knobs->end())
       value = it->second;
   };
-  get("rows", k.rows);
-  get("cols", k.cols);
-  get("row_dim", k.rowDim);
-  get("k_tile", k.kTile);
-  get("pack", k.pack);
-  get("order", k.order);
+  get(knobs::kRows, k.rows);
+  get(knobs::kCols, k.cols);
+  get(knobs::kRowDim, k.rowDim);
+  get(knobs::kKTile, k.kTile);
+  get(knobs::kPack, k.pack);
+  get(knobs::kOrder, k.order);
   return k;
 }
 
@@ -684,7 +685,7 @@ std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
   if (!c)
     return {};
   ContractionKnobs k = contractionKnobs(knobs, index, *c);
-  std::string prefix = "c" + std::to_string(index) + ".";
+  std::string prefix = knobs::contraction(index);
   // Columns that do not divide the loop: the largest multiple of the tile
   // is tiled as asked and the rest (peeled off with linalg::splitOp) gets
   // the widest tile that divides it. 196 pixels become 12 tiles of 16 and
@@ -713,7 +714,7 @@ std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
           restCols = v;
           break;
         }
-      restKnobs[prefix + "cols"] = restCols;
+      restKnobs[prefix + knobs::kCols] = restCols;
       search::Schedule ignored;
       vectorizeContraction(rewriter, restOp, index, &restKnobs, ignored,
                            /*peel=*/true, peelRows);
@@ -738,7 +739,7 @@ std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
       auto restOp = dyn_cast_or_null<linalg::GenericOp>(rest.getOperation());
       if (mainOp && restOp) {
         search::Schedule restKnobs = knobs ? *knobs : search::Schedule{};
-        restKnobs[prefix + "rows"] = rowRange % rows;
+        restKnobs[prefix + knobs::kRows] = rowRange % rows;
         search::Schedule ignored;
         vectorizeContraction(rewriter, restOp, index, &restKnobs, ignored, peel,
                              /*peelRows=*/false);
@@ -753,7 +754,7 @@ std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
       cols = v;
       break;
     }
-  applied[prefix + "cols"] = cols;
+  applied[prefix + knobs::kCols] = cols;
   if (cols == 1)
     return {};
   std::optional<unsigned> row;
@@ -769,8 +770,8 @@ std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
         tile[*row] = r;
         break;
       }
-    applied[prefix + "rows"] = tile[*row];
-    applied[prefix + "row_dim"] =
+    applied[prefix + knobs::kRows] = tile[*row];
+    applied[prefix + knobs::kRowDim] =
         llvm::find(c->rowDims, *row) - c->rowDims.begin();
   }
   auto iterators = op.getIteratorTypesArray();
@@ -783,7 +784,7 @@ std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
     auto i = llvm::find(order, int64_t(c->inner));
     std::iter_swap(r, i);
   }
-  applied[prefix + "order"] = row && k.order == 1 ? 1 : 0;
+  applied[prefix + knobs::kOrder] = row && k.order == 1 ? 1 : 0;
   for (unsigned d = 0; d < c->ranges.size(); ++d)
     if (iterators[d] != utils::IteratorType::parallel)
       order.push_back(d);
@@ -810,7 +811,7 @@ std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
     }
   }
   if (c->reduction)
-    applied[prefix + "k_tile"] = kTile;
+    applied[prefix + knobs::kKTile] = kTile;
 
   SmallVector<OpFoldResult> sizes;
   for (int64_t t : tile)
@@ -824,8 +825,9 @@ std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
     return {};
   rewriter.replaceOp(target, tiled->replacements);
   if (c->reduction)
-    applied[prefix + "pack"] = k.pack == 1 && !tiled->loops.empty() &&
-                               packStreamedOperand(rewriter, *tiled, *c, cols);
+    applied[prefix + knobs::kPack] =
+        k.pack == 1 && !tiled->loops.empty() &&
+        packStreamedOperand(rewriter, *tiled, *c, cols);
   // A tile that does not vectorize stays a correct scalar loop nest.
   if (failed(linalg::vectorize(rewriter, tiled->tiledOps.back())))
     return {};
@@ -870,7 +872,7 @@ search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
     SmallVector<unsigned> loops(a.order);
     llvm::sort(loops);
     for (unsigned d : loops) {
-      search::Knob knob{"split." + std::to_string(d), {}};
+      search::Knob knob{knobs::split(d), {}};
       for (int64_t c : a.legalCounts(d, kMaxWorkgroups))
         knob.values.push_back(c);
       if (knob.values.size() < 2)
@@ -893,7 +895,7 @@ search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
     std::optional<ContractionLoops> c = analyzeContraction(op);
     if (!c)
       continue;
-    std::string prefix = "c" + std::to_string(index) + ".";
+    std::string prefix = knobs::contraction(index);
     ContractionKnobs k = contractionKnobs(nullptr, index, *c);
     auto add = [&](const std::string &name, std::vector<int64_t> values,
                    int64_t value) {
@@ -906,20 +908,20 @@ search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
     for (int64_t v : {4, 8, 16, 32})
       if (v <= c->ranges[c->inner])
         cols.push_back(v);
-    add("cols", cols, k.cols);
+    add(knobs::kCols, cols, k.cols);
     if (!c->rowDims.empty()) {
       std::vector<int64_t> rows;
       int64_t range = c->ranges[c->rowDims.front()];
       for (int64_t r : {1, 2, 3, 4, 5, 6, 8})
         if (r <= range)
           rows.push_back(r);
-      add("rows", rows, std::min(k.rows, range));
+      add(knobs::kRows, rows, std::min(k.rows, range));
       std::vector<int64_t> dims;
       for (size_t i = 0; i < c->rowDims.size(); ++i)
         dims.push_back(int64_t(i));
-      add("row_dim", dims, 0);
-      add("order", {0, 1}, 0);
-      tiles.push_back({prefix + "rows", prefix + "cols"});
+      add(knobs::kRowDim, dims, 0);
+      add(knobs::kOrder, {0, 1}, 0);
+      tiles.push_back({prefix + knobs::kRows, prefix + knobs::kCols});
     }
     if (c->reduction) {
       int64_t range = c->ranges[*c->reduction];
@@ -927,8 +929,8 @@ search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
       for (int64_t t : {32, 64, 128, 256, 512})
         if (t < range && range % t == 0)
           chunks.push_back(t);
-      add("k_tile", chunks, 0);
-      add("pack", {0, 1}, k.pack);
+      add(knobs::kKTile, chunks, 0);
+      add(knobs::kPack, {0, 1}, k.pack);
     }
   }
   space.legal = [splitKnobs, tiles, lanes](const search::Schedule &s) {
@@ -956,10 +958,6 @@ KernelSchedule applySchedule(func::FuncOp kernel,
   KernelSchedule schedule;
   if (knobs) {
     schedule.kind = "tuned";
-    if (auto it = knobs->find("debug.fault"); it != knobs->end()) {
-      schedule.fault = it->second;
-      schedule.knobs["debug.fault"] = it->second;
-    }
   }
   IRRewriter rewriter(kernel.getContext());
   linalg::LinalgOp root = prepareKernel(rewriter, kernel);
@@ -973,8 +971,7 @@ KernelSchedule applySchedule(func::FuncOp kernel,
     // Knobs override the heuristic's counts; a count the loop does not
     // allow (or a loop that may not be split) leaves the loop whole.
     for (unsigned d : a.order)
-      if (auto it = knobs->find("split." + std::to_string(d));
-          it != knobs->end())
+      if (auto it = knobs->find(knobs::split(d)); it != knobs->end())
         counts[d] =
             llvm::is_contained(a.legalCounts(d, kMaxWorkgroups), it->second)
                 ? it->second
@@ -988,7 +985,7 @@ KernelSchedule applySchedule(func::FuncOp kernel,
     workgroups *= counts[d];
   }
   for (unsigned d : a.order)
-    schedule.knobs["split." + std::to_string(d)] = counts[d];
+    schedule.knobs[knobs::split(d)] = counts[d];
   schedule.workgroupTile = tile;
   if (workgroups < 2) {
     schedule.serialReason = "too little work to split";

@@ -4,14 +4,8 @@
 // innermost loop walks memory contiguously, the root op tiled into
 // workgroups (producers fused in) that the runtime spreads across threads,
 // and contractions tiled into register tiles that are vectorized. The knobs
-// of that lowering form the kernel's schedule space (docs/search.md):
-//
-//   split.D      workgroups along the root's loop D (divides the loop)
-//   cJ.rows      output rows of contraction J's register tile
-//   cJ.cols      output columns (contiguous lanes) of the tile; 1 = scalar
-//   cJ.row_dim   which output loop the rows run along (0 = heuristic's)
-//   cJ.k_tile    reduction chunk (cache block) outside the tiles; 0 = whole
-//   cJ.order     0: row tiles outside column tiles; 1: the reverse
+// of that lowering form the kernel's schedule space; their names are in
+// HostKnobs.h.
 //
 // With no schedule given, the default heuristics choose every knob.
 //
@@ -43,10 +37,6 @@ struct KernelSchedule {
   search::Schedule knobs;
   /// "default" (heuristics) or "tuned" (knobs given).
   std::string kind = "default";
-  /// Knob "debug.fault", never part of a space: a deliberately broken
-  /// kernel for testing the search agent's isolation (1: skips workgroup
-  /// 0, so outputs stay unwritten; 2: traps; 3: never returns).
-  int64_t fault = 0;
 
   std::string toJson() const;
 };

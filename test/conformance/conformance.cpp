@@ -16,12 +16,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "HostCompiler.h"
 #include "ign/Bundle/BundleWriter.h"
 #include "ign/Dialect/Ign/IR/IgnOps.h"
 #include "ign/Driver/TensorFiles.h"
 #include "ign/Import/OnnxImporter.h"
 #include "ign/Runtime/ignrt.h"
+#include "ign/Target/Pipeline.h"
+#include "ign/Target/TargetRegistry.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -197,7 +198,11 @@ Result runTest(const fs::path &dir) {
       messages += d.str() + "; ";
     return mlir::success();
   });
-  auto compiled = ign::host::compileForHost(*imported.module, {});
+  ign::target::registerBuiltinTargets();
+  const ign::target::Target &host = *ign::target::findTarget("host");
+  ign::target::PipelineOptions pipeline;
+  pipeline.compile.config.chip = host.defaultChip();
+  auto compiled = ign::target::compileModule(*imported.module, host, pipeline);
   if (mlir::failed(compiled)) {
     bool lowering = messages.find("failed to legalize") != std::string::npos ||
                     messages.find("not lowered yet") != std::string::npos;

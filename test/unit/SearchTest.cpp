@@ -3,7 +3,9 @@
 #include "ign/Search/Search.h"
 #include "ign/Search/CostModel.h"
 #include "ign/Search/TuningDatabase.h"
+#include "ign/Search/Validator.h"
 #include "ign/Search/WorkerProcess.h"
+#include "ign/Target/TargetRegistry.h"
 
 #include <gtest/gtest.h>
 
@@ -193,3 +195,63 @@ TEST(Search, FindsTheOptimumAndNeverChoosesAFailure) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// The one validator and the target registry.
+//===----------------------------------------------------------------------===//
+
+TEST(Validator, FloatThresholdsAndNonFinite) {
+  using ign::search::compareValues;
+  std::vector<double> want = {1, 2, 3, 4};
+  EXPECT_TRUE(compareValues({1, 2, 3, 4.00001}, want, IGNRT_F32).pass);
+  // Within f16's thresholds, outside f32's.
+  std::vector<double> close = {1, 2, 3, 4.01};
+  EXPECT_FALSE(compareValues(close, want, IGNRT_F32).pass);
+  EXPECT_TRUE(compareValues(close, want, IGNRT_F16).pass);
+  // A NaN where the reference is finite fails whatever the thresholds.
+  auto nan = compareValues({1, 2, 3, NAN}, want, IGNRT_F16);
+  EXPECT_FALSE(nan.pass);
+  EXPECT_TRUE(std::isinf(nan.relL2));
+  // Integers match exactly; sizes must agree.
+  EXPECT_FALSE(compareValues({1, 2, 3, 5}, want, IGNRT_I32).pass);
+  EXPECT_TRUE(compareValues(want, want, IGNRT_I8).pass);
+  EXPECT_FALSE(compareValues({1, 2, 3}, want, IGNRT_F32).pass);
+}
+
+TEST(Validator, OutputBytes) {
+  float got[3] = {1, 2, 3}, want[3] = {1, 2, 3.5f};
+  std::string w(reinterpret_cast<const char *>(want), sizeof want);
+  auto c = ign::search::compareOutput(reinterpret_cast<const char *>(got), w,
+                                      sizeof got, IGNRT_F32);
+  EXPECT_FALSE(c.pass);
+  EXPECT_NEAR(c.maxAbs, 0.5, 1e-9);
+  EXPECT_TRUE(ign::search::compareOutput(reinterpret_cast<const char *>(want),
+                                         w, sizeof want, IGNRT_F32)
+                  .pass);
+}
+
+TEST(TargetRegistry, ResolvesNamesSpellingsAndChips) {
+  using namespace ign::target;
+  registerBuiltinTargets();
+  std::string error;
+  auto host = resolveTarget("host", "", error);
+  ASSERT_TRUE(host) << error;
+  EXPECT_EQ(host->target, fallbackTarget());
+  EXPECT_EQ(host->chip, "host");
+  auto cpu = resolveTarget("x86-64-v3", "", error);
+  ASSERT_TRUE(cpu) << error;
+  EXPECT_EQ(cpu->target->name(), "host");
+  EXPECT_EQ(cpu->chip, "x86-64-v3");
+  auto array = resolveTarget("systolic", "", error);
+  ASSERT_TRUE(array) << error;
+  EXPECT_EQ(array->chip, array->target->defaultChip());
+  EXPECT_FALSE(array->target->runsUnclaimedKernels());
+  EXPECT_FALSE(resolveTarget("systolic", "no-such-chip", error));
+  EXPECT_NE(error.find("no-such-chip"), std::string::npos);
+  EXPECT_FALSE(resolveTarget("x86-64-v3", "znver4", error));
+  EXPECT_FALSE(resolveTarget("tpu9000", "", error));
+  EXPECT_NE(error.find("unknown target 'tpu9000'"), std::string::npos);
+  // The built-in targets, once each: registration is idempotent.
+  registerBuiltinTargets();
+  EXPECT_EQ(registeredTargets().size(), 2u);
+}

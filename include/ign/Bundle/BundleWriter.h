@@ -68,9 +68,6 @@ struct BundleContents {
   std::string artifact;    // target code (host: ELF shared object)
 };
 
-/// The manifest of `contents` as JSON text (weight offsets included).
-std::string buildManifest(const BundleContents &contents);
-
 /// Writes the bundle to `path` through a temporary file renamed into place,
 /// so a failed write never leaves a partial bundle. Returns an error
 /// message, or "" on success.

@@ -7,23 +7,13 @@
 #ifndef IGN_DRIVER_DRIVER_H
 #define IGN_DRIVER_DRIVER_H
 
+#include "ign/Driver/ExitCodes.h"
 #include "ign/Import/OnnxImporter.h"
 
 #include <string>
 #include <vector>
 
 namespace ign {
-
-/// Process exit codes, documented in docs/exit-codes.md.
-enum ExitCode : int {
-  kExitOk = 0,
-  kExitUsage = 1,    // bad command line
-  kExitImport = 2,   // the model cannot be read or imported
-  kExitTarget = 3,   // the requested target is unknown or not built
-  kExitOutput = 4,   // an output file cannot be written
-  kExitLowering = 5, // an op of the model cannot be compiled yet
-  kExitRuntime = 6,  // a bundle is invalid, refused, or fails to run
-};
 
 enum class Verbosity { Quiet, Normal, Verbose };
 
@@ -48,8 +38,8 @@ struct TuneOptions {
 struct DriverOptions {
   std::string modelPath;
   std::string target = "host";
-  /// --target=systolic: the machine (a preset: gemmini-16, tpu-v1, ...).
-  std::string chip = "gemmini-16";
+  /// The target's chip (a preset); empty: the target's default.
+  std::string chip;
   std::string outputPath;
   std::string emit; // "" (bundle), "ign", "linalg", "kernels" or "llvm"
   std::string schedule = "default"; // or "reference"
@@ -65,8 +55,8 @@ struct DriverOptions {
   TuneOptions tune;
 };
 
-/// Registers ignc's device drivers with libignrt (the systolic simulator),
-/// so that ignc's tools run bundles for those targets.
+/// Registers every target's device driver with libignrt, so that ignc's
+/// tools run bundles for those targets.
 void registerDevices();
 
 /// `ignc tune-worker build|measure ...`: the child processes of tuning.
@@ -81,27 +71,6 @@ struct DbCommand {
   bool json = false;       // stats as JSON
 };
 int runDbCommand(const DbCommand &command);
-
-/// `ignc sim`: layers of a SCALE-Sim topology on the systolic simulator.
-struct SimCommand {
-  std::string config;   // a SCALE-Sim .cfg
-  std::string chip;     // or a preset (gemmini-16, tpu-v1, scale-32)
-  std::string topology; // a SCALE-Sim topology .csv
-  bool gemm = false;    // the topology is in GEMM form (name, M, N, K)
-  std::string outputDir;
-  std::string mapping = "scalesim"; // or "tuned"
-  std::string dataflow;             // override the config's dataflow
-  bool json = false;                // print REPORT.json to stdout
-};
-int runSimCommand(const SimCommand &command);
-
-/// A compilation target known to ignc and whether this build can use it.
-struct TargetInfo {
-  const char *name;
-  const char *description;
-  bool available;
-};
-const std::vector<TargetInfo> &knownTargets();
 
 /// Runs one compilation; diagnostics go to stderr in ignc's format.
 int runCompile(const DriverOptions &options);

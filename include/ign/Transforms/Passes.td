@@ -82,4 +82,25 @@ def ConvToMatmul : Pass<"ign-conv-to-matmul", "mlir::func::FuncOp"> {
   }];
 }
 
+def GraphPipeline : Pass<"ign-graph-pipeline", "mlir::ModuleOp"> {
+  let summary = "The graph stage of every target: @main into outlined kernels";
+  let description = [{
+    CSE and dead-op removal on @main, batch norms folded into weights,
+    ungrouped convolutions as matmuls (`conv-to-matmul`), padding split off,
+    reshapes sunk, fusion into kernels (`fuse`) and outlining: the module
+    every target's compiler starts from. The options are a target's graph
+    policy (ign/Transforms/GraphPipeline.h).
+  }];
+  let options = [
+    Option<"fuse", "fuse", "bool", /*default=*/"true",
+           "group ops (false: one op per kernel)">,
+    Option<"convToMatmul", "conv-to-matmul", "bool", /*default=*/"true",
+           "rewrite ungrouped convolutions as matmuls">,
+    Option<"separateThinColumns", "separate-thin-columns", "bool",
+           /*default=*/"true",
+           "keep im2col columns with few pixels a kernel of their own">
+  ];
+  let dependentDialects = ["mlir::func::FuncDialect"];
+}
+
 #endif // IGN_TRANSFORMS_PASSES_TD

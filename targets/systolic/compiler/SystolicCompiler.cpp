@@ -2,6 +2,7 @@
 
 #include "SystolicCompiler.h"
 #include "Simulator.h"
+#include "SystolicKnobs.h"
 #include "ign/Dialect/Ign/IR/IgnOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -315,9 +316,7 @@ GemmBuffers arrayKernelBuffers(const ArrayConfig &machine,
 }
 
 namespace {
-const char *kDataflow = "sys.dataflow", *kAccumulate = "sys.accumulate",
-           *kChunkDiv = "sys.chunk_div", *kStreamPct = "sys.stream_pct",
-           *kResident = "sys.resident";
+using namespace knobs;
 
 int64_t knob(const search::Schedule &s, const char *name, int64_t fallback) {
   auto it = s.find(name);
@@ -344,6 +343,23 @@ GemmMapping mappingFromSchedule(const ArrayConfig &machine,
   return m;
 }
 
+std::optional<search::Schedule> scheduleOfMapping(const ArrayConfig &machine,
+                                                  const ArrayKernel &k,
+                                                  const GemmMapping &mapping) {
+  if (mapping.streamSpadElems)
+    return std::nullopt;
+  for (int64_t div : kChunkDivs) {
+    search::Schedule s = {{kDataflow, int64_t(mapping.dataflow)},
+                          {kAccumulate, mapping.accumulate ? 1 : 0},
+                          {kChunkDiv, div},
+                          {kStreamPct, 0},
+                          {kResident, mapping.resident ? 1 : 0}};
+    if (mappingFromSchedule(machine, k, s).chunk == mapping.chunk)
+      return s;
+  }
+  return std::nullopt;
+}
+
 search::ScheduleSpace arrayScheduleSpace(const ArrayConfig &machine,
                                          const ArrayKernel &k,
                                          const GemmMapping *heuristic) {
@@ -354,26 +370,17 @@ search::ScheduleSpace arrayScheduleSpace(const ArrayConfig &machine,
       dataflows.values.push_back(int64_t(d));
   space.knobs = {dataflows,
                  {kAccumulate, {0, 1}},
-                 {kChunkDiv, {1, 2, 4, 8, 16, 32}},
-                 {kStreamPct, {0, 25, 50, 75}},
+                 {kChunkDiv, {std::begin(kChunkDivs), std::end(kChunkDivs)}},
+                 {kStreamPct, {std::begin(kStreamPcts), std::end(kStreamPcts)}},
                  {kResident, {0, 1}}};
   space.defaults = {{kDataflow, int64_t(machine.dataflow)},
                     {kAccumulate, 1},
                     {kChunkDiv, 1},
                     {kStreamPct, 0},
                     {kResident, 0}};
-  if (heuristic && !heuristic->streamSpadElems)
-    for (int64_t div : space.knobs[2].values) {
-      search::Schedule s = {{kDataflow, int64_t(heuristic->dataflow)},
-                            {kAccumulate, heuristic->accumulate ? 1 : 0},
-                            {kChunkDiv, div},
-                            {kStreamPct, 0},
-                            {kResident, heuristic->resident ? 1 : 0}};
-      if (mappingFromSchedule(machine, k, s).chunk == heuristic->chunk) {
-        space.defaults = s;
-        break;
-      }
-    }
+  if (heuristic)
+    if (auto s = scheduleOfMapping(machine, k, *heuristic))
+      space.defaults = *s;
   GemmBuffers buf = arrayKernelBuffers(machine, k);
   space.legal = [machine, k, buf](const search::Schedule &s) {
     GemmMapping m = mappingFromSchedule(machine, k, s);
@@ -399,144 +406,144 @@ std::string systolicFingerprint(const ArrayConfig &machine,
          llvm::utohexstr(llvm::xxh3_64bits(text), /*LowerCase=*/true);
 }
 
-std::function<FailureOr<std::optional<host::HostOptions::Offloaded>>(
-    func::FuncOp, const KernelSummary *)>
-systolicOffload(const ArrayConfig &machine,
-                std::function<void(const std::string &)> log,
-                ArrayScheduleLookup lookup) {
-  return [machine, log, lookup](func::FuncOp kernel,
-                                const KernelSummary *summary)
-             -> FailureOr<std::optional<host::HostOptions::Offloaded>> {
-    std::string name = kernel.getName().str(), why;
-    auto say = [&](const std::string &line) {
-      if (log)
-        log(name + ": " + line);
-    };
-    std::optional<ArrayKernel> k = matchArrayKernel(kernel, why);
-    if (!k) {
-      say("host (" + why + ")");
-      return std::optional<host::HostOptions::Offloaded>();
-    }
-    GemmBuffers buf = arrayKernelBuffers(machine, *k);
-    // A tuned schedule from the database, if it still builds and computes
-    // the product; else the compile-time tuning.
-    std::optional<TunedGemm> tuned;
-    std::string kind = "mapping";
-    if (const search::Schedule *s =
-            lookup && summary ? lookup(*summary) : nullptr) {
-      GemmMapping m = mappingFromSchedule(machine, *k, *s);
-      if (mappingComputesC(machine, k->gemm, m)) {
-        auto p = buildGemmProgram(machine, k->gemm, m, buf);
-        llvm::Error bad =
-            p ? checkGemmProgram(machine, k->gemm, buf, *p) : p.takeError();
-        if (!bad) {
-          Machine sim(machine);
-          auto rep = sim.simulate(*p, SimOptions{/*functional=*/false});
-          if (rep) {
-            tuned = TunedGemm{m, -1, rep->totalCycles, 1, 1, 0, *p};
-            kind = "tuned";
-          } else {
-            llvm::consumeError(rep.takeError());
-          }
-        } else {
-          llvm::consumeError(std::move(bad));
-        }
-      }
-      if (!tuned)
-        say("the tuned schedule " + search::scheduleToJson(*s) +
-            " no longer applies; tuning at compile time");
-    }
-    if (!tuned) {
-      auto t = tuneGemmMapping(machine, k->gemm, 8, &buf, /*check=*/true);
-      if (!t) {
-        say("host (" + llvm::toString(t.takeError()) + ")");
-        return std::optional<host::HostOptions::Offloaded>();
-      }
-      tuned = *t;
-    }
-    const Program *program = &tuned->program;
-    std::vector<uint8_t> bytes = program->serialize();
-    int64_t configSt = -1;
-    for (auto [idx, in] : llvm::enumerate(program->instrs))
-      if (in.op == Opcode::ConfigSt)
-        configSt = int64_t(idx);
-    llvm::json::Object desc{
-        {"form",
-         k->form == ArrayKernel::Form::WeightLhs ? "weight_lhs" : "weight_rhs"},
-        {"batch", k->batch},
-        {"M", k->M},
-        {"K", k->K},
-        {"N", k->N},
-        {"x", sourceJSON(k->x)},
-        {"w", sourceJSON(k->w)},
-        {"trans_w", k->transW},
-        {"bias", sourceJSON(k->bias)},
-        {"residual", sourceJSON(k->residual)},
-        {"relu", k->relu},
-        {"clamp_max", double(k->clampMax)},
-        {"gemm", llvm::json::Object{{"M", k->gemm.M},
-                                    {"K", k->gemm.K},
-                                    {"N", k->gemm.N},
-                                    {"runs", k->programRuns}}},
-        {"layout", llvm::json::Object{{"a", buf.a},
-                                      {"b", buf.b},
-                                      {"c", buf.c},
-                                      {"d", buf.d},
-                                      {"has_d", buf.hasD},
-                                      {"d_broadcast", buf.dBroadcast},
-                                      {"dram_bytes", buf.dramBytes}}},
-        {"config_st", configSt},
-        {"implicit_im2col", buf.implicitIm2col},
-        {"program_bytes", int64_t(bytes.size())},
-        {"machine", toJSON(machine)}};
-    if (k->im2col) {
-      const ConvGeometry &c = k->im2col->g;
-      desc["im2col"] = llvm::json::Object{{"arg", k->im2col->arg},
-                                          {"C", c.C},
-                                          {"H", c.H},
-                                          {"W", c.W},
-                                          {"kh", c.kh},
-                                          {"kw", c.kw},
-                                          {"sh", c.sh},
-                                          {"sw", c.sw},
-                                          {"ph", c.ph},
-                                          {"pw", c.pw},
-                                          {"dh", c.dh},
-                                          {"dw", c.dw},
-                                          {"oh", c.OH},
-                                          {"ow", c.OW}};
-    }
-    llvm::json::Object schedule{
-        {"kind", kind},
-        {"mapping", tuned->mapping.str()},
-        {"dataflow", dataflowName(tuned->mapping.dataflow)},
-        {"chunk", tuned->mapping.chunk},
-        {"accumulate", tuned->mapping.accumulate},
-        {"gemm",
-         llvm::formatv("{0}x{1}x{2}", k->gemm.M, k->gemm.K, k->gemm.N).str()},
-        {"runs", k->programRuns},
-        {"cycles_per_run", tuned->cycles},
-        {"candidates", tuned->candidates},
-        {"simulated", tuned->simulated},
-        {"rejected", tuned->rejected}};
-    host::HostOptions::Offloaded out;
-    out.device = "systolic";
-    out.deviceJson =
-        llvm::formatv("{0}", llvm::json::Value(std::move(desc))).str();
-    out.scheduleJson =
-        llvm::formatv("{0}", llvm::json::Value(std::move(schedule))).str();
-    // The blob: the program, then (at program_bytes rounded up to 64) the
-    // kernel's constants as f32.
-    out.blob.assign(bytes.begin(), bytes.end());
-    out.blob.resize((out.blob.size() + 63) / 64 * 64, '\0');
-    out.blob.append(reinterpret_cast<const char *>(k->constants.data()),
-                    k->constants.size() * sizeof(float));
-    say(llvm::formatv("systolic, GEMM {0}x{1}x{2} x{3}, {4}, {5} cycles",
-                      k->gemm.M, k->gemm.K, k->gemm.N, k->programRuns,
-                      tuned->mapping.str(), tuned->cycles * k->programRuns)
-            .str());
-    return std::optional<host::HostOptions::Offloaded>(std::move(out));
+std::optional<CompiledArrayKernel>
+compileArrayKernel(const ArrayConfig &machine, func::FuncOp kernel,
+                   const search::Schedule *tunedSchedule,
+                   const std::function<void(const std::string &)> &log) {
+  std::string name = kernel.getName().str(), why;
+  auto say = [&](const std::string &line) {
+    if (log)
+      log(name + ": " + line);
   };
+  std::optional<ArrayKernel> k = matchArrayKernel(kernel, why);
+  if (!k) {
+    say("host (" + why + ")");
+    return std::nullopt;
+  }
+  GemmBuffers buf = arrayKernelBuffers(machine, *k);
+  // A tuned schedule from the database, if it still builds and computes
+  // the product; else the compile-time tuning.
+  std::optional<TunedGemm> tuned;
+  std::string kind = "mapping";
+  if (const search::Schedule *s = tunedSchedule) {
+    GemmMapping m = mappingFromSchedule(machine, *k, *s);
+    if (mappingComputesC(machine, k->gemm, m)) {
+      auto p = buildGemmProgram(machine, k->gemm, m, buf);
+      llvm::Error bad =
+          p ? checkGemmProgram(machine, k->gemm, buf, *p) : p.takeError();
+      if (!bad) {
+        Machine sim(machine);
+        auto rep = sim.simulate(*p, SimOptions{/*functional=*/false});
+        if (rep) {
+          tuned = TunedGemm{m, -1, rep->totalCycles, 1, 1, 0, *p};
+          kind = "tuned";
+        } else {
+          llvm::consumeError(rep.takeError());
+        }
+      } else {
+        llvm::consumeError(std::move(bad));
+      }
+    }
+    if (!tuned)
+      say("the tuned schedule " + search::scheduleToJson(*s) +
+          " no longer applies; tuning at compile time");
+  }
+  if (!tuned) {
+    auto t = tuneGemmMapping(machine, k->gemm, 8, &buf, /*check=*/true);
+    if (!t) {
+      say("host (" + llvm::toString(t.takeError()) + ")");
+      return std::nullopt;
+    }
+    tuned = *t;
+  }
+  const Program *program = &tuned->program;
+  std::vector<uint8_t> bytes = program->serialize();
+  int64_t configSt = -1;
+  for (auto [idx, in] : llvm::enumerate(program->instrs))
+    if (in.op == Opcode::ConfigSt)
+      configSt = int64_t(idx);
+  llvm::json::Object desc{
+      {"form",
+       k->form == ArrayKernel::Form::WeightLhs ? "weight_lhs" : "weight_rhs"},
+      {"batch", k->batch},
+      {"M", k->M},
+      {"K", k->K},
+      {"N", k->N},
+      {"x", sourceJSON(k->x)},
+      {"w", sourceJSON(k->w)},
+      {"trans_w", k->transW},
+      {"bias", sourceJSON(k->bias)},
+      {"residual", sourceJSON(k->residual)},
+      {"relu", k->relu},
+      {"clamp_max", double(k->clampMax)},
+      {"gemm", llvm::json::Object{{"M", k->gemm.M},
+                                  {"K", k->gemm.K},
+                                  {"N", k->gemm.N},
+                                  {"runs", k->programRuns}}},
+      {"layout", llvm::json::Object{{"a", buf.a},
+                                    {"b", buf.b},
+                                    {"c", buf.c},
+                                    {"d", buf.d},
+                                    {"has_d", buf.hasD},
+                                    {"d_broadcast", buf.dBroadcast},
+                                    {"dram_bytes", buf.dramBytes}}},
+      {"config_st", configSt},
+      {"implicit_im2col", buf.implicitIm2col},
+      {"program_bytes", int64_t(bytes.size())},
+      {"machine", toJSON(machine)}};
+  if (k->im2col) {
+    const ConvGeometry &c = k->im2col->g;
+    desc["im2col"] = llvm::json::Object{{"arg", k->im2col->arg},
+                                        {"C", c.C},
+                                        {"H", c.H},
+                                        {"W", c.W},
+                                        {"kh", c.kh},
+                                        {"kw", c.kw},
+                                        {"sh", c.sh},
+                                        {"sw", c.sw},
+                                        {"ph", c.ph},
+                                        {"pw", c.pw},
+                                        {"dh", c.dh},
+                                        {"dw", c.dw},
+                                        {"oh", c.OH},
+                                        {"ow", c.OW}};
+  }
+  llvm::json::Object schedule{
+      {"kind", kind},
+      {"mapping", tuned->mapping.str()},
+      {"dataflow", dataflowName(tuned->mapping.dataflow)},
+      {"chunk", tuned->mapping.chunk},
+      {"accumulate", tuned->mapping.accumulate},
+      {"gemm",
+       llvm::formatv("{0}x{1}x{2}", k->gemm.M, k->gemm.K, k->gemm.N).str()},
+      {"runs", k->programRuns},
+      {"cycles_per_run", tuned->cycles},
+      {"candidates", tuned->candidates},
+      {"simulated", tuned->simulated},
+      {"rejected", tuned->rejected}};
+  // The applied knobs, as every target's bundle records them.
+  if (auto applied = scheduleOfMapping(machine, *k, tuned->mapping)) {
+    llvm::json::Object knobsJson;
+    for (auto &[knobName, value] : *applied)
+      knobsJson[knobName] = value;
+    schedule["knobs"] = std::move(knobsJson);
+  }
+  CompiledArrayKernel out;
+  out.deviceJson =
+      llvm::formatv("{0}", llvm::json::Value(std::move(desc))).str();
+  out.scheduleJson =
+      llvm::formatv("{0}", llvm::json::Value(std::move(schedule))).str();
+  // The blob: the program, then (at program_bytes rounded up to 64) the
+  // kernel's constants as f32.
+  out.blob.assign(bytes.begin(), bytes.end());
+  out.blob.resize((out.blob.size() + 63) / 64 * 64, '\0');
+  out.blob.append(reinterpret_cast<const char *>(k->constants.data()),
+                  k->constants.size() * sizeof(float));
+  say(llvm::formatv("systolic, GEMM {0}x{1}x{2} x{3}, {4}, {5} cycles",
+                    k->gemm.M, k->gemm.K, k->gemm.N, k->programRuns,
+                    tuned->mapping.str(), tuned->cycles * k->programRuns)
+          .str());
+  return out;
 }
 
 } // namespace ign::systolic

@@ -112,7 +112,6 @@ struct Program {
 
   std::vector<uint8_t> serialize() const;
   static llvm::Expected<Program> deserialize(llvm::ArrayRef<uint8_t> bytes);
-  std::string disassemble() const;
 };
 
 // Builders, for program generators and tests.

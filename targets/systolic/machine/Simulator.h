@@ -75,9 +75,8 @@ struct Report {
 double loadElement(const uint8_t *base, ElemType t, int64_t i);
 void storeElement(uint8_t *base, ElemType t, int64_t i, double v);
 
-/// IEEE half precision bits <-> float, round to nearest even.
+/// IEEE half precision bits of a float, round to nearest even.
 uint16_t floatToHalfBits(float f);
-float halfBitsToFloat(uint16_t h);
 
 /// A machine with its DRAM image.
 class Machine {

@@ -13,7 +13,10 @@
 
 #include "Config.h"
 #include "GemmMapping.h"
-#include "HostCompiler.h"
+#include "ign/Search/ScheduleSpace.h"
+#include "ign/Transforms/KernelTasks.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <optional>
 #include <string>
@@ -62,11 +65,7 @@ std::optional<Instr::Im2col> implicitIm2col(const ArrayKernel &kernel);
 GemmBuffers arrayKernelBuffers(const ArrayConfig &machine,
                                const ArrayKernel &kernel);
 
-/// The search agent's view of an array kernel: knobs `sys.dataflow` (0 OS,
-/// 1 WS, 2 IS; those the chip runs), `sys.accumulate`, `sys.chunk_div`
-/// (stream chunk = the largest / div), `sys.stream_pct` (scratchpad share
-/// of the streamed operand; 0: what the stationary slots leave) and
-/// `sys.resident` (the stationary operand loaded once).
+/// The search agent's view of an array kernel: the knobs of SystolicKnobs.h.
 /// Illegal: mappings that do not compute the product or do not fit.
 /// The defaults are \p heuristic's knobs when it is one of the space's
 /// points (what compiling without tuning picks), else WS/accumulate/max.
@@ -81,20 +80,30 @@ GemmMapping mappingFromSchedule(const ArrayConfig &machine,
 std::string systolicFingerprint(const ArrayConfig &machine,
                                 llvm::StringRef ignVersion);
 
-/// A kernel's tuned schedule, if any (from the tuning database).
-using ArrayScheduleLookup =
-    std::function<const search::Schedule *(const KernelSummary &)>;
+/// The knobs of `mapping` (the inverse of mappingFromSchedule), when it is
+/// one of the space's points.
+std::optional<search::Schedule> scheduleOfMapping(const ArrayConfig &machine,
+                                                  const ArrayKernel &kernel,
+                                                  const GemmMapping &mapping);
 
-/// The host compiler's offload hook for --target=systolic on \p machine.
-/// A kernel with a schedule from \p lookup gets that mapping (checked
-/// against the reference once more); the others are mapped with
-/// tuneGemmMapping (analytical ranking, cycle-level measurement, checked).
-/// \p log receives one line per kernel.
-std::function<mlir::FailureOr<std::optional<host::HostOptions::Offloaded>>(
-    mlir::func::FuncOp, const KernelSummary *)>
-systolicOffload(const ArrayConfig &machine,
-                std::function<void(const std::string &)> log,
-                ArrayScheduleLookup lookup = nullptr);
+/// A kernel compiled for the array: the driver's descriptor (JSON), the
+/// device blob (program, then constants) and the schedule the bundle
+/// records (mapping, cycles, applied knobs).
+struct CompiledArrayKernel {
+  std::string deviceJson, blob, scheduleJson;
+};
+
+/// Maps `kernel` onto `machine`: with `tuned` (the database's knobs) when
+/// that mapping still builds and passes the check, else by tuneGemmMapping
+/// (analytical ranking, cycle-level measurement, checked). nullopt when the
+/// array cannot run it after all; `log` receives one line per kernel.
+std::optional<CompiledArrayKernel>
+compileArrayKernel(const ArrayConfig &machine, mlir::func::FuncOp kernel,
+                   const search::Schedule *tuned,
+                   const std::function<void(const std::string &)> &log);
+
+/// Registers the systolic target (targets/CMakeLists.txt calls it).
+void registerSystolicTarget();
 
 } // namespace ign::systolic
 

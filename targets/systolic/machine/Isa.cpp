@@ -368,13 +368,6 @@ Expected<Program> Program::deserialize(ArrayRef<uint8_t> bytes) {
   return p;
 }
 
-std::string Program::disassemble() const {
-  std::string s;
-  for (auto [i, in] : llvm::enumerate(instrs))
-    s += formatv("{0,6}: {1}\n", i, in.str()).str();
-  return s;
-}
-
 Instr configEx(Dataflow df, uint32_t strideA, uint32_t strideB,
                uint32_t strideC) {
   Instr in;

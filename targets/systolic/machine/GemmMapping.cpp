@@ -13,6 +13,7 @@
 
 #include "GemmMapping.h"
 #include "Simulator.h"
+#include "ign/Search/Validator.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -481,6 +482,7 @@ Error checkGemmProgram(const ArrayConfig &c, const GemmShape &s,
   auto rep = m.simulate(program);
   if (!rep)
     return rep.takeError();
+  std::vector<double> got(size_t(s.M * s.N)), want(got.size());
   for (int64_t i = 0; i < s.M; ++i)
     for (int64_t j = 0; j < s.N; ++j) {
       double ref = 0;
@@ -494,21 +496,32 @@ Error checkGemmProgram(const ArrayConfig &c, const GemmShape &s,
       if (buf.clampMax > 0 && ref > buf.clampMax)
         ref = buf.clampMax;
       size_t idx = size_t(i * s.N + j);
-      double got = loadElement(dram.data() + buf.c, buf.outType, int64_t(idx));
       if (buf.outType == ElemType::I8)
         ref = std::clamp(std::nearbyint(ref), -128.0, 127.0);
       else if (buf.outType == ElemType::I32)
         ref = std::nearbyint(ref);
-      double tol = isInt && buf.outType != ElemType::F16
-                       ? 1e-6 * std::max(1.0, std::fabs(ref))
-                       : 1e-5 * std::max(1.0, std::fabs(ref)) *
-                             (c.inType == ElemType::F16 ? 100 : 1);
-      if (!(std::fabs(got - ref) <= tol))
-        return createStringError(
-            inconvertibleErrorCode(),
-            formatv("C[{0}][{1}] is {2}, the reference {3}", i, j, got, ref));
+      want[idx] = ref;
+      got[idx] = loadElement(dram.data() + buf.c, buf.outType, int64_t(idx));
     }
-  return Error::success();
+  // The one validator's thresholds (search/Validator.h): integer results
+  // exactly, f16 machines with f16's tolerance, f32 with f32's.
+  ignrt_dtype dtype =
+      buf.outType == ElemType::I8 || buf.outType == ElemType::I32 ? IGNRT_I32
+      : c.inType == ElemType::F16 || buf.outType == ElemType::F16 ? IGNRT_F16
+                                                                  : IGNRT_F32;
+  search::Comparison cmp = search::compareValues(got, want, dtype);
+  if (cmp.pass)
+    return Error::success();
+  size_t worst = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!(std::fabs(got[i] - want[i]) <= std::fabs(got[worst] - want[worst])))
+      worst = i;
+  return createStringError(
+      inconvertibleErrorCode(),
+      formatv("C differs from the reference (rel L2 {0}, max abs {1}): "
+              "C[{2}][{3}] is {4}, the reference {5}",
+              cmp.relL2, cmp.maxAbs, worst / size_t(s.N), worst % size_t(s.N),
+              got[worst], want[worst]));
 }
 
 Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &c, const GemmShape &s,

@@ -1,7 +1,8 @@
-//===- SimCommand.cpp - ignc sim: topologies on the systolic simulator ----===//
+//===- ScaleSimCommand.cpp - ignc sim: topologies on the simulator --------===//
 
+#include "ScaleSimCommand.h"
 #include "ScaleSim.h"
-#include "ign/Driver/Driver.h"
+#include "ign/Driver/ExitCodes.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -10,9 +11,7 @@
 #include <cstdio>
 #include <iostream>
 
-namespace ign {
-
-using namespace ign::systolic;
+namespace ign::systolic {
 
 int runSimCommand(const SimCommand &cmd) {
   auto fail = [](const std::string &message, int code = kExitRuntime) {
@@ -90,4 +89,4 @@ int runSimCommand(const SimCommand &cmd) {
   return kExitOk;
 }
 
-} // namespace ign
+} // namespace ign::systolic

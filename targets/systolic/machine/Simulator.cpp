@@ -272,7 +272,6 @@ double loadElement(const uint8_t *base, ElemType t, int64_t i) {
 void storeElement(uint8_t *base, ElemType t, int64_t i, double v) {
   storeElem(base, t, i, v);
 }
-float halfBitsToFloat(uint16_t h) { return halfToFloat(h); }
 
 double Report::microseconds() const {
   return double(totalCycles) / config.clockMHz;

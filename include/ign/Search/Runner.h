@@ -1,0 +1,60 @@
+//===- Runner.h - builds and measures candidate schedules -------*- C++ -*-===//
+//
+// MetaSchedule's builder + runner in one interface: a target creates one
+// for the tasks it tunes. The worker runner here serves every target whose
+// kernels run on this machine: each candidate is compiled into a bundle and
+// run by `ignc tune-worker` child processes (a crash or hang costs one
+// record), its outputs checked against the host's reference lowering by the
+// validator (Validator.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef IGN_SEARCH_RUNNER_H
+#define IGN_SEARCH_RUNNER_H
+
+#include "ign/Search/ScheduleSpace.h"
+#include "ign/Search/TuningDatabase.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ign::search {
+
+class Runner {
+public:
+  virtual ~Runner();
+  /// One record per schedule of task `task` (status, errors, latency); the
+  /// search fills in the task, fingerprint, schedule and origin.
+  virtual std::vector<TuningRecord>
+  run(size_t task, const std::vector<Schedule> &schedules) = 0;
+  /// Threads a measurement used (for the report's peak).
+  virtual int threads() const { return 1; }
+  /// Candidates the search should measure per round.
+  virtual size_t batchSize() const { return 8; }
+};
+
+struct WorkerTask {
+  std::string module; // the task module's file (MLIR text)
+  /// Timed runs start with this many MiB written over (cold caches).
+  int64_t flushMb = 0;
+};
+
+struct WorkerRunnerOptions {
+  std::string executable; // ignc
+  /// How the worker finds the target: `--target NAME --chip CHIP`.
+  std::vector<std::string> targetArgs;
+  std::string workDir; // candidates' files and the reference outputs
+  int jobs = 1, threads = 1;
+  double timeoutSeconds = 60;
+};
+
+/// Builds each candidate with `tune-worker build` and measures it with
+/// `tune-worker measure` against the reference outputs (built once per
+/// task, lazily, from the reference lowering).
+std::unique_ptr<Runner> createWorkerRunner(std::vector<WorkerTask> tasks,
+                                           WorkerRunnerOptions options);
+
+} // namespace ign::search
+
+#endif // IGN_SEARCH_RUNNER_H

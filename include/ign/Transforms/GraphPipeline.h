@@ -1,0 +1,39 @@
+//===- GraphPipeline.h - an imported model into outlined kernels -*- C++
+//-*-===//
+//
+// The graph stage of the flow, the same for every target: cleanups (CSE,
+// dead ops, batch norms folded into weights), convolutions as matmuls,
+// padding split off, reshapes sunk, fusion into kernels and outlining. A
+// target chooses its policy; `ign-opt --ign-graph-pipeline` runs it too.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef IGN_TRANSFORMS_GRAPHPIPELINE_H
+#define IGN_TRANSFORMS_GRAPHPIPELINE_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace ign {
+
+/// A target's choices for the graph pipeline.
+struct GraphPolicy {
+  /// Fuse ops into kernels (false: one op per kernel, --no-fuse).
+  bool fuse = true;
+  /// Ungrouped convolutions become matmuls (im2col columns or a 1x1 view);
+  /// off for the reference schedule, which keeps the convolutions.
+  bool convToMatmul = true;
+  /// Keep im2col columns with few pixels a kernel of their own (the host's
+  /// threads split a convolution by pixels); off for an accelerator that
+  /// moves windows itself.
+  bool separateThinColumns = true;
+};
+
+/// Runs the graph pipeline on `module`'s @main, which it returns (now a
+/// sequence of kernel calls). Diagnostics at the failing op.
+mlir::FailureOr<mlir::func::FuncOp> runGraphPipeline(mlir::ModuleOp module,
+                                                     const GraphPolicy &policy);
+
+} // namespace ign
+
+#endif // IGN_TRANSFORMS_GRAPHPIPELINE_H

@@ -1,0 +1,173 @@
+//===- WorkerRunner.cpp - candidates built and measured in child processes ===//
+
+#include "ign/Search/Runner.h"
+#include "ign/Search/WorkerProcess.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+namespace fs = std::filesystem;
+
+namespace ign::search {
+
+Runner::~Runner() = default;
+
+namespace {
+
+class WorkerRunner : public Runner {
+public:
+  WorkerRunner(std::vector<WorkerTask> tasks, WorkerRunnerOptions options)
+      : tasks_(std::move(tasks)), options_(std::move(options)),
+        references_(tasks_.size()) {}
+
+  std::vector<TuningRecord> run(size_t task,
+                                const std::vector<Schedule> &batch) override;
+  int threads() const override { return options_.threads; }
+  size_t batchSize() const override {
+    return size_t(std::max(2, 4 * options_.jobs));
+  }
+
+private:
+  struct Reference {
+    std::string dir;
+    bool ready = false;
+    std::string error;
+  };
+  std::vector<std::string> worker(std::vector<std::string> args) const {
+    args.insert(args.begin(), {options_.executable, "tune-worker"});
+    return args;
+  }
+  const Reference &reference(size_t task);
+  void measureOne(size_t task, const std::string &bundle, TuningRecord &r);
+
+  std::vector<WorkerTask> tasks_;
+  WorkerRunnerOptions options_;
+  std::vector<Reference> references_;
+  size_t counter_ = 0;
+};
+
+/// The reference outputs of a task, written once by the reference
+/// lowering's bundle (always the host's, one thread).
+const WorkerRunner::Reference &WorkerRunner::reference(size_t task) {
+  Reference &ref = references_[task];
+  if (ref.ready || !ref.error.empty())
+    return ref;
+  ref.dir = options_.workDir + "/task" + std::to_string(task) + ".ref";
+  fs::create_directories(ref.dir);
+  std::string bundle = ref.dir + "/reference.ignb";
+  double buildLimit = std::max(300.0, options_.timeoutSeconds);
+  double runLimit = std::max(600.0, options_.timeoutSeconds);
+  WorkerResult built = runWorker(
+      worker({"build", tasks_[task].module, "--reference", "-o", bundle}),
+      buildLimit);
+  WorkerResult wrote =
+      built.ok()
+          ? runWorker(worker({"measure", bundle, "--reference-dir", ref.dir,
+                              "--write-reference", "--threads", "1"}),
+                      runLimit)
+          : built;
+  if (built.ok() && wrote.ok())
+    ref.ready = true;
+  else
+    ref.error = "no reference: " + (built.ok() ? wrote.describe(runLimit)
+                                               : built.describe(buildLimit));
+  return ref;
+}
+
+/// The worker's last stdout line, parsed into `r`.
+void parseMeasurement(const WorkerResult &m, TuningRecord &r) {
+  std::string last = m.out;
+  while (!last.empty() && last.back() == '\n')
+    last.pop_back();
+  last = last.substr(
+      last.rfind('\n') == std::string::npos ? 0 : last.rfind('\n') + 1);
+  nlohmann::json j = nlohmann::json::parse(last, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    r.status = Status::Error;
+    r.message = "the worker printed no result";
+    return;
+  }
+  r.status = j.value("status", "") == "ok" ? Status::Ok : Status::Wrong;
+  r.relL2 = j.value("rel_l2", 0.0);
+  r.maxAbs = j.value("max_abs", 0.0);
+  r.medianNs = j.value("median_ns", 0.0);
+  r.minNs = j.value("min_ns", 0.0);
+  r.p90Ns = j.value("p90_ns", 0.0);
+  r.runs = j.value("runs", int64_t(0));
+  if (r.status == Status::Wrong)
+    r.message = "outputs differ from the reference";
+  else if (!(r.medianNs > 0)) {
+    r.status = Status::Error;
+    r.message = "no timing";
+  }
+}
+
+void WorkerRunner::measureOne(size_t task, const std::string &bundle,
+                              TuningRecord &r) {
+  WorkerResult m = runWorker(
+      worker({"measure", bundle, "--reference-dir", references_[task].dir,
+              "--threads", std::to_string(options_.threads), "--flush-mb",
+              std::to_string(tasks_[task].flushMb)}),
+      options_.timeoutSeconds);
+  std::error_code ec;
+  fs::remove(bundle, ec);
+  if (!m.ok()) {
+    r.status = m.timedOut ? Status::Timeout
+               : m.signal ? Status::Crash
+                          : Status::Error;
+    r.message = m.describe(options_.timeoutSeconds);
+    return;
+  }
+  parseMeasurement(m, r);
+}
+
+std::vector<TuningRecord>
+WorkerRunner::run(size_t task, const std::vector<Schedule> &batch) {
+  std::vector<TuningRecord> records(batch.size());
+  const Reference &ref = reference(task);
+  if (!ref.ready) {
+    for (TuningRecord &r : records) {
+      r.status = Status::Error;
+      r.message = ref.error;
+    }
+    return records;
+  }
+  std::vector<std::vector<std::string>> builds;
+  std::vector<std::string> bundles;
+  for (const Schedule &s : batch) {
+    std::string base = options_.workDir + "/c" + std::to_string(counter_++);
+    std::ofstream(base + ".json", std::ios::trunc) << scheduleToJson(s);
+    bundles.push_back(base + ".ignb");
+    std::vector<std::string> args = {
+        "build", tasks_[task].module, "--schedule-file", base + ".json",
+        "-o",    base + ".ignb"};
+    args.insert(args.end(), options_.targetArgs.begin(),
+                options_.targetArgs.end());
+    builds.push_back(worker(args));
+  }
+  auto built = runWorkers(builds, options_.jobs, options_.timeoutSeconds);
+  for (size_t k = 0; k < batch.size(); ++k) {
+    TuningRecord &r = records[k];
+    if (!built[k].ok()) {
+      r.status = built[k].timedOut ? Status::Timeout
+                 : built[k].signal ? Status::Crash
+                                   : Status::BuildError;
+      r.message = "build: " + built[k].describe(options_.timeoutSeconds);
+      continue;
+    }
+    measureOne(task, bundles[k], r);
+  }
+  return records;
+}
+
+} // namespace
+
+std::unique_ptr<Runner> createWorkerRunner(std::vector<WorkerTask> tasks,
+                                           WorkerRunnerOptions options) {
+  return std::make_unique<WorkerRunner>(std::move(tasks), std::move(options));
+}
+
+} // namespace ign::search

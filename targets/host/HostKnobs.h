@@ -1,0 +1,43 @@
+//===- HostKnobs.h - the names of the host schedule's knobs -----*- C++ -*-===//
+//
+// The one place the host's knob names are spelled (docs/search.md):
+//
+//   split.D      workgroups along the root's loop D (divides the loop)
+//   cJ.rows      output rows of contraction J's register tile
+//   cJ.cols      output columns (contiguous lanes) of the tile; 1 = scalar
+//   cJ.row_dim   which output loop the rows run along (0 = heuristic's)
+//   cJ.k_tile    reduction chunk (cache block) outside the tiles; 0 = whole
+//   cJ.order     0: row tiles outside column tiles; 1: the reverse
+//   cJ.pack      1: the streamed operand is packed into panels first
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef IGN_TARGETS_HOST_HOSTKNOBS_H
+#define IGN_TARGETS_HOST_HOSTKNOBS_H
+
+#include <string>
+
+namespace ign::host::knobs {
+
+constexpr const char *kSplitPrefix = "split.";
+inline std::string split(unsigned loop) {
+  return kSplitPrefix + std::to_string(loop);
+}
+
+/// "cJ." of contraction J.
+inline std::string contraction(size_t index) {
+  return "c" + std::to_string(index) + ".";
+}
+constexpr const char *kRows = "rows";
+constexpr const char *kCols = "cols";
+constexpr const char *kRowDim = "row_dim";
+constexpr const char *kKTile = "k_tile";
+constexpr const char *kOrder = "order";
+constexpr const char *kPack = "pack";
+
+/// Contractions whose knobs the cost model's features describe.
+constexpr int kFeaturedContractions = 2;
+
+} // namespace ign::host::knobs
+
+#endif // IGN_TARGETS_HOST_HOSTKNOBS_H

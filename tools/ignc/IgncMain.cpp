@@ -1,0 +1,303 @@
+//===- IgncMain.cpp - the ignc command line -------------------------------===//
+//
+// A thin CLI11 front end over lib/Driver; the registered targets add their
+// own subcommands. ignc's main() is one call to igncMain, so a test binary
+// can register one more target first.
+//
+//===----------------------------------------------------------------------===//
+
+#include "IgncMain.h"
+#include "ign/Driver/Driver.h"
+#include "ign/Search/ScheduleSpace.h"
+#include "ign/Target/TargetRegistry.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdlib>
+#include <iostream>
+
+namespace {
+/// Splits "NAME=VALUE" at the last '=' (input names may contain '=').
+bool splitAssignment(const std::string &text, std::string &name,
+                     std::string &value) {
+  size_t eq = text.rfind('=');
+  if (eq == std::string::npos || eq == 0)
+    return false;
+  name = text.substr(0, eq);
+  value = text.substr(eq + 1);
+  return true;
+}
+} // namespace
+
+/// "90s", "10m", "1h", "1.5h" or plain seconds; negative when malformed.
+double parseDuration(const std::string &text) {
+  if (text.empty())
+    return -1;
+  char *end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  std::string unit(end);
+  double scale = unit.empty() || unit == "s" ? 1
+                 : unit == "m"               ? 60
+                 : unit == "h"               ? 3600
+                                             : -1;
+  if (scale < 0 || !(v > 0))
+    return -1;
+  return v * scale;
+}
+
+int ign::igncMain(int argc, char **argv) {
+  // The tuning workers (child processes of a tuning run) skip CLI11.
+  if (argc >= 2 && std::string(argv[1]) == "tune-worker")
+    return ign::runTuneWorker(std::vector<std::string>(argv + 2, argv + argc));
+  CLI::App app{"ignc: an autotuning compiler for neural-network inference.\n"
+               "Compiles an ONNX model into a kernel bundle for one target.",
+               "ignc"};
+  app.set_version_flag("--version", std::string("ignc " IGN_VERSION_STRING));
+  ign::DriverOptions options;
+  std::vector<std::string> inputShapes, frozen;
+  bool verbose = false, quiet = false;
+
+  app.add_option("model", options.modelPath,
+                 "ONNX model (.onnx, or .onnxtxt "
+                 "in ONNX's text syntax)");
+  app.add_option("--target", options.target,
+                 "target to compile for (see `ignc targets`)")
+      ->capture_default_str();
+  app.add_option("--chip", options.chip,
+                 "the target's chip (`ignc targets` lists each target's; "
+                 "default: the target's first)");
+  app.add_option("-o,--output", options.outputPath,
+                 "output file (default: stdout for --emit)");
+  app.add_option("--emit", options.emit,
+                 "what to produce: ign (the imported module), linalg (the "
+                 "reference lowering), kernels (the fused kernels: ops, "
+                 "shapes, FLOPs, bytes, task ids), llvm (the host kernels' "
+                 "optimized LLVM IR), schedule (each kernel's schedule: "
+                 "tuned from the database, or the default)")
+      ->check(CLI::IsMember({"ign", "linalg", "kernels", "llvm", "schedule"}));
+  app.add_flag("--json", options.json, "--emit=kernels as JSON");
+  bool noFuse = false;
+  int optLevel = 1;
+  app.add_flag("--no-fuse", noFuse,
+               "one op per kernel (for comparison and debugging)");
+  app.add_option("-O", optLevel, "optimization level: 0 = --no-fuse, 1")
+      ->check(CLI::Range(0, 1))
+      ->capture_default_str();
+  app.add_option("--schedule", options.schedule,
+                 "kernel schedules: default (tiled into workgroups run on "
+                 "the runtime's threads) or reference (plain loops, one "
+                 "thread: the correctness oracle)")
+      ->check(CLI::IsMember({"default", "reference"}))
+      ->capture_default_str();
+  app.add_option("--input-shape", inputShapes,
+                 "bind a graph input's shape: NAME=1x3x224x224 (repeatable)");
+  app.add_option("--freeze-input", frozen,
+                 "make a graph input a constant read from a TensorProto file: "
+                 "NAME=FILE.pb (repeatable)");
+  std::string tuneTime;
+  app.add_option("--trials", options.tune.trials,
+                 "tune: measure candidate schedules until the model's kernels "
+                 "have N trials in the tuning database (earlier runs count)");
+  app.add_option("--tune-time", tuneTime,
+                 "tune for at most this long (90s, 10m, 1h)");
+  app.add_option("--seed", options.tune.seed, "seed of the search (repeatable)")
+      ->capture_default_str();
+  app.add_option("--jobs", options.tune.jobs,
+                 "candidates compiled at once (0: one per core)");
+  app.add_option("--tune-threads", options.tune.threads,
+                 "threads kernels are measured with (0: one per core)");
+  app.add_option("--search", options.tune.search,
+                 "model (evolutionary search ranked by the learned cost "
+                 "model) or random (baseline)")
+      ->check(CLI::IsMember({"model", "random"}))
+      ->capture_default_str();
+  app.add_option("--candidate-timeout", options.tune.candidateTimeout,
+                 "seconds a candidate may take to build or to measure")
+      ->capture_default_str();
+  app.add_option("--report", options.tune.reportPath,
+                 "write the tuning report (JSON) here");
+  app.add_option("--tuning-db", options.tuningDb,
+                 "tuning database (SQLite); default $IGNC_TUNING_DB or "
+                 "~/.cache/ignc/tuning.db");
+  app.add_flag("--no-tuning-db", options.noTuningDb,
+               "use no tuning database: default schedules only");
+  app.add_option("--tune-extra-candidate", options.tune.extraCandidates,
+                 "schedule JSON measured first for every kernel (for testing "
+                 "the search's isolation, e.g. {\"c0.pack\":1})")
+      ->group("");
+  app.add_flag("--print-weights", options.printWeights,
+               "print large constants in full with --emit=ign");
+  app.add_flag("-v,--verbose", verbose, "more output");
+  app.add_flag("-q,--quiet", quiet, "errors only");
+  auto *targets = app.add_subcommand("targets", "list the known targets");
+
+  ign::RunOptions run;
+  std::vector<std::string> runInputs;
+  auto *runCmd = app.add_subcommand("run", "run a bundle on inputs from files");
+  runCmd->add_option("bundle", run.bundlePath, "the .ignb bundle")->required();
+  runCmd->add_option("--input", runInputs,
+                     "NAME=FILE (.npy or ONNX TensorProto .pb), repeatable");
+  runCmd->add_option("--output-dir", run.outputDir,
+                     "write each output as NAME.npy here");
+  runCmd->add_option("--threads", run.threads,
+                     "worker threads (0: one per core)");
+  runCmd->add_flag("--random-inputs", run.randomInputs,
+                   "seeded random values for inputs not given by --input");
+  runCmd->add_option("--seed", run.seed, "seed for --random-inputs")
+      ->capture_default_str();
+
+  ign::BenchOptions bench;
+  auto *benchCmd =
+      app.add_subcommand("bench", "time a bundle on random inputs");
+  benchCmd->add_option("bundle", bench.bundlePath, "the .ignb bundle")
+      ->required();
+  benchCmd->add_option("--threads", bench.threads,
+                       "worker threads (0: one per core)");
+  benchCmd->add_option("--warmup", bench.warmup, "untimed runs first")
+      ->capture_default_str();
+  benchCmd->add_option("--repeat", bench.repeat, "timed runs")
+      ->capture_default_str();
+  benchCmd->add_option("--seed", bench.seed, "seed of the random inputs")
+      ->capture_default_str();
+  benchCmd->add_flag("--json", bench.json, "print the report as JSON");
+
+  ign::DbCommand db;
+  auto *dbCmd = app.add_subcommand(
+      "db", "the tuning database: stats, export [FILE], import FILE, merge DB");
+  dbCmd->add_option("action", db.action, "stats, export, import or merge")
+      ->required()
+      ->check(CLI::IsMember({"stats", "export", "import", "merge"}));
+  dbCmd->add_option("file", db.file,
+                    "JSON file (export: default stdout; import), or another "
+                    "database (merge)");
+  dbCmd->add_option("--tuning-db", db.dbPath,
+                    "the database (default: as for "
+                    "compiling)");
+  dbCmd->add_option("--fingerprint", db.fingerprint,
+                    "export only this fingerprint ('this': this machine's)");
+  dbCmd->add_flag("--json", db.json, "stats as JSON");
+
+  // The targets' own subcommands (`ignc sim`, ...).
+  ign::target::registerBuiltinTargets();
+  std::vector<ign::target::Subcommand> targetCommands;
+  for (const ign::target::Target *t : ign::target::registeredTargets())
+    t->addSubcommands(app, targetCommands);
+
+  std::string inspectPath;
+  auto *inspectCmd = app.add_subcommand("inspect", "describe a bundle");
+  inspectCmd->add_option("bundle", inspectPath, "the .ignb bundle")->required();
+  // -v/-q given after a subcommand still reach the app.
+  for (CLI::App *sub : {runCmd, benchCmd, inspectCmd, targets, dbCmd})
+    sub->fallthrough();
+  for (ign::target::Subcommand &sub : targetCommands)
+    sub.app->fallthrough();
+  app.require_subcommand(0, 1);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    int code = app.exit(e);
+    return code == 0 ? ign::kExitOk : ign::kExitUsage;
+  }
+  if (targets->parsed())
+    return ign::printTargets();
+  if (inspectCmd->parsed())
+    return ign::inspectBundle(inspectPath);
+  if (dbCmd->parsed()) {
+    if ((db.action == "import" || db.action == "merge") && db.file.empty()) {
+      std::cerr << "ignc: error: db " << db.action << " needs a file\n";
+      return ign::kExitUsage;
+    }
+    return ign::runDbCommand(db);
+  }
+  if (benchCmd->parsed())
+    return ign::benchBundle(bench);
+  for (ign::target::Subcommand &sub : targetCommands)
+    if (sub.app->parsed())
+      return sub.run();
+  if (runCmd->parsed()) {
+    for (const std::string &s : runInputs) {
+      std::string name, file;
+      if (!splitAssignment(s, name, file)) {
+        std::cerr << "ignc: error: --input '" << s << "' is not NAME=FILE\n";
+        return ign::kExitUsage;
+      }
+      run.inputs.push_back({name, file});
+    }
+    run.verbosity = quiet ? ign::Verbosity::Quiet : ign::Verbosity::Normal;
+    return ign::runBundle(run);
+  }
+  if (options.modelPath.empty()) {
+    std::cerr << "ignc: error: no model given\n" << app.help();
+    return ign::kExitUsage;
+  }
+  options.fuse = !noFuse && optLevel != 0;
+  if (!tuneTime.empty()) {
+    options.tune.seconds = parseDuration(tuneTime);
+    if (options.tune.seconds <= 0) {
+      std::cerr << "ignc: error: --tune-time '" << tuneTime
+                << "' is not a duration (90s, 10m, 1h)\n";
+      return ign::kExitUsage;
+    }
+  }
+  if (options.tune.trials < 0 || options.tune.jobs < 0 ||
+      options.tune.threads < 0 || !(options.tune.candidateTimeout > 0)) {
+    std::cerr << "ignc: error: --trials, --jobs and --tune-threads must not be "
+                 "negative, --candidate-timeout positive\n";
+    return ign::kExitUsage;
+  }
+  for (const std::string &text : options.tune.extraCandidates) {
+    std::string error;
+    if (!ign::search::scheduleFromJson(text, &error)) {
+      std::cerr << "ignc: error: --tune-extra-candidate '" << text
+                << "': " << error << "\n";
+      return ign::kExitUsage;
+    }
+  }
+  if (options.tune.enabled() && !options.emit.empty() &&
+      options.emit != "schedule") {
+    std::cerr << "ignc: error: tuning (--trials, --tune-time) goes with a "
+                 "bundle or --emit=schedule\n";
+    return ign::kExitUsage;
+  }
+  if (options.noTuningDb &&
+      (!options.tuningDb.empty() || options.tune.enabled())) {
+    std::cerr << "ignc: error: --no-tuning-db excludes --tuning-db and "
+                 "tuning\n";
+    return ign::kExitUsage;
+  }
+  if (options.json && options.emit != "kernels") {
+    std::cerr << "ignc: error: --json goes with --emit=kernels\n";
+    return ign::kExitUsage;
+  }
+  options.verbosity = quiet     ? ign::Verbosity::Quiet
+                      : verbose ? ign::Verbosity::Verbose
+                                : ign::Verbosity::Normal;
+  for (const std::string &s : inputShapes) {
+    std::string name, dims;
+    std::optional<std::vector<int64_t>> shape;
+    if (splitAssignment(s, name, dims))
+      shape = ign::parseShape(dims);
+    if (!shape) {
+      std::cerr << "ignc: error: --input-shape '" << s
+                << "' is not NAME=DIMS (e.g. input=1x3x224x224)\n";
+      return ign::kExitUsage;
+    }
+    if (options.import.inputShapes.count(name)) {
+      std::cerr << "ignc: error: --input-shape given twice for '" << name
+                << "'\n";
+      return ign::kExitUsage;
+    }
+    options.import.inputShapes[name] = *shape;
+  }
+  for (const std::string &s : frozen) {
+    std::string name, path;
+    if (!splitAssignment(s, name, path)) {
+      std::cerr << "ignc: error: --freeze-input '" << s
+                << "' is not NAME=FILE.pb\n";
+      return ign::kExitUsage;
+    }
+    options.import.frozenInputs[name] = path;
+  }
+  return ign::runCompile(options);
+}

@@ -173,10 +173,9 @@ public:
   }
   std::string defaultChip() const override { return "faulty"; }
   std::string fingerprint(const target::TargetConfig &config) const override {
-    return "fault/" + config.chip + "/" +
-           host()
-               .fingerprint(hostConfig(config))
-               .substr(host().fingerprint(hostConfig(config)).rfind('/') + 1);
+    // What the host's code depends on, under this target's name.
+    std::string host = fault::host().fingerprint(hostConfig(config));
+    return "fault/" + config.chip + host.substr(host.rfind('/'));
   }
   bool claims(mlir::func::FuncOp kernel, const target::TargetConfig &,
               std::string &why) const override {

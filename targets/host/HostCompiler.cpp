@@ -67,6 +67,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
 
 LLD_HAS_DRIVER(elf)
 
@@ -295,13 +296,34 @@ static HostTarget hostTarget(const std::string &cpu) {
   return artifact;
 }
 
-int64_t hostVectorBits(const std::string &cpu) {
+HostMachine hostMachine(const std::string &cpu) {
   HostTarget t = hostTarget(cpu);
-  if (llvm::StringRef(t.features).contains("+avx512f"))
-    return 512;
-  if (llvm::StringRef(t.features).contains("+avx"))
-    return 256;
-  return 128;
+  HostMachine machine;
+  llvm::Triple triple(t.triple);
+  if (triple.isAArch64()) {
+    machine.vectorRegisters = 32; // NEON: v0-v31, 128 bits
+    return machine;
+  }
+  if (!triple.isX86())
+    return machine;
+  // A named CPU's features are LLVM's for that CPU; "host" lists its own.
+  llvm::InitializeNativeTarget();
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(t.triple, error);
+  if (!target)
+    return machine;
+  std::unique_ptr<llvm::MCSubtargetInfo> sti(
+      target->createMCSubtargetInfo(t.triple, t.cpu, t.features));
+  if (!sti)
+    return machine;
+  if (sti->checkFeatures("+avx512f")) {
+    machine.vectorBits = 512;
+    machine.vectorRegisters = 32;
+  } else if (sti->checkFeatures("+avx")) {
+    machine.vectorBits = 256;
+  }
+  return machine;
 }
 
 std::string hostFingerprint(const std::string &cpu,
@@ -333,7 +355,7 @@ static void prepareContext(MLIRContext *ctx) {
 }
 
 FailureOr<search::ScheduleSpace> hostScheduleSpace(ModuleOp task,
-                                                   int64_t vectorBits) {
+                                                   const HostMachine &machine) {
   MLIRContext *ctx = task.getContext();
   prepareContext(ctx);
   OwningOpRef<ModuleOp> copy(cast<ModuleOp>(task->clone()));
@@ -348,7 +370,7 @@ FailureOr<search::ScheduleSpace> hostScheduleSpace(ModuleOp task,
   });
   if (!kernel)
     return task.emitError("the task module has no kernel function");
-  return describeScheduleSpace(kernel, vectorBits);
+  return describeScheduleSpace(kernel, machine);
 }
 
 /// Marks the host's kernels for bufferization and the C interface, and
@@ -373,7 +395,8 @@ prepareKernels(MLIRContext *ctx,
 static LogicalResult
 lowerKernels(ModuleOp module,
              llvm::MutableArrayRef<target::PlacedKernel> kernels,
-             bool reference, std::vector<KernelSchedule> &schedules) {
+             const HostMachine &machine, bool reference,
+             std::vector<KernelSchedule> &schedules) {
   MLIRContext *ctx = module.getContext();
   PassManager lowering(ctx);
   buildLoweringPipeline(lowering);
@@ -386,7 +409,7 @@ lowerKernels(ModuleOp module,
       schedule.serialReason = "reference schedule";
       continue;
     }
-    schedule = applySchedule(k.kernel, k.tuned);
+    schedule = applySchedule(k.kernel, machine, k.tuned);
   }
   PassManager cleanup(ctx);
   cleanup.addPass(createCanonicalizerPass());
@@ -487,8 +510,8 @@ LogicalResult compileHostKernels(
     return success(); // every kernel runs on a device: no host artifact
   prepareKernels(ctx, kernels);
   std::vector<KernelSchedule> schedules;
-  if (failed(lowerKernels(module, kernels, config.schedule == "reference",
-                          schedules)))
+  if (failed(lowerKernels(module, kernels, hostMachine(config.chip),
+                          config.schedule == "reference", schedules)))
     return failure();
   // The kernel functions are LLVM functions now; only the specs remain.
   std::vector<bundle::KernelSpec *> specs;

@@ -11,6 +11,8 @@
 #ifndef IGN_TARGETS_HOST_HOSTCOMPILER_H
 #define IGN_TARGETS_HOST_HOSTCOMPILER_H
 
+#include "HostSchedule.h"
+
 #include "ign/Target/Target.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -20,11 +22,12 @@
 namespace ign::host {
 
 /// The schedule space of a task module's kernel (the module is unchanged).
-mlir::FailureOr<search::ScheduleSpace> hostScheduleSpace(mlir::ModuleOp task,
-                                                         int64_t vectorBits);
+mlir::FailureOr<search::ScheduleSpace>
+hostScheduleSpace(mlir::ModuleOp task, const HostMachine &machine);
 
-/// Vector register width of `cpu` ("host": this machine's).
-int64_t hostVectorBits(const std::string &cpu);
+/// The vector registers of `cpu` ("host": this machine's, else a CPU name
+/// LLVM knows, with that CPU's features).
+HostMachine hostMachine(const std::string &cpu);
 
 /// A fingerprint of what the host target's code depends on: triple, CPU,
 /// its features, ignc and LLVM versions ("host/<cpu>/<hash>").

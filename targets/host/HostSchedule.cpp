@@ -25,6 +25,15 @@ using namespace mlir;
 
 namespace ign::host {
 
+int64_t HostMachine::tileRows() const {
+  // Past 8 rows GEMM 1024^3 gained nothing on an AVX-512 machine
+  // (benchmarks/results/2026-12-01-native-tiles.md).
+  constexpr int64_t kMaxDefaultRows = 8;
+  int64_t vectors = 2;
+  return std::clamp<int64_t>((vectorRegisters - vectors - 1) / vectors, 1,
+                             kMaxDefaultRows);
+}
+
 std::string KernelSchedule::toJson() const {
   nlohmann::json j = {{"kind", kind},
                       {"workgroup_tile", workgroupTile},
@@ -432,9 +441,6 @@ SmallVector<int64_t> chooseSplitCounts(const SplitAnalysis &a, int64_t work) {
   return count;
 }
 
-/// Output rows of a contraction's register tile by default: the tile of
-/// the output stays in registers across the whole reduction.
-constexpr int64_t kRegisterRows = 4;
 /// Shortest reduction whose streamed operand the default schedule packs.
 constexpr int64_t kMinPackedReduction = 256;
 /// Largest workgroup count the space offers.
@@ -516,16 +522,33 @@ std::optional<ContractionLoops> analyzeContraction(linalg::GenericOp op) {
 /// The knobs of contraction `index` (cJ.rows, ...) with the heuristic's
 /// values for those missing from `knobs`.
 struct ContractionKnobs {
-  int64_t rows = kRegisterRows, cols = 0, rowDim = 0, kTile = 0, order = 0,
-          pack = 0;
+  int64_t rows = 1, cols = 0, rowDim = 0, kTile = 0, order = 0, pack = 0;
 };
 
+/// Register tile widths the schedule uses, widest first.
+constexpr int64_t kTileWidths[] = {64, 32, 16, 8, 4};
+
+/// The widest tile width that is at most `cols` (and divides `range` when
+/// given); 1 when none.
+int64_t tileWidth(int64_t cols, std::optional<int64_t> range = std::nullopt) {
+  for (int64_t v : kTileWidths)
+    if (v <= cols && (!range || *range % v == 0))
+      return v;
+  return 1;
+}
+
 ContractionKnobs contractionKnobs(const search::Schedule *knobs, unsigned index,
-                                  const ContractionLoops &c) {
+                                  const ContractionLoops &c,
+                                  const HostMachine &machine) {
   ContractionKnobs k;
-  // 16 lanes (two AVX2 vectors) when the loop is that long, the rest
-  // peeled off (vectorizeContraction); else the widest vector dividing it.
-  k.cols = c.ranges[c.inner] >= 16 ? 16 : vectorLanes(c.ranges[c.inner]);
+  // Two vectors of the machine when the loop is that long (the rest peeled
+  // off, vectorizeContraction), one when it is shorter; else the widest
+  // vector dividing it. Rows as many as the registers hold.
+  int64_t range = c.ranges[c.inner];
+  k.cols = range >= machine.tileColumns() ? machine.tileColumns()
+           : range >= machine.lanes()     ? machine.lanes()
+                                          : vectorLanes(range);
+  k.rows = machine.tileRows();
   // Panels pay off when B comes from memory (weights, inputs) with a long
   // reduction: measured 11.8 -> 7.8 ms on a 128x768x3072 matmul, 45.7 ->
   // 31.7 ms on GEMM 1024^3 with the same tiles; not for im2col columns
@@ -675,28 +698,22 @@ bool packStreamedOperand(RewriterBase &rewriter,
 /// divisor, the chunk to none. Returns the register tile and records the
 /// knobs applied, or {} when the contraction does not divide into such
 /// tiles (LLVM's loop vectorizer then handles it).
-std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
-                                          linalg::GenericOp op, unsigned index,
-                                          const search::Schedule *knobs,
-                                          search::Schedule &applied,
-                                          bool peel = true,
-                                          bool peelRows = true) {
+std::vector<int64_t>
+vectorizeContraction(RewriterBase &rewriter, linalg::GenericOp op,
+                     unsigned index, const HostMachine &machine,
+                     const search::Schedule *knobs, search::Schedule &applied,
+                     bool peel = true, bool peelRows = true) {
   std::optional<ContractionLoops> c = analyzeContraction(op);
   if (!c)
     return {};
-  ContractionKnobs k = contractionKnobs(knobs, index, *c);
+  ContractionKnobs k = contractionKnobs(knobs, index, *c, machine);
   std::string prefix = knobs::contraction(index);
   // Columns that do not divide the loop: the largest multiple of the tile
   // is tiled as asked and the rest (peeled off with linalg::splitOp) gets
   // the widest tile that divides it. 196 pixels become 12 tiles of 16 and
   // one of 4 instead of 49 tiles of 4; 49 become 3 of 16 and a scalar one.
   int64_t range = c->ranges[c->inner];
-  int64_t want = 1;
-  for (int64_t v : {32, 16, 8, 4})
-    if (v <= k.cols) {
-      want = v;
-      break;
-    }
+  int64_t want = tileWidth(k.cols);
   if (peel && want >= 4 && want < range && range % want != 0) {
     rewriter.setInsertionPoint(op);
     auto [main, rest] =
@@ -708,18 +725,12 @@ std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
       // The rest: the widest power of two that fits, peeled again (12
       // columns are 8 + 4: a vector<12xf32> would be shuffled lane by lane).
       search::Schedule restKnobs = knobs ? *knobs : search::Schedule{};
-      int64_t restCols = 1;
-      for (int64_t v : {16, 8, 4})
-        if (v <= range % want) {
-          restCols = v;
-          break;
-        }
-      restKnobs[prefix + knobs::kCols] = restCols;
+      restKnobs[prefix + knobs::kCols] = tileWidth(range % want);
       search::Schedule ignored;
-      vectorizeContraction(rewriter, restOp, index, &restKnobs, ignored,
-                           /*peel=*/true, peelRows);
-      return vectorizeContraction(rewriter, mainOp, index, knobs, applied,
-                                  /*peel=*/false, peelRows);
+      vectorizeContraction(rewriter, restOp, index, machine, &restKnobs,
+                           ignored, /*peel=*/true, peelRows);
+      return vectorizeContraction(rewriter, mainOp, index, machine, knobs,
+                                  applied, /*peel=*/false, peelRows);
     }
   }
   // Rows likewise: the largest multiple of the tile's rows, and the rest
@@ -741,19 +752,14 @@ std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
         search::Schedule restKnobs = knobs ? *knobs : search::Schedule{};
         restKnobs[prefix + knobs::kRows] = rowRange % rows;
         search::Schedule ignored;
-        vectorizeContraction(rewriter, restOp, index, &restKnobs, ignored, peel,
-                             /*peelRows=*/false);
-        return vectorizeContraction(rewriter, mainOp, index, knobs, applied,
-                                    peel, /*peelRows=*/false);
+        vectorizeContraction(rewriter, restOp, index, machine, &restKnobs,
+                             ignored, peel, /*peelRows=*/false);
+        return vectorizeContraction(rewriter, mainOp, index, machine, knobs,
+                                    applied, peel, /*peelRows=*/false);
       }
     }
   }
-  int64_t cols = 1;
-  for (int64_t v : {32, 16, 8, 4})
-    if (v <= k.cols && range % v == 0) {
-      cols = v;
-      break;
-    }
+  int64_t cols = tileWidth(k.cols, range);
   applied[prefix + knobs::kCols] = cols;
   if (cols == 1)
     return {};
@@ -836,6 +842,7 @@ std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
 
 /// Register-tiles and vectorizes every contraction of the kernel.
 void vectorizeContractions(RewriterBase &rewriter, func::FuncOp kernel,
+                           const HostMachine &machine,
                            const search::Schedule *knobs,
                            KernelSchedule &schedule) {
   SmallVector<linalg::GenericOp> contractions;
@@ -844,8 +851,8 @@ void vectorizeContractions(RewriterBase &rewriter, func::FuncOp kernel,
       contractions.push_back(op);
   });
   for (auto [index, op] : llvm::enumerate(contractions)) {
-    std::vector<int64_t> tile =
-        vectorizeContraction(rewriter, op, index, knobs, schedule.knobs);
+    std::vector<int64_t> tile = vectorizeContraction(
+        rewriter, op, index, machine, knobs, schedule.knobs);
     if (!tile.empty() && schedule.registerTile.empty())
       schedule.registerTile = tile;
   }
@@ -861,7 +868,7 @@ linalg::LinalgOp prepareKernel(RewriterBase &rewriter, func::FuncOp kernel) {
 } // namespace
 
 search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
-                                            int64_t vectorBits) {
+                                            const HostMachine &machine) {
   search::ScheduleSpace space;
   IRRewriter rewriter(kernel.getContext());
   linalg::LinalgOp root = prepareKernel(rewriter, kernel);
@@ -888,15 +895,16 @@ search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
       contractions.push_back(op);
   });
   // Registers hold rows x (cols / lanes) accumulators, a row of the
-  // streamed operand and a broadcast; past 16 vector registers they spill.
-  int64_t lanes = std::max<int64_t>(1, vectorBits / 32);
+  // streamed operand and a broadcast; past the machine's vector registers
+  // they spill.
+  int64_t lanes = machine.lanes(), registers = machine.vectorRegisters;
   std::vector<std::pair<std::string, std::string>> tiles;
   for (auto [index, op] : llvm::enumerate(contractions)) {
     std::optional<ContractionLoops> c = analyzeContraction(op);
     if (!c)
       continue;
     std::string prefix = knobs::contraction(index);
-    ContractionKnobs k = contractionKnobs(nullptr, index, *c);
+    ContractionKnobs k = contractionKnobs(nullptr, index, *c, machine);
     auto add = [&](const std::string &name, std::vector<int64_t> values,
                    int64_t value) {
       if (values.size() < 2)
@@ -905,14 +913,14 @@ search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
       space.knobs.push_back({prefix + name, std::move(values)});
     };
     std::vector<int64_t> cols{1};
-    for (int64_t v : {4, 8, 16, 32})
-      if (v <= c->ranges[c->inner])
+    for (int64_t v : llvm::reverse(kTileWidths))
+      if (v <= c->ranges[c->inner] && v <= 4 * lanes)
         cols.push_back(v);
     add(knobs::kCols, cols, k.cols);
     if (!c->rowDims.empty()) {
       std::vector<int64_t> rows;
       int64_t range = c->ranges[c->rowDims.front()];
-      for (int64_t r : {1, 2, 3, 4, 5, 6, 8})
+      for (int64_t r : {1, 2, 3, 4, 5, 6, 8, 10, 12, 14})
         if (r <= range)
           rows.push_back(r);
       add(knobs::kRows, rows, std::min(k.rows, range));
@@ -933,7 +941,8 @@ search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
       add(knobs::kPack, {0, 1}, k.pack);
     }
   }
-  space.legal = [splitKnobs, tiles, lanes](const search::Schedule &s) {
+  space.legal = [splitKnobs, tiles, lanes,
+                 registers](const search::Schedule &s) {
     auto value = [&](const std::string &name, int64_t fallback) {
       auto it = s.find(name);
       return it == s.end() ? fallback : it->second;
@@ -945,7 +954,7 @@ search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
       return false;
     for (auto &[rows, cols] : tiles) {
       int64_t vectors = (value(cols, 1) + lanes - 1) / lanes;
-      if (value(rows, 1) * vectors + vectors + 1 > 16)
+      if (value(rows, 1) * vectors + vectors + 1 > registers)
         return false;
     }
     return true;
@@ -953,7 +962,7 @@ search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
   return space;
 }
 
-KernelSchedule applySchedule(func::FuncOp kernel,
+KernelSchedule applySchedule(func::FuncOp kernel, const HostMachine &machine,
                              const search::Schedule *knobs) {
   KernelSchedule schedule;
   if (knobs) {
@@ -989,7 +998,7 @@ KernelSchedule applySchedule(func::FuncOp kernel,
   schedule.workgroupTile = tile;
   if (workgroups < 2) {
     schedule.serialReason = "too little work to split";
-    vectorizeContractions(rewriter, kernel, knobs, schedule);
+    vectorizeContractions(rewriter, kernel, machine, knobs, schedule);
     return schedule;
   }
   SmallVector<OpFoldResult> sizes;
@@ -1012,7 +1021,7 @@ KernelSchedule applySchedule(func::FuncOp kernel,
   if (root->use_empty())
     rewriter.eraseOp(root);
   schedule.workgroups = workgroups;
-  vectorizeContractions(rewriter, kernel, knobs, schedule);
+  vectorizeContractions(rewriter, kernel, machine, knobs, schedule);
   return schedule;
 }
 

@@ -23,6 +23,25 @@
 
 namespace ign::host {
 
+/// What the schedule knows of the CPU it generates code for: register tiles
+/// are sized from it (docs/host-schedule.md, "Register tiles").
+struct HostMachine {
+  /// Width of the widest vector registers (512 with AVX-512, 256 with AVX2,
+  /// 128 with SSE or NEON).
+  int64_t vectorBits = 128;
+  /// Architectural vector registers (32 with AVX-512 or NEON, else 16).
+  int64_t vectorRegisters = 16;
+
+  /// f32 lanes of one vector register.
+  int64_t lanes() const { return vectorBits >= 64 ? vectorBits / 32 : 1; }
+  /// The default register tile's columns: two vectors.
+  int64_t tileColumns() const { return 2 * lanes(); }
+  /// The default tile's rows: as many as keep rows x 2 accumulators, one
+  /// row of the streamed operand (2 vectors) and a broadcast in registers,
+  /// at most 8 (6 on AVX2, 8 on AVX-512).
+  int64_t tileRows() const;
+};
+
 struct KernelSchedule {
   /// Tile of the root op's loops per workgroup (0: the loop is not split).
   std::vector<int64_t> workgroupTile;
@@ -43,9 +62,9 @@ struct KernelSchedule {
 
 /// The schedule space of a kernel function on tensors (after the reference
 /// lowering). Prepares the kernel in place (loop order, reshapes), so pass
-/// a copy. `vectorBits`: the machine's vector register width.
+/// a copy.
 search::ScheduleSpace describeScheduleSpace(mlir::func::FuncOp kernel,
-                                            int64_t vectorBits);
+                                            const HostMachine &machine);
 
 /// Applies a schedule to a kernel function on tensors (after the reference
 /// lowering): `knobs` when given (missing knobs take the heuristics'
@@ -53,6 +72,7 @@ search::ScheduleSpace describeScheduleSpace(mlir::func::FuncOp kernel,
 /// else the default heuristics. Never fails: a kernel it cannot tile stays
 /// whole.
 KernelSchedule applySchedule(mlir::func::FuncOp kernel,
+                             const HostMachine &machine,
                              const search::Schedule *knobs = nullptr);
 
 /// After bufferization: appends the `wg_begin, wg_end` index arguments to

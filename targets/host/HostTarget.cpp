@@ -121,7 +121,7 @@ public:
     target::ChipInfo c;
     c.name = chip;
     c.summary = chip == "host" ? "this machine's CPU" : "CPU " + chip;
-    c.lanes = hostVectorBits(chip) / 32;
+    c.lanes = hostMachine(chip).lanes();
     if (chip == "host") {
       // Measured (about 0.2 s, once), so only for this machine.
       c.cores = cores();
@@ -164,14 +164,14 @@ mlir::FailureOr<target::TuningTask>
 HostTarget::tuningTask(const target::TaskModule &task,
                        const target::TargetConfig &config,
                        const target::RunnerContext &context) const {
-  int64_t bits = hostVectorBits(config.chip);
-  auto space = hostScheduleSpace(*task.module, bits);
+  HostMachine machine = hostMachine(config.chip);
+  auto space = hostScheduleSpace(*task.module, machine);
   if (failed(space))
     return mlir::failure();
   target::TuningTask t;
   t.description = llvm::join(task.summary.opShapes, "; ");
   t.space = std::move(*space);
-  int64_t lanes = std::max<int64_t>(1, bits / 32);
+  int64_t lanes = machine.lanes();
   int threads = context.threads;
   KernelSummary summary = task.summary;
   t.features = [summary, lanes, threads](const search::Schedule &s) {

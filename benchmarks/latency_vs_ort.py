@@ -11,6 +11,10 @@ writes it too.
 
   python3 benchmarks/latency_vs_ort.py [--models small|zoo|all] [--threads 1,2]
       [--schedules default,reference] [--repeat 30] [--out FILE]
+      [--before-ignc OLD_IGNC]
+
+`--before-ignc` also times the default schedule of another ignc build (the
+one before a change), in the same run, right before the current one.
 
 `small` is test/models; `zoo` is ResNet-50 and BERT-base from
 benchmarks/models/gen_zoo.py, generated into --zoo-dir (cached) on first use.
@@ -80,11 +84,16 @@ def main():
     p.add_argument("--warmup", type=int, default=3)
     p.add_argument("--repeat", type=int, default=30)
     p.add_argument("--out")
+    p.add_argument("--before-ignc", help="an earlier ignc build to time side by side")
     args = p.parse_args()
     import onnxruntime as ort
 
     threads = [int(t) for t in args.threads.split(",")]
     schedules = args.schedules.split(",")
+    compilers = {s: args.ignc for s in schedules}
+    if args.before_ignc:
+        schedules = ["before"] + schedules
+        compilers["before"] = args.before_ignc
     work = tempfile.mkdtemp(prefix="ignc-bench-")
     rng = np.random.default_rng(7)
     header = "| model | threads |" + "".join(f" ignc {s} ms |" for s in schedules) + \
@@ -95,14 +104,15 @@ def main():
         bundles = {}
         for s in schedules:
             bundles[s] = os.path.join(work, f"{name}.{s}.ignb")
-            subprocess.run([args.ignc, path, "-q", "--schedule", s, "-o", bundles[s]] + shapes_arg,
-                           check=True)
+            schedule = "default" if s == "before" else s
+            subprocess.run([compilers[s], path, "-q", "--no-tuning-db", "--schedule", schedule,
+                            "-o", bundles[s]] + shapes_arg, check=True)
         for t in threads:
             ignc_ms = {}
             for s in schedules:
                 # The reference schedule is slow on the zoo: fewer runs.
-                repeat = args.repeat if s == "default" or args.models == "small" else 3
-                r = subprocess.run([args.ignc, "bench", bundles[s], "--json", "--threads", str(t),
+                repeat = args.repeat if s != "reference" or args.models == "small" else 3
+                r = subprocess.run([compilers[s], "bench", bundles[s], "--json", "--threads", str(t),
                                     "--warmup", str(min(args.warmup, repeat)),
                                     "--repeat", str(repeat)],
                                    check=True, capture_output=True, text=True)

@@ -69,6 +69,9 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
 
+#include <thread>
+#include <unistd.h>
+
 LLD_HAS_DRIVER(elf)
 
 using namespace mlir;
@@ -299,6 +302,11 @@ static HostTarget hostTarget(const std::string &cpu) {
 HostMachine hostMachine(const std::string &cpu) {
   HostTarget t = hostTarget(cpu);
   HostMachine machine;
+  if (cpu == "host") {
+    machine.cores = std::max(1u, std::thread::hardware_concurrency());
+    if (long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE); l1 > 0)
+      machine.l1Bytes = l1;
+  }
   llvm::Triple triple(t.triple);
   if (triple.isAArch64()) {
     machine.vectorRegisters = 32; // NEON: v0-v31, 128 bits

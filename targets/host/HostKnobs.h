@@ -9,6 +9,7 @@
 //   cJ.k_tile    reduction chunk (cache block) outside the tiles; 0 = whole
 //   cJ.order     0: row tiles outside column tiles; 1: the reverse
 //   cJ.pack      1: the streamed operand is packed into panels first
+//   cJ.pack_rows 1: the broadcast operand (rows) is packed into panels first
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +35,7 @@ constexpr const char *kRowDim = "row_dim";
 constexpr const char *kKTile = "k_tile";
 constexpr const char *kOrder = "order";
 constexpr const char *kPack = "pack";
+constexpr const char *kPackRows = "pack_rows";
 
 /// Contractions whose knobs the cost model's features describe.
 constexpr int kFeaturedContractions = 2;

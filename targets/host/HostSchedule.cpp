@@ -395,23 +395,36 @@ SplitAnalysis analyzeSplits(linalg::LinalgOp root) {
   return a;
 }
 
-/// The default heuristic: about kTargetWorkgroups pieces. Split counts grow
+/// What the default split aims for.
+struct SplitGoal {
+  /// About this many workgroups.
+  int64_t workgroups = kTargetWorkgroups;
+  /// Pieces of the innermost loop are multiples of this when it divides the
+  /// loop (besides the vector lanes legalCounts keeps).
+  int64_t innerQuantum = 1;
+};
+
+/// The default heuristic: about `goal.workgroups` pieces. Split counts grow
 /// one divisor at a time, each step on the loop whose re-read bytes grow
 /// least per unit of (logarithmic) growth in workgroups: free loops (batch,
 /// heads) first, then a balance between loops that cost (a convolution
 /// split both by channels and by pixels recomputes its columns fewer times
 /// than one split 32 ways). A step past twice the target is taken only
 /// when no other step is left.
-SmallVector<int64_t> chooseSplitCounts(const SplitAnalysis &a, int64_t work) {
+SmallVector<int64_t> chooseSplitCounts(const SplitAnalysis &a, int64_t work,
+                                       const SplitGoal &goal) {
   SmallVector<int64_t> count(a.ranges.size(), 1);
   if (a.order.empty() || work < kMinParallelWork)
     return count;
-  int64_t target = std::min(kTargetWorkgroups,
+  int64_t target = std::min(goal.workgroups,
                             std::max<int64_t>(1, work / kMinWorkPerWorkgroup));
   int64_t workgroups = 1;
+  int64_t quantum =
+      a.ranges[a.innermost] % goal.innerQuantum == 0 ? goal.innerQuantum : 1;
   auto nextCount = [&](unsigned d) -> int64_t {
     for (int64_t c : a.legalCounts(d, a.ranges[d]))
-      if (c > count[d])
+      if (c > count[d] &&
+          (d != a.innermost || (a.ranges[d] / c) % quantum == 0))
         return c;
     return 0;
   };
@@ -456,23 +469,32 @@ struct ContractionLoops {
   /// The operand streamed along the columns (B of C += A * B, indexed
   /// (..., k, n)) is read from the kernel's arguments, not computed in it.
   bool streamsArgument = false;
+  /// The operand broadcast along the rows (A, indexed (..., m, k) or
+  /// (..., k, m) by the first row loop) is read from the arguments.
+  bool broadcastsArgument = false;
 };
 
-/// Whether `map` reads the operand a register tile streams along its
-/// columns: false when it is indexed (..., k, n), true when (..., n, k)
-/// (a transposed B, as Gemm with transB), nullopt otherwise.
-std::optional<bool> streamedLayout(AffineMap map, const ContractionLoops &c) {
+/// Whether `map` ends in the loops (k, panel): false when it is indexed
+/// (..., k, panel), true when (..., panel, k), nullopt otherwise. With
+/// `panel` the tile's columns that is the operand it streams (B of
+/// C += A * B; true for a transposed B, as Gemm with transB), with `panel`
+/// its rows the operand it broadcasts (A; true for A as it usually is).
+std::optional<bool> panelLayout(AffineMap map, unsigned panel,
+                                std::optional<unsigned> reduction) {
   unsigned n = map.getNumResults();
-  if (!c.reduction || n < 2)
+  if (!reduction || n < 2)
     return std::nullopt;
   MLIRContext *ctx = map.getContext();
-  AffineExpr inner = getAffineDimExpr(c.inner, ctx);
-  AffineExpr k = getAffineDimExpr(*c.reduction, ctx);
-  if (map.getResult(n - 1) == inner && map.getResult(n - 2) == k)
+  AffineExpr p = getAffineDimExpr(panel, ctx);
+  AffineExpr k = getAffineDimExpr(*reduction, ctx);
+  if (map.getResult(n - 1) == p && map.getResult(n - 2) == k)
     return false;
-  if (map.getResult(n - 1) == k && map.getResult(n - 2) == inner)
+  if (map.getResult(n - 1) == k && map.getResult(n - 2) == p)
     return true;
   return std::nullopt;
+}
+std::optional<bool> streamedLayout(AffineMap map, const ContractionLoops &c) {
+  return panelLayout(map, c.inner, c.reduction);
 }
 
 /// Whether `v` is a function argument seen through views and slices.
@@ -516,13 +538,45 @@ std::optional<ContractionLoops> analyzeContraction(linalg::GenericOp op) {
   for (OpOperand *in : op.getDpsInputOperands())
     if (streamedLayout(op.getMatchingIndexingMap(in), c))
       c.streamsArgument = isArgumentView(in->get());
+    else if (!c.rowDims.empty() && panelLayout(op.getMatchingIndexingMap(in),
+                                               c.rowDims.front(), c.reduction))
+      c.broadcastsArgument = isArgumentView(in->get());
   return c;
+}
+
+/// The default split of a kernel. The column loop of a register-tiled
+/// contraction is split only into whole register tiles. A contraction that
+/// streams its columns from an argument packs them (when its reduction is
+/// long: contractionKnobs) into panels in every
+/// workgroup, so its kernel is split into about two workgroups per core
+/// (when the cores are known: the compiling machine's): a 256x2304x196
+/// convolution matmul ran 4.5 ms in 8 x 7 workgroups and 1.6 ms in 2 x 2
+/// at two threads, 7.0 and 2.2 ms at one. Others, as a convolution that
+/// computes its im2col columns per workgroup, keep kTargetWorkgroups: its
+/// pieces' columns stay in cache (a 3x3 convolution at 56x56 ran 10.3 ms in
+/// 7 workgroups, 8.1 in 49; benchmarks/results/2026-12-01-native-tiles.md).
+SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
+  SplitGoal goal;
+  bool contracts = false, streamsArgument = false;
+  kernel.walk([&](linalg::GenericOp op) {
+    if (std::optional<ContractionLoops> c = analyzeContraction(op)) {
+      contracts = true;
+      streamsArgument |= c->streamsArgument && c->reduction &&
+                         c->ranges[*c->reduction] >= kMinPackedReduction;
+    }
+  });
+  if (contracts)
+    goal.innerQuantum = machine.tileColumns();
+  if (streamsArgument && machine.cores > 0)
+    goal.workgroups = std::min(kTargetWorkgroups, 2 * machine.cores);
+  return goal;
 }
 
 /// The knobs of contraction `index` (cJ.rows, ...) with the heuristic's
 /// values for those missing from `knobs`.
 struct ContractionKnobs {
-  int64_t rows = 1, cols = 0, rowDim = 0, kTile = 0, order = 0, pack = 0;
+  int64_t rows = 1, cols = 0, rowDim = 0, kTile = 0, order = 0, pack = 0,
+          packRows = 0;
 };
 
 /// Register tile widths the schedule uses, widest first.
@@ -537,6 +591,24 @@ int64_t tileWidth(int64_t cols, std::optional<int64_t> range = std::nullopt) {
   return 1;
 }
 
+/// The default reduction chunk: none when a whole panel of the streamed
+/// operand (the reduction x the tile's columns, f32) fits in the L1 cache,
+/// else the longest chunk from 64 to 512 dividing the reduction whose panel
+/// fills at most two thirds of it (the broadcast rows and the output tile
+/// use the rest): GEMM 1024^3 and a 256x2304x196 convolution matmul ran 1.2
+/// and 1.9x faster in chunks of 256 on a 48 KiB L1
+/// (benchmarks/results/2026-12-01-native-tiles.md).
+int64_t defaultReductionChunk(int64_t reduction, int64_t cols,
+                              const HostMachine &machine) {
+  int64_t rowBytes = std::max<int64_t>(1, cols) * 4;
+  if (reduction * rowBytes <= machine.l1Bytes)
+    return 0;
+  for (int64_t t = std::min<int64_t>(512, reduction / 2); t >= 64; --t)
+    if (reduction % t == 0 && t * rowBytes * 3 <= machine.l1Bytes * 2)
+      return t;
+  return 0;
+}
+
 ContractionKnobs contractionKnobs(const search::Schedule *knobs, unsigned index,
                                   const ContractionLoops &c,
                                   const HostMachine &machine) {
@@ -549,6 +621,8 @@ ContractionKnobs contractionKnobs(const search::Schedule *knobs, unsigned index,
            : range >= machine.lanes()     ? machine.lanes()
                                           : vectorLanes(range);
   k.rows = machine.tileRows();
+  if (c.reduction)
+    k.kTile = defaultReductionChunk(c.ranges[*c.reduction], k.cols, machine);
   // Panels pay off when B comes from memory (weights, inputs) with a long
   // reduction: measured 11.8 -> 7.8 ms on a 128x768x3072 matmul, 45.7 ->
   // 31.7 ms on GEMM 1024^3 with the same tiles; not for im2col columns
@@ -569,38 +643,23 @@ ContractionKnobs contractionKnobs(const search::Schedule *knobs, unsigned index,
   get(knobs::kRowDim, k.rowDim);
   get(knobs::kKTile, k.kTile);
   get(knobs::kPack, k.pack);
+  get(knobs::kPackRows, k.packRows);
   get(knobs::kOrder, k.order);
   return k;
 }
 
-/// Copies the operand a register tile streams along its columns (B of
-/// C[m, n] += A[m, k] * B[k, n]) into panels [N / cols, K, cols] before the
-/// tile loops, and makes the tiles read the panels: each tile then walks
-/// one contiguous panel through the reduction instead of one row of B per
-/// step, rows that are a whole page apart (and so all in the same few L1
-/// sets). A transposed B (..., n, k), as Gemm with transB reads its weights,
-/// is transposed into the same panels. Returns false, changing nothing,
-/// unless B is indexed so, with unit tiles on its leading dims, statically
-/// shaped, and read through a slice of a tensor defined outside the tile
-/// loops.
-bool packStreamedOperand(RewriterBase &rewriter,
-                         const scf::SCFTilingResult &tiled,
-                         const ContractionLoops &c, int64_t cols) {
-  auto op = dyn_cast<linalg::GenericOp>(tiled.tiledOps.back());
-  if (!op)
-    return false;
-  OpOperand *b = nullptr;
-  bool transposed = false;
-  for (OpOperand *in : op.getDpsInputOperands())
-    if (auto t = streamedLayout(op.getMatchingIndexingMap(in), c)) {
-      b = in;
-      transposed = *t;
-    }
-  if (!b)
-    return false;
+/// Copies operand `b` of a register tile `op` (indexed (..., k, p), or
+/// (..., p, k) when `transposed`, where the tile spans `cols` of p) into
+/// panels [P / cols, K, cols] before the tile loops `outer`, and makes the
+/// tile read the panels: each tile then walks one contiguous panel through
+/// the reduction instead of rows that are a whole page apart (and so all in
+/// the same few L1 sets). Returns false, changing nothing, unless `b` is
+/// indexed so, with unit tiles on its leading dims, statically shaped, and
+/// read through a slice of a tensor defined outside the tile loops.
+bool packPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
+                bool transposed, int64_t cols, Operation *outer) {
   auto slice = b->get().getDefiningOp<tensor::ExtractSliceOp>();
-  Operation *outer = tiled.loops.front();
-  if (!slice)
+  if (!slice || cols < 2)
     return false;
   Value from = slice.getSource();
   Operation *where = from.getDefiningOp();
@@ -688,6 +747,40 @@ bool packStreamedOperand(RewriterBase &rewriter,
   if (slice->use_empty())
     rewriter.eraseOp(slice);
   return true;
+}
+
+/// Packs the operand a register tile streams along its columns (B of
+/// C[m, n] += A[m, k] * B[k, n]) into panels [N / cols, K, cols]; a
+/// transposed B (..., n, k), as Gemm with transB reads its weights, is
+/// transposed into the same panels.
+bool packStreamedOperand(RewriterBase &rewriter,
+                         const scf::SCFTilingResult &tiled,
+                         const ContractionLoops &c, int64_t cols) {
+  auto op = dyn_cast<linalg::GenericOp>(tiled.tiledOps.back());
+  if (!op || tiled.loops.empty())
+    return false;
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (auto t = streamedLayout(op.getMatchingIndexingMap(in), c))
+      return packPanels(rewriter, op, in, *t, cols, tiled.loops.front());
+  return false;
+}
+
+/// Packs the operand a register tile broadcasts along its rows (A of
+/// C[m, n] += A[m, k] * B[k, n], rows along m) into panels [M / rows, K,
+/// rows]: each step of the reduction then broadcasts its rows from one
+/// cache line instead of `rows` lines a row of A apart.
+bool packBroadcastOperand(RewriterBase &rewriter,
+                          const scf::SCFTilingResult &tiled,
+                          const ContractionLoops &c, unsigned row,
+                          int64_t rows) {
+  auto op = dyn_cast<linalg::GenericOp>(tiled.tiledOps.back());
+  if (!op || tiled.loops.empty())
+    return false;
+  for (OpOperand *in : op.getDpsInputOperands())
+    if (!streamedLayout(op.getMatchingIndexingMap(in), c))
+      if (auto t = panelLayout(op.getMatchingIndexingMap(in), row, c.reduction))
+        return packPanels(rewriter, op, in, *t, rows, tiled.loops.front());
+  return false;
 }
 
 /// Tiles a contraction into register tiles of `rows` output rows by `cols`
@@ -830,10 +923,14 @@ vectorizeContraction(RewriterBase &rewriter, linalg::GenericOp op,
   if (failed(tiled))
     return {};
   rewriter.replaceOp(target, tiled->replacements);
-  if (c->reduction)
+  if (c->reduction) {
     applied[prefix + knobs::kPack] =
-        k.pack == 1 && !tiled->loops.empty() &&
-        packStreamedOperand(rewriter, *tiled, *c, cols);
+        k.pack == 1 && packStreamedOperand(rewriter, *tiled, *c, cols);
+    if (row)
+      applied[prefix + knobs::kPackRows] =
+          k.packRows == 1 &&
+          packBroadcastOperand(rewriter, *tiled, *c, *row, tile[*row]);
+  }
   // A tile that does not vectorize stays a correct scalar loop nest.
   if (failed(linalg::vectorize(rewriter, tiled->tiledOps.back())))
     return {};
@@ -875,7 +972,8 @@ search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
   std::vector<std::string> splitKnobs;
   if (root) {
     SplitAnalysis a = analyzeSplits(root);
-    SmallVector<int64_t> defaults = chooseSplitCounts(a, kernelWork(kernel));
+    SmallVector<int64_t> defaults =
+        chooseSplitCounts(a, kernelWork(kernel), splitGoal(kernel, machine));
     SmallVector<unsigned> loops(a.order);
     llvm::sort(loops);
     for (unsigned d : loops) {
@@ -937,8 +1035,14 @@ search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
       for (int64_t t : {32, 64, 128, 256, 512})
         if (t < range && range % t == 0)
           chunks.push_back(t);
-      add(knobs::kKTile, chunks, 0);
+      if (!llvm::is_contained(chunks, k.kTile)) {
+        chunks.push_back(k.kTile);
+        llvm::sort(chunks);
+      }
+      add(knobs::kKTile, chunks, k.kTile);
       add(knobs::kPack, {0, 1}, k.pack);
+      if (!c->rowDims.empty())
+        add(knobs::kPackRows, {0, 1}, k.packRows);
     }
   }
   space.legal = [splitKnobs, tiles, lanes,
@@ -975,7 +1079,8 @@ KernelSchedule applySchedule(func::FuncOp kernel, const HostMachine &machine,
     return schedule;
   }
   SplitAnalysis a = analyzeSplits(root);
-  SmallVector<int64_t> counts = chooseSplitCounts(a, kernelWork(kernel));
+  SmallVector<int64_t> counts =
+      chooseSplitCounts(a, kernelWork(kernel), splitGoal(kernel, machine));
   if (knobs) {
     // Knobs override the heuristic's counts; a count the loop does not
     // allow (or a loop that may not be split) leaves the loop whole.

@@ -31,6 +31,11 @@ struct HostMachine {
   int64_t vectorBits = 128;
   /// Architectural vector registers (32 with AVX-512 or NEON, else 16).
   int64_t vectorRegisters = 16;
+  /// Cores, when known (the compiling machine's for --chip host; 0 for a
+  /// named CPU).
+  int64_t cores = 0;
+  /// Level-1 data cache per core.
+  int64_t l1Bytes = 32 << 10;
 
   /// f32 lanes of one vector register.
   int64_t lanes() const { return vectorBits >= 64 ? vectorBits / 32 : 1; }

@@ -78,6 +78,7 @@ std::vector<float> hostFeatures(const KernelSummary &k,
     f.push_back(float(get(p + knobs::kOrder, 0)));
     f.push_back(float(get(p + knobs::kRowDim, 0)));
     f.push_back(float(get(p + knobs::kPack, 0)));
+    f.push_back(float(get(p + knobs::kPackRows, 0)));
   }
   return f;
 }

@@ -2,8 +2,11 @@
 //
 // Each direction is an scf.for over time carrying the hidden (and cell)
 // state as tensors; the cell is written with ign ops (gemm, split,
-// activations), which the same conversion then lowers. Gate orders follow
-// ONNX: LSTM i, o, f, c; GRU z, r, h.
+// activations), which the same conversion then lowers. The input
+// projections of all time steps are one GEMM before the loop
+// ([seq * batch, in] x [in, gates * hidden]), and the recurrent weights are
+// transposed once before it, so each step's h x R^T streams R^T's rows
+// contiguously. Gate orders follow ONNX: LSTM i, o, f, c; GRU z, r, h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,16 +39,33 @@ struct CellBuilder {
     return b.create<ConstantOp>(
         loc, t, DenseElementsAttr::get(t, b.getFloatAttr(et, v)));
   }
-  /// x . w^T (+ bias): x [batch, in], w [gates*hidden, in].
-  Value linear(Value x, Value w, Value bias) {
-    int64_t batch = typeOf(x).getDimSize(0), n = typeOf(w).getDimSize(0);
+  /// w^T: [n, in] -> [in, n].
+  Value transposed(Value w) {
+    auto t = typeOf(w);
+    auto type = RankedTensorType::get({t.getDimSize(1), t.getDimSize(0)}, et);
+    return b.create<TransposeOp>(loc, type, w, b.getI64ArrayAttr({1, 0}));
+  }
+  /// x . wT (+ bias): x [batch, in], wT [in, gates*hidden] (a weight
+  /// transposed once, before the loop).
+  Value linear(Value x, Value wT, Value bias) {
+    int64_t batch = typeOf(x).getDimSize(0), n = typeOf(wT).getDimSize(1);
     auto outType = RankedTensorType::get({batch, n}, et);
-    SmallVector<Value> ops{x, w};
-    if (bias)
-      ops.push_back(bias);
-    return b.create<GemmOp>(loc, outType, ops[0], ops[1], bias,
-                            b.getF32FloatAttr(1), b.getF32FloatAttr(1),
-                            b.getBoolAttr(false), b.getBoolAttr(true));
+    return b.create<GemmOp>(loc, outType, x, wT, bias, b.getF32FloatAttr(1),
+                            b.getF32FloatAttr(1), b.getBoolAttr(false),
+                            b.getBoolAttr(false));
+  }
+  /// x . wT (+ bias) for every time step at once: x [seq, batch, in] ->
+  /// [seq, batch, n].
+  Value projectAll(Value x, Value wT, Value bias) {
+    auto t = typeOf(x);
+    int64_t seq = t.getDimSize(0), batch = t.getDimSize(1);
+    int64_t in = t.getDimSize(2), n = typeOf(wT).getDimSize(1);
+    Value rows =
+        b.create<ReshapeOp>(loc, RankedTensorType::get({seq * batch, in}, et),
+                            x, b.getI64ArrayAttr({seq * batch, in}));
+    return b.create<ReshapeOp>(loc, RankedTensorType::get({seq, batch, n}, et),
+                               linear(rows, wT, bias),
+                               b.getI64ArrayAttr({seq, batch, n}));
   }
   SmallVector<Value> split(Value x, int64_t parts) {
     auto t = typeOf(x);
@@ -219,6 +239,31 @@ template <typename OpT> struct RecurrentLowering : OpRewritePattern<OpT> {
           }
         }
       }
+      // Once per direction: the input projections of every step, and R^T
+      // (GRU: each gate's part of it).
+      Value xw = cb.projectAll(op.getX(), cb.transposed(w), wb);
+      SmallVector<Value> rT, rbParts;
+      if constexpr (isGRU) {
+        for (int k = 0; k < 3; ++k) {
+          SmallVector<OpFoldResult> off{b.getIndexAttr(k * hidden),
+                                        b.getIndexAttr(0)},
+              sz{b.getIndexAttr(hidden), b.getIndexAttr(hidden)},
+              st(2, b.getIndexAttr(1));
+          rT.push_back(cb.transposed(b.create<tensor::ExtractSliceOp>(
+              loc, RankedTensorType::get({hidden, hidden}, et), r, off, sz,
+              st)));
+          if (rb) {
+            SmallVector<OpFoldResult> o1{b.getIndexAttr(k * hidden)},
+                s1{b.getIndexAttr(hidden)}, t1{b.getIndexAttr(1)};
+            rbParts.push_back(b.create<tensor::ExtractSliceOp>(
+                loc, RankedTensorType::get({hidden}, et), rb, o1, s1, t1));
+          } else {
+            rbParts.push_back(Value());
+          }
+        }
+      } else {
+        rT.push_back(cb.transposed(r));
+      }
       auto f = activations[d * actsPerDir];
       Value lb = b.create<arith::ConstantIndexOp>(loc, 0);
       Value ub = b.create<arith::ConstantIndexOp>(loc, seq);
@@ -238,7 +283,7 @@ template <typename OpT> struct RecurrentLowering : OpRewritePattern<OpT> {
                 : t;
         Value h = loop.getRegionIterArgs()[0];
         Value yAcc = loop.getRegionIterArgs()[1];
-        Value x = slice3(b, loc, op.getX(), tt);
+        Value xProj = slice3(b, loc, xw, tt);
         auto act = [&](const Act &a, Value v) -> Value {
           if (clip)
             v = b.create<ClipOp>(loc, cb.typeOf(v), v,
@@ -249,8 +294,7 @@ template <typename OpT> struct RecurrentLowering : OpRewritePattern<OpT> {
         Value newH, newC;
         if constexpr (isLSTM) {
           Value c = loop.getRegionIterArgs()[2];
-          Value pre =
-              cb.binary<AddOp>(cb.linear(x, w, wb), cb.linear(h, r, rb));
+          Value pre = cb.binary<AddOp>(xProj, cb.linear(h, rT[0], rb));
           auto g = cb.split(pre, 4); // i, o, f, c
           Value gi = g[0], go = g[1], gf = g[2], gc = g[3];
           if (!peep.empty()) {
@@ -269,49 +313,28 @@ template <typename OpT> struct RecurrentLowering : OpRewritePattern<OpT> {
                                     activations[d * actsPerDir + 2].beta);
           newH = cb.binary<MulOp>(ot, hc);
         } else if constexpr (isGRU) {
-          auto gx = cb.split(cb.linear(x, w, wb), 3); // z, r, h
-          // R split into Rz, Rr, Rh rows.
-          SmallVector<Value> rParts, rbParts;
-          for (int k = 0; k < 3; ++k) {
-            SmallVector<OpFoldResult> off{b.getIndexAttr(k * hidden),
-                                          b.getIndexAttr(0)},
-                sz{b.getIndexAttr(hidden), b.getIndexAttr(hidden)},
-                st(2, b.getIndexAttr(1));
-            rParts.push_back(b.create<tensor::ExtractSliceOp>(
-                loc, RankedTensorType::get({hidden, hidden}, et), r, off, sz,
-                st));
-            if (rb) {
-              SmallVector<OpFoldResult> o1{b.getIndexAttr(k * hidden)},
-                  s1{b.getIndexAttr(hidden)}, t1{b.getIndexAttr(1)};
-              rbParts.push_back(b.create<tensor::ExtractSliceOp>(
-                  loc, RankedTensorType::get({hidden}, et), rb, o1, s1, t1));
-            } else {
-              rbParts.push_back(Value());
-            }
-          }
-          Value zt = act(
-              f, cb.binary<AddOp>(gx[0], cb.linear(h, rParts[0], rbParts[0])));
-          Value rt = act(
-              f, cb.binary<AddOp>(gx[1], cb.linear(h, rParts[1], rbParts[1])));
+          auto gx = cb.split(xProj, 3); // z, r, h
+          Value zt =
+              act(f, cb.binary<AddOp>(gx[0], cb.linear(h, rT[0], rbParts[0])));
+          Value rt =
+              act(f, cb.binary<AddOp>(gx[1], cb.linear(h, rT[1], rbParts[1])));
           Value hh;
           bool lbr = false;
           if constexpr (isGRU)
             lbr = op.getLinearBeforeReset();
           if (lbr)
             hh = cb.binary<AddOp>(
-                gx[2],
-                cb.binary<MulOp>(rt, cb.linear(h, rParts[2], rbParts[2])));
+                gx[2], cb.binary<MulOp>(rt, cb.linear(h, rT[2], rbParts[2])));
           else
-            hh = cb.binary<AddOp>(gx[2], cb.linear(cb.binary<MulOp>(rt, h),
-                                                   rParts[2], rbParts[2]));
+            hh = cb.binary<AddOp>(
+                gx[2], cb.linear(cb.binary<MulOp>(rt, h), rT[2], rbParts[2]));
           Value ht = act(activations[d * actsPerDir + 1], hh);
           Value one = cb.constant(1);
           newH =
               cb.binary<AddOp>(cb.binary<MulOp>(cb.binary<SubOp>(one, zt), ht),
                                cb.binary<MulOp>(zt, h));
         } else {
-          Value pre =
-              cb.binary<AddOp>(cb.linear(x, w, wb), cb.linear(h, r, rb));
+          Value pre = cb.binary<AddOp>(xProj, cb.linear(h, rT[0], rb));
           newH = act(f, pre);
         }
         Value yRow = newH;

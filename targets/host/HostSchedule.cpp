@@ -1075,7 +1075,10 @@ KernelSchedule applySchedule(func::FuncOp kernel, const HostMachine &machine,
   IRRewriter rewriter(kernel.getContext());
   linalg::LinalgOp root = prepareKernel(rewriter, kernel);
   if (!root) {
+    // A kernel that is a loop (a recurrent cell over time) still gets
+    // register tiles for the contractions in it.
     schedule.serialReason = "no tileable root op";
+    vectorizeContractions(rewriter, kernel, machine, knobs, schedule);
     return schedule;
   }
   SplitAnalysis a = analyzeSplits(root);

@@ -1,0 +1,322 @@
+#!/usr/bin/env python3
+"""ignc's default bundles vs onnxruntime and OpenVINO on the broad zoo.
+
+For every model of the zoo (benchmarks/models/wide_zoo.py's manifest, plus
+the ResNet-50 and BERT-base of gen_zoo.py): compile it with ignc (default
+schedule, no tuning database; a model ignc refuses is listed with the first
+line of its error), check ignc's outputs against onnxruntime's on the same
+seeded inputs (relative L2 error per output), then time ignc (`ignc bench`),
+onnxruntime (CPUExecutionProvider) and OpenVINO (CPU plugin, f32 inference
+precision, latency hint) at each thread count. Timing is interleaved: each
+round runs every engine once (a few runs, median), and a model's figure is
+the median over its rounds, so a slow spell of the shared machine hits all
+engines alike. Prints and writes (--out) a Markdown report: machine, per
+model latencies and ratios, geometric means, failures; --csv the raw rows.
+
+  python3 benchmarks/zoo_vs_peers.py [--threads 1,2] [--rounds 5]
+      [--only NAME,...] [--before-ignc OLD_IGNC] [--out FILE.md] [--csv FILE]
+
+Needs numpy, onnxruntime and openvino (pip; OpenVINO's column is left out
+when it is not installed). Builds the zoo on first use (wide_zoo.py installs
+torch for its exports).
+"""
+import argparse
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..")
+WIDE = os.path.expanduser("~/.cache/ignc-zoo/wide")
+GEN = os.path.expanduser("~/.cache/ignc-zoo")
+GEN_ZOO = {
+    "resnet50": {"input": {"shape": [1, 3, 224, 224], "dtype": "float32"}},
+    "bert_base": {"input_ids": {"shape": [1, 128], "dtype": "int64", "high": 30522},
+                  "attention_mask": {"shape": [1, 128], "dtype": "int64", "high": 2}},
+}
+
+
+def zoo_models(only):
+    """(name, path, kind, inputs) of every zoo model, building the zoos."""
+    subprocess.run([sys.executable, os.path.join(HERE, "models", "wide_zoo.py"), WIDE],
+                   check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, os.path.join(HERE, "models", "gen_zoo.py"), GEN],
+                   check=True, stdout=subprocess.DEVNULL)
+    models = [(n, os.path.join(GEN, n + ".onnx"), "zoo", i) for n, i in GEN_ZOO.items()]
+    manifest = json.load(open(os.path.join(WIDE, "manifest.json")))
+    for m in manifest["models"]:
+        models.append((m["name"], os.path.join(WIDE, m["file"]), m["kind"], m["inputs"]))
+    if only:
+        models = [m for m in models if m[0] in only]
+    return models
+
+
+def make_inputs(inputs, seed):
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for name, spec in inputs.items():
+        shape, dtype = spec["shape"], np.dtype(spec["dtype"])
+        if np.issubdtype(dtype, np.integer):
+            x = rng.integers(0, spec.get("high", 2), size=shape).astype(dtype)
+            if "mask" in name:
+                x[..., 0] = 1  # never mask a whole row
+        else:
+            x = (rng.uniform(0.05, 1.0, size=shape) *
+                 rng.choice([-1.0, 1.0], size=shape)).astype(dtype)
+        feeds[name] = x
+    return feeds
+
+
+def shape_args(inputs):
+    args = []
+    for name, spec in inputs.items():
+        args += ["--input-shape", f"{name}=" + "x".join(map(str, spec["shape"]))]
+    return args
+
+
+def compile_ignc(ignc, path, inputs, out):
+    """None on success, else the first line of ignc's error."""
+    r = subprocess.run([ignc, path, "-q", "--no-tuning-db", "-o", out] + shape_args(inputs),
+                       capture_output=True, text=True)
+    if r.returncode == 0:
+        return None
+    lines = [l for l in (r.stderr or r.stdout).splitlines() if l.strip()]
+    return (lines[0] if lines else f"exit {r.returncode}")[:160]
+
+
+def ignc_outputs(ignc, bundle, feeds, work):
+    args = []
+    for name, x in feeds.items():
+        f = os.path.join(work, f"in_{len(args)}.npy")
+        np.save(f, x)
+        args += ["--input", f"{name}={f}"]
+    out_dir = os.path.join(work, "out")
+    subprocess.run([ignc, "run", bundle, "--output-dir", out_dir, "-q"] + args,
+                   check=True, capture_output=True)
+    return out_dir
+
+
+def rel_l2(a, b):
+    a, b = np.asarray(a, np.float64).ravel(), np.asarray(b, np.float64).ravel()
+    if a.shape != b.shape:
+        return float("inf")
+    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
+
+
+def check_outputs(ignc, bundle, sess, feeds, work):
+    """Worst relative L2 error of ignc's outputs against onnxruntime's."""
+    out_dir = ignc_outputs(ignc, bundle, feeds, work)
+    ref = sess.run(None, feeds)
+    worst = 0.0
+    for meta, r in zip(sess.get_outputs(), ref):
+        # `ignc run` names the file after the output, with / \ : and space as _.
+        safe = "".join("_" if c in "/\\: " else c for c in meta.name)
+        f = os.path.join(out_dir, safe + ".npy")
+        if not os.path.exists(f):
+            return float("nan")
+        worst = max(worst, rel_l2(np.load(f), r))
+    return worst
+
+
+def ort_session(path, threads):
+    import onnxruntime as ort
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    return ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+
+
+def ov_model(core, path, threads):
+    return core.compile_model(path, "CPU", {
+        "INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY",
+        "INFERENCE_PRECISION_HINT": "f32", "NUM_STREAMS": 1})
+
+
+def time_call(fn, runs):
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(times)
+
+
+def time_ignc(ignc, bundle, threads, runs):
+    r = subprocess.run([ignc, "bench", bundle, "--json", "--threads", str(threads),
+                        "--warmup", "1", "--repeat", str(runs)],
+                       check=True, capture_output=True, text=True)
+    return json.loads(r.stdout)["latency_ms"]["median"]
+
+
+def runs_for(ms):
+    """Runs per round: about 0.3 s of work, 3 to 20."""
+    return int(min(20, max(3, math.ceil(300.0 / max(ms, 1e-3)))))
+
+
+def measure(model, args, ov_core, work):
+    """One model: compile, check, then interleaved timing rounds."""
+    name, path, kind, inputs = model
+    row = {"model": name, "kind": kind}
+    engines = {"ignc": args.ignc}
+    if args.before_ignc:
+        engines["before"] = args.before_ignc
+    bundles = {}
+    for tag, exe in engines.items():
+        bundles[tag] = os.path.join(work, f"{name}.{tag}.ignb")
+        t = time.perf_counter()
+        err = compile_ignc(exe, path, inputs, bundles[tag])
+        row[f"{tag}_compile_s"] = time.perf_counter() - t
+        if err:
+            row[f"{tag}_error"] = err
+    feeds = make_inputs(inputs, 7)
+    sess1 = ort_session(path, 1)
+    if "ignc_error" not in row:
+        try:
+            row["rel_l2"] = check_outputs(args.ignc, bundles["ignc"], sess1, feeds, work)
+        except subprocess.CalledProcessError as e:
+            row["ignc_error"] = "ignc run failed: " + (e.stderr or b"").decode()[:120]
+    for t in args.threads:
+        sess = sess1 if t == 1 else ort_session(path, t)
+        calls = {"ort": lambda s=sess: s.run(None, feeds)}
+        if ov_core is not None:
+            try:
+                compiled = ov_model(ov_core, path, t)
+                request = compiled.create_infer_request()
+                ov_feeds = {compiled.input(k).get_any_name(): v for k, v in feeds.items()}
+                request.infer(ov_feeds)
+                calls["openvino"] = lambda r=request, f=ov_feeds: r.infer(f)
+            except Exception as e:  # noqa: BLE001 - a peer's refusal is data
+                row["openvino_error"] = str(e).splitlines()[0][:120]
+        for fn in calls.values():
+            fn()  # warm-up
+        samples = {k: [] for k in list(calls) + [e for e in engines if f"{e}_error" not in row]}
+        runs = {k: runs_for(time_call(fn, 1)) for k, fn in calls.items()}
+        for _ in range(args.rounds):
+            for tag in engines:
+                if f"{tag}_error" not in row:
+                    samples[tag].append(time_ignc(engines[tag], bundles[tag], t, runs["ort"]))
+            for k, fn in calls.items():
+                samples[k].append(time_call(fn, runs[k]))
+        for k, v in samples.items():
+            if v:
+                row[f"{k}_ms_t{t}"] = statistics.median(v)
+    return row
+
+
+def geomean(xs):
+    xs = [x for x in xs if x and x > 0 and math.isfinite(x)]
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
+
+
+def cpu_name():
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor()
+
+
+def report(rows, args, have_ov):
+    import onnxruntime as ort
+    flags = open("/proc/cpuinfo").read()
+    isa = "AVX-512" if " avx512f " in flags else ("AVX2" if " avx2 " in flags else "SSE")
+    lines = [f"Machine: {cpu_name()} ({isa}), {os.cpu_count()} cores. "
+             f"onnxruntime {ort.__version__}"
+             + (f", OpenVINO {__import__('openvino').__version__}" if have_ov else "")
+             + f". {args.rounds} interleaved rounds per model and thread count.", ""]
+    peers = ["ort"] + (["openvino"] if have_ov else [])
+    for t in args.threads:
+        head = "| model | kind | ignc ms |" + (" before ms |" if args.before_ignc else "") + \
+            "".join(f" {p} ms |" for p in peers) + "".join(f" ignc / {p} |" for p in peers) + " rel L2 vs ort |"
+        lines += [f"### {t} thread(s)", "", head, "|---|---|" + "---:|" * (head.count("|") - 3)]
+        ratios = {p: [] for p in peers}
+        for r in rows:
+            ig = r.get(f"ignc_ms_t{t}")
+            cells = [r["model"], r["kind"], f"{ig:.3f}" if ig else "—"]
+            if args.before_ignc:
+                b = r.get(f"before_ms_t{t}")
+                cells.append(f"{b:.3f}" if b else "—")
+            for p in peers:
+                v = r.get(f"{p}_ms_t{t}")
+                cells.append(f"{v:.3f}" if v else "—")
+            for p in peers:
+                v = r.get(f"{p}_ms_t{t}")
+                if ig and v:
+                    ratios[p].append(ig / v)
+                    cells.append(f"{ig / v:.2f}")
+                else:
+                    cells.append("—")
+            e = r.get("rel_l2")
+            cells.append(f"{e:.1e}" if e is not None else "—")
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+        for p in peers:
+            rs = ratios[p]
+            if rs:
+                lines.append(f"- ignc / {p} at {t} thread(s): geometric mean {geomean(rs):.2f} over "
+                             f"{len(rs)} models; best {min(rs):.2f}, worst {max(rs):.2f}; "
+                             f"{sum(x <= 1.0 for x in rs)} at or below 1.0, {sum(x > 1.5 for x in rs)} above 1.5")
+        if have_ov:
+            ov = [r[f"openvino_ms_t{t}"] / r[f"ort_ms_t{t}"] for r in rows
+                  if r.get(f"openvino_ms_t{t}") and r.get(f"ort_ms_t{t}")]
+            lines.append(f"- openvino / ort at {t} thread(s): geometric mean {geomean(ov):.2f} over {len(ov)} models")
+        lines.append("")
+    failed = [r for r in rows if "ignc_error" in r]
+    lines.append(f"ignc compiled {len(rows) - len(failed)} of {len(rows)} models.")
+    for r in failed:
+        lines.append(f"- {r['model']}: {r['ignc_error']}")
+    wrong = [r for r in rows if r.get("rel_l2") is not None and not r["rel_l2"] <= 1e-4]
+    for r in wrong:
+        lines.append(f"- {r['model']}: outputs differ from onnxruntime's (relative L2 {r['rel_l2']:.2e})")
+    return "\n".join(lines)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--ignc", default=os.path.join(ROOT, "build", "bin", "ignc"))
+    p.add_argument("--before-ignc", help="an earlier ignc build, timed side by side")
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--only", help="comma-separated model names")
+    p.add_argument("--out")
+    p.add_argument("--csv")
+    args = p.parse_args()
+    args.threads = [int(t) for t in args.threads.split(",")]
+    try:
+        import openvino
+        ov_core = openvino.Core()
+    except ImportError:
+        ov_core = None
+        print("openvino is not installed (pip install openvino): its column is left out")
+    only = set(args.only.split(",")) if args.only else None
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="ignc-zoo-") as work:
+        for model in zoo_models(only):
+            print(f"{model[0]} ...", flush=True)
+            row = measure(model, args, ov_core, work)
+            rows.append(row)
+            print("  " + json.dumps({k: (round(v, 3) if isinstance(v, float) else v)
+                                     for k, v in row.items()}), flush=True)
+    text = report(rows, args, ov_core is not None)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+    if args.csv:
+        keys = sorted({k for r in rows for k in r})
+        with open(args.csv, "w") as f:
+            f.write(",".join(keys) + "\n")
+            for r in rows:
+                f.write(",".join(str(r.get(k, "")).replace(",", ";") for k in keys) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

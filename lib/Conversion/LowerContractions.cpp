@@ -313,6 +313,94 @@ struct Im2ColLowering : OpRewritePattern<Im2ColOp> {
   }
 };
 
+/// The sum of a transposed convolution's matmul columns: a generic over
+/// the output (n, f, o...) reducing over the window offsets (k...), whose
+/// body reads the column of the input pixel i with i * stride = o + pad -
+/// k * dilation (0 where no such pixel is). Reading the columns only in its
+/// body, it fuses into the tiles of the bias add (or whatever consumes it).
+struct Col2ImLowering : OpRewritePattern<Col2ImOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(Col2ImOp op,
+                                PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    Value cols = op.getInput();
+    auto outType = rtype(op);
+    Type et = outType.getElementType();
+    auto inShape = toI64Vector(op.getInputShape()),
+         kernel = toI64Vector(op.getKernelShape()),
+         strides = toI64Vector(op.getStrides()),
+         pads = toI64Vector(op.getPads()),
+         dilations = toI64Vector(op.getDilations());
+    int64_t s = kernel.size(), k = 1;
+    for (int64_t d : kernel)
+      k *= d;
+    int64_t loops = 2 + 2 * s;
+    MLIRContext *ctx = b.getContext();
+    Value init = filled(b, loc, outType, scalar(b, loc, et, 0));
+    SmallVector<AffineExpr> outE;
+    for (int64_t d = 0; d < 2 + s; ++d)
+      outE.push_back(getAffineDimExpr(d, ctx));
+    auto body = [&](OpBuilder &nb, Location nl, ValueRange a) {
+      auto c = [&](int64_t v) {
+        return nb.create<arith::ConstantIndexOp>(nl, v).getResult();
+      };
+      Value n = nb.create<linalg::IndexOp>(nl, 0);
+      Value f = nb.create<linalg::IndexOp>(nl, 1);
+      Value pixel = c(0), inside;
+      for (int64_t i = 0; i < s; ++i) {
+        Value o = nb.create<linalg::IndexOp>(nl, 2 + i);
+        Value kd = nb.create<linalg::IndexOp>(nl, 2 + s + i);
+        // t = o + pad - k * dilation; negative t wraps to a huge unsigned
+        // value whose quotient is out of range too.
+        Value t = nb.create<arith::SubIOp>(
+            nl, nb.create<arith::AddIOp>(nl, o, c(pads[i])),
+            nb.create<arith::MulIOp>(nl, kd, c(dilations[i])));
+        Value x = nb.create<arith::DivUIOp>(nl, t, c(strides[i]));
+        Value ok = nb.create<arith::AndIOp>(
+            nl,
+            nb.create<arith::CmpIOp>(
+                nl, arith::CmpIPredicate::eq,
+                nb.create<arith::RemUIOp>(nl, t, c(strides[i])), c(0)),
+            nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::ult, x,
+                                     c(inShape[i])));
+        inside = inside ? nb.create<arith::AndIOp>(nl, inside, ok) : ok;
+        x = nb.create<arith::SelectOp>(nl, ok, x, c(0));
+        pixel = nb.create<arith::AddIOp>(
+            nl, nb.create<arith::MulIOp>(nl, pixel, c(inShape[i])), x);
+      }
+      // The column's row: f * K + the row-major index of the offsets.
+      Value offset = c(0);
+      for (int64_t i = 0; i < s; ++i)
+        offset = nb.create<arith::AddIOp>(
+            nl, nb.create<arith::MulIOp>(nl, offset, c(kernel[i])),
+            nb.create<linalg::IndexOp>(nl, 2 + s + i));
+      Value row = nb.create<arith::AddIOp>(
+          nl, nb.create<arith::MulIOp>(nl, f, c(k)), offset);
+      Value v =
+          nb.create<tensor::ExtractOp>(nl, cols, ValueRange{n, row, pixel});
+      v = nb.create<arith::SelectOp>(nl, inside, v, scalar(nb, nl, et, 0));
+      nb.create<linalg::YieldOp>(nl, addV(nb, nl, a[1], v));
+    };
+    // The window's extent comes from an operand the body never reads (as
+    // a pooling window's does).
+    SmallVector<AffineExpr> windowE;
+    for (int64_t d = 0; d < s; ++d)
+      windowE.push_back(getAffineDimExpr(2 + s + d, ctx));
+    Value window = b.create<tensor::EmptyOp>(loc, kernel, et);
+    Value r =
+        b.create<linalg::GenericOp>(
+             loc, TypeRange{outType}, ValueRange{window}, ValueRange{init},
+             SmallVector<AffineMap>{AffineMap::get(loops, 0, windowE, ctx),
+                                    AffineMap::get(loops, 0, outE, ctx)},
+             iterators(2 + s, s), body)
+            .getResult(0);
+    if (op.getBias())
+      r = addBias(b, loc, r, op.getBias());
+    b.replaceOp(op, r);
+    return success();
+  }
+};
+
 /// Transposed convolution as a convolution: the input is spread out by the
 /// stride (zeros between), padded by d*(k-1) - pad, and convolved with the
 /// spatially flipped kernel whose in/out channels are swapped per group.
@@ -625,7 +713,7 @@ struct MaxPoolWithIndicesLowering : OpRewritePattern<MaxPoolWithIndicesOp> {
 void populateContractionPatterns(RewritePatternSet &patterns) {
   patterns.add<MaxPoolWithIndicesLowering>(patterns.getContext());
   patterns.add<MatMulLowering, GemmLowering, ConvLowering, Im2ColLowering,
-               ConvTransposeLowering, PoolLowering<MaxPoolOp>,
+               Col2ImLowering, ConvTransposeLowering, PoolLowering<MaxPoolOp>,
                PoolLowering<AvgPoolOp>, PoolLowering<LpPoolOp>>(
       patterns.getContext());
 }

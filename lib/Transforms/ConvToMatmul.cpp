@@ -8,6 +8,12 @@
 // matmul's kernel; a 1x1 unit-stride unpadded convolution needs no
 // columns: the input is the matrix.
 //
+// A transposed convolution is the other way round: the matmul of its
+// weight, transposed, [F*K, C] with the input [N, C, P] gives columns
+// [N, F*K, P] over the input's pixels, which one ign.col2im sums into the
+// output. No multiply touches the zeros a strided transposed convolution
+// spreads between its input pixels (the direct lowering computes them all).
+//
 //===----------------------------------------------------------------------===//
 
 #include "ign/Dialect/Ign/IR/IgnOps.h"
@@ -87,8 +93,63 @@ void convToMatmul(func::FuncOp func) {
 }
 
 namespace {
+
+/// One group, static shapes, at least one spatial dim, batch 1 (a Gemm
+/// reads the weight transposed in place).
+bool isConvertible(ConvTransposeOp op) {
+  auto in = dyn_cast<RankedTensorType>(op.getInput().getType());
+  auto w = dyn_cast<RankedTensorType>(op.getWeight().getType());
+  auto out = dyn_cast<RankedTensorType>(op.getType());
+  return in && w && out && in.hasStaticShape() && w.hasStaticShape() &&
+         out.hasStaticShape() && op.getGroup() == 1 && in.getRank() >= 3 &&
+         in.getDimSize(0) == 1;
+}
+
+void rewriteConvTranspose(ConvTransposeOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  auto in = cast<RankedTensorType>(op.getInput().getType());
+  auto out = cast<RankedTensorType>(op.getType());
+  auto w = cast<RankedTensorType>(op.getWeight().getType());
+  int64_t c = in.getDimSize(1), f = out.getDimSize(1), k = 1, p = 1;
+  for (int64_t d : w.getShape().drop_front(2))
+    k *= d;
+  for (int64_t d : in.getShape().drop_front(2))
+    p *= d;
+  Value x = b.create<ReshapeOp>(loc, op.getInput(), b.getI64ArrayAttr({c, p}));
+  Value wm =
+      b.create<ReshapeOp>(loc, op.getWeight(), b.getI64ArrayAttr({c, f * k}));
+  Value cols = b.create<GemmOp>(loc, wm, x, Value(), b.getF32FloatAttr(1),
+                                b.getF32FloatAttr(1), b.getBoolAttr(true),
+                                b.getBoolAttr(false));
+  cols = b.create<ReshapeOp>(loc, cols, b.getI64ArrayAttr({1, f * k, p}));
+  Value y = b.create<Col2ImOp>(
+      loc, cols, op.getBias(), b.getI64ArrayAttr(in.getShape().drop_front(2)),
+      b.getI64ArrayAttr(out.getShape().drop_front(2)),
+      b.getI64ArrayAttr(w.getShape().drop_front(2)), op.getStrides(),
+      op.getPads(), op.getDilations());
+  op.replaceAllUsesWith(y);
+  op.erase();
+}
+
+} // namespace
+
+void convTransposeToMatmul(func::FuncOp func) {
+  SmallVector<ConvTransposeOp> ops;
+  func.walk([&](ConvTransposeOp op) {
+    if (isConvertible(op))
+      ops.push_back(op);
+  });
+  for (ConvTransposeOp op : ops)
+    rewriteConvTranspose(op);
+}
+
+namespace {
 struct ConvToMatmulPass : public impl::ConvToMatmulBase<ConvToMatmulPass> {
-  void runOnOperation() override { convToMatmul(getOperation()); }
+  void runOnOperation() override {
+    convToMatmul(getOperation());
+    convTransposeToMatmul(getOperation());
+  }
 };
 } // namespace
 

@@ -37,8 +37,10 @@ FailureOr<func::FuncOp> runGraphPipeline(ModuleOp module,
   foldBatchNorm(main);
   // Ungrouped convolutions become matmuls with their padding in the
   // columns; the padding of the rest becomes a kernel of its own.
-  if (policy.convToMatmul)
+  if (policy.convToMatmul) {
     convToMatmul(main);
+    convTransposeToMatmul(main);
+  }
   splitConvPadding(main);
   sinkReshapes(main);
   if (failed(formKernels(main, policy.fuse, policy.separateThinColumns)) ||

@@ -196,6 +196,33 @@ void approximateMathFunctions(ModuleOp module) {
   (void)applyOpPatternsAndFold(ops, std::move(patterns), config);
 }
 
+/// Moves statically sized memref.alloca ops to the entry block of their
+/// function. The vector-to-SCF lowering puts the scratch buffers of the
+/// transfers it unrolls at the top of the enclosing scf.for (an allocation
+/// scope), and LLVM then grows the stack on every iteration: a 3x3
+/// convolution's register tiles over 32x32 pixels with 256 channels
+/// overflowed an 8 MiB stack. The buffers are written and read within one
+/// iteration, so one per function serves them all.
+struct HoistStaticAllocas
+    : PassWrapper<HoistStaticAllocas, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(HoistStaticAllocas)
+  StringRef getArgument() const final { return "ign-hoist-static-allocas"; }
+  void runOnOperation() override {
+    getOperation().walk([](func::FuncOp f) {
+      if (f.isExternal())
+        return;
+      Block &entry = f.getBody().front();
+      SmallVector<memref::AllocaOp> allocas;
+      f.walk([&](memref::AllocaOp a) {
+        if (a->getBlock() != &entry && a->getNumOperands() == 0)
+          allocas.push_back(a);
+      });
+      for (memref::AllocaOp a : allocas)
+        a->moveBefore(&entry, entry.begin());
+    });
+  }
+};
+
 /// From buffers to the LLVM dialect.
 void buildCodegenPipeline(PassManager &pm) {
   pm.addPass(createForallToForLoopPass());
@@ -203,6 +230,7 @@ void buildCodegenPipeline(PassManager &pm) {
   bufferization::buildBufferDeallocationPipeline(pm, dealloc);
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(std::make_unique<HoistStaticAllocas>());
   // Dynamic subviews (recurrent loops, tiles) leave affine maps behind.
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

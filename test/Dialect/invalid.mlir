@@ -319,3 +319,30 @@ func.func @kernel_uses_value_from_above(%arg0: tensor<2xf32>) -> tensor<2xf32> {
   }
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+func.func @col2im_pixels(%c: tensor<1x8x9xf32>) -> tensor<1x2x6x6xf32> {
+  // expected-error@+2 {{col2im input [1x8x9] is not [N, F*4, 12]}}
+  // expected-error@+1 {{'ign.col2im' op failed to infer returned types}}
+  %0 = ign.col2im %c {dilations = [1, 1], input_shape = [3, 4], kernel_shape = [2, 2], output_shape = [6, 6], pads = [0, 0, 0, 0], strides = [2, 2]} : (tensor<1x8x9xf32>) -> tensor<1x2x6x6xf32>
+  return %0 : tensor<1x2x6x6xf32>
+}
+
+// -----
+
+func.func @col2im_rank(%c: tensor<1x8x9xf32>) -> tensor<1x2x6x6xf32> {
+  // expected-error@+2 {{col2im attributes disagree on the number of spatial dims}}
+  // expected-error@+1 {{'ign.col2im' op failed to infer returned types}}
+  %0 = ign.col2im %c {dilations = [1], input_shape = [3, 3], kernel_shape = [2, 2], output_shape = [6, 6], pads = [0, 0, 0, 0], strides = [2, 2]} : (tensor<1x8x9xf32>) -> tensor<1x2x6x6xf32>
+  return %0 : tensor<1x2x6x6xf32>
+}
+
+// -----
+
+func.func @col2im_stride(%c: tensor<1x8x9xf32>) -> tensor<1x2x6x6xf32> {
+  // expected-error@+2 {{col2im sizes must be positive}}
+  // expected-error@+1 {{'ign.col2im' op failed to infer returned types}}
+  %0 = ign.col2im %c {dilations = [1, 1], input_shape = [3, 3], kernel_shape = [2, 2], output_shape = [6, 6], pads = [0, 0, 0, 0], strides = [0, 2]} : (tensor<1x8x9xf32>) -> tensor<1x2x6x6xf32>
+  return %0 : tensor<1x2x6x6xf32>
+}

@@ -37,3 +37,26 @@ func.func @not_converted(%x: tensor<1x8x4x4xf32>, %g: tensor<8x4x1x1xf32>) -> te
   %0 = ign.conv %x, %g {dilations = [1, 1], group = 2 : i64, pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x8x4x4xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x4x4xf32>
   return %0 : tensor<1x8x4x4xf32>
 }
+
+// A transposed convolution (one group, batch 1) is a Gemm of its weight
+// [C, F*K], read transposed, with the input [C, P], whose columns one
+// ign.col2im sums into the output (the bias with them).
+// CHECK-LABEL: func.func @conv_transpose
+// CHECK: %[[X:.*]] = ign.reshape %arg0 {shape = [4, 9]}
+// CHECK: %[[W:.*]] = ign.reshape %arg1 {shape = [4, 8]}
+// CHECK: %[[G:.*]] = ign.gemm %[[W]], %[[X]] {trans_a = true} : (tensor<4x8xf32>, tensor<4x9xf32>) -> tensor<8x9xf32>
+// CHECK: %[[C:.*]] = ign.reshape %[[G]] {shape = [1, 8, 9]}
+// CHECK: ign.col2im %[[C]], %arg2 {dilations = [1, 1], input_shape = [3, 3], kernel_shape = [2, 2], output_shape = [6, 6], pads = [0, 0, 0, 0], strides = [2, 2]} : (tensor<1x8x9xf32>, tensor<2xf32>) -> tensor<1x2x6x6xf32>
+func.func @conv_transpose(%x: tensor<1x4x3x3xf32>, %w: tensor<4x2x2x2xf32>, %b: tensor<2xf32>) -> tensor<1x2x6x6xf32> {
+  %0 = ign.conv_transpose %x, %w, %b {dilations = [1, 1], output_padding = [0, 0], pads = [0, 0, 0, 0], strides = [2, 2]} : (tensor<1x4x3x3xf32>, tensor<4x2x2x2xf32>, tensor<2xf32>) -> tensor<1x2x6x6xf32>
+  return %0 : tensor<1x2x6x6xf32>
+}
+
+// Grouped ones stay transposed convolutions.
+// CHECK-LABEL: func.func @conv_transpose_grouped
+// CHECK: ign.conv_transpose
+// CHECK-NOT: ign.col2im
+func.func @conv_transpose_grouped(%x: tensor<1x4x3x3xf32>, %w: tensor<4x1x2x2xf32>) -> tensor<1x4x6x6xf32> {
+  %0 = ign.conv_transpose %x, %w {dilations = [1, 1], group = 4 : i64, output_padding = [0, 0], pads = [0, 0, 0, 0], strides = [2, 2]} : (tensor<1x4x3x3xf32>, tensor<4x1x2x2xf32>) -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}

@@ -47,6 +47,10 @@ void splitConvPadding(mlir::func::FuncOp func);
 /// with the input (1x1 unit stride, unpadded) or its ign.im2col columns.
 void convToMatmul(mlir::func::FuncOp func);
 
+/// Transposed convolutions (one group, batch 1) as a Gemm of the transposed
+/// weight with the input and an ign.col2im of its columns.
+void convTransposeToMatmul(mlir::func::FuncOp func);
+
 #define GEN_PASS_DECL
 #include "ign/Transforms/Passes.h.inc"
 

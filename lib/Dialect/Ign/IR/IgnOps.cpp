@@ -476,6 +476,46 @@ LogicalResult Im2ColOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
   return success();
 }
 
+LogicalResult Col2ImOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
+                                         Adaptor adaptor, Types &types) {
+  IGN_VERIFY_ADAPTOR();
+  auto in = dyn_cast<RankedTensorType>(adaptor.getInput().getType());
+  auto inShape = toI64Vector(adaptor.getInputShape()),
+       outShape = toI64Vector(adaptor.getOutputShape()),
+       kernel = toI64Vector(adaptor.getKernelShape()),
+       strides = toI64Vector(adaptor.getStrides()),
+       pads = toI64Vector(adaptor.getPads()),
+       dilations = toI64Vector(adaptor.getDilations());
+  size_t s = kernel.size();
+  if (!in || in.getRank() != 3 || !in.hasStaticShape())
+    return emitOptionalError(loc, "col2im input must be a static [N, F*K, P]");
+  if (s == 0 || inShape.size() != s || outShape.size() != s ||
+      strides.size() != s || dilations.size() != s || pads.size() != 2 * s)
+    return emitOptionalError(loc, "col2im attributes disagree on the number ",
+                             "of spatial dims");
+  int64_t k = 1, p = 1;
+  for (size_t i = 0; i < s; ++i) {
+    if (kernel[i] <= 0 || inShape[i] <= 0 || outShape[i] <= 0 ||
+        strides[i] <= 0 || dilations[i] <= 0)
+      return emitOptionalError(loc, "col2im sizes must be positive");
+    k *= kernel[i];
+    p *= inShape[i];
+  }
+  if (in.getDimSize(1) % k || in.getDimSize(2) != p)
+    return emitOptionalError(loc, "col2im input ", shapeStr(in.getShape()),
+                             " is not [N, F*", k, ", ", p, "]");
+  int64_t f = in.getDimSize(1) / k;
+  if (Value bias = adaptor.getBias()) {
+    auto bt = dyn_cast<RankedTensorType>(bias.getType());
+    if (!bt || bt.getRank() != 1 || bt.getDimSize(0) != f)
+      return emitOptionalError(loc, "col2im bias must be [", f, "]");
+  }
+  SmallVector<int64_t> shape{in.getDimSize(0), f};
+  llvm::append_range(shape, outShape);
+  types.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+
 LogicalResult ConvTransposeOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
                                                 Adaptor adaptor, Types &types) {
   IGN_VERIFY_ADAPTOR();

@@ -56,6 +56,22 @@ def Ign_Im2ColOp : Ign_Op<"im2col"> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
+// The other half of a transposed convolution as a matmul (ConvToMatmul):
+// columns [N, F*K, P], the matmul of the transposed weight [F*K, C] with
+// the input [N, C, P] (P over the input's pixels), summed into the output
+// [N, F, O...]: out[n, f, o] = bias[f] + sum over the window offsets k of
+// columns[n, f*K + k, i] where i * stride = o + pad - k * dilation.
+def Ign_Col2ImOp : Ign_Op<"col2im"> {
+  let summary = "sums transposed-convolution columns [N, F*K, P] into [N, F, O...]";
+  let arguments = (ins Ign_Tensor:$input, Optional<Ign_Tensor>:$bias,
+                   Ign_I64Array:$input_shape, Ign_I64Array:$output_shape,
+                   Ign_I64Array:$kernel_shape, Ign_I64Array:$strides,
+                   Ign_I64Array:$pads, Ign_I64Array:$dilations);
+  let results = (outs Ign_Tensor:$output);
+  let assemblyFormat = "$input (`,` $bias^)? attr-dict `:` "
+                       "functional-type(operands, results)";
+}
+
 // Transposed convolution; weight is [C_in, C_out / group, k...].
 def Ign_ConvTransposeOp : Ign_Op<"conv_transpose"> {
   let summary = "grouped, strided, dilated transposed convolution";

@@ -302,7 +302,7 @@ def main():
             print(f"{model[0]} ...", flush=True)
             row = measure(model, args, ov_core, work)
             rows.append(row)
-            print("  " + json.dumps({k: (round(v, 3) if isinstance(v, float) else v)
+            print("  " + json.dumps({k: (float(f"{v:.4g}") if isinstance(v, float) else v)
                                      for k, v in row.items()}), flush=True)
     text = report(rows, args, ov_core is not None)
     print(text)

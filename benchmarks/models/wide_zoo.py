@@ -449,6 +449,23 @@ def build_crepe(path, m):
                         "inside the wheel")
 
 
+def logits_of(lm):
+    """A causal LM as a module of (input_ids, attention_mask) -> logits: the
+    mask is an input (GPT-2 exports only with it passed explicitly)."""
+    import torch
+
+    class Decoder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lm = lm
+
+        def forward(self, input_ids, attention_mask):
+            return self.lm(input_ids=input_ids, attention_mask=attention_mask,
+                           use_cache=False).logits
+
+    return Decoder()
+
+
 def build_llama(path, m):
     ensure_torch()
     import torch
@@ -459,16 +476,7 @@ def build_llama(path, m):
                       max_position_embeddings=2048, use_cache=False, tie_word_embeddings=False)
     cfg._attn_implementation = "eager"
 
-    class Decoder(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.lm = LlamaForCausalLM(cfg)
-
-        def forward(self, input_ids, attention_mask):
-            return self.lm(input_ids=input_ids, attention_mask=attention_mask,
-                           use_cache=False).logits
-
-    export(Decoder(), path, m, ["logits"])
+    export(logits_of(LlamaForCausalLM(cfg)), path, m, ["logits"])
     return hf_source("LlamaForCausalLM (4 layers, hidden 512, 8 heads / 4 KV heads, "
                      "vocab 32000; random weights)")
 
@@ -481,16 +489,7 @@ def build_gpt2(path, m):
     cfg = GPT2Config(use_cache=False)
     cfg._attn_implementation = "eager"
 
-    class Decoder(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.lm = GPT2LMHeadModel(cfg)
-
-        def forward(self, input_ids, attention_mask):
-            return self.lm(input_ids=input_ids, attention_mask=attention_mask,
-                           use_cache=False).logits
-
-    export(Decoder(), path, m, ["logits"])
+    export(logits_of(GPT2LMHeadModel(cfg)), path, m, ["logits"])
     return hf_source("GPT2LMHeadModel (GPT-2 small config: 12 layers, hidden 768; "
                      "random weights)")
 

@@ -67,6 +67,28 @@ struct CellBuilder {
                                linear(rows, wT, bias),
                                b.getI64ArrayAttr({seq, batch, n}));
   }
+  /// GRU's R [3*hidden, hidden] as each gate's R_g^T [hidden, hidden], and
+  /// its bias Rb as each gate's part (null when there is none).
+  void gatePartsTransposed(Value r, Value rb, int64_t hidden,
+                           SmallVectorImpl<Value> &rT,
+                           SmallVectorImpl<Value> &rbParts) {
+    for (int k = 0; k < 3; ++k) {
+      SmallVector<OpFoldResult> off{b.getIndexAttr(k * hidden),
+                                    b.getIndexAttr(0)},
+          sz{b.getIndexAttr(hidden), b.getIndexAttr(hidden)},
+          st(2, b.getIndexAttr(1));
+      rT.push_back(transposed(b.create<tensor::ExtractSliceOp>(
+          loc, RankedTensorType::get({hidden, hidden}, et), r, off, sz, st)));
+      if (!rb) {
+        rbParts.push_back(Value());
+        continue;
+      }
+      SmallVector<OpFoldResult> o1{b.getIndexAttr(k * hidden)},
+          s1{b.getIndexAttr(hidden)}, t1{b.getIndexAttr(1)};
+      rbParts.push_back(b.create<tensor::ExtractSliceOp>(
+          loc, RankedTensorType::get({hidden}, et), rb, o1, s1, t1));
+    }
+  }
   SmallVector<Value> split(Value x, int64_t parts) {
     auto t = typeOf(x);
     int64_t size = t.getDimSize(1) / parts;
@@ -243,27 +265,10 @@ template <typename OpT> struct RecurrentLowering : OpRewritePattern<OpT> {
       // (GRU: each gate's part of it).
       Value xw = cb.projectAll(op.getX(), cb.transposed(w), wb);
       SmallVector<Value> rT, rbParts;
-      if constexpr (isGRU) {
-        for (int k = 0; k < 3; ++k) {
-          SmallVector<OpFoldResult> off{b.getIndexAttr(k * hidden),
-                                        b.getIndexAttr(0)},
-              sz{b.getIndexAttr(hidden), b.getIndexAttr(hidden)},
-              st(2, b.getIndexAttr(1));
-          rT.push_back(cb.transposed(b.create<tensor::ExtractSliceOp>(
-              loc, RankedTensorType::get({hidden, hidden}, et), r, off, sz,
-              st)));
-          if (rb) {
-            SmallVector<OpFoldResult> o1{b.getIndexAttr(k * hidden)},
-                s1{b.getIndexAttr(hidden)}, t1{b.getIndexAttr(1)};
-            rbParts.push_back(b.create<tensor::ExtractSliceOp>(
-                loc, RankedTensorType::get({hidden}, et), rb, o1, s1, t1));
-          } else {
-            rbParts.push_back(Value());
-          }
-        }
-      } else {
+      if constexpr (isGRU)
+        cb.gatePartsTransposed(r, rb, hidden, rT, rbParts);
+      else
         rT.push_back(cb.transposed(r));
-      }
       auto f = activations[d * actsPerDir];
       Value lb = b.create<arith::ConstantIndexOp>(loc, 0);
       Value ub = b.create<arith::ConstantIndexOp>(loc, seq);

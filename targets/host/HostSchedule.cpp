@@ -12,8 +12,11 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/CSE.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
 #include <nlohmann/json.hpp>
@@ -469,9 +472,6 @@ struct ContractionLoops {
   /// The operand streamed along the columns (B of C += A * B, indexed
   /// (..., k, n)) is read from the kernel's arguments, not computed in it.
   bool streamsArgument = false;
-  /// The operand broadcast along the rows (A, indexed (..., m, k) or
-  /// (..., k, m) by the first row loop) is read from the arguments.
-  bool broadcastsArgument = false;
 };
 
 /// Whether `map` ends in the loops (k, panel): false when it is indexed
@@ -538,17 +538,14 @@ std::optional<ContractionLoops> analyzeContraction(linalg::GenericOp op) {
   for (OpOperand *in : op.getDpsInputOperands())
     if (streamedLayout(op.getMatchingIndexingMap(in), c))
       c.streamsArgument = isArgumentView(in->get());
-    else if (!c.rowDims.empty() && panelLayout(op.getMatchingIndexingMap(in),
-                                               c.rowDims.front(), c.reduction))
-      c.broadcastsArgument = isArgumentView(in->get());
   return c;
 }
 
 /// The default split of a kernel. The column loop of a register-tiled
 /// contraction is split only into whole register tiles. A contraction that
 /// streams its columns from an argument packs them (when its reduction is
-/// long: contractionKnobs) into panels in every
-/// workgroup, so its kernel is split into about two workgroups per core
+/// long: contractionKnobs) into panels in every workgroup, so its kernel is
+/// split into about two workgroups per core
 /// (when the cores are known: the compiling machine's): a 256x2304x196
 /// convolution matmul ran 4.5 ms in 8 x 7 workgroups and 1.6 ms in 2 x 2
 /// at two threads, 7.0 and 2.2 ms at one. Others, as a convolution that
@@ -955,6 +952,34 @@ void vectorizeContractions(RewriterBase &rewriter, func::FuncOp kernel,
   }
 }
 
+/// Erases the originals of the producers that tile-and-fuse cloned into
+/// the workgroup loop and left without users, and merges the copies it made
+/// of one producer. Otherwise a fused matmul is
+/// found twice, and the knobs the space offers for contraction 0 (found
+/// before workgroup tiling) would tile the dead original while the one in
+/// the workgroups took the defaults.
+void eraseDeadProducers(RewriterBase &rewriter, func::FuncOp kernel) {
+  // A producer read by two consumers in the tile (GELU reads its input
+  // twice) is fused once per read: the copies compute the same slice, and
+  // CSE keeps one (the matmul of a feed-forward layer with GELU was computed
+  // twice per workgroup).
+  DominanceInfo dominance(kernel);
+  eliminateCommonSubExpressions(rewriter, dominance, kernel);
+  // Fusion also leaves slices of the originals in the loop: erase until
+  // nothing dead is left.
+  for (bool erased = true; erased;) {
+    SmallVector<Operation *> dead;
+    kernel.walk([&](Operation *op) {
+      if (op != kernel && isOpTriviallyDead(op))
+        dead.push_back(op);
+    });
+    erased = !dead.empty();
+    for (Operation *op : llvm::reverse(dead))
+      if (op->use_empty())
+        rewriter.eraseOp(op);
+  }
+}
+
 /// Loop order and reshapes, before anything is chosen.
 linalg::LinalgOp prepareKernel(RewriterBase &rewriter, func::FuncOp kernel) {
   foldUnitReshapes(rewriter, kernel);
@@ -1128,6 +1153,7 @@ KernelSchedule applySchedule(func::FuncOp kernel, const HostMachine &machine,
     rewriter.replaceAllUsesWith(original, replacement);
   if (root->use_empty())
     rewriter.eraseOp(root);
+  eraseDeadProducers(rewriter, kernel);
   schedule.workgroups = workgroups;
   vectorizeContractions(rewriter, kernel, machine, knobs, schedule);
   return schedule;

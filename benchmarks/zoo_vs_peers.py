@@ -55,6 +55,10 @@ def zoo_models(only):
     for m in manifest["models"]:
         models.append((m["name"], os.path.join(WIDE, m["file"]), m["kind"], m["inputs"]))
     if only:
+        unknown = sorted(only - {m[0] for m in models})
+        if unknown:
+            sys.exit(f"zoo_vs_peers: no model named {', '.join(unknown)} in the zoo "
+                     f"(names: {', '.join(m[0] for m in models)})")
         models = [m for m in models if m[0] in only]
     return models
 

@@ -548,10 +548,12 @@ std::optional<ContractionLoops> analyzeContraction(linalg::GenericOp op) {
 /// split into about two workgroups per core
 /// (when the cores are known: the compiling machine's): a 256x2304x196
 /// convolution matmul ran 4.5 ms in 8 x 7 workgroups and 1.6 ms in 2 x 2
-/// at two threads, 7.0 and 2.2 ms at one. Others, as a convolution that
-/// computes its im2col columns per workgroup, keep kTargetWorkgroups: its
-/// pieces' columns stay in cache (a 3x3 convolution at 56x56 ran 10.3 ms in
-/// 7 workgroups, 8.1 in 49; benchmarks/results/2026-12-01-native-tiles.md).
+/// at two threads, 7.0 ms and 2.2 ms (one workgroup) at one; with chunks
+/// of 256 it ran 2.2, 2.4 and 3.6 ms in 1, 2 and 8 workgroups. Others, as a
+/// convolution that computes its im2col columns per workgroup, keep
+/// kTargetWorkgroups: its pieces' columns stay in cache (a 3x3 convolution at
+/// 56x56 ran 10.3 ms in 7 workgroups, 8.1 in 49;
+/// benchmarks/results/2026-12-01-native-tiles.md).
 SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
   SplitGoal goal;
   bool contracts = false, streamsArgument = false;
@@ -592,8 +594,9 @@ int64_t tileWidth(int64_t cols, std::optional<int64_t> range = std::nullopt) {
 /// operand (the reduction x the tile's columns, f32) fits in the L1 cache,
 /// else the longest chunk from 64 to 512 dividing the reduction whose panel
 /// fills at most two thirds of it (the broadcast rows and the output tile
-/// use the rest): GEMM 1024^3 and a 256x2304x196 convolution matmul ran 1.2
-/// and 1.9x faster in chunks of 256 on a 48 KiB L1
+/// use the rest): in one workgroup GEMM 1024^3 ran 32.0 -> 21.3 ms and a
+/// 256x2304x196 convolution matmul 2.85 -> 2.21 ms in chunks of 256 on a
+/// 48 KiB L1
 /// (benchmarks/results/2026-12-01-native-tiles.md).
 int64_t defaultReductionChunk(int64_t reduction, int64_t cols,
                               const HostMachine &machine) {

@@ -19,6 +19,8 @@
 #include "ign/Dialect/Ign/IR/IgnOps.h"
 #include "ign/Transforms/Passes.h"
 
+#include "WeightConstants.h"
+
 #include "mlir/IR/Builders.h"
 
 namespace ign {
@@ -38,15 +40,68 @@ SmallVector<int64_t> values(ArrayAttr a) {
   return v;
 }
 
-/// One group, static shapes, at least one spatial dim.
+/// One group, static shapes, at least one spatial dim, weights as ONNX
+/// has them.
 bool isConvertible(ConvOp op) {
   auto in = dyn_cast<RankedTensorType>(op.getInput().getType());
   auto w = dyn_cast<RankedTensorType>(op.getWeight().getType());
   return in && w && in.hasStaticShape() && w.hasStaticShape() &&
-         op.getGroup() == 1 && in.getRank() >= 3;
+         op.getGroup() == 1 && in.getRank() >= 3 && !op.getFiltersLast();
+}
+
+/// A 1x1 unit-stride unpadded convolution: its input is the matrix.
+bool isPointwise(ConvOp op) {
+  auto w = cast<RankedTensorType>(op.getWeight().getType());
+  auto isOne = [](int64_t v) { return v == 1; };
+  return llvm::all_of(w.getShape().drop_front(2), isOne) &&
+         llvm::all_of(values(op.getStrides()), isOne) &&
+         llvm::all_of(values(op.getPads()), [](int64_t v) { return v == 0; });
+}
+
+/// Filters below this many get no direct convolution: its register tile
+/// spans two vectors of filters.
+constexpr int64_t kMinDirectFilters = 16;
+
+/// `w` [F, C, k...] as [C, k..., F]: transposed now when it is a constant,
+/// else by an ign.transpose.
+Value filtersLastWeight(OpBuilder &b, Location loc, Value w) {
+  auto type = cast<RankedTensorType>(w.getType());
+  int64_t rank = type.getRank(), f = type.getDimSize(0);
+  SmallVector<int64_t> perm, shape;
+  for (int64_t d = 1; d < rank; ++d)
+    perm.push_back(d);
+  perm.push_back(0);
+  for (int64_t d : perm)
+    shape.push_back(type.getDimSize(d));
+  auto to = RankedTensorType::get(shape, type.getElementType());
+  std::optional<std::vector<float>> values = constantFloats(w);
+  if (!values)
+    return b.create<TransposeOp>(loc, to, w, b.getI64ArrayAttr(perm));
+  // [f][rest] -> [rest][f]
+  int64_t rest = type.getNumElements() / f;
+  std::vector<float> t(values->size());
+  for (int64_t i = 0; i < f; ++i)
+    for (int64_t j = 0; j < rest; ++j)
+      t[j * f + i] = (*values)[i * rest + j];
+  return makeWeight(b, loc, to, std::move(t), weightName(w, ".filters_last"));
 }
 
 } // namespace
+
+void directConvolutions(func::FuncOp func) {
+  SmallVector<ConvOp> convs;
+  func.walk([&](ConvOp op) {
+    if (isConvertible(op) && !isPointwise(op) &&
+        cast<RankedTensorType>(op.getType()).getDimSize(1) >= kMinDirectFilters)
+      convs.push_back(op);
+  });
+  for (ConvOp op : convs) {
+    OpBuilder b(op);
+    Value w = filtersLastWeight(b, op.getLoc(), op.getWeight());
+    op.getWeightMutable().assign(w);
+    op.setFiltersLast(true);
+  }
+}
 
 void convToMatmul(func::FuncOp func) {
   SmallVector<ConvOp> convs;
@@ -66,10 +121,7 @@ void convToMatmul(func::FuncOp func) {
       k *= d;
     for (int64_t d : out.getShape().drop_front(2))
       p *= d;
-    auto isOne = [](int64_t v) { return v == 1; };
-    bool pointwise =
-        k == 1 && llvm::all_of(values(op.getStrides()), isOne) &&
-        llvm::all_of(values(op.getPads()), [](int64_t v) { return v == 0; });
+    bool pointwise = isPointwise(op);
     Value x = pointwise ? b.create<ReshapeOp>(loc, op.getInput(),
                                               b.getI64ArrayAttr({n, c, p}))
                               .getResult()

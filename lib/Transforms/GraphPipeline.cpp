@@ -38,6 +38,8 @@ FailureOr<func::FuncOp> runGraphPipeline(ModuleOp module,
   // Ungrouped convolutions become matmuls with their padding in the
   // columns; the padding of the rest becomes a kernel of its own.
   if (policy.convToMatmul) {
+    if (policy.directConvolutions)
+      directConvolutions(main);
     convToMatmul(main);
     convTransposeToMatmul(main);
   }
@@ -56,6 +58,7 @@ struct GraphPipelinePass : public impl::GraphPipelineBase<GraphPipelinePass> {
     GraphPolicy policy;
     policy.fuse = fuse;
     policy.convToMatmul = convToMatmul;
+    policy.directConvolutions = directConvolutions;
     policy.separateThinColumns = separateThinColumns;
     if (failed(runGraphPipeline(getOperation(), policy)))
       signalPassFailure();

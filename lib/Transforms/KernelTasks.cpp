@@ -79,8 +79,9 @@ uint64_t opFlops(Operation *op) {
   }
   if (auto conv = dyn_cast<ConvOp>(op)) {
     auto w = dims(conv.getWeight());
-    return 2 * out * w[1] * product(w.drop_front(2)) +
-           (conv.getBias() ? out : 0);
+    uint64_t window = conv.getFiltersLast() ? product(w.drop_back())
+                                            : product(w.drop_front());
+    return 2 * out * window + (conv.getBias() ? out : 0);
   }
   if (auto conv = dyn_cast<ConvTransposeOp>(op)) {
     auto w = dims(conv.getWeight());

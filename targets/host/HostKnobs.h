@@ -10,6 +10,8 @@
 //   cJ.order     0: row tiles outside column tiles; 1: the reverse
 //   cJ.pack      1: the streamed operand is packed into panels first
 //   cJ.pack_rows 1: the broadcast operand (rows) is packed into panels first
+//   dJ.filters   lanes (filters) of direct convolution J's register tile
+//   dJ.pixels    rows (output pixels of one row) of that tile
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +38,13 @@ constexpr const char *kKTile = "k_tile";
 constexpr const char *kOrder = "order";
 constexpr const char *kPack = "pack";
 constexpr const char *kPackRows = "pack_rows";
+
+/// "dJ." of direct convolution J.
+inline std::string directConv(size_t index) {
+  return "d" + std::to_string(index) + ".";
+}
+constexpr const char *kFilters = "filters";
+constexpr const char *kPixels = "pixels";
 
 /// Contractions whose knobs the cost model's features describe.
 constexpr int kFeaturedContractions = 2;

@@ -1,6 +1,7 @@
 //===- HostSchedule.cpp - loop order and workgroups for the host ----------===//
 
 #include "HostSchedule.h"
+#include "DirectConv.h"
 #include "HostKnobs.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -405,6 +406,17 @@ struct SplitGoal {
   /// Pieces of the innermost loop are multiples of this when it divides the
   /// loop (besides the vector lanes legalCounts keeps).
   int64_t innerQuantum = 1;
+  /// Pieces of other loops likewise (a direct convolution's filters and
+  /// pixels: whole register tiles).
+  llvm::SmallDenseMap<unsigned, int64_t> quanta;
+
+  /// The quantum of loop `d` of range `range`: 1 when it does not divide.
+  int64_t quantum(unsigned d, unsigned innermost, int64_t range) const {
+    int64_t q = d == innermost ? innerQuantum : 1;
+    if (auto it = quanta.find(d); it != quanta.end())
+      q = std::max(q, it->second);
+    return range % q == 0 ? q : 1;
+  }
 };
 
 /// The default heuristic: about `goal.workgroups` pieces. Split counts grow
@@ -422,12 +434,10 @@ SmallVector<int64_t> chooseSplitCounts(const SplitAnalysis &a, int64_t work,
   int64_t target = std::min(goal.workgroups,
                             std::max<int64_t>(1, work / kMinWorkPerWorkgroup));
   int64_t workgroups = 1;
-  int64_t quantum =
-      a.ranges[a.innermost] % goal.innerQuantum == 0 ? goal.innerQuantum : 1;
   auto nextCount = [&](unsigned d) -> int64_t {
+    int64_t quantum = goal.quantum(d, a.innermost, a.ranges[d]);
     for (int64_t c : a.legalCounts(d, a.ranges[d]))
-      if (c > count[d] &&
-          (d != a.innermost || (a.ranges[d] / c) % quantum == 0))
+      if (c > count[d] && (a.ranges[d] / c) % quantum == 0)
         return c;
     return 0;
   };
@@ -554,8 +564,46 @@ std::optional<ContractionLoops> analyzeContraction(linalg::GenericOp op) {
 /// kTargetWorkgroups: its pieces' columns stay in cache (a 3x3 convolution at
 /// 56x56 ran 10.3 ms in 7 workgroups, 8.1 in 49;
 /// benchmarks/results/2026-12-01-native-tiles.md).
+/// The loop of `root` that walks loop `d` of `op`, a producer of the
+/// root's result of the same shape (an epilogue's input) or the root.
+std::optional<unsigned> rootLoopOf(linalg::LinalgOp root, linalg::GenericOp op,
+                                   unsigned d) {
+  if (op == root)
+    return d;
+  AffineMap out = op.getIndexingMapMatchingResult(op->getResult(0));
+  if (root->getNumResults() == 0 ||
+      root->getResult(0).getType() != op->getResult(0).getType())
+    return std::nullopt;
+  AffineMap rootOut = root.getIndexingMapMatchingResult(root->getResult(0));
+  for (auto [r, e] : llvm::enumerate(out.getResults()))
+    if (auto dim = dyn_cast<AffineDimExpr>(e); dim && dim.getPosition() == d)
+      if (auto rd = dyn_cast<AffineDimExpr>(rootOut.getResult(r)))
+        return rd.getPosition();
+  return std::nullopt;
+}
+
+/// The direct convolutions of the kernel, in order.
+SmallVector<linalg::GenericOp> directConvolutions(func::FuncOp kernel);
+
 SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
   SplitGoal goal;
+  // A direct convolution is split into whole register tiles.
+  if (linalg::LinalgOp root = findRoot(kernel))
+    for (linalg::GenericOp op : directConvolutions(kernel)) {
+      DirectConvLoops c = *analyzeDirectConv(op);
+      auto [filters, pixels] = defaultDirectConvTile(c, machine);
+      // Filters that the tile does not divide (48 by 32) are split into
+      // whole vectors.
+      int64_t f = c.ranges[c.filters];
+      for (int64_t q : {filters, machine.lanes(), machine.lanes() / 2})
+        if (q > 1 && f % q == 0) {
+          if (auto loop = rootLoopOf(root, op, c.filters))
+            goal.quanta[*loop] = q;
+          break;
+        }
+      if (auto p = rootLoopOf(root, op, c.pixels))
+        goal.quanta[*p] = pixels;
+    }
   bool contracts = false, streamsArgument = false;
   kernel.walk([&](linalg::GenericOp op) {
     if (std::optional<ContractionLoops> c = analyzeContraction(op)) {
@@ -937,6 +985,16 @@ vectorizeContraction(RewriterBase &rewriter, linalg::GenericOp op,
   return tile;
 }
 
+/// The direct convolutions of the kernel, in order.
+SmallVector<linalg::GenericOp> directConvolutions(func::FuncOp kernel) {
+  SmallVector<linalg::GenericOp> convs;
+  kernel.walk([&](linalg::GenericOp op) {
+    if (analyzeDirectConv(op))
+      convs.push_back(op);
+  });
+  return convs;
+}
+
 /// Register-tiles and vectorizes every contraction of the kernel.
 void vectorizeContractions(RewriterBase &rewriter, func::FuncOp kernel,
                            const HostMachine &machine,
@@ -950,6 +1008,23 @@ void vectorizeContractions(RewriterBase &rewriter, func::FuncOp kernel,
   for (auto [index, op] : llvm::enumerate(contractions)) {
     std::vector<int64_t> tile = vectorizeContraction(
         rewriter, op, index, machine, knobs, schedule.knobs);
+    if (!tile.empty() && schedule.registerTile.empty())
+      schedule.registerTile = tile;
+  }
+  for (auto [index, op] : llvm::enumerate(directConvolutions(kernel))) {
+    std::optional<DirectConvLoops> c = analyzeDirectConv(op);
+    auto [filters, pixels] = defaultDirectConvTile(*c, machine);
+    std::string prefix = knobs::directConv(index);
+    if (knobs) {
+      if (auto it = knobs->find(prefix + knobs::kFilters); it != knobs->end())
+        filters = it->second;
+      if (auto it = knobs->find(prefix + knobs::kPixels); it != knobs->end())
+        pixels = it->second;
+    }
+    std::vector<int64_t> tile =
+        vectorizeDirectConv(rewriter, op, filters, pixels);
+    schedule.knobs[prefix + knobs::kFilters] = tile.empty() ? 1 : filters;
+    schedule.knobs[prefix + knobs::kPixels] = tile.empty() ? 1 : pixels;
     if (!tile.empty() && schedule.registerTile.empty())
       schedule.registerTile = tile;
   }
@@ -1072,6 +1147,26 @@ search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
       if (!c->rowDims.empty())
         add(knobs::kPackRows, {0, 1}, k.packRows);
     }
+  }
+  for (auto [index, op] : llvm::enumerate(directConvolutions(kernel))) {
+    std::optional<DirectConvLoops> c = analyzeDirectConv(op);
+    auto [filters, pixels] = defaultDirectConvTile(*c, machine);
+    std::string prefix = knobs::directConv(index);
+    std::vector<int64_t> widths, rows;
+    for (int64_t v : {lanes / 2, lanes, 2 * lanes, 4 * lanes})
+      if (v >= 4 && v <= c->ranges[c->filters])
+        widths.push_back(v);
+    for (int64_t r = 1; r <= std::min<int64_t>(14, c->ranges[c->pixels]); ++r)
+      rows.push_back(r);
+    if (widths.size() > 1) {
+      space.defaults[prefix + knobs::kFilters] = filters;
+      space.knobs.push_back({prefix + knobs::kFilters, widths});
+    }
+    if (rows.size() > 1) {
+      space.defaults[prefix + knobs::kPixels] = pixels;
+      space.knobs.push_back({prefix + knobs::kPixels, rows});
+    }
+    tiles.push_back({prefix + knobs::kPixels, prefix + knobs::kFilters});
   }
   space.legal = [splitKnobs, tiles, lanes,
                  registers](const search::Schedule &s) {

@@ -139,6 +139,13 @@ public:
   }
   bool runsUnclaimedKernels() const override { return true; }
   std::string lowLevelIRName() const override { return "llvm"; }
+  GraphPolicy graphPolicy(const target::TargetConfig &config) const override {
+    GraphPolicy policy = Target::graphPolicy(config);
+    // Spatial convolutions as direct register tiles (HostSchedule.cpp),
+    // reading their input in place instead of im2col columns.
+    policy.directConvolutions = policy.convToMatmul;
+    return policy;
+  }
   mlir::LogicalResult
   compileKernels(mlir::ModuleOp module,
                  llvm::MutableArrayRef<target::PlacedKernel> kernels,

@@ -346,3 +346,21 @@ func.func @col2im_stride(%c: tensor<1x8x9xf32>) -> tensor<1x2x6x6xf32> {
   %0 = ign.col2im %c {dilations = [1, 1], input_shape = [3, 3], kernel_shape = [2, 2], output_shape = [6, 6], pads = [0, 0, 0, 0], strides = [0, 2]} : (tensor<1x8x9xf32>) -> tensor<1x2x6x6xf32>
   return %0 : tensor<1x2x6x6xf32>
 }
+
+// -----
+
+func.func @conv_filters_last_group(%x: tensor<1x4x8x8xf32>, %w: tensor<2x3x3x4xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error@+2 {{filters_last weights need group 1, got 2}}
+  // expected-error@+1 {{'ign.conv' op failed to infer returned types}}
+  %0 = ign.conv %x, %w {dilations = [1, 1], filters_last = true, group = 2 : i64, pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x4x8x8xf32>, tensor<2x3x3x4xf32>) -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv_filters_last_channels(%x: tensor<1x4x8x8xf32>, %w: tensor<3x3x3x4xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error@+2 {{input channels 4, group 1 and weight [3x3x3x4] do not agree}}
+  // expected-error@+1 {{'ign.conv' op failed to infer returned types}}
+  %0 = ign.conv %x, %w {dilations = [1, 1], filters_last = true, pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x4x8x8xf32>, tensor<3x3x3x4xf32>) -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}

@@ -96,6 +96,9 @@ def GraphPipeline : Pass<"ign-graph-pipeline", "mlir::ModuleOp"> {
            "group ops (false: one op per kernel)">,
     Option<"convToMatmul", "conv-to-matmul", "bool", /*default=*/"true",
            "rewrite ungrouped convolutions as matmuls">,
+    Option<"directConvolutions", "direct-convolutions", "bool",
+           /*default=*/"false",
+           "keep spatial convolutions, their weights filters-last">,
     Option<"separateThinColumns", "separate-thin-columns", "bool",
            /*default=*/"true",
            "keep im2col columns with few pixels a kernel of their own">

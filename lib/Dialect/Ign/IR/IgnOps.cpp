@@ -392,7 +392,7 @@ static FailureOr<size_t>
 checkConvOperands(Loc loc, RankedTensorType &in, RankedTensorType &w,
                   Value input, Value weight, Value bias, int64_t group,
                   ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
-                  ArrayRef<int64_t> dilations) {
+                  ArrayRef<int64_t> dilations, bool filtersLast = false) {
   if (failed(requireTensor(loc, input, in, "input")) ||
       failed(requireTensor(loc, weight, w, "weight")))
     return failure();
@@ -405,7 +405,9 @@ checkConvOperands(Loc loc, RankedTensorType &in, RankedTensorType &w,
   if (group <= 0)
     return emitOptionalError(loc, "group must be positive, got ", group);
   size_t spatial = in.getRank() - 2;
-  SmallVector<int64_t> kernel(w.getShape().drop_front(2));
+  SmallVector<int64_t> kernel(filtersLast
+                                  ? w.getShape().drop_front().drop_back()
+                                  : w.getShape().drop_front(2));
   if (failed(checkWindowAttrs(loc, spatial, kernel, strides, pads, dilations)))
     return failure();
   if (bias) {
@@ -427,14 +429,22 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
        pads = toI64Vector(adaptor.getPads()),
        dilations = toI64Vector(adaptor.getDilations());
   int64_t group = adaptor.getGroup();
-  auto spatial =
-      checkConvOperands(loc, in, w, adaptor.getInput(), adaptor.getWeight(),
-                        adaptor.getBias(), group, strides, pads, dilations);
+  BoolAttr filtersLastAttr = adaptor.getFiltersLastAttr();
+  bool filtersLast = filtersLastAttr && filtersLastAttr.getValue();
+  auto spatial = checkConvOperands(
+      loc, in, w, adaptor.getInput(), adaptor.getWeight(), adaptor.getBias(),
+      group, strides, pads, dilations, filtersLast);
   if (failed(spatial))
     return failure();
-  int64_t channels = in.getDimSize(1), outChannels = w.getDimSize(0);
+  if (filtersLast && group != 1)
+    return emitOptionalError(loc, "filters_last weights need group 1, got ",
+                             group);
+  // [C, k..., F] with filters_last: its kernel dims are checked below.
+  int64_t channels = in.getDimSize(1),
+          outChannels = w.getDimSize(filtersLast ? w.getRank() - 1 : 0),
+          weightChannels = w.getDimSize(filtersLast ? 0 : 1);
   if (channels % group || outChannels % group ||
-      w.getDimSize(1) * group != channels)
+      weightChannels * group != channels)
     return emitOptionalError(loc, "input channels ", channels, ", group ",
                              group, " and weight ", shapeStr(w.getShape()),
                              " do not agree");
@@ -444,9 +454,9 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
                                outChannels);
   SmallVector<int64_t> shape{in.getDimSize(0), outChannels};
   for (size_t i = 0; i < *spatial; ++i) {
-    auto out =
-        windowOutputSize(in.getDimSize(i + 2), w.getDimSize(i + 2), strides[i],
-                         pads[i], pads[i + *spatial], dilations[i], false);
+    auto out = windowOutputSize(
+        in.getDimSize(i + 2), w.getDimSize(i + (filtersLast ? 1 : 2)),
+        strides[i], pads[i], pads[i + *spatial], dilations[i], false);
     if (!out)
       return emitOptionalError(loc, "kernel ", shapeStr(w.getShape()),
                                " does not fit input ", shapeStr(in.getShape()),

@@ -1,0 +1,57 @@
+//===- WeightConstants.cpp - reading and making weight constants ----------===//
+
+#include "WeightConstants.h"
+#include "ign/Dialect/Ign/IR/IgnOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <cstring>
+
+using namespace mlir;
+
+namespace ign {
+
+std::optional<std::vector<float>> constantFloats(Value v) {
+  auto c = v ? v.getDefiningOp<ConstantOp>() : ConstantOp();
+  if (!c)
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(c.getType());
+  if (!type.getElementType().isF32())
+    return std::nullopt;
+  size_t n = type.getNumElements();
+  if (auto dense = dyn_cast<DenseElementsAttr>(c.getValue())) {
+    auto values = dense.getValues<float>();
+    return std::vector<float>(values.begin(), values.end());
+  }
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(c.getValue())) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob || blob->getData().size() != n * sizeof(float))
+      return std::nullopt;
+    std::vector<float> out(n);
+    std::memcpy(out.data(), blob->getData().data(), n * sizeof(float));
+    return out;
+  }
+  return std::nullopt;
+}
+
+Value makeWeight(OpBuilder &b, Location loc, RankedTensorType type,
+                 std::vector<float> values, llvm::StringRef name) {
+  auto *owned = new std::vector<float>(std::move(values));
+  AsmResourceBlob blob(
+      llvm::ArrayRef<char>(reinterpret_cast<const char *>(owned->data()),
+                           owned->size() * sizeof(float)),
+      alignof(float), [owned](void *, size_t, size_t) { delete owned; },
+      /*dataIsMutable=*/false);
+  auto attr = DenseResourceElementsAttr::get(type, name, std::move(blob));
+  return b.create<ConstantOp>(loc, type, attr);
+}
+
+std::string weightName(Value v, llvm::StringRef suffix) {
+  auto c = v.getDefiningOp<ConstantOp>();
+  if (auto r = dyn_cast<DenseResourceElementsAttr>(c.getValue()))
+    return (r.getRawHandle().getKey() + suffix).str();
+  return ("folded" + suffix).str();
+}
+
+} // namespace ign

@@ -1,0 +1,35 @@
+//===- WeightConstants.h - reading and making weight constants -*- C++ -*-===//
+//
+// Graph rewrites that change weights at compile time (batch norms folded
+// into them, filters transposed for direct convolutions) read a constant's
+// f32 values and make a new constant in a blob of its own.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef IGN_LIB_TRANSFORMS_WEIGHTCONSTANTS_H
+#define IGN_LIB_TRANSFORMS_WEIGHTCONSTANTS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ign {
+
+/// The f32 values of a constant (inline or a weight blob), or nullopt.
+std::optional<std::vector<float>> constantFloats(mlir::Value v);
+
+/// A new weight constant holding `values`, in a blob of its own.
+mlir::Value makeWeight(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::RankedTensorType type, std::vector<float> values,
+                       llvm::StringRef name);
+
+/// A name for a weight derived from constant `v`: its blob's key (or
+/// "folded") followed by `suffix`.
+std::string weightName(mlir::Value v, llvm::StringRef suffix);
+
+} // namespace ign
+
+#endif // IGN_LIB_TRANSFORMS_WEIGHTCONSTANTS_H

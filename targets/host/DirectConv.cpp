@@ -1,0 +1,281 @@
+//===- DirectConv.cpp - register tiles of direct convolutions -------------===//
+
+#include "DirectConv.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+namespace ign::host {
+namespace {
+
+/// Whether `e` is a sum of loops times constants plus a constant.
+bool isLinear(AffineExpr e) {
+  if (isa<AffineDimExpr, AffineConstantExpr>(e))
+    return true;
+  auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+  if (!bin)
+    return false;
+  if (bin.getKind() == AffineExprKind::Add)
+    return isLinear(bin.getLHS()) && isLinear(bin.getRHS());
+  if (bin.getKind() == AffineExprKind::Mul)
+    return (isa<AffineConstantExpr>(bin.getRHS()) && isLinear(bin.getLHS())) ||
+           (isa<AffineConstantExpr>(bin.getLHS()) && isLinear(bin.getRHS()));
+  return false;
+}
+
+/// Whether `body` (of a generic with two inputs and one output) yields
+/// out + in0 * in1.
+bool isMultiplyAccumulate(Block &body) {
+  if (body.getNumArguments() != 3)
+    return false;
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  if (!yield || yield->getNumOperands() != 1)
+    return false;
+  auto add = yield->getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return false;
+  Value acc = body.getArgument(2);
+  Value product = add.getLhs() == acc   ? add.getRhs()
+                  : add.getRhs() == acc ? add.getLhs()
+                                        : Value();
+  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
+  if (!mul || mul->getBlock() != &body)
+    return false;
+  Value a = mul.getLhs(), b = mul.getRhs();
+  return (a == body.getArgument(0) && b == body.getArgument(1)) ||
+         (a == body.getArgument(1) && b == body.getArgument(0));
+}
+
+/// The coefficient of loop `d` in linear expression `e`.
+int64_t coefficientOf(AffineExpr e, unsigned d, unsigned dims) {
+  MLIRContext *ctx = e.getContext();
+  SmallVector<AffineExpr> zero(dims, getAffineConstantExpr(0, ctx));
+  SmallVector<AffineExpr> one(zero);
+  one[d] = getAffineConstantExpr(1, ctx);
+  auto at = [&](ArrayRef<AffineExpr> values) -> int64_t {
+    auto c = dyn_cast<AffineConstantExpr>(
+        simplifyAffineExpr(e.replaceDims(values), dims, 0));
+    return c ? c.getValue() : 0;
+  };
+  return at(one) - at(zero);
+}
+
+/// The widest power-of-two width (at least 4) that is at most `n`; 1 when
+/// none.
+int64_t powerOfTwoAtMost(int64_t n) {
+  for (int64_t w = 64; w >= 4; w /= 2)
+    if (w <= n)
+      return w;
+  return 1;
+}
+
+/// Splits `op` along loop `d` at the largest multiple of `tile`; returns
+/// the main part and the rest, or nullopt when the loop divides (or the
+/// split failed).
+std::optional<std::pair<linalg::GenericOp, linalg::GenericOp>>
+peel(RewriterBase &rewriter, linalg::GenericOp op, unsigned d, int64_t tile) {
+  int64_t range = op.getStaticLoopRanges()[d];
+  if (tile < 1 || range <= tile || range % tile == 0)
+    return std::nullopt;
+  rewriter.setInsertionPoint(op);
+  auto [main, rest] =
+      linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()), d,
+                      rewriter.getIndexAttr(range - range % tile));
+  auto mainOp = dyn_cast_or_null<linalg::GenericOp>(main.getOperation());
+  auto restOp = dyn_cast_or_null<linalg::GenericOp>(rest.getOperation());
+  if (!mainOp || !restOp)
+    return std::nullopt;
+  return std::make_pair(mainOp, restOp);
+}
+
+/// Makes register tile `tile` read its input in place: each index of the
+/// input that only one loop of the tile moves (a row of pixels, with its
+/// stride) becomes that loop over a strided slice, the others (fixed in
+/// the tile) constant. The tile's maps are then projected permutations,
+/// which the vectorizer needs. Fails, changing nothing, when an index moves
+/// with two loops of the tile.
+LogicalResult readInputInPlace(RewriterBase &rewriter, linalg::GenericOp tile,
+                               unsigned input) {
+  SmallVector<int64_t> ranges = tile.getStaticLoopRanges();
+  OpOperand &operand = tile->getOpOperand(input);
+  auto slice = operand.get().getDefiningOp<tensor::ExtractSliceOp>();
+  AffineMap map = tile.getMatchingIndexingMap(&operand);
+  if (!slice || !slice.hasUnitStride() ||
+      slice.getSourceType().getRank() != int64_t(map.getNumResults()) ||
+      slice.getType().getRank() != int64_t(map.getNumResults()))
+    return failure();
+  MLIRContext *ctx = tile.getContext();
+  unsigned dims = map.getNumDims();
+  SmallVector<AffineExpr> results;
+  SmallVector<OpFoldResult> sizes, strides;
+  for (AffineExpr e : map.getResults()) {
+    std::optional<unsigned> moving;
+    int64_t stride = 1;
+    for (unsigned d = 0; d < dims; ++d) {
+      if (ranges[d] == 1 || !e.isFunctionOfDim(d))
+        continue;
+      if (moving)
+        return failure();
+      moving = d;
+      stride = coefficientOf(e, d, dims);
+    }
+    if (moving && stride < 1)
+      return failure();
+    results.push_back(moving ? getAffineDimExpr(*moving, ctx)
+                             : getAffineConstantExpr(0, ctx));
+    sizes.push_back(rewriter.getIndexAttr(moving ? ranges[*moving] : 1));
+    strides.push_back(rewriter.getIndexAttr(stride));
+  }
+  rewriter.setInsertionPoint(slice);
+  auto inPlace = rewriter.create<tensor::ExtractSliceOp>(
+      slice.getLoc(), slice.getSource(), slice.getMixedOffsets(), sizes,
+      strides);
+  SmallVector<AffineMap> maps = tile.getIndexingMapsArray();
+  maps[input] = AffineMap::get(dims, 0, results, ctx);
+  rewriter.modifyOpInPlace(tile, [&] {
+    tile.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+    operand.set(inPlace.getResult());
+  });
+  if (slice->use_empty())
+    rewriter.eraseOp(slice);
+  return success();
+}
+
+/// Tiles `op` (a direct convolution whose loops divide by the tile) into
+/// `filters` x `pixels` register tiles and vectorizes them.
+std::vector<int64_t> tileAndVectorize(RewriterBase &rewriter,
+                                      linalg::GenericOp op,
+                                      const DirectConvLoops &c, int64_t filters,
+                                      int64_t pixels) {
+  if (filters < 4)
+    return {};
+  std::vector<int64_t> tile(c.ranges.size(), 1);
+  tile[c.filters] = filters;
+  tile[c.pixels] = pixels;
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t t : tile)
+    sizes.push_back(rewriter.getIndexAttr(t));
+  // The tile loops: pixels and filters outside, the reduction inside.
+  auto loopTypes = op.getIteratorTypesArray();
+  SmallVector<int64_t> loopOrder;
+  for (int reductions = 0; reductions < 2; ++reductions)
+    for (unsigned d = 0; d < loopTypes.size(); ++d)
+      if ((loopTypes[d] == utils::IteratorType::parallel) == (reductions == 0))
+        loopOrder.push_back(d);
+  scf::SCFTilingOptions options;
+  options.setTileSizes(sizes).setInterchange(loopOrder);
+  rewriter.setInsertionPoint(op);
+  auto tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled))
+    return {};
+  rewriter.replaceOp(op, tiled->replacements);
+  auto t = dyn_cast<linalg::GenericOp>(tiled->tiledOps.back());
+  if (!t || failed(readInputInPlace(rewriter, t, c.input)))
+    return {};
+  // The filters become the last parallel loop: the vectorizer's lanes.
+  auto iterators = t.getIteratorTypesArray();
+  SmallVector<unsigned> order;
+  for (unsigned d = 0; d < iterators.size(); ++d)
+    if (iterators[d] == utils::IteratorType::parallel && d != c.filters)
+      order.push_back(d);
+  order.push_back(c.filters);
+  for (unsigned d = 0; d < iterators.size(); ++d)
+    if (iterators[d] != utils::IteratorType::parallel)
+      order.push_back(d);
+  FailureOr<linalg::GenericOp> interchanged =
+      linalg::interchangeGenericOp(rewriter, t, order);
+  if (failed(interchanged) ||
+      failed(linalg::vectorize(rewriter, interchanged->getOperation())))
+    return {};
+  return tile;
+}
+
+} // namespace
+
+std::optional<DirectConvLoops> analyzeDirectConv(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op->getNumResults() != 1)
+    return std::nullopt;
+  if (!isMultiplyAccumulate(*op.getBlock()))
+    return std::nullopt;
+  DirectConvLoops c;
+  c.ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(c.ranges, ShapedType::isDynamic))
+    return std::nullopt;
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (!out.isProjectedPermutation() || out.getNumResults() < 3)
+    return std::nullopt;
+  c.pixels = cast<AffineDimExpr>(out.getResults().back()).getPosition();
+  auto iterators = op.getIteratorTypesArray();
+  for (int w = 0; w < 2; ++w) {
+    AffineMap weights = op.getMatchingIndexingMap(op.getDpsInputOperand(w));
+    AffineMap input = op.getMatchingIndexingMap(op.getDpsInputOperand(1 - w));
+    auto last = dyn_cast<AffineDimExpr>(weights.getResults().back());
+    if (!weights.isProjectedPermutation(/*allowZeroInResults=*/true) ||
+        input.isProjectedPermutation(/*allowZeroInResults=*/true) || !last ||
+        last.getPosition() == c.pixels ||
+        !out.isFunctionOfDim(last.getPosition()) ||
+        input.isFunctionOfDim(last.getPosition()) ||
+        !llvm::all_of(input.getResults(), isLinear))
+      continue;
+    c.filters = last.getPosition();
+    c.input = op.getDpsInputOperand(1 - w)->getOperandNumber();
+    if (iterators[c.filters] == utils::IteratorType::parallel &&
+        iterators[c.pixels] == utils::IteratorType::parallel)
+      return c;
+  }
+  return std::nullopt;
+}
+
+std::pair<int64_t, int64_t> defaultDirectConvTile(const DirectConvLoops &c,
+                                                  const HostMachine &machine) {
+  int64_t f = c.ranges[c.filters], p = c.ranges[c.pixels];
+  int64_t filters =
+      f >= machine.tileColumns() ? machine.tileColumns() : powerOfTwoAtMost(f);
+  // Accumulators: rows x vectors, with a row of weights and a broadcast
+  // beside them in registers.
+  int64_t vectors = std::max<int64_t>(1, filters / machine.lanes());
+  int64_t cap = (machine.vectorRegisters - 1) / vectors - 1;
+  int64_t rows = machine.tileRows();
+  // A divisor of the row of pixels from the default down to 4, else up to
+  // what the registers hold: 56 pixels are 7 tiles of 8, 28 of 7, 13 one
+  // of 13. Else the default, the rest peeled.
+  for (int64_t r = std::min(rows, p); r >= 4; --r)
+    if (p % r == 0)
+      return {filters, r};
+  for (int64_t r = rows + 1; r <= std::min(cap, p); ++r)
+    if (p % r == 0)
+      return {filters, r};
+  return {filters, std::min(rows, p)};
+}
+
+std::vector<int64_t> vectorizeDirectConv(RewriterBase &rewriter,
+                                         linalg::GenericOp op, int64_t filters,
+                                         int64_t pixels) {
+  std::optional<DirectConvLoops> c = analyzeDirectConv(op);
+  if (!c)
+    return {};
+  // Filters that do not divide: the rest gets the widest vector that fits.
+  if (auto parts = peel(rewriter, op, c->filters, filters)) {
+    int64_t rest = c->ranges[c->filters] % filters;
+    vectorizeDirectConv(rewriter, parts->second, powerOfTwoAtMost(rest),
+                        pixels);
+    return vectorizeDirectConv(rewriter, parts->first, filters, pixels);
+  }
+  // Pixels likewise: the rest is one tile of what is left.
+  if (auto parts = peel(rewriter, op, c->pixels, pixels)) {
+    int64_t rest = c->ranges[c->pixels] % pixels;
+    vectorizeDirectConv(rewriter, parts->second, filters, rest);
+    return vectorizeDirectConv(rewriter, parts->first, filters, pixels);
+  }
+  if (c->ranges[c->filters] % filters || c->ranges[c->pixels] % pixels)
+    return {};
+  return tileAndVectorize(rewriter, op, *c, filters, pixels);
+}
+
+} // namespace ign::host

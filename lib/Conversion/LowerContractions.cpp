@@ -136,19 +136,17 @@ Value multiplyAdd(OpBuilder &b, Location loc, Value lhs, Value rhs, Value acc) {
 
 /// Grouped N-d convolution of an already padded input:
 /// out[n, g, f, o...] = sum_{c, k...} in[n, g, c, o*s + k*d] * w[g, f, c, k...]
-/// (w[c, k..., f] when `filtersLast`, with one group).
+/// (w[f / T, c, k..., f % T] when `filterBlock` T > 0, with one group).
 Value groupedConv(OpBuilder &b, Location loc, Value input, Value weight,
                   int64_t groups, ArrayRef<int64_t> strides,
                   ArrayRef<int64_t> dilations, ArrayRef<int64_t> outSpatial,
-                  bool filtersLast) {
+                  int64_t filterBlock) {
   auto it = tensorType(input), wt = tensorType(weight);
   Type et = it.getElementType();
   int64_t s = it.getRank() - 2, N = it.getDimSize(0), C = it.getDimSize(1),
-          F = wt.getDimSize(filtersLast ? s + 1 : 0), Cg = C / groups,
-          Fg = F / groups;
-  auto kernelSize = [&](int64_t i) {
-    return wt.getDimSize(i + (filtersLast ? 1 : 2));
-  };
+          F = filterBlock ? wt.getDimSize(0) * filterBlock : wt.getDimSize(0),
+          Cg = C / groups, Fg = F / groups;
+  auto kernelSize = [&](int64_t i) { return wt.getDimSize(i + 2); };
   MLIRContext *ctx = b.getContext();
   auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
   if (groups == 1 || (Cg == 1 && Fg == 1)) {
@@ -167,10 +165,10 @@ Value groupedConv(OpBuilder &b, Location loc, Value input, Value weight,
     AffineExpr c = depthwise ? d(1) : d(2 + s);
     AffineExpr zero = getAffineConstantExpr(0, ctx);
     SmallVector<AffineExpr> inE{d(0), c}, outE{d(0), d(1)}, wE;
-    if (!filtersLast)
-      wE = {d(1), depthwise ? zero : c};
+    if (filterBlock)
+      wE = {d(1).floorDiv(filterBlock), c};
     else
-      wE = {c};
+      wE = {d(1), depthwise ? zero : c};
     for (int64_t i = 0; i < s; ++i) {
       auto *k = llvm::find(kernelDims, i);
       AffineExpr o = d(2 + i) * strides[i];
@@ -184,8 +182,8 @@ Value groupedConv(OpBuilder &b, Location loc, Value input, Value weight,
       }
       outE.push_back(d(2 + i));
     }
-    if (filtersLast)
-      wE.push_back(d(1));
+    if (filterBlock)
+      wE.push_back(d(1) % filterBlock);
     SmallVector<int64_t> outShape{N, F};
     llvm::append_range(outShape, outSpatial);
     return reduceGeneric(b, loc, RankedTensorType::get(outShape, et),
@@ -242,7 +240,7 @@ struct ConvLowering : OpRewritePattern<ConvOp> {
     Value r = groupedConv(
         b, loc, in, op.getWeight(), op.getGroup(), toI64Vector(op.getStrides()),
         toI64Vector(op.getDilations()), rtype(op).getShape().drop_front(2),
-        op.getFiltersLast());
+        op.getFilterBlock());
     if (op.getBias())
       r = addBias(b, loc, r, op.getBias());
     b.replaceOp(op, r);
@@ -500,7 +498,7 @@ struct ConvTransposeLowering : OpRewritePattern<ConvTransposeOp> {
     SmallVector<int64_t> ones(s, 1);
     Value r = groupedConv(b, loc, in, w, G, ones, dil,
                           rtype(op).getShape().drop_front(2),
-                          /*filtersLast=*/false);
+                          /*filterBlock=*/0);
     if (op.getBias())
       r = addBias(b, loc, r, op.getBias());
     b.replaceOp(op, r);

@@ -46,7 +46,7 @@ bool isConvertible(ConvOp op) {
   auto in = dyn_cast<RankedTensorType>(op.getInput().getType());
   auto w = dyn_cast<RankedTensorType>(op.getWeight().getType());
   return in && w && in.hasStaticShape() && w.hasStaticShape() &&
-         op.getGroup() == 1 && in.getRank() >= 3 && !op.getFiltersLast();
+         op.getGroup() == 1 && in.getRank() >= 3 && op.getFilterBlock() == 0;
 }
 
 /// A 1x1 unit-stride unpadded convolution: its input is the matrix.
@@ -59,47 +59,63 @@ bool isPointwise(ConvOp op) {
 }
 
 /// Filters below this many get no direct convolution: its register tile
-/// spans two vectors of filters.
+/// spans at least one vector of filters.
 constexpr int64_t kMinDirectFilters = 16;
 
-/// `w` [F, C, k...] as [C, k..., F]: transposed now when it is a constant,
-/// else by an ign.transpose.
-Value filtersLastWeight(OpBuilder &b, Location loc, Value w) {
+/// The block of filters for `f` filters: the largest of `block`, `block` / 2,
+/// ... (at least 4) that divides it; 0 when none does.
+int64_t filterBlockFor(int64_t f, int64_t block) {
+  for (int64_t t = block; t >= 4; t /= 2)
+    if (f % t == 0)
+      return t;
+  return 0;
+}
+
+/// `w` [F, C, k...] as [F / T, C, k..., T] (filter f at [f / T, ..., f % T]):
+/// reordered now when it is a constant, else by an ign.reshape and an
+/// ign.transpose.
+Value blockedWeight(OpBuilder &b, Location loc, Value w, int64_t block) {
   auto type = cast<RankedTensorType>(w.getType());
   int64_t rank = type.getRank(), f = type.getDimSize(0);
-  SmallVector<int64_t> perm, shape;
-  for (int64_t d = 1; d < rank; ++d)
+  // [F / T, T, C, k...] -> [F / T, C, k..., T]
+  SmallVector<int64_t> split{f / block, block}, perm{0}, shape;
+  llvm::append_range(split, type.getShape().drop_front());
+  for (int64_t d = 2; d <= rank; ++d)
     perm.push_back(d);
-  perm.push_back(0);
+  perm.push_back(1);
   for (int64_t d : perm)
-    shape.push_back(type.getDimSize(d));
+    shape.push_back(split[d]);
   auto to = RankedTensorType::get(shape, type.getElementType());
   std::optional<std::vector<float>> values = constantFloats(w);
-  if (!values)
-    return b.create<TransposeOp>(loc, to, w, b.getI64ArrayAttr(perm));
-  // [f][rest] -> [rest][f]
+  if (!values) {
+    Value r = b.create<ReshapeOp>(loc, w, b.getI64ArrayAttr(split));
+    return b.create<TransposeOp>(loc, to, r, b.getI64ArrayAttr(perm));
+  }
   int64_t rest = type.getNumElements() / f;
   std::vector<float> t(values->size());
   for (int64_t i = 0; i < f; ++i)
     for (int64_t j = 0; j < rest; ++j)
-      t[j * f + i] = (*values)[i * rest + j];
-  return makeWeight(b, loc, to, std::move(t), weightName(w, ".filters_last"));
+      t[((i / block) * rest + j) * block + i % block] = (*values)[i * rest + j];
+  return makeWeight(b, loc, to, std::move(t),
+                    weightName(w, ".blocked" + std::to_string(block)));
 }
 
 } // namespace
 
-void directConvolutions(func::FuncOp func) {
-  SmallVector<ConvOp> convs;
+void directConvolutions(func::FuncOp func, int64_t filterBlock) {
+  SmallVector<std::pair<ConvOp, int64_t>> convs;
   func.walk([&](ConvOp op) {
-    if (isConvertible(op) && !isPointwise(op) &&
-        cast<RankedTensorType>(op.getType()).getDimSize(1) >= kMinDirectFilters)
-      convs.push_back(op);
+    int64_t f = cast<RankedTensorType>(op.getType()).getDimSize(1);
+    int64_t block = filterBlockFor(f, filterBlock);
+    if (isConvertible(op) && !isPointwise(op) && f >= kMinDirectFilters &&
+        block)
+      convs.push_back({op, block});
   });
-  for (ConvOp op : convs) {
+  for (auto [op, block] : convs) {
     OpBuilder b(op);
-    Value w = filtersLastWeight(b, op.getLoc(), op.getWeight());
+    Value w = blockedWeight(b, op.getLoc(), op.getWeight(), block);
     op.getWeightMutable().assign(w);
-    op.setFiltersLast(true);
+    op.setFilterBlock(block);
   }
 }
 

@@ -57,7 +57,7 @@ bool foldOne(BatchNormOp bn) {
   Location loc = producer->getLoc();
   auto biasType = RankedTensorType::get({channels}, b.getF32Type());
   if (auto conv = dyn_cast<ConvOp>(producer)) {
-    if (conv.getFiltersLast())
+    if (conv.getFilterBlock() != 0)
       return false;
     // b' = b * s + t (b = 0 when there is none).
     auto w = constantFloats(conv.getWeight());

@@ -38,8 +38,8 @@ FailureOr<func::FuncOp> runGraphPipeline(ModuleOp module,
   // Ungrouped convolutions become matmuls with their padding in the
   // columns; the padding of the rest becomes a kernel of its own.
   if (policy.convToMatmul) {
-    if (policy.directConvolutions)
-      directConvolutions(main);
+    if (policy.directConvFilterBlock > 0)
+      directConvolutions(main, policy.directConvFilterBlock);
     convToMatmul(main);
     convTransposeToMatmul(main);
   }
@@ -58,7 +58,7 @@ struct GraphPipelinePass : public impl::GraphPipelineBase<GraphPipelinePass> {
     GraphPolicy policy;
     policy.fuse = fuse;
     policy.convToMatmul = convToMatmul;
-    policy.directConvolutions = directConvolutions;
+    policy.directConvFilterBlock = directConvFilterBlock;
     policy.separateThinColumns = separateThinColumns;
     if (failed(runGraphPipeline(getOperation(), policy)))
       signalPassFailure();

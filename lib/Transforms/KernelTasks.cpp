@@ -79,8 +79,10 @@ uint64_t opFlops(Operation *op) {
   }
   if (auto conv = dyn_cast<ConvOp>(op)) {
     auto w = dims(conv.getWeight());
-    uint64_t window = conv.getFiltersLast() ? product(w.drop_back())
-                                            : product(w.drop_front());
+    // [F / T, C, k..., T] when blocked, [F, C, k...] otherwise.
+    uint64_t window = conv.getFilterBlock()
+                          ? product(w.drop_front().drop_back())
+                          : product(w.drop_front());
     return 2 * out * window + (conv.getBias() ? out : 0);
   }
   if (auto conv = dyn_cast<ConvTransposeOp>(op)) {

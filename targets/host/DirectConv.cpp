@@ -27,6 +27,35 @@ bool isLinear(AffineExpr e) {
   return false;
 }
 
+/// The filter loop f of a weight map: its last result is f (block 0) or
+/// f % T after f / T first (block T), the rest loops or 0. Else nullopt.
+std::optional<std::pair<unsigned, int64_t>> filterLoop(AffineMap weights) {
+  ArrayRef<AffineExpr> results = weights.getResults();
+  if (results.size() < 2)
+    return std::nullopt;
+  if (auto f = dyn_cast<AffineDimExpr>(results.back())) {
+    if (weights.isProjectedPermutation(/*allowZeroInResults=*/true))
+      return std::make_pair(f.getPosition(), int64_t(0));
+    return std::nullopt;
+  }
+  auto mod = dyn_cast<AffineBinaryOpExpr>(results.back());
+  auto div = dyn_cast<AffineBinaryOpExpr>(results.front());
+  if (!mod || !div || mod.getKind() != AffineExprKind::Mod ||
+      div.getKind() != AffineExprKind::FloorDiv || mod.getLHS() != div.getLHS())
+    return std::nullopt;
+  auto f = dyn_cast<AffineDimExpr>(mod.getLHS());
+  auto t = dyn_cast<AffineConstantExpr>(mod.getRHS());
+  if (!f || !t || div.getRHS() != mod.getRHS() || t.getValue() < 1)
+    return std::nullopt;
+  for (AffineExpr e : results.drop_front().drop_back()) {
+    auto c = dyn_cast<AffineConstantExpr>(e);
+    if (!(isa<AffineDimExpr>(e) || (c && c.getValue() == 0)) ||
+        e.isFunctionOfDim(f.getPosition()))
+      return std::nullopt;
+  }
+  return std::make_pair(f.getPosition(), t.getValue());
+}
+
 /// Whether `body` (of a generic with two inputs and one output) yields
 /// out + in0 * in1.
 bool isMultiplyAccumulate(Block &body) {
@@ -62,15 +91,6 @@ int64_t coefficientOf(AffineExpr e, unsigned d, unsigned dims) {
     return c ? c.getValue() : 0;
   };
   return at(one) - at(zero);
-}
-
-/// The widest power-of-two width (at least 4) that is at most `n`; 1 when
-/// none.
-int64_t powerOfTwoAtMost(int64_t n) {
-  for (int64_t w = 64; w >= 4; w /= 2)
-    if (w <= n)
-      return w;
-  return 1;
 }
 
 /// Splits `op` along loop `d` at the largest multiple of `tile`; returns
@@ -145,13 +165,47 @@ LogicalResult readInputInPlace(RewriterBase &rewriter, linalg::GenericOp tile,
   return success();
 }
 
+/// The widest of `filters`, `filters` / 2, ... (at least 4) that divides
+/// both the filter loop and its block of the weights; 1 when none does.
+int64_t fittingFilters(const DirectConvLoops &c, int64_t filters) {
+  for (; filters >= 4; filters /= 2)
+    if (c.block % filters == 0 && c.ranges[c.filters] % filters == 0)
+      return filters;
+  return 1;
+}
+
+/// In register tile `tile` (its filters within one block), reads the
+/// weights' block index f / T as 0 and f % T as f: a projected
+/// permutation.
+void readWeightsInPlace(RewriterBase &rewriter, linalg::GenericOp tile,
+                        unsigned weights, unsigned filters) {
+  OpOperand &operand = tile->getOpOperand(weights);
+  AffineMap map = tile.getMatchingIndexingMap(&operand);
+  MLIRContext *ctx = tile.getContext();
+  SmallVector<AffineExpr> results;
+  for (AffineExpr e : map.getResults()) {
+    auto bin = dyn_cast<AffineBinaryOpExpr>(e);
+    if (bin && bin.getKind() == AffineExprKind::FloorDiv)
+      results.push_back(getAffineConstantExpr(0, ctx));
+    else if (bin && bin.getKind() == AffineExprKind::Mod)
+      results.push_back(getAffineDimExpr(filters, ctx));
+    else
+      results.push_back(e);
+  }
+  SmallVector<AffineMap> maps = tile.getIndexingMapsArray();
+  maps[weights] = AffineMap::get(map.getNumDims(), 0, results, ctx);
+  rewriter.modifyOpInPlace(tile, [&] {
+    tile.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+  });
+}
+
 /// Tiles `op` (a direct convolution whose loops divide by the tile) into
 /// `filters` x `pixels` register tiles and vectorizes them.
 std::vector<int64_t> tileAndVectorize(RewriterBase &rewriter,
                                       linalg::GenericOp op,
                                       const DirectConvLoops &c, int64_t filters,
                                       int64_t pixels) {
-  if (filters < 4)
+  if (filters < 4 || c.block % filters != 0)
     return {};
   std::vector<int64_t> tile(c.ranges.size(), 1);
   tile[c.filters] = filters;
@@ -177,6 +231,7 @@ std::vector<int64_t> tileAndVectorize(RewriterBase &rewriter,
   auto t = dyn_cast<linalg::GenericOp>(tiled->tiledOps.back());
   if (!t || failed(readInputInPlace(rewriter, t, c.input)))
     return {};
+  readWeightsInPlace(rewriter, t, c.weights, c.filters);
   // The filters become the last parallel loop: the vectorizer's lanes.
   auto iterators = t.getIteratorTypesArray();
   SmallVector<unsigned> order;
@@ -215,16 +270,16 @@ std::optional<DirectConvLoops> analyzeDirectConv(linalg::GenericOp op) {
   for (int w = 0; w < 2; ++w) {
     AffineMap weights = op.getMatchingIndexingMap(op.getDpsInputOperand(w));
     AffineMap input = op.getMatchingIndexingMap(op.getDpsInputOperand(1 - w));
-    auto last = dyn_cast<AffineDimExpr>(weights.getResults().back());
-    if (!weights.isProjectedPermutation(/*allowZeroInResults=*/true) ||
-        input.isProjectedPermutation(/*allowZeroInResults=*/true) || !last ||
-        last.getPosition() == c.pixels ||
-        !out.isFunctionOfDim(last.getPosition()) ||
-        input.isFunctionOfDim(last.getPosition()) ||
+    std::optional<std::pair<unsigned, int64_t>> f = filterLoop(weights);
+    if (!f || input.isProjectedPermutation(/*allowZeroInResults=*/true) ||
+        f->first == c.pixels || !out.isFunctionOfDim(f->first) ||
+        input.isFunctionOfDim(f->first) ||
         !llvm::all_of(input.getResults(), isLinear))
       continue;
-    c.filters = last.getPosition();
+    c.filters = f->first;
+    c.block = f->second ? f->second : c.ranges[c.filters];
     c.input = op.getDpsInputOperand(1 - w)->getOperandNumber();
+    c.weights = op.getDpsInputOperand(w)->getOperandNumber();
     if (iterators[c.filters] == utils::IteratorType::parallel &&
         iterators[c.pixels] == utils::IteratorType::parallel)
       return c;
@@ -234,9 +289,9 @@ std::optional<DirectConvLoops> analyzeDirectConv(linalg::GenericOp op) {
 
 std::pair<int64_t, int64_t> defaultDirectConvTile(const DirectConvLoops &c,
                                                   const HostMachine &machine) {
-  int64_t f = c.ranges[c.filters], p = c.ranges[c.pixels];
-  int64_t filters =
-      f >= machine.tileColumns() ? machine.tileColumns() : powerOfTwoAtMost(f);
+  int64_t p = c.ranges[c.pixels];
+  // Two vectors, or what of them divides the block of filters.
+  int64_t filters = fittingFilters(c, machine.tileColumns());
   // Accumulators: rows x vectors, with a row of weights and a broadcast
   // beside them in registers.
   int64_t vectors = std::max<int64_t>(1, filters / machine.lanes());
@@ -260,13 +315,8 @@ std::vector<int64_t> vectorizeDirectConv(RewriterBase &rewriter,
   std::optional<DirectConvLoops> c = analyzeDirectConv(op);
   if (!c)
     return {};
-  // Filters that do not divide: the rest gets the widest vector that fits.
-  if (auto parts = peel(rewriter, op, c->filters, filters)) {
-    int64_t rest = c->ranges[c->filters] % filters;
-    vectorizeDirectConv(rewriter, parts->second, powerOfTwoAtMost(rest),
-                        pixels);
-    return vectorizeDirectConv(rewriter, parts->first, filters, pixels);
-  }
+  // Filters within one block of the weights, dividing the loop.
+  filters = fittingFilters(*c, filters);
   // Pixels likewise: the rest is one tile of what is left.
   if (auto parts = peel(rewriter, op, c->pixels, pixels)) {
     int64_t rest = c->ranges[c->pixels] % pixels;

@@ -339,6 +339,27 @@ SplitCost splitCost(linalg::LinalgOp root, unsigned d,
   return cost;
 }
 
+/// The loop of `root` that walks loop `d` of `op`, a producer of the
+/// root's result of the same shape (an epilogue's input) or the root.
+std::optional<unsigned> rootLoopOf(linalg::LinalgOp root, linalg::GenericOp op,
+                                   unsigned d) {
+  if (op == root)
+    return d;
+  AffineMap out = op.getIndexingMapMatchingResult(op->getResult(0));
+  if (root->getNumResults() == 0 ||
+      root->getResult(0).getType() != op->getResult(0).getType())
+    return std::nullopt;
+  AffineMap rootOut = root.getIndexingMapMatchingResult(root->getResult(0));
+  for (auto [r, e] : llvm::enumerate(out.getResults()))
+    if (auto dim = dyn_cast<AffineDimExpr>(e); dim && dim.getPosition() == d)
+      if (auto rd = dyn_cast<AffineDimExpr>(rootOut.getResult(r)))
+        return rd.getPosition();
+  return std::nullopt;
+}
+
+/// The direct convolutions of the kernel, in order.
+SmallVector<linalg::GenericOp> directConvolutions(func::FuncOp kernel);
+
 /// The root's loops that may be split into workgroups, cheapest first.
 /// Splitting a loop makes every workgroup read again what the loop does
 /// not index (a matmul split by rows re-reads the whole right operand) and
@@ -352,16 +373,23 @@ struct SplitAnalysis {
   unsigned innermost = 0;
   SmallVector<unsigned> order;
   llvm::DenseMap<unsigned, int64_t> reread;
+  /// Loops whose pieces must stay within, or be whole, blocks of this many
+  /// (a direct convolution's filters: its weights are blocked).
+  llvm::SmallDenseMap<unsigned, int64_t> blocks;
 
   /// Split counts of loop d that divide it evenly (so every workgroup has
   /// static shapes), the innermost loop's pieces staying multiples of a
   /// vector where it allows; ascending, 1 first.
   SmallVector<int64_t> legalCounts(unsigned d, int64_t max) const {
     int64_t quantum = d == innermost ? vectorLanes(ranges[d]) : 1;
+    int64_t block = blocks.lookup(d);
     SmallVector<int64_t> counts;
-    for (int64_t c = 1; c <= std::min(ranges[d], max); ++c)
-      if (ranges[d] % c == 0 && (ranges[d] / c) % quantum == 0)
+    for (int64_t c = 1; c <= std::min(ranges[d], max); ++c) {
+      int64_t piece = ranges[d] / c;
+      if (ranges[d] % c == 0 && piece % quantum == 0 &&
+          (!block || piece % block == 0 || block % piece == 0))
         counts.push_back(c);
+    }
     return counts;
   }
 };
@@ -382,6 +410,12 @@ SplitAnalysis analyzeSplits(linalg::LinalgOp root) {
         reduced.insert(unsigned(d));
   });
   SmallVector<linalg::LinalgOp> slice = producerSlice(root);
+  if (auto kernel = root->getParentOfType<func::FuncOp>())
+    for (linalg::GenericOp op : directConvolutions(kernel)) {
+      DirectConvLoops c = *analyzeDirectConv(op);
+      if (auto f = rootLoopOf(root, op, c.filters))
+        a.blocks[*f] = c.block;
+    }
   for (unsigned d = 0; d < a.ranges.size(); ++d) {
     if (iterators[d] != utils::IteratorType::parallel || a.ranges[d] <= 1 ||
         reduced.contains(d))
@@ -564,27 +598,6 @@ std::optional<ContractionLoops> analyzeContraction(linalg::GenericOp op) {
 /// kTargetWorkgroups: its pieces' columns stay in cache (a 3x3 convolution at
 /// 56x56 ran 10.3 ms in 7 workgroups, 8.1 in 49;
 /// benchmarks/results/2026-12-01-native-tiles.md).
-/// The loop of `root` that walks loop `d` of `op`, a producer of the
-/// root's result of the same shape (an epilogue's input) or the root.
-std::optional<unsigned> rootLoopOf(linalg::LinalgOp root, linalg::GenericOp op,
-                                   unsigned d) {
-  if (op == root)
-    return d;
-  AffineMap out = op.getIndexingMapMatchingResult(op->getResult(0));
-  if (root->getNumResults() == 0 ||
-      root->getResult(0).getType() != op->getResult(0).getType())
-    return std::nullopt;
-  AffineMap rootOut = root.getIndexingMapMatchingResult(root->getResult(0));
-  for (auto [r, e] : llvm::enumerate(out.getResults()))
-    if (auto dim = dyn_cast<AffineDimExpr>(e); dim && dim.getPosition() == d)
-      if (auto rd = dyn_cast<AffineDimExpr>(rootOut.getResult(r)))
-        return rd.getPosition();
-  return std::nullopt;
-}
-
-/// The direct convolutions of the kernel, in order.
-SmallVector<linalg::GenericOp> directConvolutions(func::FuncOp kernel);
-
 SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
   SplitGoal goal;
   // A direct convolution is split into whole register tiles.
@@ -614,7 +627,11 @@ SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
   });
   if (contracts)
     goal.innerQuantum = machine.tileColumns();
-  if (streamsArgument && machine.cores > 0)
+  // A direct convolution split further than the cores need re-streams its
+  // weights for every piece of its pixels (ResNet-50's last 3x3, 9.4 MB of
+  // weights over 7x7 pixels, in 112 workgroups of one row each).
+  bool directConv = !goal.quanta.empty();
+  if ((streamsArgument || directConv) && machine.cores > 0)
     goal.workgroups = std::min(kTargetWorkgroups, 2 * machine.cores);
   return goal;
 }

@@ -141,9 +141,11 @@ public:
   std::string lowLevelIRName() const override { return "llvm"; }
   GraphPolicy graphPolicy(const target::TargetConfig &config) const override {
     GraphPolicy policy = Target::graphPolicy(config);
-    // Spatial convolutions as direct register tiles (HostSchedule.cpp),
-    // reading their input in place instead of im2col columns.
-    policy.directConvolutions = policy.convToMatmul;
+    // Spatial convolutions as direct register tiles (DirectConv.cpp),
+    // reading their input in place instead of im2col columns, their weights
+    // in blocks of one tile's filters.
+    if (policy.convToMatmul)
+      policy.directConvFilterBlock = hostMachine(config.chip).tileColumns();
     return policy;
   }
   mlir::LogicalResult

@@ -82,14 +82,14 @@ func.func @im2col(%x: tensor<1x3x4x4xf32>) -> tensor<1x12x9xf32> {
 
 // -----
 
-// A convolution with filters-last weights [C, kh, kw, F] reads them with the
-// filters (loop d1) as the last index: one vector of filters per step of
-// the reduction (c, kh, kw).
+// A convolution with blocked filters-last weights [F / 8, C, kh, kw, 8]
+// reads filter d1 at [d1 / 8, ..., d1 % 8]: one vector of filters per step
+// of the reduction (c, kh, kw), from one block.
 // CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4, d2 + d5, d3 + d6)>
-// CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6, d1)>
+// CHECK-DAG: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1 floordiv 8, d4, d5, d6, d1 mod 8)>
 // CHECK-LABEL: func.func @conv_filters_last
 // CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[W]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]}
-func.func @conv_filters_last(%x: tensor<1x4x10x10xf32>, %w: tensor<4x3x3x16xf32>) -> tensor<1x16x8x8xf32> {
-  %0 = ign.conv %x, %w {dilations = [1, 1], filters_last = true, pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x4x10x10xf32>, tensor<4x3x3x16xf32>) -> tensor<1x16x8x8xf32>
+func.func @conv_filters_last(%x: tensor<1x4x10x10xf32>, %w: tensor<2x4x3x3x8xf32>) -> tensor<1x16x8x8xf32> {
+  %0 = ign.conv %x, %w {dilations = [1, 1], filter_block = 8 : i64, pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x4x10x10xf32>, tensor<2x4x3x3x8xf32>) -> tensor<1x16x8x8xf32>
   return %0 : tensor<1x16x8x8xf32>
 }

@@ -349,18 +349,27 @@ func.func @col2im_stride(%c: tensor<1x8x9xf32>) -> tensor<1x2x6x6xf32> {
 
 // -----
 
-func.func @conv_filters_last_group(%x: tensor<1x4x8x8xf32>, %w: tensor<2x3x3x4xf32>) -> tensor<1x4x6x6xf32> {
-  // expected-error@+2 {{filters_last weights need group 1, got 2}}
+func.func @conv_filter_block_group(%x: tensor<1x4x8x8xf32>, %w: tensor<1x2x3x3x4xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error@+2 {{a filter_block 4 weight must be [F / 4, C, k..., 4] with group 1, got [1x2x3x3x4] with group 2}}
   // expected-error@+1 {{'ign.conv' op failed to infer returned types}}
-  %0 = ign.conv %x, %w {dilations = [1, 1], filters_last = true, group = 2 : i64, pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x4x8x8xf32>, tensor<2x3x3x4xf32>) -> tensor<1x4x6x6xf32>
+  %0 = ign.conv %x, %w {dilations = [1, 1], filter_block = 4 : i64, group = 2 : i64, pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x4x8x8xf32>, tensor<1x2x3x3x4xf32>) -> tensor<1x4x6x6xf32>
   return %0 : tensor<1x4x6x6xf32>
 }
 
 // -----
 
-func.func @conv_filters_last_channels(%x: tensor<1x4x8x8xf32>, %w: tensor<3x3x3x4xf32>) -> tensor<1x4x6x6xf32> {
-  // expected-error@+2 {{input channels 4, group 1 and weight [3x3x3x4] do not agree}}
+func.func @conv_filter_block_size(%x: tensor<1x4x8x8xf32>, %w: tensor<2x4x3x3x4xf32>) -> tensor<1x16x6x6xf32> {
+  // expected-error@+2 {{a filter_block 8 weight must be [F / 8, C, k..., 8] with group 1, got [2x4x3x3x4] with group 1}}
   // expected-error@+1 {{'ign.conv' op failed to infer returned types}}
-  %0 = ign.conv %x, %w {dilations = [1, 1], filters_last = true, pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x4x8x8xf32>, tensor<3x3x3x4xf32>) -> tensor<1x4x6x6xf32>
-  return %0 : tensor<1x4x6x6xf32>
+  %0 = ign.conv %x, %w {dilations = [1, 1], filter_block = 8 : i64, pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x4x8x8xf32>, tensor<2x4x3x3x4xf32>) -> tensor<1x16x6x6xf32>
+  return %0 : tensor<1x16x6x6xf32>
+}
+
+// -----
+
+func.func @conv_filter_block_rank(%x: tensor<1x4x8x8xf32>, %w: tensor<4x3x3x8xf32>) -> tensor<1x8x6x6xf32> {
+  // expected-error@+2 {{conv input [1x4x8x8] and weight [4x3x3x8] must be ranks >= 3 and one more}}
+  // expected-error@+1 {{'ign.conv' op failed to infer returned types}}
+  %0 = ign.conv %x, %w {dilations = [1, 1], filter_block = 8 : i64, pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x4x8x8xf32>, tensor<4x3x3x8xf32>) -> tensor<1x8x6x6xf32>
+  return %0 : tensor<1x8x6x6xf32>
 }

@@ -23,10 +23,11 @@ struct GraphPolicy {
   /// Ungrouped convolutions become matmuls (im2col columns or a 1x1 view);
   /// off for the reference schedule, which keeps the convolutions.
   bool convToMatmul = true;
-  /// Spatial convolutions stay convolutions with filters-last weights
-  /// (directConvolutions) instead of im2col matmuls: the host's direct
-  /// register tiles read their input in place.
-  bool directConvolutions = false;
+  /// With T > 0, spatial convolutions stay convolutions with blocked
+  /// filters-last weights, T filters a block (directConvolutions), instead
+  /// of im2col matmuls: the host's direct register tiles read their input
+  /// in place and their weights block by block.
+  int64_t directConvFilterBlock = 0;
   /// Keep im2col columns with few pixels a kernel of their own (the host's
   /// threads split a convolution by pixels); off for an accelerator that
   /// moves windows itself.

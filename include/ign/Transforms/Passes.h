@@ -43,11 +43,13 @@ void sinkReshapes(mlir::func::FuncOp func);
 /// Rewrites every padded ign.conv in `func` as ign.pad + unpadded ign.conv.
 void splitConvPadding(mlir::func::FuncOp func);
 
-/// Marks the ungrouped spatial convolutions of `func` (not 1x1 unit stride,
-/// at least 16 filters) filters_last, their weights transposed to
-/// [C, k..., F] (at compile time when constant): the host computes them
-/// directly, without im2col columns. convToMatmul leaves them alone.
-void directConvolutions(mlir::func::FuncOp func);
+/// Gives the ungrouped spatial convolutions of `func` (not 1x1 unit stride,
+/// at least 16 filters) blocked filters-last weights [F / T, C, k..., T]
+/// (ign.conv filter_block; reordered at compile time when constant), T the
+/// largest of `filterBlock`, `filterBlock` / 2, ... dividing F: the host
+/// computes them directly, without im2col columns. convToMatmul leaves them
+/// alone.
+void directConvolutions(mlir::func::FuncOp func, int64_t filterBlock);
 
 /// Rewrites ungrouped ign.conv in `func` as an ign.matmul of the weight
 /// with the input (1x1 unit stride, unpadded) or its ign.im2col columns.

@@ -96,9 +96,10 @@ def GraphPipeline : Pass<"ign-graph-pipeline", "mlir::ModuleOp"> {
            "group ops (false: one op per kernel)">,
     Option<"convToMatmul", "conv-to-matmul", "bool", /*default=*/"true",
            "rewrite ungrouped convolutions as matmuls">,
-    Option<"directConvolutions", "direct-convolutions", "bool",
-           /*default=*/"false",
-           "keep spatial convolutions, their weights filters-last">,
+    Option<"directConvFilterBlock", "direct-conv-filter-block", "int64_t",
+           /*default=*/"0",
+           "keep spatial convolutions, their weights blocked filters-last "
+           "in blocks of this many filters (0: im2col matmuls)">,
     Option<"separateThinColumns", "separate-thin-columns", "bool",
            /*default=*/"true",
            "keep im2col columns with few pixels a kernel of their own">

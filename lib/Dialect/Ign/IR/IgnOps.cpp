@@ -392,22 +392,22 @@ static FailureOr<size_t>
 checkConvOperands(Loc loc, RankedTensorType &in, RankedTensorType &w,
                   Value input, Value weight, Value bias, int64_t group,
                   ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
-                  ArrayRef<int64_t> dilations, bool filtersLast = false) {
+                  ArrayRef<int64_t> dilations, bool blocked = false) {
   if (failed(requireTensor(loc, input, in, "input")) ||
       failed(requireTensor(loc, weight, w, "weight")))
     return failure();
-  if (in.getRank() < 3 || w.getRank() != in.getRank())
+  if (in.getRank() < 3 || w.getRank() != in.getRank() + (blocked ? 1 : 0))
     return emitOptionalError(loc, "conv input ", shapeStr(in.getShape()),
                              " and weight ", shapeStr(w.getShape()),
-                             " must have the same rank >= 3");
+                             blocked ? " must be ranks >= 3 and one more"
+                                     : " must have the same rank >= 3");
   if (in.getElementType() != w.getElementType())
     return emitOptionalError(loc, "input and weight element types differ");
   if (group <= 0)
     return emitOptionalError(loc, "group must be positive, got ", group);
   size_t spatial = in.getRank() - 2;
-  SmallVector<int64_t> kernel(filtersLast
-                                  ? w.getShape().drop_front().drop_back()
-                                  : w.getShape().drop_front(2));
+  SmallVector<int64_t> kernel(blocked ? w.getShape().drop_front(2).drop_back()
+                                      : w.getShape().drop_front(2));
   if (failed(checkWindowAttrs(loc, spatial, kernel, strides, pads, dilations)))
     return failure();
   if (bias) {
@@ -429,20 +429,25 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
        pads = toI64Vector(adaptor.getPads()),
        dilations = toI64Vector(adaptor.getDilations());
   int64_t group = adaptor.getGroup();
-  BoolAttr filtersLastAttr = adaptor.getFiltersLastAttr();
-  bool filtersLast = filtersLastAttr && filtersLastAttr.getValue();
-  auto spatial = checkConvOperands(
-      loc, in, w, adaptor.getInput(), adaptor.getWeight(), adaptor.getBias(),
-      group, strides, pads, dilations, filtersLast);
+  IntegerAttr blockAttr = adaptor.getFilterBlockAttr();
+  int64_t block = blockAttr ? blockAttr.getInt() : 0;
+  if (block < 0)
+    return emitOptionalError(loc, "filter_block must not be negative, got ",
+                             block);
+  auto spatial = checkConvOperands(loc, in, w, adaptor.getInput(),
+                                   adaptor.getWeight(), adaptor.getBias(),
+                                   group, strides, pads, dilations, block > 0);
   if (failed(spatial))
     return failure();
-  if (filtersLast && group != 1)
-    return emitOptionalError(loc, "filters_last weights need group 1, got ",
-                             group);
-  // [C, k..., F] with filters_last: its kernel dims are checked below.
+  if (block > 0 && (group != 1 || w.getDimSize(w.getRank() - 1) != block))
+    return emitOptionalError(loc, "a filter_block ", block,
+                             " weight must be [F / ", block, ", C, k..., ",
+                             block, "] with group 1, got ",
+                             shapeStr(w.getShape()), " with group ", group);
+  // [F / T, C, k..., T] when blocked: its kernel dims start at 2 either way.
   int64_t channels = in.getDimSize(1),
-          outChannels = w.getDimSize(filtersLast ? w.getRank() - 1 : 0),
-          weightChannels = w.getDimSize(filtersLast ? 0 : 1);
+          outChannels = block > 0 ? w.getDimSize(0) * block : w.getDimSize(0),
+          weightChannels = w.getDimSize(1);
   if (channels % group || outChannels % group ||
       weightChannels * group != channels)
     return emitOptionalError(loc, "input channels ", channels, ", group ",
@@ -454,9 +459,9 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
                                outChannels);
   SmallVector<int64_t> shape{in.getDimSize(0), outChannels};
   for (size_t i = 0; i < *spatial; ++i) {
-    auto out = windowOutputSize(
-        in.getDimSize(i + 2), w.getDimSize(i + (filtersLast ? 1 : 2)),
-        strides[i], pads[i], pads[i + *spatial], dilations[i], false);
+    auto out =
+        windowOutputSize(in.getDimSize(i + 2), w.getDimSize(i + 2), strides[i],
+                         pads[i], pads[i + *spatial], dilations[i], false);
     if (!out)
       return emitOptionalError(loc, "kernel ", shapeStr(w.getShape()),
                                " does not fit input ", shapeStr(in.getShape()),

@@ -30,17 +30,19 @@ def Ign_GemmOp : Ign_Op<"gemm"> {
 
 // N-d convolution, NC[D]HW layout. `pads` holds all begin pads then all end
 // pads (ONNX order); auto_pad is resolved into explicit pads at import. The
-// weight is [F, C / group, k...] as in ONNX, or with `filters_last` (one
-// group only) [C, k..., F]: the host's direct convolutions read a vector of
-// filters at each step of the reduction (ign-conv-to-matmul transposes
-// constant weights at compile time).
+// weight is [F, C / group, k...] as in ONNX, or with `filter_block` T > 0
+// (one group only) blocked filters-last, [F / T, C, k..., T]: filter f is
+// w[f / T, c, k..., f % T]. The host's direct convolutions then read a
+// vector of filters at each step of the reduction, and each block of T
+// filters is one contiguous panel (ign-conv-to-matmul reorders constant
+// weights at compile time).
 def Ign_ConvOp : Ign_Op<"conv"> {
   let summary = "grouped, strided, dilated convolution";
   let arguments = (ins Ign_Tensor:$input, Ign_Tensor:$weight,
                    Optional<Ign_Tensor>:$bias, Ign_I64Array:$strides,
                    Ign_I64Array:$pads, Ign_I64Array:$dilations,
                    DefaultValuedAttr<I64Attr, "1">:$group,
-                   DefaultValuedAttr<BoolAttr, "false">:$filters_last);
+                   DefaultValuedAttr<I64Attr, "0">:$filter_block);
   let results = (outs Ign_Tensor:$output);
   let assemblyFormat = "$input `,` $weight (`,` $bias^)? attr-dict `:` "
                        "functional-type(operands, results)";

@@ -8,6 +8,12 @@
 // matmul's kernel; a 1x1 unit-stride unpadded convolution needs no
 // columns: the input is the matrix.
 //
+// A target with direct convolution kernels (the host) keeps its ungrouped
+// convolutions instead (directConvolutions): their weights reordered into
+// blocks of filters, [F / T, C, k..., T], and the register tile spans the
+// filters as lanes and a few pixels of one row, so the row's length no
+// longer matters and no columns are formed.
+//
 // A transposed convolution is the other way round: the matmul of its
 // weight, transposed, [F*K, C] with the input [N, C, P] gives columns
 // [N, F*K, P] over the input's pixels, which one ign.col2im sums into the
@@ -107,8 +113,7 @@ void directConvolutions(func::FuncOp func, int64_t filterBlock) {
   func.walk([&](ConvOp op) {
     int64_t f = cast<RankedTensorType>(op.getType()).getDimSize(1);
     int64_t block = filterBlockFor(f, filterBlock);
-    if (isConvertible(op) && !isPointwise(op) && f >= kMinDirectFilters &&
-        block)
+    if (isConvertible(op) && f >= kMinDirectFilters && block)
       convs.push_back({op, block});
   });
   for (auto [op, block] : convs) {

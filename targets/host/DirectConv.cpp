@@ -271,7 +271,11 @@ std::optional<DirectConvLoops> analyzeDirectConv(linalg::GenericOp op) {
     AffineMap weights = op.getMatchingIndexingMap(op.getDpsInputOperand(w));
     AffineMap input = op.getMatchingIndexingMap(op.getDpsInputOperand(1 - w));
     std::optional<std::pair<unsigned, int64_t>> f = filterLoop(weights);
-    if (!f || input.isProjectedPermutation(/*allowZeroInResults=*/true) ||
+    // Plain input maps (a 1x1 convolution) are contractions unless the
+    // weights are blocked.
+    if (!f ||
+        (!f->second &&
+         input.isProjectedPermutation(/*allowZeroInResults=*/true)) ||
         f->first == c.pixels || !out.isFunctionOfDim(f->first) ||
         input.isFunctionOfDim(f->first) ||
         !llvm::all_of(input.getResults(), isLinear))

@@ -23,7 +23,7 @@ struct GraphPolicy {
   /// Ungrouped convolutions become matmuls (im2col columns or a 1x1 view);
   /// off for the reference schedule, which keeps the convolutions.
   bool convToMatmul = true;
-  /// With T > 0, spatial convolutions stay convolutions with blocked
+  /// With T > 0, ungrouped convolutions stay convolutions with blocked
   /// filters-last weights, T filters a block (directConvolutions), instead
   /// of im2col matmuls: the host's direct register tiles read their input
   /// in place and their weights block by block.

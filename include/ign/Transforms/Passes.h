@@ -43,8 +43,8 @@ void sinkReshapes(mlir::func::FuncOp func);
 /// Rewrites every padded ign.conv in `func` as ign.pad + unpadded ign.conv.
 void splitConvPadding(mlir::func::FuncOp func);
 
-/// Gives the ungrouped spatial convolutions of `func` (not 1x1 unit stride,
-/// at least 16 filters) blocked filters-last weights [F / T, C, k..., T]
+/// Gives the ungrouped convolutions of `func` (at least 16 filters, 1x1 ones
+/// too) blocked filters-last weights [F / T, C, k..., T]
 /// (ign.conv filter_block; reordered at compile time when constant), T the
 /// largest of `filterBlock`, `filterBlock` / 2, ... dividing F: the host
 /// computes them directly, without im2col columns. convToMatmul leaves them

@@ -56,6 +56,23 @@ std::optional<std::pair<unsigned, int64_t>> filterLoop(AffineMap weights) {
   return std::make_pair(f.getPosition(), t.getValue());
 }
 
+/// The tile's rows: the output's contiguous loop (a row of pixels) when it
+/// is at least 4 long, else the longest other output loop that the input
+/// reads (CREPE's convolutions over 1024 x 1 pixels run down the column).
+unsigned pixelLoop(AffineMap out, AffineMap input, unsigned filters,
+                   ArrayRef<int64_t> ranges) {
+  unsigned last = cast<AffineDimExpr>(out.getResults().back()).getPosition();
+  if (ranges[last] >= 4)
+    return last;
+  unsigned best = last;
+  for (AffineExpr e : out.getResults()) {
+    unsigned d = cast<AffineDimExpr>(e).getPosition();
+    if (d != filters && input.isFunctionOfDim(d) && ranges[d] > ranges[best])
+      best = d;
+  }
+  return best;
+}
+
 /// Whether `body` (of a generic with two inputs and one output) yields
 /// out + in0 * in1.
 bool isMultiplyAccumulate(Block &body) {
@@ -265,7 +282,6 @@ std::optional<DirectConvLoops> analyzeDirectConv(linalg::GenericOp op) {
   AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   if (!out.isProjectedPermutation() || out.getNumResults() < 3)
     return std::nullopt;
-  c.pixels = cast<AffineDimExpr>(out.getResults().back()).getPosition();
   auto iterators = op.getIteratorTypesArray();
   for (int w = 0; w < 2; ++w) {
     AffineMap weights = op.getMatchingIndexingMap(op.getDpsInputOperand(w));
@@ -281,6 +297,7 @@ std::optional<DirectConvLoops> analyzeDirectConv(linalg::GenericOp op) {
         !llvm::all_of(input.getResults(), isLinear))
       continue;
     c.filters = f->first;
+    c.pixels = pixelLoop(out, input, c.filters, c.ranges);
     c.block = f->second ? f->second : c.ranges[c.filters];
     c.input = op.getDpsInputOperand(1 - w)->getOperandNumber();
     c.weights = op.getDpsInputOperand(w)->getOperandNumber();

@@ -45,8 +45,10 @@ void splitConvPadding(mlir::func::FuncOp func);
 
 /// Gives the ungrouped convolutions of `func` (at least 16 filters, 1x1 ones
 /// too) blocked filters-last weights [F / T, C, k..., T]
-/// (ign.conv filter_block; reordered at compile time when constant), T the
-/// largest of `filterBlock`, `filterBlock` / 2, ... dividing F: the host
+/// (ign.conv filter_block; reordered at compile time when constant), T
+/// `filterBlock` or half of it, whichever divides F first (else the
+/// convolution is left to convToMatmul), and 1x1 unit-stride ones only
+/// over at most 256 pixels: the host
 /// computes them directly, without im2col columns. convToMatmul leaves them
 /// alone.
 void directConvolutions(mlir::func::FuncOp func, int64_t filterBlock);

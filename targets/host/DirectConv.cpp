@@ -1,6 +1,7 @@
 //===- DirectConv.cpp - register tiles of direct convolutions -------------===//
 
 #include "DirectConv.h"
+#include "TileUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -227,9 +228,6 @@ std::vector<int64_t> tileAndVectorize(RewriterBase &rewriter,
   std::vector<int64_t> tile(c.ranges.size(), 1);
   tile[c.filters] = filters;
   tile[c.pixels] = pixels;
-  SmallVector<OpFoldResult> sizes;
-  for (int64_t t : tile)
-    sizes.push_back(rewriter.getIndexAttr(t));
   // The tile loops: pixels and filters outside, the reduction inside.
   auto loopTypes = op.getIteratorTypesArray();
   SmallVector<int64_t> loopOrder;
@@ -237,14 +235,9 @@ std::vector<int64_t> tileAndVectorize(RewriterBase &rewriter,
     for (unsigned d = 0; d < loopTypes.size(); ++d)
       if ((loopTypes[d] == utils::IteratorType::parallel) == (reductions == 0))
         loopOrder.push_back(d);
-  scf::SCFTilingOptions options;
-  options.setTileSizes(sizes).setInterchange(loopOrder);
-  rewriter.setInsertionPoint(op);
-  auto tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  auto tiled = tileInPlace(rewriter, op, tile, loopOrder);
   if (failed(tiled))
     return {};
-  rewriter.replaceOp(op, tiled->replacements);
   auto t = dyn_cast<linalg::GenericOp>(tiled->tiledOps.back());
   if (!t || failed(readInputInPlace(rewriter, t, c.input)))
     return {};

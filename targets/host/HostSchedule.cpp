@@ -3,6 +3,7 @@
 #include "HostSchedule.h"
 #include "DirectConv.h"
 #include "HostKnobs.h"
+#include "TileUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -977,17 +978,9 @@ vectorizeContraction(RewriterBase &rewriter, linalg::GenericOp op,
   if (c->reduction)
     applied[prefix + knobs::kKTile] = kTile;
 
-  SmallVector<OpFoldResult> sizes;
-  for (int64_t t : tile)
-    sizes.push_back(rewriter.getIndexAttr(t));
-  scf::SCFTilingOptions options;
-  options.setTileSizes(sizes).setInterchange(order);
-  rewriter.setInsertionPoint(target);
-  auto tiled = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(target.getOperation()), options);
+  auto tiled = tileInPlace(rewriter, target, tile, order);
   if (failed(tiled))
     return {};
-  rewriter.replaceOp(target, tiled->replacements);
   if (c->reduction) {
     applied[prefix + knobs::kPack] =
         k.pack == 1 && packStreamedOperand(rewriter, *tiled, *c, cols);

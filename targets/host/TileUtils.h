@@ -1,0 +1,34 @@
+//===- TileUtils.h - tiling steps the host schedule shares ------*- C++ -*-===//
+
+#ifndef IGN_TARGETS_HOST_TILEUTILS_H
+#define IGN_TARGETS_HOST_TILEUTILS_H
+
+#include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/TilingInterface.h"
+
+namespace ign::host {
+
+/// Tiles `op` into static tiles `tile` (0: the loop is not tiled) with the
+/// tile loops nested in `order` (outermost first), and replaces it by the
+/// loops' results. Fails, changing nothing, when tiling does.
+inline mlir::FailureOr<mlir::scf::SCFTilingResult>
+tileInPlace(mlir::RewriterBase &rewriter, mlir::Operation *op,
+            llvm::ArrayRef<int64_t> tile, llvm::ArrayRef<int64_t> order) {
+  llvm::SmallVector<mlir::OpFoldResult> sizes;
+  for (int64_t t : tile)
+    sizes.push_back(rewriter.getIndexAttr(t));
+  mlir::scf::SCFTilingOptions options;
+  options.setTileSizes(sizes).setInterchange(order);
+  rewriter.setInsertionPoint(op);
+  auto tiled = mlir::scf::tileUsingSCF(
+      rewriter, mlir::cast<mlir::TilingInterface>(op), options);
+  if (mlir::failed(tiled))
+    return mlir::failure();
+  rewriter.replaceOp(op, tiled->replacements);
+  return tiled;
+}
+
+} // namespace ign::host
+
+#endif // IGN_TARGETS_HOST_TILEUTILS_H

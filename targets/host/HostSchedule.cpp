@@ -377,6 +377,10 @@ struct SplitAnalysis {
   /// Loops whose pieces must stay within, or be whole, blocks of this many
   /// (a direct convolution's filters: its weights are blocked).
   llvm::SmallDenseMap<unsigned, int64_t> blocks;
+  /// A blocked filter loop that no root loop is known to walk: then no loop
+  /// is split (a piece of the filters across blocks would read wrong
+  /// weights).
+  bool unmappedBlocks = false;
 
   /// Split counts of loop d that divide it evenly (so every workgroup has
   /// static shapes), the innermost loop's pieces staying multiples of a
@@ -385,6 +389,8 @@ struct SplitAnalysis {
     int64_t quantum = d == innermost ? vectorLanes(ranges[d]) : 1;
     int64_t block = blocks.lookup(d);
     SmallVector<int64_t> counts;
+    if (unmappedBlocks)
+      return {1};
     for (int64_t c = 1; c <= std::min(ranges[d], max); ++c) {
       int64_t piece = ranges[d] / c;
       if (ranges[d] % c == 0 && piece % quantum == 0 &&
@@ -416,6 +422,8 @@ SplitAnalysis analyzeSplits(linalg::LinalgOp root) {
       DirectConvLoops c = *analyzeDirectConv(op);
       if (auto f = rootLoopOf(root, op, c.filters))
         a.blocks[*f] = c.block;
+      else if (c.block < c.ranges[c.filters])
+        a.unmappedBlocks = true;
     }
   for (unsigned d = 0; d < a.ranges.size(); ++d) {
     if (iterators[d] != utils::IteratorType::parallel || a.ranges[d] <= 1 ||

@@ -71,8 +71,10 @@ constexpr int64_t kMinDirectFilters = 16;
 /// A 1x1 unit-stride convolution over more pixels than this stays a matmul:
 /// its reduction is short and the matmul's tile streams the pixels
 /// contiguously (128 -> 128 channels over 12 x 160 pixels: 0.88 ms as a
-/// matmul, 1.33 ms direct; ResNet-50's 64 -> 256 over 56 x 56: 2.9 and 3.9
-/// ms). Over fewer (7 x 7 = 49) the pixels do not fill the matmul's tiles.
+/// matmul, 1.33 ms direct; ResNet-50's 64 -> 256 over 56 x 56 with its
+/// residual add: 2.1 ms as a matmul, 3.8-4.1 direct, in one-thread kernel
+/// profiles). Over fewer (7 x 7 = 49) the pixels do not fill the matmul's
+/// tiles.
 constexpr int64_t kMaxDirectPointwisePixels = 256;
 
 /// The block of filters for `f` filters: `block` (two vectors) or half of it

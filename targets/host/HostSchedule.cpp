@@ -19,6 +19,7 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/CSE.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/LoopInvariantCodeMotionUtils.h"
 
 #include <nlohmann/json.hpp>
@@ -367,8 +368,10 @@ SmallVector<linalg::GenericOp> directConvolutions(func::FuncOp kernel);
 /// recompute the producers it does not index (im2col columns when a
 /// convolution is split by output channels): splitCost's bytes, outer loops
 /// before inner ones on ties. A loop that another op of the kernel reduces
-/// over (the row of a softmax or a layer norm, in the same loop space as
-/// the root) is never split: every piece would recompute the reduction.
+/// over (the row of a softmax or a layer norm) is never split: every piece
+/// would recompute the reduction (splitCost follows the loop through the
+/// producers' indexing maps; the reduction's own loops may be in any
+/// order).
 struct SplitAnalysis {
   SmallVector<int64_t> ranges;
   unsigned innermost = 0;
@@ -408,14 +411,6 @@ SplitAnalysis analyzeSplits(linalg::LinalgOp root) {
     return a;
   auto iterators = root.getIteratorTypesArray();
   a.innermost = a.ranges.size() - 1;
-  llvm::SmallDenseSet<unsigned> reduced;
-  root->getParentOp()->walk([&](linalg::LinalgOp op) {
-    if (op.getNumLoops() != root.getNumLoops())
-      return;
-    for (auto [d, it] : llvm::enumerate(op.getIteratorTypesArray()))
-      if (it == utils::IteratorType::reduction)
-        reduced.insert(unsigned(d));
-  });
   SmallVector<linalg::LinalgOp> slice = producerSlice(root);
   if (auto kernel = root->getParentOfType<func::FuncOp>())
     for (linalg::GenericOp op : directConvolutions(kernel)) {
@@ -426,8 +421,7 @@ SplitAnalysis analyzeSplits(linalg::LinalgOp root) {
         a.unmappedBlocks = true;
     }
   for (unsigned d = 0; d < a.ranges.size(); ++d) {
-    if (iterators[d] != utils::IteratorType::parallel || a.ranges[d] <= 1 ||
-        reduced.contains(d))
+    if (iterators[d] != utils::IteratorType::parallel || a.ranges[d] <= 1)
       continue;
     SplitCost cost = splitCost(root, d, slice);
     if (cost.recomputesReduction)
@@ -722,6 +716,26 @@ ContractionKnobs contractionKnobs(const search::Schedule *knobs, unsigned index,
   return k;
 }
 
+/// Vectorizes the copy `pack` into panels of `cols` lanes: one vector per
+/// panel row (the source's row is contiguous along them unless
+/// `transposed`). Left scalar, LLVM copied panels one float at a time.
+/// Returns the panels.
+Value vectorizePanelCopy(RewriterBase &rewriter, linalg::GenericOp pack,
+                         bool transposed, int64_t cols) {
+  if (transposed)
+    return pack.getResult(0);
+  SmallVector<int64_t> tile(pack.getNumLoops(), 1);
+  tile.back() = cols;
+  SmallVector<int64_t> order;
+  for (int64_t d = 0; d < int64_t(pack.getNumLoops()); ++d)
+    order.push_back(d);
+  auto tiled = tileInPlace(rewriter, pack, tile, order);
+  if (failed(tiled))
+    return pack.getResult(0);
+  (void)linalg::vectorize(rewriter, tiled->tiledOps.back());
+  return tiled->replacements.front();
+}
+
 /// Copies operand `b` of a register tile `op` (indexed (..., k, p), or
 /// (..., p, k) when `transposed`, where the tile spans `cols` of p) into
 /// panels [P / cols, K, cols] before the tile loops `outer`, and makes the
@@ -765,26 +779,42 @@ bool packPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
   packedShape.append({n / cols, kk, cols});
   Value empty = rewriter.create<tensor::EmptyOp>(loc, packedShape,
                                                  source.getElementType());
-  // (lead..., j, k, c) -> source[lead..., k, j * cols + c] (or [..., j *
-  // cols + c, k] when transposed)
+  // The source with its n dim split in (n / cols, cols), so the copy is a
+  // permutation (and vectorizes): (lead..., j, k, c) -> source[lead..., k,
+  // j, c] (or [lead..., j, c, k] when transposed).
+  SmallVector<int64_t> expandedShape(source.getShape());
+  expandedShape[nDim] = cols;
+  expandedShape.insert(expandedShape.begin() + nDim, n / cols);
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t e = d <= nDim ? d : d + 1;
+    groups.push_back(d == nDim ? ReassociationIndices{e, e + 1}
+                               : ReassociationIndices{e});
+  }
+  Value expanded = rewriter.create<tensor::ExpandShapeOp>(
+      loc, RankedTensorType::get(expandedShape, source.getElementType()),
+      slice.getSource(), groups);
   unsigned loops = unsigned(rank + 1);
   SmallVector<AffineExpr> read;
   for (int64_t d = 0; d + 2 < rank; ++d)
     read.push_back(getAffineDimExpr(unsigned(d), ctx));
   AffineExpr j = getAffineDimExpr(unsigned(rank - 2), ctx);
   AffineExpr kExpr = getAffineDimExpr(unsigned(rank - 1), ctx);
-  AffineExpr nExpr = j * cols + getAffineDimExpr(unsigned(rank), ctx);
-  read.push_back(transposed ? nExpr : kExpr);
-  read.push_back(transposed ? kExpr : nExpr);
+  AffineExpr c = getAffineDimExpr(unsigned(rank), ctx);
+  if (transposed)
+    read.append({j, c, kExpr});
+  else
+    read.append({kExpr, j, c});
   SmallVector<AffineMap> maps{AffineMap::get(loops, 0, read, ctx),
                               AffineMap::getMultiDimIdentityMap(loops, ctx)};
   SmallVector<utils::IteratorType> iterators(loops,
                                              utils::IteratorType::parallel);
   auto pack = rewriter.create<linalg::GenericOp>(
-      loc, empty.getType(), ValueRange{slice.getSource()}, ValueRange{empty},
-      maps, iterators, [](OpBuilder &b, Location l, ValueRange args) {
+      loc, empty.getType(), ValueRange{expanded}, ValueRange{empty}, maps,
+      iterators, [](OpBuilder &b, Location l, ValueRange args) {
         b.create<linalg::YieldOp>(l, args[0]);
       });
+  Value panels = vectorizePanelCopy(rewriter, pack, transposed, cols);
 
   // The tile's slice of B becomes the same elements of the panels.
   rewriter.setInsertionPoint(slice);
@@ -804,8 +834,8 @@ bool packPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
   if (transposed)
     std::swap(shape[rank - 2], shape[rank - 1]);
   auto packedSlice = rewriter.create<tensor::ExtractSliceOp>(
-      loc, RankedTensorType::get(shape, sliceType.getElementType()),
-      pack.getResult(0), packedOffsets, packedSizes, strides);
+      loc, RankedTensorType::get(shape, sliceType.getElementType()), panels,
+      packedOffsets, packedSizes, strides);
   SmallVector<AffineMap> opMaps = op.getIndexingMapsArray();
   if (transposed) {
     AffineMap m = opMaps[b->getOperandNumber()];
@@ -1076,9 +1106,36 @@ void eraseDeadProducers(RewriterBase &rewriter, func::FuncOp kernel) {
   }
 }
 
+/// Whether a linalg.generic multiplies inside a reduction (a matmul, a
+/// convolution): its body must stay `out += a * b` for the register tiles,
+/// so no producer is fused into it.
+bool multipliesInReduction(linalg::GenericOp op) {
+  return op.getNumReductionLoops() != 0 &&
+         llvm::any_of(op.getBody()->getOperations(),
+                      [](Operation &o) { return isa<arith::MulFOp>(o); });
+}
+
+/// Fuses chains of elementwise generics into their consumers, so a GELU or
+/// layer-norm epilogue is one loop over its tile instead of one buffer per
+/// op (a matmul's GELU epilogue was six generics, each writing a
+/// workgroup-sized temporary). Contractions keep their operands (the
+/// im2col columns, a transposed or scaled operand): their body is matched
+/// as `out += a * b`.
+void fuseElementwiseChains(func::FuncOp kernel) {
+  RewritePatternSet patterns(kernel.getContext());
+  linalg::populateElementwiseOpsFusionPatterns(patterns, [](OpOperand *fused) {
+    auto consumer = dyn_cast<linalg::GenericOp>(fused->getOwner());
+    return consumer && !multipliesInReduction(consumer);
+  });
+  GreedyRewriteConfig config;
+  config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
+  (void)applyPatternsAndFoldGreedily(kernel, std::move(patterns), config);
+}
+
 /// Loop order and reshapes, before anything is chosen.
 linalg::LinalgOp prepareKernel(RewriterBase &rewriter, func::FuncOp kernel) {
   foldUnitReshapes(rewriter, kernel);
+  fuseElementwiseChains(kernel);
   orderLoopsForContiguity(rewriter, kernel);
   return findRoot(kernel);
 }

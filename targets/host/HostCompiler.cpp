@@ -471,6 +471,7 @@ lowerKernels(ModuleOp module,
     if (!reference)
       finishSchedule(kernel);
   }
+  if (getenv("IGNC_DEBUG_DUMP")) module.print(llvm::errs());
   lowerVectorOps(module);
   if (!reference)
     approximateMathFunctions(module);

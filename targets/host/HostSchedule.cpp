@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
@@ -1115,6 +1116,13 @@ bool multipliesInReduction(linalg::GenericOp op) {
                       [](Operation &o) { return isa<arith::MulFOp>(o); });
 }
 
+/// Whether a linalg.generic's body calls a math function (exp, erf, ...).
+bool callsMathFunction(linalg::GenericOp op) {
+  return llvm::any_of(op.getBody()->getOperations(), [](Operation &o) {
+    return isa<math::MathDialect>(o.getDialect());
+  });
+}
+
 /// Fuses chains of elementwise generics into their consumers, so a GELU or
 /// layer-norm epilogue is one loop over its tile instead of one buffer per
 /// op (a matmul's GELU epilogue was six generics, each writing a
@@ -1125,7 +1133,14 @@ void fuseElementwiseChains(func::FuncOp kernel) {
   RewritePatternSet patterns(kernel.getContext());
   linalg::populateElementwiseOpsFusionPatterns(patterns, [](OpOperand *fused) {
     auto consumer = dyn_cast<linalg::GenericOp>(fused->getOwner());
-    return consumer && !multipliesInReduction(consumer);
+    if (!consumer || multipliesInReduction(consumer))
+      return false;
+    // A math function (exp, erf) is computed once: not again in each of
+    // several consumers, nor inside a reduction, which LLVM keeps scalar (a
+    // softmax's exp inside its sum made BERT's attention 30% slower).
+    auto producer = fused->get().getDefiningOp<linalg::GenericOp>();
+    return !producer || !callsMathFunction(producer) ||
+           (consumer.getNumReductionLoops() == 0 && fused->get().hasOneUse());
   });
   GreedyRewriteConfig config;
   config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;

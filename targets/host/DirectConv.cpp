@@ -217,6 +217,46 @@ void readWeightsInPlace(RewriterBase &rewriter, linalg::GenericOp tile,
   });
 }
 
+/// The tile loops of `op` for `tile`: parallel loops outside, reductions
+/// inside.
+SmallVector<int64_t> parallelFirst(linalg::GenericOp op) {
+  auto loopTypes = op.getIteratorTypesArray();
+  SmallVector<int64_t> loopOrder;
+  for (int reductions = 0; reductions < 2; ++reductions)
+    for (unsigned d = 0; d < loopTypes.size(); ++d)
+      if ((loopTypes[d] == utils::IteratorType::parallel) == (reductions == 0))
+        loopOrder.push_back(d);
+  return loopOrder;
+}
+
+/// Interchanges register tile `t` so that loop `lanes` is its last parallel
+/// loop (the vectorizer's lanes), reductions after it, and vectorizes it.
+LogicalResult vectorizeWithLanes(RewriterBase &rewriter, linalg::GenericOp t,
+                                 unsigned lanes, int64_t vectorLanes = 0) {
+  auto iterators = t.getIteratorTypesArray();
+  SmallVector<unsigned> order;
+  for (unsigned d = 0; d < iterators.size(); ++d)
+    if (iterators[d] == utils::IteratorType::parallel && d != lanes)
+      order.push_back(d);
+  order.push_back(lanes);
+  for (unsigned d = 0; d < iterators.size(); ++d)
+    if (iterators[d] != utils::IteratorType::parallel)
+      order.push_back(d);
+  // Lanes the loop does not fill (14 pixels of a row in vectors of 16) are
+  // masked: one masked load or store instead of a load per power of two.
+  SmallVector<int64_t> ranges = t.getStaticLoopRanges(), sizes;
+  if (vectorLanes > ranges[lanes])
+    for (unsigned d : order)
+      sizes.push_back(d == lanes ? vectorLanes : ranges[d]);
+  FailureOr<linalg::GenericOp> interchanged =
+      linalg::interchangeGenericOp(rewriter, t, order);
+  if (failed(interchanged))
+    return failure();
+  SmallVector<bool> scalable(sizes.size(), false);
+  return linalg::vectorize(rewriter, interchanged->getOperation(), sizes,
+                           scalable);
+}
+
 /// Tiles `op` (a direct convolution whose loops divide by the tile) into
 /// `filters` x `pixels` register tiles and vectorizes them.
 std::vector<int64_t> tileAndVectorize(RewriterBase &rewriter,
@@ -228,34 +268,35 @@ std::vector<int64_t> tileAndVectorize(RewriterBase &rewriter,
   std::vector<int64_t> tile(c.ranges.size(), 1);
   tile[c.filters] = filters;
   tile[c.pixels] = pixels;
-  // The tile loops: pixels and filters outside, the reduction inside.
-  auto loopTypes = op.getIteratorTypesArray();
-  SmallVector<int64_t> loopOrder;
-  for (int reductions = 0; reductions < 2; ++reductions)
-    for (unsigned d = 0; d < loopTypes.size(); ++d)
-      if ((loopTypes[d] == utils::IteratorType::parallel) == (reductions == 0))
-        loopOrder.push_back(d);
-  auto tiled = tileInPlace(rewriter, op, tile, loopOrder);
+  auto tiled = tileInPlace(rewriter, op, tile, parallelFirst(op));
   if (failed(tiled))
     return {};
   auto t = dyn_cast<linalg::GenericOp>(tiled->tiledOps.back());
   if (!t || failed(readInputInPlace(rewriter, t, c.input)))
     return {};
   readWeightsInPlace(rewriter, t, c.weights, c.filters);
-  // The filters become the last parallel loop: the vectorizer's lanes.
-  auto iterators = t.getIteratorTypesArray();
-  SmallVector<unsigned> order;
-  for (unsigned d = 0; d < iterators.size(); ++d)
-    if (iterators[d] == utils::IteratorType::parallel && d != c.filters)
-      order.push_back(d);
-  order.push_back(c.filters);
-  for (unsigned d = 0; d < iterators.size(); ++d)
-    if (iterators[d] != utils::IteratorType::parallel)
-      order.push_back(d);
-  FailureOr<linalg::GenericOp> interchanged =
-      linalg::interchangeGenericOp(rewriter, t, order);
-  if (failed(interchanged) ||
-      failed(linalg::vectorize(rewriter, interchanged->getOperation())))
+  if (failed(vectorizeWithLanes(rewriter, t, c.filters)))
+    return {};
+  return tile;
+}
+
+/// Tiles `op` (a channel-wise convolution whose loops divide by the tile)
+/// into `columns` x `rows` register tiles and vectorizes them.
+std::vector<int64_t> tileChannelConv(RewriterBase &rewriter,
+                                     linalg::GenericOp op,
+                                     const ChannelConvLoops &c, int64_t columns,
+                                     int64_t rows) {
+  std::vector<int64_t> tile(c.ranges.size(), 1);
+  tile[c.columns] = columns;
+  if (c.rows)
+    tile[*c.rows] = rows;
+  auto tiled = tileInPlace(rewriter, op, tile, parallelFirst(op));
+  if (failed(tiled))
+    return {};
+  auto t = dyn_cast<linalg::GenericOp>(tiled->tiledOps.back());
+  if (!t || failed(readInputInPlace(rewriter, t, c.input)) ||
+      failed(vectorizeWithLanes(rewriter, t, c.columns,
+                                int64_t(llvm::PowerOf2Ceil(columns)))))
     return {};
   return tile;
 }
@@ -340,6 +381,88 @@ std::vector<int64_t> vectorizeDirectConv(RewriterBase &rewriter,
   if (c->ranges[c->filters] % filters || c->ranges[c->pixels] % pixels)
     return {};
   return tileAndVectorize(rewriter, op, *c, filters, pixels);
+}
+
+std::optional<ChannelConvLoops> analyzeChannelConv(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      op->getNumResults() != 1 || !isMultiplyAccumulate(*op.getBlock()) ||
+      analyzeDirectConv(op))
+    return std::nullopt;
+  ChannelConvLoops c;
+  c.ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(c.ranges, ShapedType::isDynamic))
+    return std::nullopt;
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (!out.isProjectedPermutation() || out.getNumResults() < 2)
+    return std::nullopt;
+  c.columns = cast<AffineDimExpr>(out.getResults().back()).getPosition();
+  auto iterators = op.getIteratorTypesArray();
+  for (int w = 0; w < 2; ++w) {
+    AffineMap weights = op.getMatchingIndexingMap(op.getDpsInputOperand(w));
+    AffineMap input = op.getMatchingIndexingMap(op.getDpsInputOperand(1 - w));
+    if (!weights.isProjectedPermutation(/*allowZeroInResults=*/true) ||
+        weights.isFunctionOfDim(c.columns) ||
+        input.isProjectedPermutation(/*allowZeroInResults=*/true) ||
+        !input.isFunctionOfDim(c.columns) ||
+        !llvm::all_of(input.getResults(), isLinear))
+      continue;
+    // Pixels of a row one apart: a strided row (stride 2) would be
+    // gathered lane by lane (measured slower than LLVM's loops).
+    if (llvm::any_of(input.getResults(), [&](AffineExpr e) {
+          return e.isFunctionOfDim(c.columns) &&
+                 coefficientOf(e, c.columns, input.getNumDims()) != 1;
+        }))
+      continue;
+    c.input = op.getDpsInputOperand(1 - w)->getOperandNumber();
+    c.weights = op.getDpsInputOperand(w)->getOperandNumber();
+    AffineExpr before = out.getResults()[out.getNumResults() - 2];
+    unsigned r = cast<AffineDimExpr>(before).getPosition();
+    if (c.ranges[r] > 1 && input.isFunctionOfDim(r) &&
+        !weights.isFunctionOfDim(r))
+      c.rows = r;
+    if (iterators[c.columns] == utils::IteratorType::parallel)
+      return c;
+  }
+  return std::nullopt;
+}
+
+std::pair<int64_t, int64_t> defaultChannelConvTile(const ChannelConvLoops &c,
+                                                   const HostMachine &machine) {
+  // A row of up to one vector, else vectors with the rest peeled.
+  int64_t columns = std::min(c.ranges[c.columns], machine.lanes());
+  int64_t rows = c.rows ? c.ranges[*c.rows] : 1;
+  // Rows: one accumulator each, beside an input vector and a broadcast.
+  int64_t cap = std::min<int64_t>(machine.vectorRegisters - 2, 8);
+  for (int64_t r = std::min(cap, rows); r >= 4; --r)
+    if (rows % r == 0)
+      return {columns, r};
+  return {columns, std::min(cap, rows)};
+}
+
+std::vector<int64_t> vectorizeChannelConv(RewriterBase &rewriter,
+                                          linalg::GenericOp op, int64_t columns,
+                                          int64_t rows) {
+  std::optional<ChannelConvLoops> c = analyzeChannelConv(op);
+  if (!c || columns < 2)
+    return {};
+  rows = c->rows ? std::max<int64_t>(1, rows) : 1;
+  // Columns, then rows, that do not divide their loop: the rest is one
+  // tile of what is left.
+  if (auto parts = peel(rewriter, op, c->columns, columns)) {
+    int64_t rest = c->ranges[c->columns] % columns;
+    vectorizeChannelConv(rewriter, parts->second, rest, rows);
+    return vectorizeChannelConv(rewriter, parts->first, columns, rows);
+  }
+  if (c->rows)
+    if (auto parts = peel(rewriter, op, *c->rows, rows)) {
+      int64_t rest = c->ranges[*c->rows] % rows;
+      vectorizeChannelConv(rewriter, parts->second, columns, rest);
+      return vectorizeChannelConv(rewriter, parts->first, columns, rows);
+    }
+  if (c->ranges[c->columns] % columns ||
+      (c->rows && c->ranges[*c->rows] % rows))
+    return {};
+  return tileChannelConv(rewriter, op, *c, columns, rows);
 }
 
 } // namespace ign::host

@@ -54,6 +54,41 @@ std::vector<int64_t> vectorizeDirectConv(mlir::RewriterBase &rewriter,
                                          mlir::linalg::GenericOp op,
                                          int64_t filters, int64_t pixels);
 
+/// The loops of a channel-wise convolution's register tile: a depthwise
+/// (or grouped) convolution out[n, c, oh, ow] += in[n, c, oh * s + kh,
+/// ow + kw] * w[c, 0, kh, kw], whose weights index no output pixel. Its
+/// tile spans `columns` output pixels of a row (lanes) by `rows` rows: each
+/// step of the reduction (kh, kw) broadcasts one weight and loads one
+/// vector of input pixels per row.
+struct ChannelConvLoops {
+  llvm::SmallVector<int64_t> ranges;
+  unsigned columns = 0;         // the output's contiguous loop (ow)
+  std::optional<unsigned> rows; // the output loop before it (oh)
+  unsigned input = 0;           // operand number of the input
+  unsigned weights = 0;         // operand number of the weights
+};
+
+/// The loops of `op` when it is a channel-wise convolution (static, out +=
+/// a * b, the weights a projected permutation that does not use the
+/// output's contiguous loop, the input sums of loops that reads it with
+/// unit stride), else nullopt. Direct convolutions (analyzeDirectConv) are
+/// not.
+std::optional<ChannelConvLoops> analyzeChannelConv(mlir::linalg::GenericOp op);
+
+/// The default register tile of a channel-wise convolution: {columns,
+/// rows}.
+std::pair<int64_t, int64_t> defaultChannelConvTile(const ChannelConvLoops &c,
+                                                   const HostMachine &machine);
+
+/// Tiles channel-wise convolution `op` into register tiles of `columns`
+/// lanes by `rows` rows (the rest of each loop peeled off into a tile of
+/// what is left), the reduction innermost, and vectorizes them; lanes a
+/// row does not fill are masked. Returns the tile applied ({} when it was
+/// left to LLVM's loop vectorizer).
+std::vector<int64_t> vectorizeChannelConv(mlir::RewriterBase &rewriter,
+                                          mlir::linalg::GenericOp op,
+                                          int64_t columns, int64_t rows);
+
 } // namespace ign::host
 
 #endif // IGN_TARGETS_HOST_DIRECTCONV_H

@@ -158,6 +158,7 @@ void lowerVectorOps(ModuleOp module) {
   MLIRContext *ctx = module.getContext();
   {
     RewritePatternSet patterns(ctx);
+    vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
     vector::populateVectorReductionToContractPatterns(patterns);
     vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
     (void)applyPatternsAndFoldGreedily(module, std::move(patterns));
@@ -471,7 +472,6 @@ lowerKernels(ModuleOp module,
     if (!reference)
       finishSchedule(kernel);
   }
-  if (getenv("IGNC_DEBUG_DUMP")) module.print(llvm::errs());
   lowerVectorOps(module);
   if (!reference)
     approximateMathFunctions(module);

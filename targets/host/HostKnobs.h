@@ -46,6 +46,12 @@ inline std::string directConv(size_t index) {
 constexpr const char *kFilters = "filters";
 constexpr const char *kPixels = "pixels";
 
+/// "wJ." of channel-wise (depthwise, grouped) convolution J.
+inline std::string channelConv(size_t index) {
+  return "w" + std::to_string(index) + ".";
+}
+// kCols and kRows: its tile's pixels of a row (lanes) and rows.
+
 /// Contractions whose knobs the cost model's features describe.
 constexpr int kFeaturedContractions = 2;
 

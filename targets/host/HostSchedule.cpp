@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
@@ -358,6 +359,17 @@ std::optional<unsigned> rootLoopOf(linalg::LinalgOp root, linalg::GenericOp op,
       if (auto rd = dyn_cast<AffineDimExpr>(rootOut.getResult(r)))
         return rd.getPosition();
   return std::nullopt;
+}
+
+/// The channel-wise (depthwise, grouped) convolutions of the kernel, in
+/// order.
+SmallVector<linalg::GenericOp> channelConvolutions(func::FuncOp kernel) {
+  SmallVector<linalg::GenericOp> convs;
+  kernel.walk([&](linalg::GenericOp op) {
+    if (analyzeChannelConv(op))
+      convs.push_back(op);
+  });
+  return convs;
 }
 
 /// The direct convolutions of the kernel, in order.
@@ -1077,6 +1089,24 @@ void vectorizeContractions(RewriterBase &rewriter, func::FuncOp kernel,
     if (!tile.empty() && schedule.registerTile.empty())
       schedule.registerTile = tile;
   }
+  for (auto [index, op] : llvm::enumerate(channelConvolutions(kernel))) {
+    std::optional<ChannelConvLoops> c = analyzeChannelConv(op);
+    auto [columns, rows] = defaultChannelConvTile(*c, machine);
+    std::string prefix = knobs::channelConv(index);
+    if (knobs) {
+      if (auto it = knobs->find(prefix + knobs::kCols); it != knobs->end())
+        columns = it->second;
+      if (auto it = knobs->find(prefix + knobs::kRows); it != knobs->end())
+        rows = it->second;
+    }
+    std::vector<int64_t> tile =
+        vectorizeChannelConv(rewriter, op, columns, rows);
+    schedule.knobs[prefix + knobs::kCols] = tile.empty() ? 1 : columns;
+    if (c->rows)
+      schedule.knobs[prefix + knobs::kRows] = tile.empty() ? 1 : rows;
+    if (!tile.empty() && schedule.registerTile.empty())
+      schedule.registerTile = tile;
+  }
 }
 
 /// Erases the originals of the producers that tile-and-fuse cloned into
@@ -1257,6 +1287,28 @@ search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
       space.knobs.push_back({prefix + knobs::kPixels, rows});
     }
     tiles.push_back({prefix + knobs::kPixels, prefix + knobs::kFilters});
+  }
+  for (auto [index, op] : llvm::enumerate(channelConvolutions(kernel))) {
+    std::optional<ChannelConvLoops> c = analyzeChannelConv(op);
+    auto [columns, rows] = defaultChannelConvTile(*c, machine);
+    std::string prefix = knobs::channelConv(index);
+    std::vector<int64_t> widths{1}, heights;
+    for (int64_t v : {4, 8, 16, 32, 64})
+      if (v <= std::min(c->ranges[c->columns], 4 * lanes))
+        widths.push_back(v);
+    if (!llvm::is_contained(widths, columns))
+      widths.push_back(columns);
+    llvm::sort(widths);
+    space.defaults[prefix + knobs::kCols] = columns;
+    space.knobs.push_back({prefix + knobs::kCols, widths});
+    int64_t range = c->rows ? c->ranges[*c->rows] : 1;
+    for (int64_t r = 1; r <= std::min<int64_t>(14, range); ++r)
+      heights.push_back(r);
+    if (heights.size() > 1) {
+      space.defaults[prefix + knobs::kRows] = rows;
+      space.knobs.push_back({prefix + knobs::kRows, heights});
+    }
+    tiles.push_back({prefix + knobs::kRows, prefix + knobs::kCols});
   }
   space.legal = [splitKnobs, tiles, lanes,
                  registers](const search::Schedule &s) {
@@ -1445,14 +1497,16 @@ FailureOr<scf::ForOp> carryAccumulator(RewriterBase &rewriter,
         !llvm::all_of(
             read.getIndices(),
             [&](Value i) { return loop.isDefinedOutsideOfLoop(i); }) ||
-        read.getMask())
+        (read.getMask() && !loop.isDefinedOutsideOfLoop(read.getMask())))
       continue;
+    // A masked tile (a row of 14 pixels in 16 lanes) is carried whole: the
+    // write stores the lanes the read loaded.
     vector::TransferWriteOp write;
     for (auto w : loop.getBody()->getOps<vector::TransferWriteOp>())
       if (w.getSource() == source && w.getIndices() == read.getIndices() &&
           w.getVectorType() == read.getVectorType() &&
-          w.getPermutationMap() == read.getPermutationMap() && !w.getMask() &&
-          read->isBeforeInBlock(w))
+          w.getPermutationMap() == read.getPermutationMap() &&
+          w.getMask() == read.getMask() && read->isBeforeInBlock(w))
         write = w;
     if (!write)
       continue;
@@ -1496,6 +1550,13 @@ void finishSchedule(func::FuncOp kernel) {
   // it stays in registers. Inner loops first (the walk is post-order); a
   // carried tile then sits in the next loop out and may move further.
   IRRewriter rewriter(kernel.getContext());
+  {
+    // Masked transfers (vector.mask regions) become transfers with a mask
+    // operand, which the carrying below can move.
+    RewritePatternSet patterns(kernel.getContext());
+    vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
+    (void)applyPatternsAndFoldGreedily(kernel, std::move(patterns));
+  }
   SmallVector<scf::ForOp> loops;
   kernel.walk([&](scf::ForOp loop) { loops.push_back(loop); });
   for (scf::ForOp loop : loops) {

@@ -480,6 +480,22 @@ lowerKernels(ModuleOp module,
   return codegen.run(module);
 }
 
+/// Marks the buffer pointers of kernel `name` (each memref argument's
+/// allocated and aligned pointer) noalias. The `llvm.noalias` of the MLIR
+/// kernel reaches only the C wrapper's descriptor pointers, so LLVM could
+/// not tell a kernel's output from its inputs: short copy loops it unrolled
+/// stayed scalar (a padding kernel copied a float at a time). The launch
+/// plan never lets a kernel write a buffer it also reads; buffers that are
+/// only read may be the same.
+static void markBuffersNoAlias(llvm::Module &module, llvm::StringRef name) {
+  llvm::Function *f = module.getFunction(name);
+  if (!f)
+    return;
+  for (llvm::Argument &arg : f->args())
+    if (arg.getType()->isPointerTy())
+      arg.addAttr(llvm::Attribute::NoAlias);
+}
+
 /// LLVM IR of the lowered module, optimized for `artifact`, as an object
 /// file; `llvmIR` receives the optimized IR when set.
 static FailureOr<std::string>
@@ -491,10 +507,12 @@ emitObject(ModuleOp module, llvm::ArrayRef<bundle::KernelSpec *> specs,
   auto llvmModule = translateModuleToLLVMIR(module, llvmContext, "ign_kernels");
   if (!llvmModule)
     return module.emitError("translation to LLVM IR failed");
-  for (bundle::KernelSpec *k : specs)
+  for (bundle::KernelSpec *k : specs) {
+    markBuffersNoAlias(*llvmModule, k->name);
     if (failed(
             addPackedEntry(*llvmModule, k->name, k->symbol, module.getLoc())))
       return failure();
+  }
   std::string error;
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(artifact.triple, error);

@@ -1542,6 +1542,102 @@ FailureOr<scf::ForOp> carryAccumulator(RewriterBase &rewriter,
   return failure();
 }
 
+/// The first of the trailing loops of elementwise generic `op` (on
+/// buffers) that every operand reads either not at all or as its last,
+/// contiguous dims in order, so they may be one loop; nullopt when fewer
+/// than two loops qualify.
+std::optional<unsigned> collapsibleSuffix(linalg::GenericOp op) {
+  unsigned loops = op.getNumLoops();
+  auto usable = [&](unsigned first) {
+    for (OpOperand &o : op->getOpOperands()) {
+      AffineMap map = op.getMatchingIndexingMap(&o);
+      auto type = dyn_cast<MemRefType>(o.get().getType());
+      unsigned used = 0;
+      for (unsigned d = first; d < loops; ++d)
+        used += map.isFunctionOfDim(d);
+      if (used == 0)
+        continue;
+      unsigned n = loops - first, rank = map.getNumResults();
+      SmallVector<int64_t> strides;
+      int64_t offset;
+      if (!type || used != n || rank < n ||
+          failed(getStridesAndOffset(type, strides, offset)))
+        return false;
+      for (unsigned i = 0; i < n; ++i) {
+        auto dim = dyn_cast<AffineDimExpr>(map.getResult(rank - n + i));
+        if (!dim || dim.getPosition() != first + i)
+          return false;
+      }
+      for (unsigned r = rank - n; r + 1 < rank; ++r)
+        if (ShapedType::isDynamic(strides[r]) ||
+            strides[r] != strides[r + 1] * type.getDimSize(r + 1))
+          return false;
+    }
+    return true;
+  };
+  std::optional<unsigned> best;
+  for (unsigned first = loops - 1; first-- > 0;) {
+    if (!usable(first))
+      break;
+    best = first;
+  }
+  return best;
+}
+
+/// Collapses the trailing loops of elementwise generics on buffers that
+/// every operand walks contiguously (collapsibleSuffix) into one, so LLVM
+/// vectorizes one long loop: an epilogue over rows of 7 or 14 pixels was
+/// mostly its scalar remainder.
+void collapseElementwiseLoops(RewriterBase &rewriter, func::FuncOp kernel) {
+  SmallVector<linalg::GenericOp> ops;
+  kernel.walk([&](linalg::GenericOp op) {
+    if (op.hasPureBufferSemantics() && op.getNumLoops() >= 2 &&
+        op.getNumReductionLoops() == 0 &&
+        op.getBody()->getOps<linalg::IndexOp>().empty() &&
+        llvm::none_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
+      ops.push_back(op);
+  });
+  for (linalg::GenericOp op : ops) {
+    std::optional<unsigned> first = collapsibleSuffix(op);
+    if (!first)
+      continue;
+    unsigned loops = op.getNumLoops();
+    MLIRContext *ctx = op.getContext();
+    rewriter.setInsertionPoint(op);
+    SmallVector<Value> operands;
+    SmallVector<AffineMap> maps;
+    for (OpOperand &o : op->getOpOperands()) {
+      AffineMap map = op.getMatchingIndexingMap(&o);
+      SmallVector<AffineExpr> results;
+      for (AffineExpr e : map.getResults())
+        if (!llvm::any_of(llvm::seq(*first + 1, loops),
+                          [&](unsigned d) { return e.isFunctionOfDim(d); }))
+          results.push_back(e);
+      maps.push_back(AffineMap::get(*first + 1, 0, results, ctx));
+      Value v = o.get();
+      unsigned rank = map.getNumResults();
+      if (results.size() < rank) {
+        SmallVector<ReassociationIndices> groups;
+        for (unsigned r = 0; r < results.size(); ++r)
+          groups.push_back({int64_t(r)});
+        for (unsigned r = unsigned(results.size()); r < rank; ++r)
+          groups.back().push_back(int64_t(r));
+        v = rewriter.create<memref::CollapseShapeOp>(op.getLoc(), v, groups);
+      }
+      operands.push_back(v);
+    }
+    SmallVector<utils::IteratorType> iterators(*first + 1,
+                                               utils::IteratorType::parallel);
+    unsigned inputs = op.getNumDpsInputs();
+    auto collapsed = rewriter.create<linalg::GenericOp>(
+        op.getLoc(), TypeRange{}, ArrayRef(operands).take_front(inputs),
+        ArrayRef(operands).drop_front(inputs), maps, iterators);
+    rewriter.inlineRegionBefore(op.getRegion(), collapsed.getRegion(),
+                                collapsed.getRegion().begin());
+    rewriter.eraseOp(op);
+  }
+}
+
 } // namespace
 
 void finishSchedule(func::FuncOp kernel) {
@@ -1557,6 +1653,7 @@ void finishSchedule(func::FuncOp kernel) {
     vector::populateVectorMaskLoweringPatternsForSideEffectingOps(patterns);
     (void)applyPatternsAndFoldGreedily(kernel, std::move(patterns));
   }
+  collapseElementwiseLoops(rewriter, kernel);
   SmallVector<scf::ForOp> loops;
   kernel.walk([&](scf::ForOp loop) { loops.push_back(loop); });
   for (scf::ForOp loop : loops) {

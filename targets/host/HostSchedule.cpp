@@ -459,6 +459,10 @@ struct SplitGoal {
   /// Pieces of other loops likewise (a direct convolution's filters and
   /// pixels: whole register tiles).
   llvm::SmallDenseMap<unsigned, int64_t> quanta;
+  /// Every workgroup packs or re-streams operands (panels, weights): a
+  /// split far past the goal is not taken even when no smaller one is left
+  /// (257 rows, a prime, were 257 workgroups, each packing the same panels).
+  bool repeatsPerWorkgroup = false;
 
   /// The quantum of loop `d` of range `range`: 1 when it does not divide.
   int64_t quantum(unsigned d, unsigned innermost, int64_t range) const {
@@ -476,6 +480,10 @@ struct SplitGoal {
 /// split both by channels and by pixels recomputes its columns fewer times
 /// than one split 32 ways). A step past twice the target is taken only
 /// when no other step is left.
+/// How far past its goal a kernel that repeats work per workgroup may be
+/// split.
+constexpr int64_t kMaxOvershoot = 8;
+
 SmallVector<int64_t> chooseSplitCounts(const SplitAnalysis &a, int64_t work,
                                        const SplitGoal &goal) {
   SmallVector<int64_t> count(a.ranges.size(), 1);
@@ -499,6 +507,9 @@ SmallVector<int64_t> chooseSplitCounts(const SplitAnalysis &a, int64_t work,
       if (!c)
         continue;
       bool overshoots = workgroups / count[d] * c > 2 * target;
+      if (goal.repeatsPerWorkgroup &&
+          workgroups / count[d] * c > kMaxOvershoot * target)
+        continue;
       // Pieces of a contiguous loop that no vector divides leave LLVM
       // short rows to vectorize: split it last.
       bool shortRows = d == a.innermost && vectorLanes(a.ranges[d]) == 1;
@@ -647,8 +658,11 @@ SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
   // weights for every piece of its pixels (ResNet-50's last 3x3, 9.4 MB of
   // weights over 7x7 pixels, in 112 workgroups of one row each).
   bool directConv = !goal.quanta.empty();
-  if ((streamsArgument || directConv) && machine.cores > 0)
-    goal.workgroups = std::min(kTargetWorkgroups, 2 * machine.cores);
+  if (streamsArgument || directConv) {
+    goal.repeatsPerWorkgroup = true;
+    if (machine.cores > 0)
+      goal.workgroups = std::min(kTargetWorkgroups, 2 * machine.cores);
+  }
   return goal;
 }
 

@@ -462,6 +462,9 @@ struct SplitGoal {
   /// Every workgroup packs or re-streams operands (panels, weights): a
   /// split far past the goal is not taken even when no smaller one is left
   /// (257 rows, a prime, were 257 workgroups, each packing the same panels).
+  /// Nor is one of a loop whose pieces re-read or recompute anything (ViT's
+  /// attention over 197 queries, a prime: 1182 workgroups of one query,
+  /// each transposing the head's keys and values again).
   bool repeatsPerWorkgroup = false;
 
   /// The quantum of loop `d` of range `range`: 1 when it does not divide.
@@ -494,8 +497,14 @@ SmallVector<int64_t> chooseSplitCounts(const SplitAnalysis &a, int64_t work,
   int64_t workgroups = 1;
   auto nextCount = [&](unsigned d) -> int64_t {
     int64_t quantum = goal.quantum(d, a.innermost, a.ranges[d]);
+    // A register-tiled contraction's columns are not cut narrower than
+    // its tile (97 columns, a prime, were 97 workgroups of one scalar
+    // column each).
+    int64_t narrowest =
+        d == a.innermost && goal.innerQuantum > 1 ? goal.innerQuantum : 1;
     for (int64_t c : a.legalCounts(d, a.ranges[d]))
-      if (c > count[d] && (a.ranges[d] / c) % quantum == 0)
+      if (c > count[d] && (a.ranges[d] / c) % quantum == 0 &&
+          (c == 1 || a.ranges[d] / c >= narrowest))
         return c;
     return 0;
   };
@@ -507,7 +516,7 @@ SmallVector<int64_t> chooseSplitCounts(const SplitAnalysis &a, int64_t work,
       if (!c)
         continue;
       bool overshoots = workgroups / count[d] * c > 2 * target;
-      if (goal.repeatsPerWorkgroup &&
+      if ((goal.repeatsPerWorkgroup || a.reread.lookup(d) > 0) &&
           workgroups / count[d] * c > kMaxOvershoot * target)
         continue;
       // Pieces of a contiguous loop that no vector divides leave LLVM

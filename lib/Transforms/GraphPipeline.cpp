@@ -35,6 +35,8 @@ FailureOr<func::FuncOp> runGraphPipeline(ModuleOp module,
     return module.emitError("the module has no @main function");
   cleanUpGraph(main);
   foldBatchNorm(main);
+  if (policy.untransposeWeights)
+    untransposeConstantWeights(main);
   // Ungrouped convolutions become matmuls with their padding in the
   // columns; the padding of the rest becomes a kernel of its own.
   if (policy.convToMatmul) {
@@ -59,6 +61,7 @@ struct GraphPipelinePass : public impl::GraphPipelineBase<GraphPipelinePass> {
     policy.fuse = fuse;
     policy.convToMatmul = convToMatmul;
     policy.directConvFilterBlock = directConvFilterBlock;
+    policy.untransposeWeights = untransposeWeights;
     policy.separateThinColumns = separateThinColumns;
     if (failed(runGraphPipeline(getOperation(), policy)))
       signalPassFailure();

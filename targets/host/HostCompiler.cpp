@@ -179,7 +179,7 @@ void lowerVectorOps(ModuleOp module) {
 }
 
 /// exp, erf and tanh as MLIR's polynomial approximations instead of libm
-/// calls (conformance and the onnxruntime comparisons are unchanged): inline
+/// calls, and pow with a small constant exponent as multiplies (conformance and the onnxruntime comparisons are unchanged): inline
 /// arithmetic that LLVM vectorizes, as onnxruntime's own vectorized exp and
 /// erf. Softmax and GELU epilogues were one scalar call per element. Other
 /// functions keep libm (MLIR's asin approximation failed ONNX's asin test). The
@@ -187,11 +187,15 @@ void lowerVectorOps(ModuleOp module) {
 void approximateMathFunctions(ModuleOp module) {
   SmallVector<Operation *> ops;
   module.walk([&](Operation *op) {
-    if (isa<math::ExpOp, math::ErfOp, math::TanhOp>(op))
+    if (isa<math::ExpOp, math::ErfOp, math::TanhOp, math::PowFOp>(op))
       ops.push_back(op);
   });
   RewritePatternSet patterns(module.getContext());
   populateMathPolynomialApproximationPatterns(patterns);
+  // pow with a constant exponent of 2, 3, 0.5, -1, ... becomes multiplies,
+  // sqrt or a division: x^3 of GPT-2's GELU and x^2 of a layer norm were a
+  // libm powf per lane.
+  populateMathAlgebraicSimplificationPatterns(patterns);
   GreedyRewriteConfig config;
   config.strictMode = GreedyRewriteStrictness::ExistingAndNewOps;
   (void)applyOpPatternsAndFold(ops, std::move(patterns), config);

@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <limits>
 #include <tuple>
 
 using namespace mlir;
@@ -483,9 +484,16 @@ struct SplitGoal {
 /// split both by channels and by pixels recomputes its columns fewer times
 /// than one split 32 ways). A step past twice the target is taken only
 /// when no other step is left.
+/// Pieces of a contiguous loop at least this long vectorize well whatever
+/// their length.
+constexpr int64_t kLongRow = 256;
+
 /// How far past its goal a kernel that repeats work per workgroup may be
 /// split.
 constexpr int64_t kMaxOvershoot = 8;
+/// How many times cheaper a split past twice the goal must be than every
+/// split within it to be taken first.
+constexpr double kOvershootWorth = 2;
 
 SmallVector<int64_t> chooseSplitCounts(const SplitAnalysis &a, int64_t work,
                                        const SplitGoal &goal) {
@@ -508,9 +516,13 @@ SmallVector<int64_t> chooseSplitCounts(const SplitAnalysis &a, int64_t work,
         return c;
     return 0;
   };
+  struct Step {
+    unsigned d;
+    bool overshoots, shortRows;
+    double cost;
+  };
   while (workgroups < target) {
-    std::optional<unsigned> best;
-    std::tuple<bool, bool, double> bestKey;
+    SmallVector<Step> steps;
     for (unsigned d : a.order) {
       int64_t c = nextCount(d);
       if (!c)
@@ -519,14 +531,28 @@ SmallVector<int64_t> chooseSplitCounts(const SplitAnalysis &a, int64_t work,
       if ((goal.repeatsPerWorkgroup || a.reread.lookup(d) > 0) &&
           workgroups / count[d] * c > kMaxOvershoot * target)
         continue;
-      // Pieces of a contiguous loop that no vector divides leave LLVM
-      // short rows to vectorize: split it last.
-      bool shortRows = d == a.innermost && vectorLanes(a.ranges[d]) == 1;
+      // Short pieces of a contiguous loop that no vector divides leave LLVM
+      // short rows to vectorize: split it last. Long ones are cheap.
+      bool shortRows = d == a.innermost && vectorLanes(a.ranges[d]) == 1 &&
+                       a.ranges[d] / c < kLongRow;
       double cost = double(a.reread.lookup(d)) * double(c - count[d]) /
                     std::log(double(c) / double(count[d]));
-      std::tuple<bool, bool, double> key{overshoots, shortRows, cost};
+      steps.push_back({d, overshoots, shortRows, cost});
+    }
+    // A split past twice the goal is still taken when it costs far less
+    // than any other (GPT-2's 50257 logits in 29 pieces re-read 0.4 MB; by
+    // rows, each of 4 workgroups packed the whole 154 MB weight: 600 ms).
+    double within = std::numeric_limits<double>::infinity();
+    for (const Step &s : steps)
+      if (!s.overshoots)
+        within = std::min(within, s.cost);
+    std::optional<unsigned> best;
+    std::tuple<bool, bool, double> bestKey;
+    for (const Step &s : steps) {
+      bool overshoots = s.overshoots && s.cost * kOvershootWorth >= within;
+      std::tuple<bool, bool, double> key{overshoots, s.shortRows, s.cost};
       if (!best || key < bestKey)
-        best = d, bestKey = key;
+        best = s.d, bestKey = key;
     }
     if (!best)
       break;
@@ -552,6 +578,17 @@ struct ContractionLoops {
   /// The operand streamed along the columns (B of C += A * B, indexed
   /// (..., k, n)) is read from the kernel's arguments, not computed in it.
   bool streamsArgument = false;
+  /// That operand is transposed (indexed (..., n, k), as Gemm's transB).
+  bool streamsTransposed = false;
+
+  /// Output rows of the contraction along its row loops: one register
+  /// tile's worth or less reads each streamed element once.
+  int64_t rows() const {
+    int64_t r = 1;
+    for (unsigned d : rowDims)
+      r *= ranges[d];
+    return r;
+  }
 };
 
 /// Whether `map` ends in the loops (k, panel): false when it is indexed
@@ -616,8 +653,10 @@ std::optional<ContractionLoops> analyzeContraction(linalg::GenericOp op) {
         unsigned(llvm::find(iterators, utils::IteratorType::reduction) -
                  iterators.begin());
   for (OpOperand *in : op.getDpsInputOperands())
-    if (streamedLayout(op.getMatchingIndexingMap(in), c))
+    if (auto t = streamedLayout(op.getMatchingIndexingMap(in), c)) {
       c.streamsArgument = isArgumentView(in->get());
+      c.streamsTransposed = *t;
+    }
   return c;
 }
 
@@ -735,6 +774,7 @@ ContractionKnobs contractionKnobs(const search::Schedule *knobs, unsigned index,
                    c.ranges[*c.reduction] >= kMinPackedReduction
                ? 1
                : 0;
+
   if (!knobs)
     return k;
   std::string prefix = knobs::contraction(index);
@@ -923,6 +963,21 @@ bool packBroadcastOperand(RewriterBase &rewriter,
   return false;
 }
 
+/// Whether contraction `c` (a workgroup's) is at most one register tile
+/// of rows, so it reads each element of B once (a matrix-vector product: a
+/// classifier at batch 1), with no panels or chunks asked for: copying B
+/// into panels then costs more than it saves (1x1280 x 1280x1000: 0.24 ms
+/// streamed, 0.4-0.6 ms packed). A transposed B is still packed (its
+/// columns would be gathered lane by lane).
+bool streamsOnce(const ContractionLoops &c, const search::Schedule *knobs,
+                 unsigned index, const HostMachine &machine) {
+  ContractionKnobs k = contractionKnobs(knobs, index, c, machine);
+  std::string prefix = knobs::contraction(index);
+  bool asked = knobs && (knobs->count(prefix + knobs::kPack) ||
+                         knobs->count(prefix + knobs::kKTile));
+  return !asked && c.rows() <= k.rows && !c.streamsTransposed;
+}
+
 /// Tiles a contraction into register tiles of `rows` output rows by `cols`
 /// contiguous lanes, reduction loops innermost (within chunks of `kTile`
 /// when set), and vectorizes the tile. Columns and rows that do not divide
@@ -939,8 +994,16 @@ vectorizeContraction(RewriterBase &rewriter, linalg::GenericOp op,
   std::optional<ContractionLoops> c = analyzeContraction(op);
   if (!c)
     return {};
-  ContractionKnobs k = contractionKnobs(knobs, index, *c, machine);
   std::string prefix = knobs::contraction(index);
+  search::Schedule single;
+  if (peel && peelRows && streamsOnce(*c, knobs, index, machine)) {
+    // Decided for the whole tile before any part is peeled off.
+    single = knobs ? *knobs : search::Schedule{};
+    single[prefix + knobs::kPack] = 0;
+    single[prefix + knobs::kKTile] = 0;
+    knobs = &single;
+  }
+  ContractionKnobs k = contractionKnobs(knobs, index, *c, machine);
   // Columns that do not divide the loop: the largest multiple of the tile
   // is tiled as asked and the rest (peeled off with linalg::splitOp) gets
   // the widest tile that divides it. 196 pixels become 12 tiles of 16 and

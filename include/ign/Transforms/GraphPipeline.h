@@ -28,6 +28,9 @@ struct GraphPolicy {
   /// of im2col matmuls: the host's direct register tiles read their input
   /// in place and their weights block by block.
   int64_t directConvFilterBlock = 0;
+  /// Constant weights of Gemms with transB are transposed at compile time
+  /// (untransposeConstantWeights).
+  bool untransposeWeights = false;
   /// Keep im2col columns with few pixels a kernel of their own (the host's
   /// threads split a convolution by pixels); off for an accelerator that
   /// moves windows itself.

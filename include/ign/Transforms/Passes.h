@@ -37,6 +37,11 @@ mlir::LogicalResult outlineKernels(mlir::ModuleOp module,
 /// where their weights and parameters are constants.
 void foldBatchNorm(mlir::func::FuncOp func);
 
+/// Transposes the constant f32 weights of `func`'s ign.gemm with trans_b
+/// into [K, N] at compile time (the gemm then has no trans_b): the host's
+/// register tiles copy a [K, N] weight into panels a vector at a time.
+void untransposeConstantWeights(mlir::func::FuncOp func);
+
 /// Moves pointwise ops of `func` above the reshapes they read.
 void sinkReshapes(mlir::func::FuncOp func);
 

@@ -100,6 +100,10 @@ def GraphPipeline : Pass<"ign-graph-pipeline", "mlir::ModuleOp"> {
            /*default=*/"0",
            "keep spatial convolutions, their weights blocked filters-last "
            "in blocks of this many filters (0: im2col matmuls)">,
+    Option<"untransposeWeights", "untranspose-weights", "bool",
+           /*default=*/"false",
+           "transpose the constant weights of Gemms with transB at compile "
+           "time">,
     Option<"separateThinColumns", "separate-thin-columns", "bool",
            /*default=*/"true",
            "keep im2col columns with few pixels a kernel of their own">

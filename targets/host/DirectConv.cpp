@@ -111,6 +111,19 @@ int64_t coefficientOf(AffineExpr e, unsigned d, unsigned dims) {
   return at(one) - at(zero);
 }
 
+/// Rows of a register tile over a loop of `range`: a divisor of it from
+/// `preferred` down to 4, else one up to `cap` (what the registers hold),
+/// else `preferred`, the rest peeled.
+int64_t tileRowsFor(int64_t range, int64_t preferred, int64_t cap) {
+  for (int64_t r = std::min(preferred, range); r >= 4; --r)
+    if (range % r == 0)
+      return r;
+  for (int64_t r = preferred + 1; r <= std::min(cap, range); ++r)
+    if (range % r == 0)
+      return r;
+  return std::min(preferred, range);
+}
+
 /// Splits `op` along loop `d` at the largest multiple of `tile`; returns
 /// the main part and the rest, or nullopt when the loop divides (or the
 /// split failed).
@@ -352,16 +365,8 @@ std::pair<int64_t, int64_t> defaultDirectConvTile(const DirectConvLoops &c,
   int64_t vectors = std::max<int64_t>(1, filters / machine.lanes());
   int64_t cap = (machine.vectorRegisters - 1) / vectors - 1;
   int64_t rows = machine.tileRows();
-  // A divisor of the row of pixels from the default down to 4, else up to
-  // what the registers hold: 56 pixels are 7 tiles of 8, 28 of 7, 13 one
-  // of 13. Else the default, the rest peeled.
-  for (int64_t r = std::min(rows, p); r >= 4; --r)
-    if (p % r == 0)
-      return {filters, r};
-  for (int64_t r = rows + 1; r <= std::min(cap, p); ++r)
-    if (p % r == 0)
-      return {filters, r};
-  return {filters, std::min(rows, p)};
+  // 56 pixels are 7 tiles of 8, 28 of 7, 13 one of 13.
+  return {filters, tileRowsFor(p, rows, cap)};
 }
 
 std::vector<int64_t> vectorizeDirectConv(RewriterBase &rewriter,
@@ -433,10 +438,7 @@ std::pair<int64_t, int64_t> defaultChannelConvTile(const ChannelConvLoops &c,
   int64_t rows = c.rows ? c.ranges[*c.rows] : 1;
   // Rows: one accumulator each, beside an input vector and a broadcast.
   int64_t cap = std::min<int64_t>(machine.vectorRegisters - 2, 8);
-  for (int64_t r = std::min(cap, rows); r >= 4; --r)
-    if (rows % r == 0)
-      return {columns, r};
-  return {columns, std::min(cap, rows)};
+  return {columns, tileRowsFor(rows, cap, cap)};
 }
 
 std::vector<int64_t> vectorizeChannelConv(RewriterBase &rewriter,

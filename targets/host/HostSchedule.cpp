@@ -477,24 +477,26 @@ struct SplitGoal {
   }
 };
 
+/// Pieces of a contiguous loop at least this long vectorize well whatever
+/// their length.
+constexpr int64_t kLongRow = 256;
+
+/// How far past its goal a kernel that repeats work per workgroup (or a
+/// loop whose pieces re-read) may be split.
+constexpr int64_t kMaxOvershoot = 8;
+/// How many times cheaper a split past twice the goal must be than every
+/// split within it to be taken first.
+constexpr double kOvershootWorth = 2;
+
 /// The default heuristic: about `goal.workgroups` pieces. Split counts grow
 /// one divisor at a time, each step on the loop whose re-read bytes grow
 /// least per unit of (logarithmic) growth in workgroups: free loops (batch,
 /// heads) first, then a balance between loops that cost (a convolution
 /// split both by channels and by pixels recomputes its columns fewer times
 /// than one split 32 ways). A step past twice the target is taken only
-/// when no other step is left.
-/// Pieces of a contiguous loop at least this long vectorize well whatever
-/// their length.
-constexpr int64_t kLongRow = 256;
-
-/// How far past its goal a kernel that repeats work per workgroup may be
-/// split.
-constexpr int64_t kMaxOvershoot = 8;
-/// How many times cheaper a split past twice the goal must be than every
-/// split within it to be taken first.
-constexpr double kOvershootWorth = 2;
-
+/// when no other step is left or when it costs less than half of every
+/// other, and never past kMaxOvershoot times the target when it repeats
+/// work.
 SmallVector<int64_t> chooseSplitCounts(const SplitAnalysis &a, int64_t work,
                                        const SplitGoal &goal) {
   SmallVector<int64_t> count(a.ranges.size(), 1);
@@ -774,7 +776,6 @@ ContractionKnobs contractionKnobs(const search::Schedule *knobs, unsigned index,
                    c.ranges[*c.reduction] >= kMinPackedReduction
                ? 1
                : 0;
-
   if (!knobs)
     return k;
   std::string prefix = knobs::contraction(index);
@@ -1228,8 +1229,9 @@ void eraseDeadProducers(RewriterBase &rewriter, func::FuncOp kernel) {
 /// so no producer is fused into it.
 bool multipliesInReduction(linalg::GenericOp op) {
   return op.getNumReductionLoops() != 0 &&
-         llvm::any_of(op.getBody()->getOperations(),
-                      [](Operation &o) { return isa<arith::MulFOp>(o); });
+         llvm::any_of(op.getBody()->getOperations(), [](Operation &o) {
+           return isa<arith::MulFOp, arith::MulIOp>(o);
+         });
 }
 
 /// Whether a linalg.generic's body calls a math function (exp, erf, ...).

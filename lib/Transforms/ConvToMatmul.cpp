@@ -68,6 +68,16 @@ bool isPointwise(ConvOp op) {
 /// spans at least one vector of filters.
 constexpr int64_t kMinDirectFilters = 16;
 
+/// A spatial convolution with this few filters (no vector of them) and a
+/// unit stride along rows of at least kMinPixelTiledRow pixels stays a
+/// convolution, marked kPixelTiledAttr for convToMatmul to leave: the host
+/// tiles it as pixels of a row (lanes) by rows, as a depthwise convolution
+/// (its weights index no pixel). As an im2col matmul of 8 or 1 filter rows
+/// it ran at 0.6-4 GFLOP/s (basic-pitch's heads over 172 x 264 pixels).
+constexpr int64_t kMaxPixelTiledFilters = 8;
+constexpr int64_t kMinPixelTiledRow = 16;
+constexpr llvm::StringLiteral kPixelTiledAttr = "ign.pixel_tiled";
+
 /// A 1x1 unit-stride convolution over more pixels than this stays a matmul:
 /// its reduction is short and the matmul's tile streams the pixels
 /// contiguously (128 -> 128 channels over 12 x 160 pixels: 0.88 ms as a
@@ -129,6 +139,10 @@ void directConvolutions(func::FuncOp func, int64_t filterBlock) {
     if (isConvertible(op) && f >= kMinDirectFilters && block &&
         (!isPointwise(op) || pixels <= kMaxDirectPointwisePixels))
       convs.push_back({op, block});
+    else if (isConvertible(op) && f <= kMaxPixelTiledFilters &&
+             !isPointwise(op) && values(op.getStrides()).back() == 1 &&
+             out.getShape().back() >= kMinPixelTiledRow)
+      op->setAttr(kPixelTiledAttr, UnitAttr::get(op.getContext()));
   });
   for (auto [op, block] : convs) {
     OpBuilder b(op);
@@ -141,7 +155,7 @@ void directConvolutions(func::FuncOp func, int64_t filterBlock) {
 void convToMatmul(func::FuncOp func) {
   SmallVector<ConvOp> convs;
   func.walk([&](ConvOp op) {
-    if (isConvertible(op))
+    if (isConvertible(op) && !op->hasAttr(kPixelTiledAttr))
       convs.push_back(op);
   });
   for (ConvOp op : convs) {

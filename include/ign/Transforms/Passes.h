@@ -54,8 +54,10 @@ void splitConvPadding(mlir::func::FuncOp func);
 /// `filterBlock` or half of it, whichever divides F first (else the
 /// convolution is left to convToMatmul), and 1x1 unit-stride ones only
 /// over at most 256 pixels: the host
-/// computes them directly, without im2col columns. convToMatmul leaves them
-/// alone.
+/// computes them directly, without im2col columns. Spatial ones with at most
+/// 8 filters and unit-stride rows of at least 16 pixels are marked
+/// `ign.pixel_tiled` and kept as they are (the host tiles them by pixels).
+/// convToMatmul leaves both alone.
 void directConvolutions(mlir::func::FuncOp func, int64_t filterBlock);
 
 /// Rewrites ungrouped ign.conv in `func` as an ign.matmul of the weight

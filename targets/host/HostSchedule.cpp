@@ -362,6 +362,15 @@ std::optional<unsigned> rootLoopOf(linalg::LinalgOp root, linalg::GenericOp op,
   return std::nullopt;
 }
 
+/// Knob `name` of `knobs`, or `fallback` when it is not set.
+int64_t knobOr(const search::Schedule *knobs, const std::string &name,
+               int64_t fallback) {
+  if (!knobs)
+    return fallback;
+  auto it = knobs->find(name);
+  return it == knobs->end() ? fallback : it->second;
+}
+
 /// The channel-wise (depthwise, grouped) convolutions of the kernel, in
 /// order.
 SmallVector<linalg::GenericOp> channelConvolutions(func::FuncOp kernel) {
@@ -1160,15 +1169,11 @@ void vectorizeContractions(RewriterBase &rewriter, func::FuncOp kernel,
       schedule.registerTile = tile;
   }
   for (auto [index, op] : llvm::enumerate(directConvolutions(kernel))) {
-    std::optional<DirectConvLoops> c = analyzeDirectConv(op);
-    auto [filters, pixels] = defaultDirectConvTile(*c, machine);
+    auto [filters, pixels] =
+        defaultDirectConvTile(*analyzeDirectConv(op), machine);
     std::string prefix = knobs::directConv(index);
-    if (knobs) {
-      if (auto it = knobs->find(prefix + knobs::kFilters); it != knobs->end())
-        filters = it->second;
-      if (auto it = knobs->find(prefix + knobs::kPixels); it != knobs->end())
-        pixels = it->second;
-    }
+    filters = knobOr(knobs, prefix + knobs::kFilters, filters);
+    pixels = knobOr(knobs, prefix + knobs::kPixels, pixels);
     std::vector<int64_t> tile =
         vectorizeDirectConv(rewriter, op, filters, pixels);
     schedule.knobs[prefix + knobs::kFilters] = tile.empty() ? 1 : filters;
@@ -1180,12 +1185,8 @@ void vectorizeContractions(RewriterBase &rewriter, func::FuncOp kernel,
     std::optional<ChannelConvLoops> c = analyzeChannelConv(op);
     auto [columns, rows] = defaultChannelConvTile(*c, machine);
     std::string prefix = knobs::channelConv(index);
-    if (knobs) {
-      if (auto it = knobs->find(prefix + knobs::kCols); it != knobs->end())
-        columns = it->second;
-      if (auto it = knobs->find(prefix + knobs::kRows); it != knobs->end())
-        rows = it->second;
-    }
+    columns = knobOr(knobs, prefix + knobs::kCols, columns);
+    rows = knobOr(knobs, prefix + knobs::kRows, rows);
     std::vector<int64_t> tile =
         vectorizeChannelConv(rewriter, op, columns, rows);
     schedule.knobs[prefix + knobs::kCols] = tile.empty() ? 1 : columns;

@@ -64,17 +64,39 @@ bool isPointwise(ConvOp op) {
          llvm::all_of(values(op.getPads()), [](int64_t v) { return v == 0; });
 }
 
+/// Groups of at least this many channels make a grouped 1x1 unit-stride
+/// convolution a batched matmul, one batch per group ([G, F/G, C/G] with
+/// [N, G, C/G, P]). ShuffleNet's groups of 34 and 68 channels ran at 9-20
+/// GFLOP/s as channel convolutions. Depthwise ones (one channel per group)
+/// keep the host's channel-convolution tiles.
+constexpr int64_t kMinGroupChannels = 4;
+
+/// A grouped 1x1 unit-stride unpadded convolution with static shapes and at
+/// least kMinGroupChannels channels per group.
+bool isGroupedPointwise(ConvOp op) {
+  auto in = dyn_cast<RankedTensorType>(op.getInput().getType());
+  auto w = dyn_cast<RankedTensorType>(op.getWeight().getType());
+  int64_t g = op.getGroup();
+  return in && w && in.hasStaticShape() && w.hasStaticShape() && g > 1 &&
+         in.getRank() >= 3 && op.getFilterBlock() == 0 && isPointwise(op) &&
+         in.getDimSize(1) % g == 0 && w.getDimSize(0) % g == 0 &&
+         in.getDimSize(1) / g >= kMinGroupChannels;
+}
+
 /// Filters below this many get no direct convolution: its register tile
 /// spans at least one vector of filters.
 constexpr int64_t kMinDirectFilters = 16;
 
-/// A spatial convolution with this few filters (no vector of them) and a
-/// unit stride along rows of at least kMinPixelTiledRow pixels stays a
+/// A spatial convolution that gets no direct kernel (fewer filters than a
+/// vector, or a count no filter block divides: 24, 40, 72) and has a unit
+/// stride along rows of at least kMinPixelTiledRow pixels stays a
 /// convolution, marked kPixelTiledAttr for convToMatmul to leave: the host
 /// tiles it as pixels of a row (lanes) by rows, as a depthwise convolution
 /// (its weights index no pixel). As an im2col matmul of 8 or 1 filter rows
-/// it ran at 0.6-4 GFLOP/s (basic-pitch's heads over 172 x 264 pixels).
-constexpr int64_t kMaxPixelTiledFilters = 8;
+/// it ran at 0.6-4 GFLOP/s (basic-pitch's heads over 172 x 264 pixels); with
+/// 24 filters over 208 x 208 pixels the im2col, an index computation per
+/// element, took 20-30 ms of the matmul kernel's, pixel-tiled 8-10 ms
+/// (PP-OCRv4's detector 310 -> 165 ms, one thread).
 constexpr int64_t kMinPixelTiledRow = 16;
 constexpr llvm::StringLiteral kPixelTiledAttr = "ign.pixel_tiled";
 
@@ -83,15 +105,17 @@ constexpr llvm::StringLiteral kPixelTiledAttr = "ign.pixel_tiled";
 /// contiguously (128 -> 128 channels over 12 x 160 pixels: 0.88 ms as a
 /// matmul, 1.33 ms direct; ResNet-50's 64 -> 256 over 56 x 56 with its
 /// residual add: 2.1 ms as a matmul, 3.8-4.1 direct, in one-thread kernel
-/// profiles). Over fewer (7 x 7 = 49) the pixels do not fill the matmul's
-/// tiles.
-constexpr int64_t kMaxDirectPointwisePixels = 256;
+/// profiles; ResNet-50's 256 -> 1024 and 1024 -> 256 over 14 x 14: 0.90
+/// and 0.95 ms as matmuls, 1.13 and 1.03 direct). Over fewer (7 x 7 = 49)
+/// the pixels do not fill the matmul's tiles (512 -> 2048: 1.03 ms direct,
+/// 2.5 as a matmul).
+constexpr int64_t kMaxDirectPointwisePixels = 128;
 
 /// The block of filters for `f` filters: `block` (two vectors) or half of it
 /// (one vector), whichever divides it first; 0 when neither does. With less
-/// than a vector of lanes the im2col matmul's tiles of pixels do better
-/// (24 and 72 filters with half AVX-512 vectors ran OpenWakeWord's speech
-/// embedding 3.7 -> 6.6 ms).
+/// than a vector of lanes, tiles of pixels do better (24 and 72 filters with
+/// half AVX-512 vectors ran OpenWakeWord's speech embedding 3.7 -> 6.6 ms,
+/// measured against im2col matmuls).
 int64_t filterBlockFor(int64_t f, int64_t block) {
   for (int64_t t = block; t >= std::max<int64_t>(4, block / 2); t /= 2)
     if (f % t == 0)
@@ -139,8 +163,8 @@ void directConvolutions(func::FuncOp func, int64_t filterBlock) {
     if (isConvertible(op) && f >= kMinDirectFilters && block &&
         (!isPointwise(op) || pixels <= kMaxDirectPointwisePixels))
       convs.push_back({op, block});
-    else if (isConvertible(op) && f <= kMaxPixelTiledFilters &&
-             !isPointwise(op) && values(op.getStrides()).back() == 1 &&
+    else if (isConvertible(op) && !isPointwise(op) &&
+             values(op.getStrides()).back() == 1 &&
              out.getShape().back() >= kMinPixelTiledRow)
       op->setAttr(kPixelTiledAttr, UnitAttr::get(op.getContext()));
   });
@@ -155,7 +179,8 @@ void directConvolutions(func::FuncOp func, int64_t filterBlock) {
 void convToMatmul(func::FuncOp func) {
   SmallVector<ConvOp> convs;
   func.walk([&](ConvOp op) {
-    if (isConvertible(op) && !op->hasAttr(kPixelTiledAttr))
+    if ((isConvertible(op) && !op->hasAttr(kPixelTiledAttr)) ||
+        isGroupedPointwise(op))
       convs.push_back(op);
   });
   for (ConvOp op : convs) {
@@ -170,21 +195,35 @@ void convToMatmul(func::FuncOp func) {
       k *= d;
     for (int64_t d : out.getShape().drop_front(2))
       p *= d;
-    bool pointwise = isPointwise(op);
-    Value x = pointwise ? b.create<ReshapeOp>(loc, op.getInput(),
-                                              b.getI64ArrayAttr({n, c, p}))
-                              .getResult()
-                        : b.create<Im2ColOp>(
-                               loc, op.getInput(),
-                               b.getI64ArrayAttr(w.getShape().drop_front(2)),
-                               op.getStrides(), op.getPads(), op.getDilations())
-                              .getResult();
-    Value wm =
-        b.create<ReshapeOp>(loc, op.getWeight(), b.getI64ArrayAttr({f, c * k}));
-    Value y = b.create<MatMulOp>(loc, wm, x);
+    Value y;
+    int64_t g = op.getGroup();
+    if (g > 1) {
+      // Grouped and pointwise: one matmul per group, batched.
+      Value x = b.create<ReshapeOp>(loc, op.getInput(),
+                                    b.getI64ArrayAttr({n, g, c / g, p}));
+      Value wm = b.create<ReshapeOp>(loc, op.getWeight(),
+                                     b.getI64ArrayAttr({g, f / g, c / g}));
+      y = b.create<MatMulOp>(loc, wm, x);
+    } else {
+      Value x = isPointwise(op)
+                    ? b.create<ReshapeOp>(loc, op.getInput(),
+                                          b.getI64ArrayAttr({n, c, p}))
+                          .getResult()
+                    : b.create<Im2ColOp>(
+                           loc, op.getInput(),
+                           b.getI64ArrayAttr(w.getShape().drop_front(2)),
+                           op.getStrides(), op.getPads(), op.getDilations())
+                          .getResult();
+      Value wm = b.create<ReshapeOp>(loc, op.getWeight(),
+                                     b.getI64ArrayAttr({f, c * k}));
+      y = b.create<MatMulOp>(loc, wm, x);
+    }
     if (Value bias = op.getBias()) {
-      Value column = b.create<ReshapeOp>(loc, bias, b.getI64ArrayAttr({f, 1}));
-      y = b.create<AddOp>(loc, y, column);
+      SmallVector<int64_t> column{f, 1};
+      if (g > 1)
+        column = {g, f / g, 1};
+      Value col = b.create<ReshapeOp>(loc, bias, b.getI64ArrayAttr(column));
+      y = b.create<AddOp>(loc, y, col);
     }
     SmallVector<int64_t> shape(out.getShape());
     Value result = b.create<ReshapeOp>(loc, y, b.getI64ArrayAttr(shape));

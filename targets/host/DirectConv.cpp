@@ -97,6 +97,30 @@ bool isMultiplyAccumulate(Block &body) {
          (a == body.getArgument(1) && b == body.getArgument(0));
 }
 
+/// Whether `body` (of a generic with two inputs and one output) is a
+/// pooling window's reduction: yields max(out, in) or out + in of one input,
+/// the other (the window's shape) unused.
+bool isWindowReduction(Block &body) {
+  if (body.getNumArguments() != 3)
+    return false;
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  Operation *op = yield && yield->getNumOperands() == 1
+                      ? yield->getOperand(0).getDefiningOp()
+                      : nullptr;
+  if (!op || op->getBlock() != &body ||
+      !isa<arith::AddFOp, arith::MaximumFOp, arith::MaxNumFOp>(op))
+    return false;
+  Value acc = body.getArgument(2);
+  for (unsigned i = 0; i < 2; ++i) {
+    Value in = body.getArgument(i);
+    if (body.getArgument(1 - i).use_empty() &&
+        ((op->getOperand(0) == in && op->getOperand(1) == acc) ||
+         (op->getOperand(1) == in && op->getOperand(0) == acc)))
+      return true;
+  }
+  return false;
+}
+
 /// The coefficient of loop `d` in linear expression `e`.
 int64_t coefficientOf(AffineExpr e, unsigned d, unsigned dims) {
   MLIRContext *ctx = e.getContext();
@@ -390,7 +414,9 @@ std::vector<int64_t> vectorizeDirectConv(RewriterBase &rewriter,
 
 std::optional<ChannelConvLoops> analyzeChannelConv(linalg::GenericOp op) {
   if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      op->getNumResults() != 1 || !isMultiplyAccumulate(*op.getBlock()) ||
+      op->getNumResults() != 1 ||
+      !(isMultiplyAccumulate(*op.getBlock()) ||
+        isWindowReduction(*op.getBlock())) ||
       analyzeDirectConv(op))
     return std::nullopt;
   ChannelConvLoops c;

@@ -72,7 +72,8 @@ struct ChannelConvLoops {
 /// a * b, the weights a projected permutation that does not use the
 /// output's contiguous loop, the input sums of loops that reads it with
 /// unit stride), else nullopt. Direct convolutions (analyzeDirectConv) are
-/// not.
+/// not. Pooling windows (out = max(out, in) or out + in, the window's shape
+/// the unused "weights") are, with the same tiles.
 std::optional<ChannelConvLoops> analyzeChannelConv(mlir::linalg::GenericOp op);
 
 /// The default register tile of a channel-wise convolution: {columns,

@@ -181,9 +181,10 @@ void lowerVectorOps(ModuleOp module) {
 /// exp, erf and tanh as MLIR's polynomial approximations instead of libm
 /// calls, and pow with a small constant exponent as multiplies (conformance
 /// and the onnxruntime comparisons are unchanged): inline arithmetic that
-/// LLVM vectorizes, as onnxruntime's own vectorized exp and erf. Softmax and GELU epilogues were one scalar call per element. Other
-/// functions keep libm (MLIR's asin approximation failed ONNX's asin test). The
-/// reference schedule keeps libm throughout.
+/// LLVM vectorizes, as onnxruntime's own vectorized exp and erf. Softmax and
+/// GELU epilogues were one scalar call per element. Other functions keep libm
+/// (MLIR's asin approximation failed ONNX's asin test). The reference schedule
+/// keeps libm throughout.
 void approximateMathFunctions(ModuleOp module) {
   SmallVector<Operation *> ops;
   module.walk([&](Operation *op) {

@@ -29,13 +29,31 @@ func.func @im2col(%x: tensor<1x3x4x4xf32>, %w: tensor<5x3x2x2xf32>) -> tensor<1x
   return %0 : tensor<1x5x3x3xf32>
 }
 
-// Grouped convolutions stay convolutions.
+// A grouped 1x1 convolution with at least 4 channels per group is a
+// batched matmul, one batch per group: [G, F/G, C/G] with [N, G, C/G, P];
+// the bias a column per group.
+// CHECK-LABEL: func.func @grouped_pointwise
+// CHECK-DAG: %[[X:.*]] = ign.reshape %arg0 {shape = [1, 2, 4, 16]} : (tensor<1x8x4x4xf32>) -> tensor<1x2x4x16xf32>
+// CHECK-DAG: %[[W:.*]] = ign.reshape %arg1 {shape = [2, 6, 4]} : (tensor<12x4x1x1xf32>) -> tensor<2x6x4xf32>
+// CHECK: %[[M:.*]] = ign.matmul %[[W]], %[[X]] : (tensor<2x6x4xf32>, tensor<1x2x4x16xf32>) -> tensor<1x2x6x16xf32>
+// CHECK: %[[B:.*]] = ign.reshape %arg2 {shape = [2, 6, 1]}
+// CHECK: %[[S:.*]] = ign.add %[[M]], %[[B]]
+// CHECK: ign.reshape %[[S]] {shape = [1, 12, 4, 4]}
+func.func @grouped_pointwise(%x: tensor<1x8x4x4xf32>, %g: tensor<12x4x1x1xf32>, %b: tensor<12xf32>) -> tensor<1x12x4x4xf32> {
+  %0 = ign.conv %x, %g, %b {dilations = [1, 1], group = 2 : i64, pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x8x4x4xf32>, tensor<12x4x1x1xf32>, tensor<12xf32>) -> tensor<1x12x4x4xf32>
+  return %0 : tensor<1x12x4x4xf32>
+}
+
+// Other grouped convolutions stay convolutions: spatial ones, and 1x1 ones
+// with fewer channels per group (depthwise: one).
 // CHECK-LABEL: func.func @not_converted
 // CHECK: ign.conv
+// CHECK: ign.conv
 // CHECK-NOT: ign.matmul
-func.func @not_converted(%x: tensor<1x8x4x4xf32>, %g: tensor<8x4x1x1xf32>) -> tensor<1x8x4x4xf32> {
-  %0 = ign.conv %x, %g {dilations = [1, 1], group = 2 : i64, pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x8x4x4xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x4x4xf32>
-  return %0 : tensor<1x8x4x4xf32>
+func.func @not_converted(%x: tensor<1x8x4x4xf32>, %g: tensor<8x4x3x3xf32>, %d: tensor<8x1x1x1xf32>) -> (tensor<1x8x2x2xf32>, tensor<1x8x4x4xf32>) {
+  %0 = ign.conv %x, %g {dilations = [1, 1], group = 2 : i64, pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x8x4x4xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x2x2xf32>
+  %1 = ign.conv %x, %d {dilations = [1, 1], group = 8 : i64, pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x8x4x4xf32>, tensor<8x1x1x1xf32>) -> tensor<1x8x4x4xf32>
+  return %0, %1 : tensor<1x8x2x2xf32>, tensor<1x8x4x4xf32>
 }
 
 // A transposed convolution (one group, batch 1) is a Gemm of its weight

@@ -53,10 +53,11 @@ void splitConvPadding(mlir::func::FuncOp func);
 /// (ign.conv filter_block; reordered at compile time when constant), T
 /// `filterBlock` or half of it, whichever divides F first (else the
 /// convolution is left to convToMatmul), and 1x1 unit-stride ones only
-/// over at most 256 pixels: the host
-/// computes them directly, without im2col columns. Spatial ones with at most
-/// 8 filters and unit-stride rows of at least 16 pixels are marked
-/// `ign.pixel_tiled` and kept as they are (the host tiles them by pixels).
+/// over at most 128 pixels: the host
+/// computes them directly, without im2col columns. Spatial ones left without
+/// a block (fewer than 16 filters, or no block divides them) that have
+/// unit-stride rows of at least 16 pixels are marked `ign.pixel_tiled` and
+/// kept as they are (the host tiles them by pixels).
 /// convToMatmul leaves both alone.
 void directConvolutions(mlir::func::FuncOp func, int64_t filterBlock);
 

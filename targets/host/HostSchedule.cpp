@@ -288,6 +288,42 @@ struct SplitCost {
   bool recomputesReduction = false;
 };
 
+/// A constant this small stays in cache for every workgroup: re-reading it
+/// costs nothing (an average pool's window counts, 28 x 28, made its
+/// channels look dearer to split than its rows, whose pieces then padded
+/// the whole input serially).
+constexpr int64_t kFreeRereadBytes = 4096;
+
+bool isSmallConstant(Value v) {
+  return v.getDefiningOp<arith::ConstantOp>() && bytesOf(v) <= kFreeRereadBytes;
+}
+
+/// Bytes of `v` that each cut of the split loops reads twice: where a dim
+/// of `v` is read at a split loop plus another (a window: oh + kh), the
+/// pieces overlap by that loop's extent less one (a 3x3 pool split by rows
+/// re-reads two rows of its input per cut).
+int64_t haloBytes(linalg::LinalgOp op, AffineMap map, Value v,
+                  const llvm::SmallDenseSet<unsigned> &loops) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || !type.hasStaticShape())
+    return 0;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t bytes = 0;
+  for (auto [r, expr] : llvm::enumerate(map.getResults())) {
+    if (isa<AffineDimExpr>(expr) || type.getDimSize(r) == 0 ||
+        llvm::none_of(loops,
+                      [&](unsigned l) { return expr.isFunctionOfDim(l); }))
+      continue;
+    int64_t overlap = 0;
+    for (unsigned e = 0; e < ranges.size(); ++e)
+      if (!loops.contains(e) && expr.isFunctionOfDim(e) &&
+          !ShapedType::isDynamic(ranges[e]))
+        overlap += ranges[e] - 1;
+    bytes += bytesOf(v) / type.getDimSize(r) * overlap;
+  }
+  return bytes;
+}
+
 SplitCost splitCost(linalg::LinalgOp root, unsigned d,
                     ArrayRef<linalg::LinalgOp> slice) {
   llvm::SmallPtrSet<Operation *, 16> in;
@@ -337,8 +373,11 @@ SplitCost splitCost(linalg::LinalgOp root, unsigned d,
         continue;
       AffineMap map = op.getMatchingIndexingMap(&o);
       if (llvm::none_of(loops,
-                        [&](unsigned l) { return map.isFunctionOfDim(l); }))
-        cost.rereadBytes += bytesOf(o.get());
+                        [&](unsigned l) { return map.isFunctionOfDim(l); })) {
+        if (!isSmallConstant(o.get()))
+          cost.rereadBytes += bytesOf(o.get());
+      } else
+        cost.rereadBytes += haloBytes(op, map, o.get(), loops);
     }
   }
   return cost;
@@ -1225,6 +1264,71 @@ void eraseDeadProducers(RewriterBase &rewriter, func::FuncOp kernel) {
   }
 }
 
+/// Pads the slice a workgroup reads instead of the whole tensor: fusing a
+/// tensor.pad into the workgroup loop clones the whole pad there (a pool's
+/// padded input), which CSE then hoists, so every workgroup waited for one
+/// serial fill and copy of the whole input. A slice with static bounds along
+/// the padded dims is the pad of a slice of the source, with the padding
+/// that falls inside it.
+void slicePadsInWorkgroups(RewriterBase &rewriter, func::FuncOp kernel) {
+  SmallVector<tensor::ExtractSliceOp> slices;
+  kernel.walk([&](tensor::ExtractSliceOp slice) {
+    if (slice.getSource().getDefiningOp<tensor::PadOp>() &&
+        slice->getParentOfType<scf::ForallOp>())
+      slices.push_back(slice);
+  });
+  for (tensor::ExtractSliceOp slice : slices) {
+    auto pad = slice.getSource().getDefiningOp<tensor::PadOp>();
+    auto low = getConstantIntValues(pad.getMixedLowPad());
+    auto high = getConstantIntValues(pad.getMixedHighPad());
+    auto source = dyn_cast<RankedTensorType>(pad.getSourceType());
+    if (!low || !high || !source || !source.hasStaticShape() ||
+        source.getRank() != slice.getResultType().getRank() ||
+        !slice.hasUnitStride() || !pad.getConstantPaddingValue())
+      continue;
+    SmallVector<OpFoldResult> offsets, sizes, lo, hi;
+    bool sliceable = true;
+    for (int64_t d = 0; d < source.getRank(); ++d) {
+      OpFoldResult offset = slice.getMixedOffsets()[d];
+      OpFoldResult size = slice.getMixedSizes()[d];
+      if (!(*low)[d] && !(*high)[d]) {
+        offsets.push_back(offset);
+        sizes.push_back(size);
+        lo.push_back(rewriter.getIndexAttr(0));
+        hi.push_back(rewriter.getIndexAttr(0));
+        continue;
+      }
+      std::optional<int64_t> o = getConstantIntValue(offset);
+      std::optional<int64_t> n = getConstantIntValue(size);
+      if (!o || !n) {
+        sliceable = false;
+        break;
+      }
+      // [o, o + n) of the padded dim reads [begin, end) of the source.
+      int64_t l = (*low)[d], s = source.getDimSize(d);
+      int64_t begin = std::clamp<int64_t>(*o - l, 0, s);
+      int64_t end = std::clamp<int64_t>(*o + *n - l, 0, s);
+      sliceable &= end > begin;
+      offsets.push_back(rewriter.getIndexAttr(begin));
+      sizes.push_back(rewriter.getIndexAttr(end - begin));
+      lo.push_back(rewriter.getIndexAttr(std::max<int64_t>(l - *o, 0)));
+      hi.push_back(rewriter.getIndexAttr(*n - (end - begin) -
+                                         std::max<int64_t>(l - *o, 0)));
+    }
+    if (!sliceable)
+      continue;
+    rewriter.setInsertionPoint(slice);
+    SmallVector<OpFoldResult> strides(source.getRank(),
+                                      rewriter.getIndexAttr(1));
+    Value part = rewriter.create<tensor::ExtractSliceOp>(
+        slice.getLoc(), pad.getSource(), offsets, sizes, strides);
+    auto tiled = rewriter.create<tensor::PadOp>(
+        slice.getLoc(), slice.getResultType(), part, lo, hi,
+        pad.getConstantPaddingValue(), pad.getNofold());
+    rewriter.replaceOp(slice, tiled.getResult());
+  }
+}
+
 /// Whether a linalg.generic multiplies inside a reduction (a matmul, a
 /// convolution): its body must stay `out += a * b` for the register tiles,
 /// so no producer is fused into it.
@@ -1420,6 +1524,87 @@ search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
   return space;
 }
 
+/// A kernel that only pads (a depthwise convolution's input) is split by
+/// its outermost loop without padding, channels: each workgroup pads its
+/// slice (one thread filled and copied MobileNetV3's 64 x 112 x 112 input
+/// while the other waited).
+bool splitPadKernel(RewriterBase &rewriter, func::FuncOp kernel,
+                    KernelSchedule &schedule) {
+  auto ret = cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
+  auto pad = ret.getNumOperands() == 1
+                 ? ret.getOperand(0).getDefiningOp<tensor::PadOp>()
+                 : tensor::PadOp();
+  // Its work: the elements it writes.
+  if (!pad || !pad.getResultType().hasStaticShape() ||
+      pad.getResultType().getNumElements() < kMinParallelWork)
+    return false;
+  auto low = getConstantIntValues(pad.getMixedLowPad());
+  auto high = getConstantIntValues(pad.getMixedHighPad());
+  if (!low || !high || !pad.getConstantPaddingValue() ||
+      !pad.getSourceType().hasStaticShape())
+    return false;
+  ArrayRef<int64_t> shape = pad.getResultType().getShape();
+  std::optional<unsigned> dim;
+  for (unsigned d = 0; d < shape.size() && !dim; ++d)
+    if (!(*low)[d] && !(*high)[d] && shape[d] > 1)
+      dim = d;
+  if (!dim)
+    return false;
+  int64_t most =
+      std::min(kTargetWorkgroups,
+               pad.getResultType().getNumElements() / kMinWorkPerWorkgroup);
+  int64_t count = 1;
+  for (int64_t c = 2; c <= std::min(shape[*dim], most); ++c)
+    if (shape[*dim] % c == 0)
+      count = c;
+  if (count < 2)
+    return false;
+  std::vector<int64_t> tile(shape.size(), 0);
+  int64_t chunk = shape[*dim] / count;
+  tile[*dim] = chunk;
+  // forall %w in (count): pad source[.., w * chunk : chunk, ..] into the
+  // same slice of the result.
+  Location loc = pad.getLoc();
+  rewriter.setInsertionPoint(pad);
+  Value empty = rewriter.create<tensor::EmptyOp>(
+      loc, shape, pad.getResultType().getElementType());
+  auto forall = rewriter.create<scf::ForallOp>(
+      loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(count)},
+      ValueRange{empty}, std::nullopt);
+  rewriter.setInsertionPointToStart(forall.getBody());
+  Value offset = rewriter.create<arith::MulIOp>(
+      loc, forall.getInductionVar(0),
+      rewriter.create<arith::ConstantIndexOp>(loc, chunk));
+  ArrayRef<int64_t> sourceShape = pad.getSourceType().getShape();
+  SmallVector<OpFoldResult> at(shape.size(), rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> from, to,
+      ones(shape.size(), rewriter.getIndexAttr(1));
+  at[*dim] = offset;
+  for (unsigned d = 0; d < shape.size(); ++d) {
+    from.push_back(rewriter.getIndexAttr(d == *dim ? chunk : sourceShape[d]));
+    to.push_back(rewriter.getIndexAttr(d == *dim ? chunk : shape[d]));
+  }
+  Value part = rewriter.create<tensor::ExtractSliceOp>(loc, pad.getSource(), at,
+                                                       from, ones);
+  // The workgroup's slice of the result, filled, the source's slice
+  // inside: both in place.
+  Value slice = rewriter.create<tensor::ExtractSliceOp>(
+      loc, forall.getRegionIterArgs()[0], at, to, ones);
+  Value filled =
+      rewriter.create<linalg::FillOp>(loc, pad.getConstantPaddingValue(), slice)
+          .getResult(0);
+  Value padded = rewriter.create<tensor::InsertSliceOp>(
+      loc, part, filled, pad.getMixedLowPad(), from, ones);
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  rewriter.create<tensor::ParallelInsertSliceOp>(
+      loc, padded, forall.getRegionIterArgs()[0], at, to, ones);
+  rewriter.replaceOp(pad, forall.getResults());
+  schedule.workgroupTile = tile;
+  schedule.workgroups = count;
+  schedule.knobs[knobs::split(*dim)] = count;
+  return true;
+}
+
 KernelSchedule applySchedule(func::FuncOp kernel, const HostMachine &machine,
                              const search::Schedule *knobs) {
   KernelSchedule schedule;
@@ -1428,6 +1613,8 @@ KernelSchedule applySchedule(func::FuncOp kernel, const HostMachine &machine,
   }
   IRRewriter rewriter(kernel.getContext());
   linalg::LinalgOp root = prepareKernel(rewriter, kernel);
+  if (!root && splitPadKernel(rewriter, kernel, schedule))
+    return schedule;
   if (!root) {
     // A kernel that is a loop (a recurrent cell over time) still gets
     // register tiles for the contractions in it.
@@ -1482,6 +1669,7 @@ KernelSchedule applySchedule(func::FuncOp kernel, const HostMachine &machine,
     rewriter.replaceAllUsesWith(original, replacement);
   if (root->use_empty())
     rewriter.eraseOp(root);
+  slicePadsInWorkgroups(rewriter, kernel);
   eraseDeadProducers(rewriter, kernel);
   schedule.workgroups = workgroups;
   vectorizeContractions(rewriter, kernel, machine, knobs, schedule);
@@ -1490,13 +1678,27 @@ KernelSchedule applySchedule(func::FuncOp kernel, const HostMachine &machine,
 
 namespace {
 
+/// A buffer only there for its shape: every user is a linalg op that reads
+/// it without using the values (a pooling window's extent).
+bool isShapeOnlyBuffer(Operation *op) {
+  auto alloc = dyn_cast<memref::AllocOp>(op);
+  return alloc && alloc.getType().hasStaticShape() &&
+         llvm::all_of(alloc->getUses(), [](OpOperand &use) {
+           auto linalgOp = dyn_cast<linalg::LinalgOp>(use.getOwner());
+           return linalgOp && linalgOp.isDpsInput(&use) &&
+                  !linalgOp.payloadUsesValueFromOperand(&use);
+         });
+}
+
 /// Ops that may sit beside the workgroup loop: each workgroup evaluates
-/// them, so they must be free of side effects and cheap (constants, views).
+/// them, so they must be free of side effects and cheap (constants, views,
+/// buffers nobody reads).
 bool isFreeTopLevelOp(Operation *op) {
   return isa<arith::ConstantOp, memref::GetGlobalOp, memref::SubViewOp,
              memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp,
              memref::ReshapeOp, memref::ReinterpretCastOp, func::ReturnOp,
-             scf::ForallOp>(op);
+             scf::ForallOp>(op) ||
+         isShapeOnlyBuffer(op);
 }
 
 } // namespace

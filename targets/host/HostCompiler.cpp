@@ -132,6 +132,61 @@ void buildLoweringPipeline(PassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
+/// A kernel whose result is a view of a buffer (a reduction's [1, C]
+/// expanded to [1, C, 1, 1], a grouped convolution's [1, G, F / G, ...]
+/// collapsed to [1, F, ...]) computes into that buffer and then copies the
+/// view into its out parameter. The buffer becomes the out parameter seen
+/// through the inverse view, and the copy goes: the workgroups write the
+/// result in place, and no copy sits beside the workgroup loop (a
+/// squeeze-and-excitation block's mean ran on one thread).
+struct WriteViewedResultsInPlace
+    : PassWrapper<WriteViewedResultsInPlace, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(WriteViewedResultsInPlace)
+  StringRef getArgument() const final {
+    return "ign-write-viewed-results-in-place";
+  }
+  void runOnOperation() override {
+    SmallVector<linalg::CopyOp> copies;
+    getOperation().walk([&](linalg::CopyOp copy) { copies.push_back(copy); });
+    for (linalg::CopyOp copy : copies)
+      forward(copy);
+  }
+
+  /// copy(expand_shape(%alloc), %out) -> %alloc := collapse_shape(%out),
+  /// and collapse_shape likewise.
+  static void forward(linalg::CopyOp copy) {
+    auto out = dyn_cast<BlockArgument>(copy.getOutputs()[0]);
+    Operation *view = copy.getInputs()[0].getDefiningOp();
+    if (!out || !view ||
+        !isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(view))
+      return;
+    auto alloc = view->getOperand(0).getDefiningOp<memref::AllocOp>();
+    auto outType = dyn_cast<MemRefType>(out.getType());
+    if (!alloc || !outType || !out.hasOneUse() || !view->hasOneUse() ||
+        !alloc.getType().getLayout().isIdentity() ||
+        !alloc.getType().hasStaticShape() ||
+        !outType.getLayout().isIdentity() ||
+        outType != view->getResult(0).getType() ||
+        alloc->getBlock() != out.getOwner())
+      return;
+    OpBuilder b(alloc);
+    Value inverse;
+    if (auto expand = dyn_cast<memref::ExpandShapeOp>(view))
+      inverse = b.create<memref::CollapseShapeOp>(
+          alloc.getLoc(), out, expand.getReassociationIndices());
+    else
+      inverse = b.create<memref::ExpandShapeOp>(
+          alloc.getLoc(), alloc.getType(), out,
+          cast<memref::CollapseShapeOp>(view).getReassociationIndices());
+    if (inverse.getType() != alloc.getType())
+      return inverse.getDefiningOp()->erase();
+    copy->erase();
+    view->erase();
+    alloc->replaceAllUsesWith(ValueRange{inverse});
+    alloc->erase();
+  }
+};
+
 /// Bufferization; kernel results become out-parameters written in place.
 void buildBufferizationPipeline(PassManager &pm) {
   bufferization::OneShotBufferizationOptions bufferization;
@@ -145,6 +200,7 @@ void buildBufferizationPipeline(PassManager &pm) {
   outParams.memCpyFn = linalgCopy;
   outParams.hoistStaticAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  pm.addPass(std::make_unique<WriteViewedResultsInPlace>());
   // Tiles write their results in place; CSE makes the leftover copy of a
   // tile onto itself visibly a self-copy, which canonicalization erases.
   pm.addPass(createCSEPass());

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
@@ -214,7 +215,8 @@ linalg::LinalgOp findRoot(func::FuncOp kernel) {
     return {};
   Value v = ret.getOperand(0);
   while (Operation *def = v.getDefiningOp()) {
-    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(def)) {
+    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::ReshapeOp>(
+            def)) {
       v = def->getOperand(0);
       continue;
     }
@@ -742,6 +744,17 @@ SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
       if (auto p = rootLoopOf(root, op, c.pixels))
         goal.quanta[*p] = pixels;
     }
+  // A channel-wise convolution (or pool) keeps its tile's columns whole:
+  // a row of 20 pixels cut in 5 pieces of 4 was tiled 4 lanes wide.
+  if (linalg::LinalgOp root = findRoot(kernel))
+    for (linalg::GenericOp op : channelConvolutions(kernel)) {
+      std::optional<ChannelConvLoops> c = analyzeChannelConv(op);
+      auto [columns, rows] = defaultChannelConvTile(*c, machine);
+      if (auto loop = rootLoopOf(root, op, c->columns))
+        goal.quanta[*loop] = std::max<int64_t>(
+            goal.quanta.lookup(*loop),
+            c->ranges[c->columns] % columns ? c->ranges[c->columns] : columns);
+    }
   bool contracts = false, streamsArgument = false;
   kernel.walk([&](linalg::GenericOp op) {
     if (std::optional<ContractionLoops> c = analyzeContraction(op)) {
@@ -755,7 +768,7 @@ SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
   // A direct convolution split further than the cores need re-streams its
   // weights for every piece of its pixels (ResNet-50's last 3x3, 9.4 MB of
   // weights over 7x7 pixels, in 112 workgroups of one row each).
-  bool directConv = !goal.quanta.empty();
+  bool directConv = !directConvolutions(kernel).empty();
   if (streamsArgument || directConv) {
     goal.repeatsPerWorkgroup = true;
     if (machine.cores > 0)
@@ -1371,7 +1384,39 @@ void fuseElementwiseChains(func::FuncOp kernel) {
 }
 
 /// Loop order and reshapes, before anything is chosen.
+/// A static tensor.reshape of the kernel's result that only expands or
+/// collapses dims becomes tensor.expand_shape / collapse_shape: a view, so
+/// the workgroups write the result in place (through tensor.reshape it was
+/// a buffer the kernel then copied, and the copy sat beside the workgroup
+/// loop: a squeeze-and-excitation block's mean ran on one thread).
+void resultReshapesAsViews(RewriterBase &rewriter, func::FuncOp kernel) {
+  auto ret = cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
+  for (Value v : ret.getOperands()) {
+    auto reshape = v.getDefiningOp<tensor::ReshapeOp>();
+    if (!reshape)
+      continue;
+    auto from = dyn_cast<RankedTensorType>(reshape.getSource().getType());
+    auto to = dyn_cast<RankedTensorType>(reshape.getType());
+    if (!from || !to || !from.hasStaticShape() || !to.hasStaticShape() ||
+        from.getRank() == to.getRank())
+      continue;
+    bool expands = to.getRank() > from.getRank();
+    auto reassociation = expands ? getReassociationIndicesForReshape(to, from)
+                                 : getReassociationIndicesForReshape(from, to);
+    if (!reassociation)
+      continue;
+    rewriter.setInsertionPoint(reshape);
+    if (expands)
+      rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(
+          reshape, to, reshape.getSource(), *reassociation);
+    else
+      rewriter.replaceOpWithNewOp<tensor::CollapseShapeOp>(
+          reshape, to, reshape.getSource(), *reassociation);
+  }
+}
+
 linalg::LinalgOp prepareKernel(RewriterBase &rewriter, func::FuncOp kernel) {
+  resultReshapesAsViews(rewriter, kernel);
   foldUnitReshapes(rewriter, kernel);
   fuseElementwiseChains(kernel);
   orderLoopsForContiguity(rewriter, kernel);
@@ -1833,13 +1878,17 @@ FailureOr<scf::ForOp> carryAccumulator(RewriterBase &rewriter,
   return failure();
 }
 
-/// The first of the trailing loops of elementwise generic `op` (on
-/// buffers) that every operand reads either not at all or as its last,
-/// contiguous dims in order, so they may be one loop; nullopt when fewer
-/// than two loops qualify.
+/// The first of the trailing loops of generic `op` (on buffers), all
+/// parallel or all reductions, that every operand reads either not at all
+/// or as its last, contiguous dims in order, so they may be one loop;
+/// nullopt when fewer than two loops qualify.
 std::optional<unsigned> collapsibleSuffix(linalg::GenericOp op) {
   unsigned loops = op.getNumLoops();
+  auto iterators = op.getIteratorTypesArray();
   auto usable = [&](unsigned first) {
+    // One kind of loop: all parallel, or all reduction.
+    if (iterators[first] != iterators[loops - 1])
+      return false;
     for (OpOperand &o : op->getOpOperands()) {
       AffineMap map = op.getMatchingIndexingMap(&o);
       auto type = dyn_cast<MemRefType>(o.get().getType());
@@ -1875,15 +1924,39 @@ std::optional<unsigned> collapsibleSuffix(linalg::GenericOp op) {
   return best;
 }
 
-/// Collapses the trailing loops of elementwise generics on buffers that
-/// every operand walks contiguously (collapsibleSuffix) into one, so LLVM
-/// vectorizes one long loop: an epilogue over rows of 7 or 14 pixels was
-/// mostly its scalar remainder.
+/// Lets LLVM reassociate the sums of reductions left to its loops (a mean,
+/// a layer norm's moments, a softmax's denominator): in source order each
+/// add waits for the one before (4 cycles), so a mean over 784 pixels ran
+/// at one element per 4 cycles; reassociated, LLVM's vectorizer keeps
+/// several vector partial sums, as onnxruntime's reductions do. The
+/// reference schedule keeps source order.
+void reassociateSums(func::FuncOp kernel) {
+  kernel.walk([](linalg::GenericOp op) {
+    if (op.getNumReductionLoops() == 0 || op.getNumDpsInits() != 1)
+      return;
+    Block &body = *op.getBody();
+    auto yield = cast<linalg::YieldOp>(body.getTerminator());
+    auto add = yield.getNumOperands() == 1
+                   ? yield.getOperand(0).getDefiningOp<arith::AddFOp>()
+                   : arith::AddFOp();
+    Value acc = body.getArguments().back();
+    if (!add || (add.getLhs() != acc && add.getRhs() != acc))
+      return;
+    add.setFastmath(arith::FastMathFlags::contract |
+                    arith::FastMathFlags::reassoc);
+  });
+}
+
+/// Collapses the trailing loops of generics on buffers that every operand
+/// walks contiguously (collapsibleSuffix) into one, so LLVM vectorizes one
+/// long loop: an epilogue over rows of 7 or 14 pixels was mostly its scalar
+/// remainder, and a mean over 28 x 28 pixels is one reduction of 784.
+/// Contractions keep their loops (register tiles).
 void collapseElementwiseLoops(RewriterBase &rewriter, func::FuncOp kernel) {
   SmallVector<linalg::GenericOp> ops;
   kernel.walk([&](linalg::GenericOp op) {
     if (op.hasPureBufferSemantics() && op.getNumLoops() >= 2 &&
-        op.getNumReductionLoops() == 0 &&
+        !linalg::isaContractionOpInterface(op) &&
         op.getBody()->getOps<linalg::IndexOp>().empty() &&
         llvm::none_of(op.getStaticLoopRanges(), ShapedType::isDynamic))
       ops.push_back(op);
@@ -1917,8 +1990,9 @@ void collapseElementwiseLoops(RewriterBase &rewriter, func::FuncOp kernel) {
       }
       operands.push_back(v);
     }
-    SmallVector<utils::IteratorType> iterators(*first + 1,
-                                               utils::IteratorType::parallel);
+    auto all = op.getIteratorTypesArray();
+    SmallVector<utils::IteratorType> iterators(all.begin(),
+                                               all.begin() + *first + 1);
     unsigned inputs = op.getNumDpsInputs();
     auto collapsed = rewriter.create<linalg::GenericOp>(
         op.getLoc(), TypeRange{}, ArrayRef(operands).take_front(inputs),
@@ -1963,6 +2037,7 @@ void finishSchedule(func::FuncOp kernel) {
                 arith::FastMathFlagsAttr::get(op->getContext(),
                                               arith::FastMathFlags::contract));
   });
+  reassociateSums(kernel);
 }
 
 } // namespace ign::host

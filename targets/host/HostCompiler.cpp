@@ -396,6 +396,8 @@ HostMachine hostMachine(const std::string &cpu) {
     machine.cores = std::max(1u, std::thread::hardware_concurrency());
     if (long l1 = sysconf(_SC_LEVEL1_DCACHE_SIZE); l1 > 0)
       machine.l1Bytes = l1;
+    if (long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE); l2 > 0)
+      machine.l2Bytes = l2;
   }
   llvm::Triple triple(t.triple);
   if (triple.isAArch64()) {

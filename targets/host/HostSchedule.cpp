@@ -63,6 +63,8 @@ namespace {
 constexpr int64_t kMinParallelWork = 1 << 15;
 /// Workgroups aimed for: enough to balance a few threads, each still big.
 constexpr int64_t kTargetWorkgroups = 32;
+/// Largest workgroup count the space offers.
+constexpr int64_t kMaxWorkgroups = 256;
 constexpr int64_t kMinWorkPerWorkgroup = 1 << 13;
 
 /// The coefficient of loop `d` in an affine expression (0 if absent or not
@@ -510,6 +512,10 @@ struct SplitGoal {
   /// Pieces of other loops likewise (a direct convolution's filters and
   /// pixels: whole register tiles).
   llvm::SmallDenseMap<unsigned, int64_t> quanta;
+  /// Loops split until their pieces are at most this long, where a count
+  /// allows it, whatever the workgroup goal (the columns of a packed
+  /// panel chunk that should stay in L2).
+  llvm::SmallDenseMap<unsigned, int64_t> widest;
   /// Every workgroup packs or re-streams operands (panels, weights): a
   /// split far past the goal is not taken even when no smaller one is left
   /// (257 rows, a prime, were 257 workgroups, each packing the same panels).
@@ -573,6 +579,14 @@ SmallVector<int64_t> chooseSplitCounts(const SplitAnalysis &a, int64_t work,
     bool overshoots, shortRows;
     double cost;
   };
+  for (auto [d, widest] : goal.widest)
+    while (a.ranges[d] / count[d] > widest && llvm::is_contained(a.order, d)) {
+      int64_t c = nextCount(d);
+      if (!c || workgroups / count[d] * c > kMaxWorkgroups)
+        break;
+      workgroups = workgroups / count[d] * c;
+      count[d] = c;
+    }
   while (workgroups < target) {
     SmallVector<Step> steps;
     for (unsigned d : a.order) {
@@ -617,8 +631,6 @@ SmallVector<int64_t> chooseSplitCounts(const SplitAnalysis &a, int64_t work,
 
 /// Shortest reduction whose streamed operand the default schedule packs.
 constexpr int64_t kMinPackedReduction = 256;
-/// Largest workgroup count the space offers.
-constexpr int64_t kMaxWorkgroups = 256;
 
 /// The loops of a contraction (a generic whose body is out += a * b over
 /// projected-permutation maps) that its register tile is made of.
@@ -725,6 +737,9 @@ std::optional<ContractionLoops> analyzeContraction(linalg::GenericOp op) {
 /// kTargetWorkgroups: its pieces' columns stay in cache (a 3x3 convolution at
 /// 56x56 ran 10.3 ms in 7 workgroups, 8.1 in 49;
 /// benchmarks/results/2026-12-01-native-tiles.md).
+int64_t defaultReductionChunk(int64_t reduction, int64_t cols,
+                              const HostMachine &machine);
+
 SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
   SplitGoal goal;
   // A direct convolution is split into whole register tiles.
@@ -756,12 +771,26 @@ SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
             c->ranges[c->columns] % columns ? c->ranges[c->columns] : columns);
     }
   bool contracts = false, streamsArgument = false;
+  linalg::LinalgOp root = findRoot(kernel);
   kernel.walk([&](linalg::GenericOp op) {
-    if (std::optional<ContractionLoops> c = analyzeContraction(op)) {
-      contracts = true;
-      streamsArgument |= c->streamsArgument && c->reduction &&
-                         c->ranges[*c->reduction] >= kMinPackedReduction;
-    }
+    std::optional<ContractionLoops> c = analyzeContraction(op);
+    if (!c)
+      return;
+    contracts = true;
+    if (!c->streamsArgument || !c->reduction ||
+        c->ranges[*c->reduction] < kMinPackedReduction)
+      return;
+    streamsArgument = true;
+    // Each workgroup packs a chunk of the reduction for all of its columns
+    // and streams it once per row tile: it should stay in half of L2. A
+    // language model's head (512 x 32000) in 4 workgroups packed 8 MB
+    // chunks: 67 ms; in pieces of 640 columns 46-56 ms, of 256 43
+    // (onnxruntime 34).
+    int64_t k = c->ranges[*c->reduction];
+    int64_t chunk = defaultReductionChunk(k, machine.tileColumns(), machine);
+    int64_t columns = machine.l2Bytes / 2 / (4 * (chunk ? chunk : k));
+    if (auto loop = root ? rootLoopOf(root, op, c->inner) : std::nullopt)
+      goal.widest[*loop] = std::max<int64_t>(machine.tileColumns(), columns);
   });
   if (contracts)
     goal.innerQuantum = machine.tileColumns();

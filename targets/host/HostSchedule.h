@@ -36,6 +36,8 @@ struct HostMachine {
   int64_t cores = 0;
   /// Level-1 data cache per core.
   int64_t l1Bytes = 32 << 10;
+  /// Level-2 cache per core.
+  int64_t l2Bytes = 1 << 20;
 
   /// f32 lanes of one vector register.
   int64_t lanes() const { return vectorBits >= 64 ? vectorBits / 32 : 1; }

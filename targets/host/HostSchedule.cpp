@@ -782,13 +782,14 @@ SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
       return;
     streamsArgument = true;
     // Each workgroup packs a chunk of the reduction for all of its columns
-    // and streams it once per row tile: it should stay in half of L2. A
-    // language model's head (512 x 32000) in 4 workgroups packed 8 MB
-    // chunks: 67 ms; in pieces of 640 columns 46-56 ms, of 256 43
-    // (onnxruntime 34).
+    // and streams it once per row tile: it should stay in L2. A language
+    // model's head (512 x 32000) in 4 workgroups packed 8 MB chunks: 67 ms;
+    // in pieces of 640 columns 46-56 ms, of 256 43 (onnxruntime 34). Half
+    // of L2 cut a transposed convolution's 256 x 1024 chunk (1 MB of a
+    // 1.25 MB L2) in two: 51 -> 56 ms.
     int64_t k = c->ranges[*c->reduction];
     int64_t chunk = defaultReductionChunk(k, machine.tileColumns(), machine);
-    int64_t columns = machine.l2Bytes / 2 / (4 * (chunk ? chunk : k));
+    int64_t columns = machine.l2Bytes / (4 * (chunk ? chunk : k));
     if (auto loop = root ? rootLoopOf(root, op, c->inner) : std::nullopt)
       goal.widest[*loop] = std::max<int64_t>(machine.tileColumns(), columns);
   });
@@ -1961,7 +1962,11 @@ std::optional<unsigned> collapsibleSuffix(linalg::GenericOp op) {
 /// reference schedule keeps source order.
 void reassociateSums(func::FuncOp kernel) {
   kernel.walk([](linalg::GenericOp op) {
-    if (op.getNumReductionLoops() == 0 || op.getNumDpsInits() != 1)
+    // The reduction innermost (a mean, a norm's moments), where LLVM
+    // vectorizes it; a col2im's sum sits between its parallel loops.
+    auto iterators = op.getIteratorTypesArray();
+    if (op.getNumReductionLoops() == 0 || op.getNumDpsInits() != 1 ||
+        iterators.back() != utils::IteratorType::reduction)
       return;
     Block &body = *op.getBody();
     auto yield = cast<linalg::YieldOp>(body.getTerminator());

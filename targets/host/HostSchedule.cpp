@@ -742,8 +742,9 @@ int64_t defaultReductionChunk(int64_t reduction, int64_t cols,
 
 SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
   SplitGoal goal;
+  linalg::LinalgOp root = findRoot(kernel);
   // A direct convolution is split into whole register tiles.
-  if (linalg::LinalgOp root = findRoot(kernel))
+  if (root)
     for (linalg::GenericOp op : directConvolutions(kernel)) {
       DirectConvLoops c = *analyzeDirectConv(op);
       auto [filters, pixels] = defaultDirectConvTile(c, machine);
@@ -761,17 +762,16 @@ SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
     }
   // A channel-wise convolution (or pool) keeps its tile's columns whole:
   // a row of 20 pixels cut in 5 pieces of 4 was tiled 4 lanes wide.
-  if (linalg::LinalgOp root = findRoot(kernel))
+  if (root)
     for (linalg::GenericOp op : channelConvolutions(kernel)) {
       std::optional<ChannelConvLoops> c = analyzeChannelConv(op);
-      auto [columns, rows] = defaultChannelConvTile(*c, machine);
+      int64_t columns = defaultChannelConvTile(*c, machine).first;
       if (auto loop = rootLoopOf(root, op, c->columns))
         goal.quanta[*loop] = std::max<int64_t>(
             goal.quanta.lookup(*loop),
             c->ranges[c->columns] % columns ? c->ranges[c->columns] : columns);
     }
   bool contracts = false, streamsArgument = false;
-  linalg::LinalgOp root = findRoot(kernel);
   kernel.walk([&](linalg::GenericOp op) {
     std::optional<ContractionLoops> c = analyzeContraction(op);
     if (!c)

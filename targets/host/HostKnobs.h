@@ -12,12 +12,15 @@
 //   cJ.pack_rows 1: the broadcast operand (rows) is packed into panels first
 //   dJ.filters   lanes (filters) of direct convolution J's register tile
 //   dJ.pixels    rows (output pixels of one row) of that tile
+//   block.rows   rows per block of a workgroup whose temporaries outgrow L2
+//                (attention): 0 = not blocked, -1 = the heuristic's
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef IGN_TARGETS_HOST_HOSTKNOBS_H
 #define IGN_TARGETS_HOST_HOSTKNOBS_H
 
+#include <cstdint>
 #include <string>
 
 namespace ign::host::knobs {
@@ -38,6 +41,10 @@ constexpr const char *kKTile = "k_tile";
 constexpr const char *kOrder = "order";
 constexpr const char *kPack = "pack";
 constexpr const char *kPackRows = "pack_rows";
+
+/// Rows per block of a workgroup's row loop (blockRows).
+constexpr const char *kBlockRows = "block.rows";
+constexpr int64_t kHeuristicBlockRows = -1;
 
 /// "dJ." of direct convolution J.
 inline std::string directConv(size_t index) {

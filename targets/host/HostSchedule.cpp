@@ -328,15 +328,15 @@ int64_t haloBytes(linalg::LinalgOp op, AffineMap map, Value v,
   return bytes;
 }
 
-SplitCost splitCost(linalg::LinalgOp root, unsigned d,
-                    ArrayRef<linalg::LinalgOp> slice) {
-  llvm::SmallPtrSet<Operation *, 16> in;
-  for (linalg::LinalgOp op : slice)
-    in.insert(op);
-  // Follow the loop from the root into its producers: loop e of an op
-  // indexes dim r of an operand, which the producer's result map gives
-  // as one of the producer's loops.
-  llvm::DenseMap<Operation *, llvm::SmallDenseSet<unsigned>> tiled;
+/// The loops of every op of `slice` that tiling the root's loop `d` tiles:
+/// loop e of an op indexes dim r of an operand, which the producer's
+/// result map gives as one of the producer's loops. Ops the loop does not
+/// reach have no entry.
+using TiledLoops = llvm::DenseMap<Operation *, llvm::SmallDenseSet<unsigned>>;
+
+TiledLoops followLoop(linalg::LinalgOp root, unsigned d,
+                      const llvm::SmallPtrSetImpl<Operation *> &in) {
+  TiledLoops tiled;
   SmallVector<std::pair<linalg::LinalgOp, unsigned>> work{{root, d}};
   tiled[root].insert(d);
   while (!work.empty()) {
@@ -358,6 +358,15 @@ SplitCost splitCost(linalg::LinalgOp root, unsigned d,
       }
     }
   }
+  return tiled;
+}
+
+SplitCost splitCost(linalg::LinalgOp root, unsigned d,
+                    ArrayRef<linalg::LinalgOp> slice) {
+  llvm::SmallPtrSet<Operation *, 16> in;
+  for (linalg::LinalgOp op : slice)
+    in.insert(op);
+  TiledLoops tiled = followLoop(root, d, in);
   SplitCost cost;
   for (linalg::LinalgOp op : slice) {
     const auto &loops = tiled[op];
@@ -1536,6 +1545,17 @@ search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
         add(knobs::kPackRows, {0, 1}, k.packRows);
     }
   }
+  bool reducesAfterContraction = false;
+  kernel.walk([&](linalg::GenericOp op) {
+    reducesAfterContraction |= !contractions.empty() &&
+                               op.getNumReductionLoops() != 0 &&
+                               op != contractions.front();
+  });
+  if (reducesAfterContraction) {
+    space.defaults[knobs::kBlockRows] = knobs::kHeuristicBlockRows;
+    space.knobs.push_back(
+        {knobs::kBlockRows, {knobs::kHeuristicBlockRows, 0, 8, 16, 32, 64}});
+  }
   for (auto [index, op] : llvm::enumerate(directConvolutions(kernel))) {
     std::optional<DirectConvLoops> c = analyzeDirectConv(op);
     auto [filters, pixels] = defaultDirectConvTile(*c, machine);
@@ -1680,6 +1700,143 @@ bool splitPadKernel(RewriterBase &rewriter, func::FuncOp kernel,
   return true;
 }
 
+/// The op computing what a workgroup writes: the source of the forall's
+/// one parallel insert.
+linalg::LinalgOp tiledRootOf(scf::ForallOp forall) {
+  auto inserts = forall.getTerminator().getYieldingOps();
+  if (!llvm::hasSingleElement(inserts))
+    return nullptr;
+  auto insert = dyn_cast<tensor::ParallelInsertSliceOp>(*inserts.begin());
+  return insert ? insert.getSource().getDefiningOp<linalg::LinalgOp>()
+                : nullptr;
+}
+
+/// Where a workgroup's rows are computed in blocks: the loop, and the rows
+/// per block (the loop's range when it is not blocked).
+struct RowBlocks {
+  unsigned loop = 0;
+  int64_t rows = 0;
+  int64_t range = 0;
+};
+
+/// Chooses the row blocks of `root`'s workgroup: the parallel loop whose
+/// tiling shrinks the most temporary bytes (the results of the producers it
+/// reaches; none re-reading a halo), in blocks whose temporaries fit in half
+/// of L2 (the ones the loop does not reach are computed once per workgroup
+/// and streamed past them). `rowsKnob` (rows per block) overrides the
+/// block; a block divides the loop.
+std::optional<RowBlocks> chooseRowBlocks(linalg::LinalgOp root,
+                                         ArrayRef<linalg::LinalgOp> slice,
+                                         const HostMachine &machine,
+                                         std::optional<int64_t> rowsKnob) {
+  llvm::SmallPtrSet<Operation *, 16> in;
+  int64_t total = 0;
+  bool reduces = false;
+  for (linalg::LinalgOp op : slice) {
+    in.insert(op);
+    reduces |= op != root && op.getNumReductionLoops() != 0;
+    if (op != root)
+      for (Value r : op->getResults())
+        total += bytesOf(r);
+  }
+  int64_t budget = machine.l2Bytes / 2;
+  if (!reduces || (!rowsKnob && total <= budget))
+    return std::nullopt;
+  SmallVector<int64_t> ranges = root.getStaticLoopRanges();
+  auto iterators = root.getIteratorTypesArray();
+  std::optional<RowBlocks> best;
+  int64_t bestBytes = 0;
+  for (unsigned d = 0; d < ranges.size(); ++d) {
+    if (iterators[d] != utils::IteratorType::parallel || ranges[d] <= 1 ||
+        ShapedType::isDynamic(ranges[d]))
+      continue;
+    TiledLoops tiled = followLoop(root, d, in);
+    int64_t shrinking = 0;
+    bool halo = false;
+    for (auto &[op, loops] : tiled) {
+      auto linalgOp = cast<linalg::LinalgOp>(op);
+      for (OpOperand &o : op->getOpOperands())
+        halo |= haloBytes(linalgOp, linalgOp.getMatchingIndexingMap(&o),
+                          o.get(), loops) != 0;
+      if (op != root.getOperation())
+        for (Value r : op->getResults())
+          shrinking += bytesOf(r);
+    }
+    if (!halo && shrinking > bestBytes) {
+      bestBytes = shrinking;
+      best = RowBlocks{d, ranges[d], ranges[d]};
+    }
+  }
+  if (!best || 2 * bestBytes < total)
+    return std::nullopt;
+  // The blocks' temporaries stay in cache while the unblocked operands
+  // stream past them. A block shorter than a register tile's rows is not
+  // worth its loop unless asked for (197 queries, a prime, stay whole).
+  int64_t perRow = std::max<int64_t>(1, bestBytes / best->range);
+  int64_t limit = rowsKnob ? *rowsKnob : budget / perRow;
+  for (int64_t b = std::min(limit, best->range); b >= 1; --b)
+    if (best->range % b == 0) {
+      best->rows = b;
+      break;
+    }
+  if (best->rows == 0 || (!rowsKnob && best->rows < machine.tileRows()))
+    return std::nullopt;
+  return best;
+}
+
+/// Computes the workgroup of `root` in blocks of rows (RowBlocks): a loop
+/// in the workgroup into which the producers the block's rows reach are
+/// fused; the others (an attention kernel's transposed keys and values)
+/// stay outside it, computed once per workgroup. An attention workgroup of
+/// 250 queries over 1500 keys held 4.5 MB of scores, past L2, each pass of
+/// its softmax streaming them from memory.
+void blockRows(RewriterBase &rewriter, linalg::LinalgOp root,
+               const search::Schedule *knobs, const HostMachine &machine,
+               KernelSchedule &schedule) {
+  SmallVector<linalg::LinalgOp> slice;
+  for (linalg::LinalgOp op : producerSlice(root))
+    if (op->getBlock() == root->getBlock())
+      slice.push_back(op);
+  std::optional<int64_t> rowsKnob;
+  if (knobs)
+    if (auto it = knobs->find(knobs::kBlockRows);
+        it != knobs->end() && it->second != knobs::kHeuristicBlockRows)
+      rowsKnob = it->second;
+  if (rowsKnob && *rowsKnob == 0)
+    return;
+  std::optional<RowBlocks> blocks =
+      chooseRowBlocks(root, slice, machine, rowsKnob);
+  if (!blocks || blocks->rows == blocks->range)
+    return;
+  llvm::SmallPtrSet<Operation *, 16> in;
+  for (linalg::LinalgOp op : slice)
+    in.insert(op);
+  TiledLoops reached = followLoop(root, blocks->loop, in);
+  SmallVector<OpFoldResult> sizes(root.getNumLoops(), rewriter.getIndexAttr(0));
+  sizes[blocks->loop] = rewriter.getIndexAttr(blocks->rows);
+  scf::SCFTilingOptions tiling;
+  tiling.setTileSizes(sizes);
+  tiling.setLoopType(scf::SCFTilingOptions::LoopType::ForOp);
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(tiling);
+  options.setFusionControlFn(
+      [&](tensor::ExtractSliceOp, OpResult producer, bool) {
+        return std::make_tuple(reached.contains(producer.getOwner()), false);
+      });
+  auto kernel = root->getParentOfType<func::FuncOp>();
+  rewriter.setInsertionPoint(root);
+  auto result = scf::tileConsumerAndFuseProducersUsingSCF(
+      rewriter, cast<TilingInterface>(root.getOperation()), options);
+  if (failed(result))
+    return;
+  for (auto [original, replacement] : result->replacements)
+    rewriter.replaceAllUsesWith(original, replacement);
+  if (root->use_empty())
+    rewriter.eraseOp(root);
+  eraseDeadProducers(rewriter, kernel);
+  schedule.knobs[knobs::kBlockRows] = blocks->rows;
+}
+
 KernelSchedule applySchedule(func::FuncOp kernel, const HostMachine &machine,
                              const search::Schedule *knobs) {
   KernelSchedule schedule;
@@ -1722,6 +1879,7 @@ KernelSchedule applySchedule(func::FuncOp kernel, const HostMachine &machine,
   schedule.workgroupTile = tile;
   if (workgroups < 2) {
     schedule.serialReason = "too little work to split";
+    blockRows(rewriter, root, knobs, machine, schedule);
     vectorizeContractions(rewriter, kernel, machine, knobs, schedule);
     return schedule;
   }
@@ -1747,6 +1905,10 @@ KernelSchedule applySchedule(func::FuncOp kernel, const HostMachine &machine,
   slicePadsInWorkgroups(rewriter, kernel);
   eraseDeadProducers(rewriter, kernel);
   schedule.workgroups = workgroups;
+  if (auto forall =
+          dyn_cast<scf::ForallOp>(result->loops.front().getOperation()))
+    if (linalg::LinalgOp tiled = tiledRootOf(forall))
+      blockRows(rewriter, tiled, knobs, machine, schedule);
   vectorizeContractions(rewriter, kernel, machine, knobs, schedule);
   return schedule;
 }
@@ -1981,6 +2143,40 @@ void reassociateSums(func::FuncOp kernel) {
   });
 }
 
+/// Divisions by a value the innermost loop does not change (a softmax's row
+/// sum, a norm's deviation) become multiplies by its reciprocal, which LLVM
+/// then computes once per row, as onnxruntime's softmax does (within an
+/// ulp): a division per element cost more than the exponentials. The
+/// reference schedule keeps IEEE divisions.
+void multiplyByReciprocals(func::FuncOp kernel) {
+  kernel.walk([](linalg::GenericOp op) {
+    if (op.getNumLoops() == 0)
+      return;
+    unsigned innermost = op.getNumLoops() - 1;
+    SmallVector<arith::DivFOp> divs;
+    op.getBody()->walk([&](arith::DivFOp div) {
+      auto arg = dyn_cast<BlockArgument>(div.getRhs());
+      if (arg && arg.getOwner() == op.getBody() &&
+          !op.getMatchingIndexingMap(op.getMatchingOpOperand(arg))
+               .isFunctionOfDim(innermost))
+        divs.push_back(div);
+    });
+    for (arith::DivFOp div : divs) {
+      OpBuilder b(div);
+      auto flags = arith::FastMathFlagsAttr::get(
+          op.getContext(), arith::FastMathFlags::contract);
+      Value one = b.create<arith::ConstantOp>(
+          div.getLoc(), b.getFloatAttr(div.getType(), 1.0));
+      Value recip =
+          b.create<arith::DivFOp>(div.getLoc(), one, div.getRhs(), flags);
+      div.replaceAllUsesWith(
+          b.create<arith::MulFOp>(div.getLoc(), div.getLhs(), recip, flags)
+              .getResult());
+      div.erase();
+    }
+  });
+}
+
 /// Collapses the trailing loops of generics on buffers that every operand
 /// walks contiguously (collapsibleSuffix) into one, so LLVM vectorizes one
 /// long loop: an epilogue over rows of 7 or 14 pixels was mostly its scalar
@@ -2072,6 +2268,7 @@ void finishSchedule(func::FuncOp kernel) {
                                               arith::FastMathFlags::contract));
   });
   reassociateSums(kernel);
+  multiplyByReciprocals(kernel);
 }
 
 } // namespace ign::host

@@ -632,6 +632,21 @@ static void markBuffersNoAlias(llvm::Module &module, llvm::StringRef name) {
       arg.addAttr(llvm::Attribute::NoAlias);
 }
 
+/// LLVM's own loops (elementwise chains, reductions, a softmax's passes)
+/// vectorize with 512-bit vectors on AVX-512, as the register tiles and
+/// onnxruntime's kernels do: LLVM prefers 256 bits for such CPUs by default
+/// (against clock throttling the register tiles' FMAs already incur).
+/// Measured over nine zoo models at one thread: 0.98-1.15x, EfficientNet-B0
+/// 29.2 -> 25.4 ms, MobileNetV3 13.8 -> 12.8.
+static void preferWidestVectors(llvm::Module &module,
+                                llvm::TargetMachine &machine) {
+  if (!machine.getMCSubtargetInfo()->checkFeatures("+avx512f"))
+    return;
+  for (llvm::Function &f : module)
+    if (!f.isDeclaration())
+      f.addFnAttr("prefer-vector-width", "512");
+}
+
 /// LLVM IR of the lowered module, optimized for `artifact`, as an object
 /// file; `llvmIR` receives the optimized IR when set.
 static FailureOr<std::string>
@@ -663,6 +678,7 @@ emitObject(ModuleOp module, llvm::ArrayRef<bundle::KernelSpec *> specs,
            << artifact.cpu << "'";
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(artifact.triple);
+  preferWidestVectors(*llvmModule, *machine);
   if (auto err =
           makeOptimizingTransformer(3, 0, machine.get())(llvmModule.get()))
     return module.emitError("LLVM optimization failed: ")

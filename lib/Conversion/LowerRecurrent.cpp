@@ -4,9 +4,12 @@
 // state as tensors; the cell is written with ign ops (gemm, split,
 // activations), which the same conversion then lowers. The input
 // projections of all time steps are one GEMM before the loop
-// ([seq * batch, in] x [in, gates * hidden]), and the recurrent weights are
-// transposed once before it, so each step's h x R^T streams R^T's rows
-// contiguously. Gate orders follow ONNX: LSTM i, o, f, c; GRU z, r, h.
+// ([seq * batch, in] x W^T), and each step computes h x R^T: both are Gemms
+// with transB on the weights as stored ([gates * hidden, in]), dot
+// products with their contiguous rows (the host's dot-product tiles; a
+// weight transposed per run was gathered element by element, and a
+// transposed R read in pieces of rows KB apart at every step). Gate orders
+// follow ONNX: LSTM i, o, f, c; GRU z, r, h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,46 +42,38 @@ struct CellBuilder {
     return b.create<ConstantOp>(
         loc, t, DenseElementsAttr::get(t, b.getFloatAttr(et, v)));
   }
-  /// w^T: [n, in] -> [in, n].
-  Value transposed(Value w) {
-    auto t = typeOf(w);
-    auto type = RankedTensorType::get({t.getDimSize(1), t.getDimSize(0)}, et);
-    return b.create<TransposeOp>(loc, type, w, b.getI64ArrayAttr({1, 0}));
-  }
-  /// x . wT (+ bias): x [batch, in], wT [in, gates*hidden] (a weight
-  /// transposed once, before the loop).
-  Value linear(Value x, Value wT, Value bias) {
-    int64_t batch = typeOf(x).getDimSize(0), n = typeOf(wT).getDimSize(1);
+  /// x . w^T (+ bias): x [batch, in], w [gates*hidden, in] as stored.
+  Value linearByRows(Value x, Value w, Value bias) {
+    int64_t batch = typeOf(x).getDimSize(0), n = typeOf(w).getDimSize(0);
     auto outType = RankedTensorType::get({batch, n}, et);
-    return b.create<GemmOp>(loc, outType, x, wT, bias, b.getF32FloatAttr(1),
+    return b.create<GemmOp>(loc, outType, x, w, bias, b.getF32FloatAttr(1),
                             b.getF32FloatAttr(1), b.getBoolAttr(false),
-                            b.getBoolAttr(false));
+                            b.getBoolAttr(true));
   }
-  /// x . wT (+ bias) for every time step at once: x [seq, batch, in] ->
-  /// [seq, batch, n].
-  Value projectAll(Value x, Value wT, Value bias) {
+  /// x . w^T (+ bias) for every time step at once: x [seq, batch, in],
+  /// w [n, in] as stored -> [seq, batch, n].
+  Value projectAll(Value x, Value w, Value bias) {
     auto t = typeOf(x);
     int64_t seq = t.getDimSize(0), batch = t.getDimSize(1);
-    int64_t in = t.getDimSize(2), n = typeOf(wT).getDimSize(1);
+    int64_t in = t.getDimSize(2), n = typeOf(w).getDimSize(0);
     Value rows =
         b.create<ReshapeOp>(loc, RankedTensorType::get({seq * batch, in}, et),
                             x, b.getI64ArrayAttr({seq * batch, in}));
     return b.create<ReshapeOp>(loc, RankedTensorType::get({seq, batch, n}, et),
-                               linear(rows, wT, bias),
+                               linearByRows(rows, w, bias),
                                b.getI64ArrayAttr({seq, batch, n}));
   }
-  /// GRU's R [3*hidden, hidden] as each gate's R_g^T [hidden, hidden], and
+  /// GRU's R [3*hidden, hidden] as each gate's R_g [hidden, hidden], and
   /// its bias Rb as each gate's part (null when there is none).
-  void gatePartsTransposed(Value r, Value rb, int64_t hidden,
-                           SmallVectorImpl<Value> &rT,
-                           SmallVectorImpl<Value> &rbParts) {
+  void gateParts(Value r, Value rb, int64_t hidden, SmallVectorImpl<Value> &rs,
+                 SmallVectorImpl<Value> &rbParts) {
     for (int k = 0; k < 3; ++k) {
       SmallVector<OpFoldResult> off{b.getIndexAttr(k * hidden),
                                     b.getIndexAttr(0)},
           sz{b.getIndexAttr(hidden), b.getIndexAttr(hidden)},
           st(2, b.getIndexAttr(1));
-      rT.push_back(transposed(b.create<tensor::ExtractSliceOp>(
-          loc, RankedTensorType::get({hidden, hidden}, et), r, off, sz, st)));
+      rs.push_back(b.create<tensor::ExtractSliceOp>(
+          loc, RankedTensorType::get({hidden, hidden}, et), r, off, sz, st));
       if (!rb) {
         rbParts.push_back(Value());
         continue;
@@ -261,14 +256,14 @@ template <typename OpT> struct RecurrentLowering : OpRewritePattern<OpT> {
           }
         }
       }
-      // Once per direction: the input projections of every step, and R^T
-      // (GRU: each gate's part of it).
-      Value xw = cb.projectAll(op.getX(), cb.transposed(w), wb);
-      SmallVector<Value> rT, rbParts;
+      // Once per direction: the input projections of every step (GRU: R
+      // as each gate's part).
+      Value xw = cb.projectAll(op.getX(), w, wb);
+      SmallVector<Value> rs, rbParts;
       if constexpr (isGRU)
-        cb.gatePartsTransposed(r, rb, hidden, rT, rbParts);
+        cb.gateParts(r, rb, hidden, rs, rbParts);
       else
-        rT.push_back(cb.transposed(r));
+        rs.push_back(r);
       auto f = activations[d * actsPerDir];
       Value lb = b.create<arith::ConstantIndexOp>(loc, 0);
       Value ub = b.create<arith::ConstantIndexOp>(loc, seq);
@@ -299,7 +294,7 @@ template <typename OpT> struct RecurrentLowering : OpRewritePattern<OpT> {
         Value newH, newC;
         if constexpr (isLSTM) {
           Value c = loop.getRegionIterArgs()[2];
-          Value pre = cb.binary<AddOp>(xProj, cb.linear(h, rT[0], rb));
+          Value pre = cb.binary<AddOp>(xProj, cb.linearByRows(h, rs[0], rb));
           auto g = cb.split(pre, 4); // i, o, f, c
           Value gi = g[0], go = g[1], gf = g[2], gc = g[3];
           if (!peep.empty()) {
@@ -319,27 +314,29 @@ template <typename OpT> struct RecurrentLowering : OpRewritePattern<OpT> {
           newH = cb.binary<MulOp>(ot, hc);
         } else if constexpr (isGRU) {
           auto gx = cb.split(xProj, 3); // z, r, h
-          Value zt =
-              act(f, cb.binary<AddOp>(gx[0], cb.linear(h, rT[0], rbParts[0])));
-          Value rt =
-              act(f, cb.binary<AddOp>(gx[1], cb.linear(h, rT[1], rbParts[1])));
+          Value zt = act(f, cb.binary<AddOp>(
+                                gx[0], cb.linearByRows(h, rs[0], rbParts[0])));
+          Value rt = act(f, cb.binary<AddOp>(
+                                gx[1], cb.linearByRows(h, rs[1], rbParts[1])));
           Value hh;
           bool lbr = false;
           if constexpr (isGRU)
             lbr = op.getLinearBeforeReset();
           if (lbr)
             hh = cb.binary<AddOp>(
-                gx[2], cb.binary<MulOp>(rt, cb.linear(h, rT[2], rbParts[2])));
+                gx[2],
+                cb.binary<MulOp>(rt, cb.linearByRows(h, rs[2], rbParts[2])));
           else
-            hh = cb.binary<AddOp>(
-                gx[2], cb.linear(cb.binary<MulOp>(rt, h), rT[2], rbParts[2]));
+            hh =
+                cb.binary<AddOp>(gx[2], cb.linearByRows(cb.binary<MulOp>(rt, h),
+                                                        rs[2], rbParts[2]));
           Value ht = act(activations[d * actsPerDir + 1], hh);
           Value one = cb.constant(1);
           newH =
               cb.binary<AddOp>(cb.binary<MulOp>(cb.binary<SubOp>(one, zt), ht),
                                cb.binary<MulOp>(zt, h));
         } else {
-          Value pre = cb.binary<AddOp>(xProj, cb.linear(h, rT[0], rb));
+          Value pre = cb.binary<AddOp>(xProj, cb.linearByRows(h, rs[0], rb));
           newH = act(f, pre);
         }
         Value yRow = newH;

@@ -10,6 +10,8 @@
 //   cJ.order     0: row tiles outside column tiles; 1: the reverse
 //   cJ.pack      1: the streamed operand is packed into panels first
 //   cJ.pack_rows 1: the broadcast operand (rows) is packed into panels first
+//   cJ.dot       rows of B per dot-product tile (DotContraction.h); 0 = the
+//                outer-product tiles above
 //   dJ.filters   lanes (filters) of direct convolution J's register tile
 //   dJ.pixels    rows (output pixels of one row) of that tile
 //   block.rows   rows per block of a workgroup whose temporaries outgrow L2
@@ -41,6 +43,7 @@ constexpr const char *kKTile = "k_tile";
 constexpr const char *kOrder = "order";
 constexpr const char *kPack = "pack";
 constexpr const char *kPackRows = "pack_rows";
+constexpr const char *kDot = "dot";
 
 /// Rows per block of a workgroup's row loop (blockRows).
 constexpr const char *kBlockRows = "block.rows";

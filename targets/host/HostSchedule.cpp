@@ -2,6 +2,7 @@
 
 #include "HostSchedule.h"
 #include "DirectConv.h"
+#include "DotContraction.h"
 #include "HostKnobs.h"
 #include "TileUtils.h"
 
@@ -1254,6 +1255,15 @@ void vectorizeContractions(RewriterBase &rewriter, func::FuncOp kernel,
       contractions.push_back(op);
   });
   for (auto [index, op] : llvm::enumerate(contractions)) {
+    if (std::optional<DotLoops> d = analyzeDotContraction(op, machine)) {
+      std::string name = knobs::contraction(index) + knobs::kDot;
+      int64_t cols = vectorizeDotContraction(
+          rewriter, op, *d, knobOr(knobs, name, defaultDotColumns(*d, machine)),
+          machine);
+      schedule.knobs[name] = cols;
+      if (cols)
+        continue;
+    }
     std::vector<int64_t> tile = vectorizeContraction(
         rewriter, op, index, machine, knobs, schedule.knobs);
     if (!tile.empty() && schedule.registerTile.empty())
@@ -1502,6 +1512,15 @@ search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
     if (!c)
       continue;
     std::string prefix = knobs::contraction(index);
+    if (std::optional<DotLoops> d = analyzeDotContraction(op, machine)) {
+      std::vector<int64_t> dots{0, 1, 2, 4, 8};
+      int64_t cols = defaultDotColumns(*d, machine);
+      if (!llvm::is_contained(dots, cols))
+        dots.push_back(cols);
+      llvm::sort(dots);
+      space.defaults[prefix + knobs::kDot] = cols;
+      space.knobs.push_back({prefix + knobs::kDot, dots});
+    }
     ContractionKnobs k = contractionKnobs(nullptr, index, *c, machine);
     auto add = [&](const std::string &name, std::vector<int64_t> values,
                    int64_t value) {

@@ -139,26 +139,25 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
                                                    sz, st);
       return success();
     }
-    // Negative steps: index arithmetic (start + i * step is affine).
-    MLIRContext *ctx = b.getContext();
-    SmallVector<AffineExpr> exprs;
-    for (size_t d = 0; d < starts.size(); ++d)
-      exprs.push_back(sizes[d] == 0
-                          ? getAffineConstantExpr(0, ctx)
-                          : getAffineDimExpr(d, ctx) * steps[d] + starts[d]);
-    Value init =
-        b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
-    b.replaceOp(op, b.create<linalg::GenericOp>(
-                         loc, TypeRange{type}, ValueRange{op.getInput()},
-                         ValueRange{init},
-                         SmallVector<AffineMap>{
-                             AffineMap::get(starts.size(), 0, exprs, ctx),
-                             b.getMultiDimIdentityMap(starts.size())},
-                         iterators(starts.size()),
-                         [](OpBuilder &nb, Location nl, ValueRange a) {
-                           nb.create<linalg::YieldOp>(nl, a[0]);
-                         })
-                        .getResult(0));
+    // Negative steps: each element read by index (start + i * step), not
+    // through an indexing map: a map with a negative coefficient (x[::-1]
+    // as 19 - i) is fine for the reference, but tiling computes an
+    // operand's slice as if maps were increasing (a slice one short: a
+    // linalg verifier error when the kernel was split into workgroups).
+    b.replaceOp(op, fromIndices(b, loc, type, {}, {},
+                                [&](OpBuilder &nb, Location nl, ValueRange idx,
+                                    ValueRange) -> Value {
+                                  SmallVector<Value> src;
+                                  for (size_t d = 0; d < starts.size(); ++d) {
+                                    Value i = nb.create<arith::MulIOp>(
+                                        nl, idx[d],
+                                        idxConst(nb, nl, steps[d]));
+                                    src.push_back(nb.create<arith::AddIOp>(
+                                        nl, i, idxConst(nb, nl, starts[d])));
+                                  }
+                                  return nb.create<tensor::ExtractOp>(
+                                      nl, op.getInput(), src);
+                                }));
     return success();
   });
   addLambda<ExpandOp>(patterns, [](ExpandOp op, PatternRewriter &b) {

@@ -122,7 +122,12 @@ public:
   /// The static tensor type of input i.
   mlir::FailureOr<mlir::RankedTensorType> inputType(size_t i);
   /// Input i's known value, or nullptr if it is computed at run time.
-  const HostTensor *constInput(size_t i);
+  /// Initializers are read on the host when they are integers of at most
+  /// `initializerLimit` elements (float weights stay in their blobs unless
+  /// `floatsToo`).
+  const HostTensor *constInput(size_t i,
+                               int64_t initializerLimit = kHostIntegerLimit,
+                               bool floatsToo = false);
   /// Input i's known value; an error naming `what` if it is not known.
   mlir::FailureOr<const HostTensor *> requireConstInput(size_t i,
                                                         llvm::StringRef what);
@@ -141,6 +146,8 @@ public:
   /// Output i is the tensor `t` (a Constant node's value); large tensors
   /// become resource-backed constants.
   mlir::LogicalResult setOutputTensor(size_t i, onnx::TensorProto &t);
+  /// The same for a tensor the importer made, which the import keeps.
+  mlir::LogicalResult setOutputTensor(size_t i, onnx::TensorProto &&t);
   /// Decodes a (small) tensor attribute on the host.
   mlir::FailureOr<HostTensor> decodeTensor(const onnx::TensorProto &t);
   /// Errors unless outputs from `first` on are unused.
@@ -215,6 +222,7 @@ using HandlerMap = llvm::StringMap<NodeHandler>;
 void registerElementwiseHandlers(HandlerMap &map);
 void registerNNHandlers(HandlerMap &map);
 void registerTensorHandlers(HandlerMap &map);
+void registerQuantizationHandlers(HandlerMap &map);
 /// Every op type the importer handles (the union of the above).
 const HandlerMap &allHandlers();
 

@@ -16,6 +16,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 
+#include <deque>
 #include <map>
 #include <set>
 
@@ -186,6 +187,9 @@ public:
   llvm::StringMap<Value> values;
   llvm::StringMap<HostTensor> constants;
   llvm::StringMap<onnx::TensorProto *> lazyInitializers;
+  /// Tensors the importer made (a dequantized weight), which
+  /// lazyInitializers may point into.
+  std::deque<onnx::TensorProto> madeTensors;
   llvm::StringMap<unsigned> useCounts;
   llvm::StringMap<std::vector<int64_t>> onnxShapes; // ONNX inference hints
   unsigned blobCounter = 0;
@@ -459,7 +463,8 @@ FailureOr<RankedTensorType> NodeImporter::inputType(size_t i) {
   return type;
 }
 
-const HostTensor *NodeImporter::constInput(size_t i) {
+const HostTensor *NodeImporter::constInput(size_t i, int64_t initializerLimit,
+                                           bool floatsToo) {
   if (!hasInput(i))
     return nullptr;
   const std::string &name = node_.input(i);
@@ -477,7 +482,8 @@ const HostTensor *NodeImporter::constInput(size_t i) {
   int64_t count = 1;
   for (int64_t d : t.dims())
     count *= d;
-  if (!element || !isa<IntegerType>(element) || count > kHostIntegerLimit)
+  if (!element || (!isa<IntegerType>(element) && !floatsToo) ||
+      count > initializerLimit)
     return nullptr;
   auto host = graph_.tensorToHost(t);
   if (failed(host))
@@ -554,6 +560,10 @@ LogicalResult NodeImporter::setOutputTensor(size_t i, onnx::TensorProto &t) {
   return graph_.addInitializer(t);
 }
 
+LogicalResult NodeImporter::setOutputTensor(size_t i, onnx::TensorProto &&t) {
+  return setOutputTensor(i, graph_.madeTensors.emplace_back(std::move(t)));
+}
+
 FailureOr<HostTensor> NodeImporter::decodeTensor(const onnx::TensorProto &t) {
   onnx::TensorProto copy = t;
   return graph_.tensorToHost(copy);
@@ -621,6 +631,7 @@ const HandlerMap &allHandlers() {
     registerElementwiseHandlers(m);
     registerNNHandlers(m);
     registerTensorHandlers(m);
+    registerQuantizationHandlers(m);
     return m;
   }();
   return map;

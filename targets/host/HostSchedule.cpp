@@ -2165,11 +2165,20 @@ void reassociateSums(func::FuncOp kernel) {
 /// Divisions by a value the innermost loop does not change (a softmax's row
 /// sum, a norm's deviation) become multiplies by its reciprocal, which LLVM
 /// then computes once per row, as onnxruntime's softmax does (within an
-/// ulp): a division per element cost more than the exponentials. The
-/// reference schedule keeps IEEE divisions.
+/// ulp): a division per element cost more than the exponentials. Not where
+/// the body rounds (QuantizeLinear's round(x / scale): an ulp moves a tie).
+/// The reference schedule keeps IEEE divisions.
 void multiplyByReciprocals(func::FuncOp kernel) {
   kernel.walk([](linalg::GenericOp op) {
     if (op.getNumLoops() == 0)
+      return;
+    bool rounds = false;
+    op.getBody()->walk([&](Operation *inner) {
+      rounds |=
+          isa<math::RoundEvenOp, math::RoundOp, math::FloorOp, math::CeilOp,
+              math::TruncOp, arith::FPToSIOp, arith::FPToUIOp>(inner);
+    });
+    if (rounds)
       return;
     unsigned innermost = op.getNumLoops() - 1;
     SmallVector<arith::DivFOp> divs;

@@ -31,8 +31,8 @@ struct QuantParams {
   RankedTensorType quantized; // the integer side's type
 };
 
-/// Checks the node's attributes and the scale's shape; `intIndex` is the
-/// input or output holding the integer tensor.
+/// Checks the node's attributes, the integer type and the scale's shape
+/// against `x`.
 FailureOr<QuantParams> quantParams(NodeImporter &n, RankedTensorType x,
                                    Type integer) {
   auto axis = n.attrInt("axis", 1);
@@ -79,6 +79,23 @@ FailureOr<Value> alongAxis(NodeImporter &n, size_t i,
   SmallVector<int64_t> shape(rank - *axis, 1);
   shape[0] = cast<RankedTensorType>(v->getType()).getDimSize(0);
   return n.reshape(*v, shape);
+}
+
+/// OpT (ign.sub or ign.add) of `v` and the zero point (input 2, along the
+/// axis, as f32); `v` itself when there is none.
+template <typename OpT>
+FailureOr<Value> withZeroPoint(NodeImporter &n, Value v,
+                               std::optional<int64_t> axis, int64_t rank) {
+  if (!n.hasInput(2))
+    return v;
+  auto z = alongAxis(n, 2, axis, rank);
+  if (failed(z))
+    return failure();
+  Type f32 = n.builder().getF32Type();
+  auto zf = n.createValue<CastOp>(*z, {n.named("to", TypeAttr::get(f32))});
+  if (failed(zf))
+    return failure();
+  return n.createValue<OpT>({v, *zf});
 }
 
 /// The index into a per-axis parameter of element `e` of a tensor of
@@ -142,17 +159,9 @@ LogicalResult importDequantizeLinear(NodeImporter &n) {
   auto v = n.createValue<CastOp>(*in, {n.named("to", TypeAttr::get(f32))});
   if (failed(v))
     return failure();
-  if (hasZero) {
-    auto z = alongAxis(n, 2, p->axis, x->getRank());
-    if (failed(z))
-      return failure();
-    auto zf = n.createValue<CastOp>(*z, {n.named("to", TypeAttr::get(f32))});
-    if (failed(zf))
-      return failure();
-    v = n.createValue<SubOp>({*v, *zf});
-    if (failed(v))
-      return failure();
-  }
+  v = withZeroPoint<SubOp>(n, *v, p->axis, x->getRank());
+  if (failed(v))
+    return failure();
   return done(n, n.createValue<MulOp>({*v, *s}));
 }
 
@@ -195,18 +204,9 @@ LogicalResult importQuantizeLinear(NodeImporter &n) {
   v = n.createValue<RoundOp>(*v);
   if (failed(v))
     return failure();
-  Type f32 = n.builder().getF32Type();
-  if (n.hasInput(2)) {
-    auto z = alongAxis(n, 2, p->axis, x->getRank());
-    if (failed(z))
-      return failure();
-    auto zf = n.createValue<CastOp>(*z, {n.named("to", TypeAttr::get(f32))});
-    if (failed(zf))
-      return failure();
-    v = n.createValue<AddOp>({*v, *zf});
-    if (failed(v))
-      return failure();
-  }
+  v = withZeroPoint<AddOp>(n, *v, p->axis, x->getRank());
+  if (failed(v))
+    return failure();
   auto b = n.builder();
   v = n.createValue<ClipOp>(*v, {n.named("min", b.getF64FloatAttr(lo)),
                                  n.named("max", b.getF64FloatAttr(hi))});

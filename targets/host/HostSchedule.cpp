@@ -1474,6 +1474,24 @@ linalg::LinalgOp prepareKernel(RewriterBase &rewriter, func::FuncOp kernel) {
 
 } // namespace
 
+/// Whether `ops` hold a contraction and, besides it, a reduction that is no
+/// convolution or pool (a softmax's or a norm's row, a second contraction):
+/// the kernels whose temporaries row blocks keep in cache (attention).
+bool reducesAfterContraction(ArrayRef<linalg::LinalgOp> ops) {
+  int contractions = 0;
+  bool rowReduction = false;
+  for (linalg::LinalgOp op : ops) {
+    auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+    if (!generic || op.getNumReductionLoops() == 0)
+      continue;
+    if (linalg::isaContractionOpInterface(op))
+      ++contractions;
+    else if (!analyzeDirectConv(generic) && !analyzeChannelConv(generic))
+      rowReduction = true;
+  }
+  return contractions >= 2 || (contractions == 1 && rowReduction);
+}
+
 search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
                                             const HostMachine &machine) {
   search::ScheduleSpace space;
@@ -1564,13 +1582,9 @@ search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
         add(knobs::kPackRows, {0, 1}, k.packRows);
     }
   }
-  bool reducesAfterContraction = false;
-  kernel.walk([&](linalg::GenericOp op) {
-    reducesAfterContraction |= !contractions.empty() &&
-                               op.getNumReductionLoops() != 0 &&
-                               op != contractions.front();
-  });
-  if (reducesAfterContraction) {
+  SmallVector<linalg::LinalgOp> generics;
+  kernel.walk([&](linalg::GenericOp op) { generics.push_back(op); });
+  if (reducesAfterContraction(generics)) {
     space.defaults[knobs::kBlockRows] = knobs::kHeuristicBlockRows;
     space.knobs.push_back(
         {knobs::kBlockRows, {knobs::kHeuristicBlockRows, 0, 8, 16, 32, 64}});
@@ -1750,24 +1764,27 @@ std::optional<RowBlocks> chooseRowBlocks(linalg::LinalgOp root,
                                          std::optional<int64_t> rowsKnob) {
   llvm::SmallPtrSet<Operation *, 16> in;
   int64_t total = 0;
-  bool reduces = false;
   for (linalg::LinalgOp op : slice) {
     in.insert(op);
-    reduces |= op != root && op.getNumReductionLoops() != 0;
     if (op != root)
       for (Value r : op->getResults())
         total += bytesOf(r);
   }
   int64_t budget = machine.l2Bytes / 2;
-  if (!reduces || (!rowsKnob && total <= budget))
+  if (!reducesAfterContraction(slice) || (!rowsKnob && total <= budget))
     return std::nullopt;
+  // Only loops a workgroup split may take, in pieces it allows (a direct
+  // convolution's filters stay within their weight blocks: blocks of 24
+  // over blocks of 16 read wrong weights).
+  SplitAnalysis splits = analyzeSplits(root);
   SmallVector<int64_t> ranges = root.getStaticLoopRanges();
   auto iterators = root.getIteratorTypesArray();
   std::optional<RowBlocks> best;
   int64_t bestBytes = 0;
   for (unsigned d = 0; d < ranges.size(); ++d) {
     if (iterators[d] != utils::IteratorType::parallel || ranges[d] <= 1 ||
-        ShapedType::isDynamic(ranges[d]))
+        ShapedType::isDynamic(ranges[d]) ||
+        !llvm::is_contained(splits.order, d))
       continue;
     TiledLoops tiled = followLoop(root, d, in);
     int64_t shrinking = 0;
@@ -1793,8 +1810,9 @@ std::optional<RowBlocks> chooseRowBlocks(linalg::LinalgOp root,
   // worth its loop unless asked for (197 queries, a prime, stay whole).
   int64_t perRow = std::max<int64_t>(1, bestBytes / best->range);
   int64_t limit = rowsKnob ? *rowsKnob : budget / perRow;
+  SmallVector<int64_t> counts = splits.legalCounts(best->loop, best->range);
   for (int64_t b = std::min(limit, best->range); b >= 1; --b)
-    if (best->range % b == 0) {
+    if (best->range % b == 0 && llvm::is_contained(counts, best->range / b)) {
       best->rows = b;
       break;
     }

@@ -107,6 +107,13 @@ bool isThinColumns(Operation *op) {
   return pixels % 16 != 0 || pixels / 16 < 32;
 }
 
+/// A convolution with one input channel per group (depthwise).
+bool isDepthwise(ConvOp conv) {
+  auto type = dyn_cast<RankedTensorType>(conv.getInput().getType());
+  return type && type.getRank() >= 3 && conv.getGroup() > 1 &&
+         type.getDimSize(1) == conv.getGroup();
+}
+
 /// What a group may still take in.
 struct GroupInfo {
   SmallVector<Operation *> members; // program order
@@ -298,6 +305,21 @@ void fuse(Grouping &g, ArrayRef<Operation *> ops) {
         }
       }
 
+    // A depthwise convolution takes in the padding of its input when that
+    // feeds nothing else: its workgroups split the channels (or rows) and
+    // each pads its own slice, in cache, instead of a copy kernel writing
+    // and reading the whole padded tensor (a tenth of MobileNetV3's time).
+    if (auto conv = dyn_cast<ConvOp>(x); conv && isDepthwise(conv))
+      if (auto p = operandGroup(conv.getInput());
+          p && g.find(*p) != g.find(self) && g.info(*p).members.size() == 1 &&
+          isa<PadOp>(g.info(*p).members.front()) && g.feedsOnly(*p, x) &&
+          g.canMerge(*p, self)) {
+        bool takesConsumers = g.info(self).takesConsumers;
+        g.merge(self, *p);
+        self = g.find(self);
+        g.info(self).takesConsumers = takesConsumers;
+      }
+
     // Consumers: a pointwise op or a transpose joins the kernel whose
     // full-shaped result it reads (one kernel; the others stay inputs).
     if (kind == Kind::Pointwise || kind == Kind::Transpose)
@@ -382,7 +404,8 @@ Operation *kernelAnchor(Block &body) {
     if (isa<ConstantOp, ReshapeOp, YieldOp, func::ReturnOp>(op))
       continue;
     Kind k = kindOf(&op);
-    if (k != Kind::Pointwise && k != Kind::Transpose && k != Kind::Columns)
+    if (k != Kind::Pointwise && k != Kind::Transpose && k != Kind::Columns &&
+        !isa<PadOp>(op))
       return &op;
     if (!first)
       first = &op;

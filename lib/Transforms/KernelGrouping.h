@@ -18,7 +18,8 @@ bool isInlineConstant(mlir::Value v);
 /// needs a kernel to materialize it.
 bool needsKernel(mlir::Operation *op);
 /// The op a kernel is named after: its first contraction, softmax,
-/// reduction or other non-pointwise op, else its first op.
+/// reduction or other non-pointwise op (a padding it took in aside), else
+/// its first op.
 mlir::Operation *kernelAnchor(mlir::Block &body);
 
 } // namespace ign

@@ -173,3 +173,31 @@ func.func @main(%x: tensor<1x4x32x32xf32>, %w: tensor<8x36xf32>, %y: tensor<1x4x
   %n = ign.matmul %w, %d : (tensor<8x36xf32>, tensor<1x36x64xf32>) -> tensor<1x8x64xf32>
   return %m, %n : tensor<1x8x1024xf32>, tensor<1x8x64xf32>
 }
+
+// -----
+
+// A depthwise convolution takes in the padding of its input (its
+// workgroups pad their own slices); an ordinary convolution's padding stays
+// a kernel of its own (each workgroup of filters would pad all of it).
+// CHECK-LABEL: func.func @main
+// CHECK: ign.kernel %arg0, %arg1 :
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: ign.pad
+// CHECK-NEXT: ign.conv {{.*}}group = 4
+// CHECK-NEXT: ign.yield
+// CHECK: %[[P:.*]] = ign.kernel %arg0 :
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: ign.pad
+// CHECK-NEXT: ign.yield
+// CHECK: ign.kernel %[[P]], %arg2 :
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: ign.conv
+// CHECK-NOT: ign.pad
+// CHECK: ign.yield
+func.func @main(%x: tensor<1x4x8x8xf32>, %dw: tensor<4x1x3x3xf32>, %w: tensor<8x4x3x3xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x8x8x8xf32>) {
+  %p = ign.pad %x {pads = [0, 0, 1, 1, 0, 0, 1, 1]} : (tensor<1x4x8x8xf32>) -> tensor<1x4x10x10xf32>
+  %d = ign.conv %p, %dw {dilations = [1, 1], group = 4, pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x4x10x10xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x8x8xf32>
+  %q = ign.pad %x {pads = [0, 0, 1, 1, 0, 0, 1, 1]} : (tensor<1x4x8x8xf32>) -> tensor<1x4x10x10xf32>
+  %c = ign.conv %q, %w {dilations = [1, 1], pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x4x10x10xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x8x8xf32>
+  return %d, %c : tensor<1x4x8x8xf32>, tensor<1x8x8x8xf32>
+}

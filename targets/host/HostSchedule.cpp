@@ -893,12 +893,14 @@ ContractionKnobs contractionKnobs(const search::Schedule *knobs, unsigned index,
                                           : vectorLanes(range);
   k.rows = machine.tileRows();
   // Up to four vectors that the tile's vectors do not divide: one tile
-  // over all of them, the last vector masked, rows as many as keep the
-  // accumulators (7x7 pixels: 4 vectors of 16 by 4 rows instead of tiles
-  // of 32, 16 and 1 columns that broadcast each row three times).
-  int64_t lanes = machine.lanes();
-  if (lanes >= 4 && range > lanes && range < 4 * lanes && range % lanes) {
-    k.cols = llvm::alignTo(range, lanes);
+  // over all of them, a power of two wide with the last vector masked,
+  // rows as many as keep the accumulators (7x7 pixels: 4 vectors of 16 by
+  // 4 rows instead of tiles of 32, 16 and 1 columns that broadcast each row
+  // three times).
+  int64_t lanes = machine.lanes(), wide = int64_t(llvm::PowerOf2Ceil(range));
+  if (lanes >= 4 && range > lanes && range < 4 * lanes && range % lanes &&
+      wide < range + lanes) {
+    k.cols = wide;
     k.rows = std::max<int64_t>(1, 2 * k.rows * lanes / k.cols);
   }
   if (!c.rowDims.empty())
@@ -1150,10 +1152,12 @@ vectorizeContraction(RewriterBase &rewriter, linalg::GenericOp op,
   // one of 4 instead of 49 tiles of 4; 49 become 32 + 16 and a masked one.
   int64_t range = c->ranges[c->inner];
   int64_t want = tileWidth(k.cols);
-  // A tile of whole vectors as wide as the loop, the last one masked.
+  // A tile as wide as the loop, a power of two of whole vectors, the last
+  // one masked. LLVM splits a masked load of 3 vectors lane by lane: 40
+  // columns as 48 ran a 40x240x120 matmul 13 times slower than 32 + 8.
   int64_t lanes = machine.lanes();
   bool covers = lanes >= 4 && k.cols % lanes == 0 && k.cols >= range &&
-                k.cols < range + lanes;
+                k.cols < range + lanes && llvm::isPowerOf2_64(k.cols);
   int64_t masked = covers ? k.cols : maskedWidth(range, machine, leftover);
   if (peel && !masked && want >= 4 && want < range && range % want != 0) {
     rewriter.setInsertionPoint(op);

@@ -1601,18 +1601,26 @@ search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
       space.defaults[prefix + name] = value;
       space.knobs.push_back({prefix + name, std::move(values)});
     };
+    // The defaults among the values: a masked tile over the whole loop (64
+    // lanes over 49 columns), rows dividing near the default (7 of 98).
+    auto withDefault = [](std::vector<int64_t> values, int64_t value) {
+      if (!llvm::is_contained(values, value))
+        values.insert(llvm::upper_bound(values, value), value);
+      return values;
+    };
     std::vector<int64_t> cols{1};
     for (int64_t v : llvm::reverse(kTileWidths))
       if (v <= c->ranges[c->inner] && v <= 4 * lanes)
         cols.push_back(v);
-    add(knobs::kCols, cols, k.cols);
+    add(knobs::kCols, withDefault(cols, k.cols), k.cols);
     if (!c->rowDims.empty()) {
       std::vector<int64_t> rows;
       int64_t range = c->ranges[c->rowDims.front()];
       for (int64_t r : {1, 2, 3, 4, 5, 6, 8, 10, 12, 14})
         if (r <= range)
           rows.push_back(r);
-      add(knobs::kRows, rows, std::min(k.rows, range));
+      int64_t defaultRows = std::min(k.rows, range);
+      add(knobs::kRows, withDefault(rows, defaultRows), defaultRows);
       std::vector<int64_t> dims;
       for (size_t i = 0; i < c->rowDims.size(); ++i)
         dims.push_back(int64_t(i));

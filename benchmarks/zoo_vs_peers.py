@@ -86,10 +86,11 @@ def shape_args(inputs):
     return args
 
 
-def compile_ignc(ignc, path, inputs, out):
+def compile_ignc(ignc, path, inputs, out, precision="fp32"):
     """None on success, else the first line of ignc's error."""
-    r = subprocess.run([ignc, path, "-q", "--no-tuning-db", "-o", out] + shape_args(inputs),
-                       capture_output=True, text=True)
+    extra = [] if precision == "fp32" else ["--precision", precision]
+    r = subprocess.run([ignc, path, "-q", "--no-tuning-db", "-o", out] + shape_args(inputs)
+                       + extra, capture_output=True, text=True)
     if r.returncode == 0:
         return None
     lines = [l for l in (r.stderr or r.stdout).splitlines() if l.strip()]
@@ -138,10 +139,16 @@ def ort_session(path, threads):
     return ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
 
 
-def ov_model(core, path, threads):
+def ov_model(core, path, threads, precision="fp32"):
     return core.compile_model(path, "CPU", {
         "INFERENCE_NUM_THREADS": threads, "PERFORMANCE_HINT": "LATENCY",
-        "INFERENCE_PRECISION_HINT": "f32", "NUM_STREAMS": 1})
+        "INFERENCE_PRECISION_HINT": "f32" if precision == "fp32" else precision,
+        "NUM_STREAMS": 1})
+
+
+def accuracy_bound(precision):
+    """Largest relative L2 distance from onnxruntime's outputs accepted."""
+    return 1e-4 if precision == "fp32" else 5e-2
 
 
 def time_call(fn, runs):
@@ -176,7 +183,8 @@ def measure(model, args, ov_core, work):
     for tag, exe in engines.items():
         bundles[tag] = os.path.join(work, f"{name}.{tag}.ignb")
         t = time.perf_counter()
-        err = compile_ignc(exe, path, inputs, bundles[tag])
+        err = compile_ignc(exe, path, inputs, bundles[tag],
+                           args.precision if tag == "ignc" else "fp32")
         row[f"{tag}_compile_s"] = time.perf_counter() - t
         if err:
             row[f"{tag}_error"] = err
@@ -192,7 +200,7 @@ def measure(model, args, ov_core, work):
         calls = {"ort": lambda s=sess: s.run(None, feeds)}
         if ov_core is not None:
             try:
-                compiled = ov_model(ov_core, path, t)
+                compiled = ov_model(ov_core, path, t, args.precision)
                 request = compiled.create_infer_request()
                 ov_feeds = {compiled.input(k).get_any_name(): v for k, v in feeds.items()}
                 request.infer(ov_feeds)
@@ -231,10 +239,16 @@ def report(rows, args, have_ov):
     import onnxruntime as ort
     flags = open("/proc/cpuinfo").read()
     isa = "AVX-512" if " avx512f " in flags else ("AVX2" if " avx2 " in flags else "SSE")
+    isa += "".join(f", {name}" for flag, name in ((" avx512_bf16 ", "AVX512-BF16"),
+                                                  (" amx_tile ", "AMX")) if flag in flags)
     lines = [f"Machine: {cpu_name()} ({isa}), {os.cpu_count()} cores. "
              f"onnxruntime {ort.__version__}"
              + (f", OpenVINO {__import__('openvino').__version__}" if have_ov else "")
-             + f". {args.rounds} interleaved rounds per model and thread count.", ""]
+             + f". {args.rounds} interleaved rounds per model and thread count."
+             + ("" if args.precision == "fp32" else
+                f" Precision {args.precision}: ignc --precision={args.precision} and OpenVINO's "
+                f"INFERENCE_PRECISION_HINT={args.precision}; onnxruntime"
+                + (" and the before build" if args.before_ignc else "") + " in fp32."), ""]
     peers = ["ort"] + (["openvino"] if have_ov else [])
     for t in args.threads:
         head = "| model | kind | ignc ms |" + (" before ms |" if args.before_ignc else "") + \
@@ -276,7 +290,7 @@ def report(rows, args, have_ov):
     lines.append(f"ignc compiled {len(rows) - len(failed)} of {len(rows)} models.")
     for r in failed:
         lines.append(f"- {r['model']}: {r['ignc_error']}")
-    wrong = [r for r in rows if r.get("rel_l2") is not None and not r["rel_l2"] <= 1e-4]
+    wrong = [r for r in rows if r.get("rel_l2") is not None and not r["rel_l2"] <= accuracy_bound(args.precision)]
     for r in wrong:
         lines.append(f"- {r['model']}: outputs differ from onnxruntime's (relative L2 {r['rel_l2']:.2e})")
     return "\n".join(lines)
@@ -289,6 +303,9 @@ def main():
     p.add_argument("--threads", default="1,2")
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--only", help="comma-separated model names")
+    p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
+                   help="ignc's --precision and OpenVINO's inference precision; "
+                   "onnxruntime and --before-ignc stay fp32")
     p.add_argument("--out")
     p.add_argument("--csv")
     args = p.parse_args()

@@ -19,3 +19,10 @@ config.substitutions.append(("%python", sys.executable))
 # Compiles consult the default tuning database when it exists: tests never
 # see the developer's (tuning tests pass --tuning-db explicitly).
 config.environment["IGNC_TUNING_DB"] = os.path.join(config.test_exec_root, "no-such-dir", "tuning.db")
+# Tests that run bundles using AVX512-BF16 need a CPU that has it.
+try:
+    with open("/proc/cpuinfo") as f:
+        if " avx512_bf16" in f.read():
+            config.available_features.add("avx512bf16")
+except OSError:
+    pass

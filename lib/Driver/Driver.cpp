@@ -339,7 +339,14 @@ int runCompile(const DriverOptions &options) {
     llvm::errs() << "ignc: error: " << error << "\n";
     return kExitTarget;
   }
-  target::TargetConfig config{selection->chip, options.schedule, options.fuse};
+  target::TargetConfig config{selection->chip, options.schedule, options.fuse,
+                              options.precision};
+  if (std::string why = selection->target->checkPrecision(options.precision);
+      !why.empty()) {
+    llvm::errs() << "ignc: error: --precision=" << options.precision << ": "
+                 << why << "\n";
+    return kExitUsage;
+  }
   if (options.emit == "llvm" && selection->target->lowLevelIRName() != "llvm") {
     llvm::errs() << "ignc: error: --emit=llvm is for --target=host; the "
                  << selection->target->name()

@@ -72,12 +72,14 @@ int workerError(const std::string &message) {
 
 struct BuildArgs {
   std::string task, scheduleFile, out, target = "host", chip;
+  std::string precision = "fp32";
   bool reference = false;
 };
 
 /// `tune-worker build TASK.mlir (--schedule-file F | --reference) -o OUT
-/// [--target T --chip C]`: the task compiled for T (the host's reference
-/// lowering with --reference) with F's knobs on the kernel T runs.
+/// [--target T --chip C --precision P]`: the task compiled for T (the
+/// host's reference lowering with --reference, in fp32) with F's knobs on
+/// the kernel T runs.
 std::optional<BuildArgs> parseBuildArgs(const std::vector<std::string> &args) {
   BuildArgs b;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -92,6 +94,8 @@ std::optional<BuildArgs> parseBuildArgs(const std::vector<std::string> &args) {
       b.target = args[++i];
     else if (args[i] == "--chip" && hasValue)
       b.chip = args[++i];
+    else if (args[i] == "--precision" && hasValue)
+      b.precision = args[++i];
     else if (b.task.empty())
       b.task = args[i];
     else
@@ -139,7 +143,12 @@ int workerBuild(const std::vector<std::string> &args) {
   target::PipelineOptions pipeline;
   pipeline.kernelsFormed = true;
   pipeline.compile.config = {selection->chip,
-                             b->reference ? "reference" : "default", true};
+                             b->reference ? "reference" : "default", true,
+                             b->reference ? "fp32" : b->precision};
+  if (std::string why =
+          selected->checkPrecision(pipeline.compile.config.precision);
+      !why.empty())
+    return workerError("--precision: " + why);
   pipeline.lookup = [&](const target::Target &where, const KernelSummary &) {
     return &where == selected ? &knobs : nullptr;
   };

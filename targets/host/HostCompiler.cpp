@@ -338,14 +338,17 @@ struct HoistStaticAllocations
 };
 
 /// Arith ops LLVM has no instruction for become simpler ones: bf16
-/// conversions integer arithmetic (no compiler-rt needed), ceil and floor
-/// divisions. Unlike upstream's arith-expand, maximumf and minimumf stay
-/// LLVM's intrinsics: expanded into compares and selects, the max of a
-/// softmax's row was a scalar chain LLVM could not vectorize (one element
-/// per 4 cycles).
+/// conversions integer arithmetic (no compiler-rt needed; with
+/// `nativeBf16`, a CPU with AVX512-BF16, LLVM converts with its
+/// instructions instead), ceil and floor divisions. Unlike upstream's
+/// arith-expand, maximumf and minimumf stay LLVM's intrinsics: expanded into
+/// compares and selects, the max of a softmax's row was a scalar chain LLVM
+/// could not vectorize (one element per 4 cycles).
 struct ExpandArithForLLVM
     : PassWrapper<ExpandArithForLLVM, OperationPass<ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(ExpandArithForLLVM)
+  explicit ExpandArithForLLVM(bool nativeBf16) : nativeBf16(nativeBf16) {}
+  bool nativeBf16;
   StringRef getArgument() const final { return "ign-expand-arith-for-llvm"; }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<arith::ArithDialect, vector::VectorDialect>();
@@ -353,7 +356,8 @@ struct ExpandArithForLLVM
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     arith::populateCeilFloorDivExpandOpsPatterns(patterns);
-    arith::populateExpandBFloat16Patterns(patterns);
+    if (!nativeBf16)
+      arith::populateExpandBFloat16Patterns(patterns);
     if (failed(
             applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
@@ -361,7 +365,7 @@ struct ExpandArithForLLVM
 };
 
 /// From buffers to the LLVM dialect.
-void buildCodegenPipeline(PassManager &pm) {
+void buildCodegenPipeline(PassManager &pm, bool nativeBf16) {
   pm.addPass(createForallToForLoopPass());
   pm.addPass(std::make_unique<HoistStaticAllocations>());
   bufferization::BufferDeallocationPipelineOptions dealloc;
@@ -373,7 +377,7 @@ void buildCodegenPipeline(PassManager &pm) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertSCFToCFPass());
-  pm.addPass(std::make_unique<ExpandArithForLLVM>());
+  pm.addPass(std::make_unique<ExpandArithForLLVM>(nativeBf16));
   pm.addPass(createConvertMathToFuncs());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
@@ -493,6 +497,7 @@ HostMachine hostMachine(const std::string &cpu) {
   if (sti->checkFeatures("+avx512f")) {
     machine.vectorBits = 512;
     machine.vectorRegisters = 32;
+    machine.hasBf16Dot = sti->checkFeatures("+avx512bf16");
   } else if (sti->checkFeatures("+avx")) {
     machine.vectorBits = 256;
   }
@@ -612,7 +617,7 @@ lowerKernels(ModuleOp module,
   if (!reference)
     approximateMathFunctions(module);
   PassManager codegen(ctx);
-  buildCodegenPipeline(codegen);
+  buildCodegenPipeline(codegen, machine.hasBf16Dot);
   return codegen.run(module);
 }
 
@@ -716,8 +721,14 @@ LogicalResult compileHostKernels(
   if (kernels.empty())
     return success(); // every kernel runs on a device: no host artifact
   prepareKernels(ctx, kernels);
+  HostMachine machine = hostMachine(config.chip);
+  machine.bf16 = config.precision == "bf16" && machine.hasBf16Dot;
+  if (config.precision == "bf16" && !machine.hasBf16Dot &&
+      config.schedule != "reference")
+    llvm::errs() << "ignc: warning: --precision=bf16: CPU '" << artifact.cpu
+                 << "' has no AVX512-BF16; the kernels compute in fp32\n";
   std::vector<KernelSchedule> schedules;
-  if (failed(lowerKernels(module, kernels, hostMachine(config.chip),
+  if (failed(lowerKernels(module, kernels, machine,
                           config.schedule == "reference", schedules)))
     return failure();
   // The kernel functions are LLVM functions now; only the specs remain.

@@ -1,6 +1,7 @@
 //===- HostSchedule.cpp - loop order and workgroups for the host ----------===//
 
 #include "HostSchedule.h"
+#include "Bf16Contraction.h"
 #include "DirectConv.h"
 #include "DotContraction.h"
 #include "HostKnobs.h"
@@ -954,14 +955,20 @@ ContractionKnobs contractionKnobs(const search::Schedule *knobs, unsigned index,
 
 /// Vectorizes the copy `pack` into panels of `cols` lanes: one vector per
 /// panel row (the source's row is contiguous along them unless
-/// `transposed`). Left scalar, LLVM copied panels one float at a time.
+/// `transposed`), or with `pairs` one (cols x 2) block per pair of rows,
+/// interleaved. Left scalar, LLVM copied panels one float at a time.
 /// Returns the panels.
 Value vectorizePanelCopy(RewriterBase &rewriter, linalg::GenericOp pack,
-                         bool transposed, int64_t cols) {
+                         bool transposed, int64_t cols, bool pairs) {
   if (transposed)
     return pack.getResult(0);
   SmallVector<int64_t> tile(pack.getNumLoops(), 1);
-  tile.back() = cols;
+  if (pairs) {
+    tile.back() = 2;
+    tile[tile.size() - 2] = cols;
+  } else {
+    tile.back() = cols;
+  }
   SmallVector<int64_t> order;
   for (int64_t d = 0; d < int64_t(pack.getNumLoops()); ++d)
     order.push_back(d);
@@ -974,115 +981,206 @@ Value vectorizePanelCopy(RewriterBase &rewriter, linalg::GenericOp pack,
 
 /// Copies operand `b` of a register tile `op` (indexed (..., k, p), or
 /// (..., p, k) when `transposed`, where the tile spans `cols` of p) into
-/// panels [P / cols, K, cols] before the tile loops `outer`, and makes the
-/// tile read the panels: each tile then walks one contiguous panel through
-/// the reduction instead of rows that are a whole page apart (and so all in
-/// the same few L1 sets). Returns false, changing nothing, unless `b` is
-/// indexed so, with unit tiles on its leading dims, statically shaped, and
-/// read through a slice of a tensor defined outside the tile loops.
-bool packPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
-                bool transposed, int64_t cols, Operation *outer) {
+/// panels [P / cols, K, cols] before the tile loops `outer`: each tile then
+/// walks one contiguous panel through the reduction instead of rows that
+/// are a whole page apart (and so all in the same few L1 sets). With
+/// `pairs` (a tile of two reduction steps) the panels are bfloat16 pairs
+/// [P / cols, K / 2, cols * 2], element (k, p) at [k / 2, 2 p + k % 2], as
+/// AVX512-BF16's dot products read them. Returns the tile's view of its
+/// panels: the slice of `b`'s shape (its last two dims (k, p)), or with
+/// `pairs` a vector of cols * 2 bfloat16; null, changing nothing, unless
+/// `b` is indexed so, with unit tiles on its leading dims, statically
+/// shaped, and read through a slice of a tensor defined outside the tile
+/// loops.
+Value buildPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
+                  bool transposed, int64_t cols, Operation *outer, bool pairs) {
   auto slice = b->get().getDefiningOp<tensor::ExtractSliceOp>();
-  if (!slice || cols < 2)
-    return false;
+  if (!slice || cols < (pairs ? 1 : 2))
+    return {};
   Value from = slice.getSource();
   Operation *where = from.getDefiningOp();
   if (!where)
     where = cast<BlockArgument>(from).getOwner()->getParentOp();
   if (outer->isAncestor(where))
-    return false;
+    return {};
   auto source = dyn_cast<RankedTensorType>(slice.getSource().getType());
   if (!source || !source.hasStaticShape() || source.getRank() < 2 ||
-      !slice.hasUnitStride())
-    return false;
+      !slice.hasUnitStride() || (pairs && !source.getElementType().isF32()))
+    return {};
   int64_t rank = source.getRank();
   // Source dims of n and k: (..., k, n), or (..., n, k) when transposed.
   int64_t nDim = transposed ? rank - 2 : rank - 1;
   int64_t kDim = transposed ? rank - 1 : rank - 2;
   int64_t n = source.getDimSize(nDim), kk = source.getDimSize(kDim);
-  if (n % cols != 0)
-    return false;
+  int64_t step = pairs ? 2 : 1;
+  if (n % cols != 0 || kk % step != 0)
+    return {};
   SmallVector<int64_t> sizes(slice.getStaticSizes());
   for (int64_t d = 0; d < rank; ++d)
-    if (sizes[d] != (d == nDim ? cols : 1))
-      return false;
+    if (sizes[d] != (d == nDim ? cols : d == kDim ? step : 1))
+      return {};
 
   // The panels, computed once before the tile loops.
   MLIRContext *ctx = op.getContext();
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(outer);
+  Type element = pairs ? rewriter.getBF16Type() : source.getElementType();
   SmallVector<int64_t> packedShape(source.getShape().drop_back(2));
-  packedShape.append({n / cols, kk, cols});
-  Value empty = rewriter.create<tensor::EmptyOp>(loc, packedShape,
-                                                 source.getElementType());
-  // The source with its n dim split in (n / cols, cols), so the copy is a
-  // permutation (and vectorizes): (lead..., j, k, c) -> source[lead..., k,
-  // j, c] (or [lead..., j, c, k] when transposed).
-  SmallVector<int64_t> expandedShape(source.getShape());
-  expandedShape[nDim] = cols;
-  expandedShape.insert(expandedShape.begin() + nDim, n / cols);
+  packedShape.append({n / cols, kk / step, cols});
+  if (pairs)
+    packedShape.push_back(2);
+  Value empty = rewriter.create<tensor::EmptyOp>(loc, packedShape, element);
+  // The source with its n dim split in (n / cols, cols) (and with pairs its
+  // k dim in (k / 2, 2)), so the copy is a permutation (and vectorizes):
+  // loops (lead..., j, k, c[, p]) read source[lead..., k, j, c] (or [lead...,
+  // j, c, k] when transposed; k is (k, p) with pairs).
+  unsigned loops = unsigned(rank + (pairs ? 2 : 1));
+  auto dim = [&](int64_t d) { return getAffineDimExpr(unsigned(d), ctx); };
+  AffineExpr j = dim(rank - 2), kExpr = dim(rank - 1), c = dim(rank);
+  SmallVector<int64_t> expandedShape;
   SmallVector<ReassociationIndices> groups;
+  SmallVector<AffineExpr> read;
   for (int64_t d = 0; d < rank; ++d) {
-    int64_t e = d <= nDim ? d : d + 1;
-    groups.push_back(d == nDim ? ReassociationIndices{e, e + 1}
-                               : ReassociationIndices{e});
+    int64_t e = int64_t(expandedShape.size());
+    if (d == nDim) {
+      expandedShape.append({n / cols, cols});
+      groups.push_back({e, e + 1});
+      read.append({j, c});
+    } else if (d == kDim && pairs) {
+      expandedShape.append({kk / 2, 2});
+      groups.push_back({e, e + 1});
+      read.append({kExpr, dim(rank + 1)});
+    } else {
+      expandedShape.push_back(source.getDimSize(d));
+      groups.push_back({e});
+      read.push_back(d == kDim ? kExpr : dim(d));
+    }
   }
   Value expanded = rewriter.create<tensor::ExpandShapeOp>(
       loc, RankedTensorType::get(expandedShape, source.getElementType()),
       slice.getSource(), groups);
-  unsigned loops = unsigned(rank + 1);
-  SmallVector<AffineExpr> read;
-  for (int64_t d = 0; d + 2 < rank; ++d)
-    read.push_back(getAffineDimExpr(unsigned(d), ctx));
-  AffineExpr j = getAffineDimExpr(unsigned(rank - 2), ctx);
-  AffineExpr kExpr = getAffineDimExpr(unsigned(rank - 1), ctx);
-  AffineExpr c = getAffineDimExpr(unsigned(rank), ctx);
-  if (transposed)
-    read.append({j, c, kExpr});
-  else
-    read.append({kExpr, j, c});
   SmallVector<AffineMap> maps{AffineMap::get(loops, 0, read, ctx),
                               AffineMap::getMultiDimIdentityMap(loops, ctx)};
   SmallVector<utils::IteratorType> iterators(loops,
                                              utils::IteratorType::parallel);
   auto pack = rewriter.create<linalg::GenericOp>(
       loc, empty.getType(), ValueRange{expanded}, ValueRange{empty}, maps,
-      iterators, [](OpBuilder &b, Location l, ValueRange args) {
-        b.create<linalg::YieldOp>(l, args[0]);
+      iterators, [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value v = args[0];
+        if (pairs)
+          v = nb.create<arith::TruncFOp>(l, element, v);
+        nb.create<linalg::YieldOp>(l, v);
       });
-  Value panels = vectorizePanelCopy(rewriter, pack, transposed, cols);
+  Value panels = vectorizePanelCopy(rewriter, pack, transposed, cols, pairs);
+  if (pairs) {
+    // [..., P / cols, K / 2, cols * 2]: a tile's step reads one row.
+    SmallVector<ReassociationIndices> merge;
+    for (int64_t d = 0; d < rank; ++d)
+      merge.push_back({d});
+    merge.push_back({rank, rank + 1});
+    SmallVector<int64_t> merged(packedShape.begin(), packedShape.end() - 2);
+    merged.push_back(cols * 2);
+    rewriter.setInsertionPoint(outer); // the copy's tiling moved it
+    panels = rewriter.create<tensor::CollapseShapeOp>(
+        loc, RankedTensorType::get(merged, element), panels, merge);
+  }
 
-  // The tile's slice of B becomes the same elements of the panels.
+  // The tile's slice of B: the same elements of the panels.
   rewriter.setInsertionPoint(slice);
   SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
-  Value nOffset = getValueOrCreateConstantIndexOp(rewriter, loc, offsets[nDim]);
-  Value panel = rewriter.create<arith::DivUIOp>(
-      loc, nOffset, rewriter.create<arith::ConstantIndexOp>(loc, cols));
+  auto divide = [&](OpFoldResult v, int64_t by) -> OpFoldResult {
+    if (by == 1)
+      return v;
+    return rewriter
+        .create<arith::DivUIOp>(
+            loc, getValueOrCreateConstantIndexOp(rewriter, loc, v),
+            rewriter.create<arith::ConstantIndexOp>(loc, by))
+        .getResult();
+  };
   SmallVector<OpFoldResult> packedOffsets(offsets.begin(), offsets.end() - 2);
-  packedOffsets.append({panel, offsets[kDim], rewriter.getIndexAttr(0)});
+  packedOffsets.append({divide(offsets[nDim], cols),
+                        divide(offsets[kDim], step), rewriter.getIndexAttr(0)});
   SmallVector<OpFoldResult> packedSizes(rank + 1, rewriter.getIndexAttr(1));
-  packedSizes.back() = rewriter.getIndexAttr(cols);
+  packedSizes.back() = rewriter.getIndexAttr(pairs ? cols * 2 : cols);
   SmallVector<OpFoldResult> strides(rank + 1, rewriter.getIndexAttr(1));
-  // The tile reads (..., k, n) from the panels: a transposed B's map gets
-  // its last two results swapped to match.
+  RankedTensorType viewType;
+  if (pairs) {
+    viewType = RankedTensorType::get({cols * 2}, element);
+  } else {
+    // The tile reads (..., k, n) from the panels.
+    auto sliceType = cast<RankedTensorType>(slice.getType());
+    SmallVector<int64_t> shape(sliceType.getShape());
+    if (transposed)
+      std::swap(shape[rank - 2], shape[rank - 1]);
+    viewType = RankedTensorType::get(shape, element);
+  }
+  return rewriter.create<tensor::ExtractSliceOp>(
+      loc, viewType, panels, packedOffsets, packedSizes, strides);
+}
+
+/// Rounds the tensor that operand `a` of register tile `op` slices (before
+/// the tile loops `outer`) to bfloat16 in its own layout, and returns the
+/// tile's slice of it: for an operand contiguous along the reduction (A as
+/// usual, (..., m, k)), whose pairs are already adjacent. An elementwise
+/// loop, which LLVM vectorizes; null, changing nothing, unless `a` is a
+/// slice of a static f32 tensor defined outside the tile loops.
+Value roundToBf16(RewriterBase &rewriter, OpOperand *a, Operation *outer) {
+  auto slice = a->get().getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice)
+    return {};
+  Value from = slice.getSource();
+  Operation *where = from.getDefiningOp();
+  if (!where)
+    where = cast<BlockArgument>(from).getOwner()->getParentOp();
+  auto source = dyn_cast<RankedTensorType>(from.getType());
+  if (outer->isAncestor(where) || !source || !source.hasStaticShape() ||
+      !source.getElementType().isF32())
+    return {};
+  Location loc = slice.getLoc();
+  rewriter.setInsertionPoint(outer);
+  Type bf16 = rewriter.getBF16Type();
+  Value empty = rewriter.create<tensor::EmptyOp>(loc, source.getShape(), bf16);
+  unsigned rank = unsigned(source.getRank());
+  AffineMap id = rewriter.getMultiDimIdentityMap(rank);
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto round = rewriter.create<linalg::GenericOp>(
+      loc, empty.getType(), ValueRange{from}, ValueRange{empty},
+      SmallVector<AffineMap>{id, id}, iterators,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        nb.create<linalg::YieldOp>(
+            l, nb.create<arith::TruncFOp>(l, bf16, args[0]).getResult());
+      });
+  rewriter.setInsertionPoint(slice);
   auto sliceType = cast<RankedTensorType>(slice.getType());
-  SmallVector<int64_t> shape(sliceType.getShape());
-  if (transposed)
-    std::swap(shape[rank - 2], shape[rank - 1]);
-  auto packedSlice = rewriter.create<tensor::ExtractSliceOp>(
-      loc, RankedTensorType::get(shape, sliceType.getElementType()), panels,
-      packedOffsets, packedSizes, strides);
+  return rewriter.create<tensor::ExtractSliceOp>(
+      loc, RankedTensorType::get(sliceType.getShape(), bf16),
+      round.getResult(0), slice.getMixedOffsets(), slice.getMixedSizes(),
+      slice.getMixedStrides());
+}
+
+/// Makes register tile `op` read its operand `b` from f32 panels
+/// (buildPanels); a transposed B's map gets its last two results swapped
+/// to match. Returns false, changing nothing, when b cannot be packed.
+bool packPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
+                bool transposed, int64_t cols, Operation *outer) {
+  auto slice = b->get().getDefiningOp<tensor::ExtractSliceOp>();
+  Value packed =
+      buildPanels(rewriter, op, b, transposed, cols, outer, /*pairs=*/false);
+  if (!packed)
+    return false;
   SmallVector<AffineMap> opMaps = op.getIndexingMapsArray();
   if (transposed) {
     AffineMap m = opMaps[b->getOperandNumber()];
     SmallVector<AffineExpr> results(m.getResults());
+    unsigned rank = m.getNumResults();
     std::swap(results[rank - 2], results[rank - 1]);
-    opMaps[b->getOperandNumber()] =
-        AffineMap::get(m.getNumDims(), m.getNumSymbols(), results, ctx);
+    opMaps[b->getOperandNumber()] = AffineMap::get(
+        m.getNumDims(), m.getNumSymbols(), results, op.getContext());
   }
   rewriter.modifyOpInPlace(op, [&] {
     op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(opMaps));
-    b->set(packedSlice.getResult());
+    b->set(packed);
   });
   if (slice->use_empty())
     rewriter.eraseOp(slice);
@@ -1136,6 +1234,79 @@ bool streamsOnce(const ContractionLoops &c, const search::Schedule *knobs,
   bool asked = knobs && (knobs->count(prefix + knobs::kPack) ||
                          knobs->count(prefix + knobs::kKTile));
   return !asked && c.rows() <= k.rows && !c.streamsTransposed;
+}
+
+/// Whether register tiles of contraction `op` (its loops `c`, tiled `cols`
+/// wide along its columns, `row` its row loop) take bfloat16 dot products
+/// (--precision=bf16): the machine has them, the tile is whole vectors of
+/// a 512-bit register, the reduction (or its chunk `kTile`) is even, one
+/// operand streams the columns and the other broadcasts the rows, and the
+/// contraction has more rows than one tile (a matrix-vector product reads
+/// each weight once: converting it into pairs first would cost more).
+bool takesBf16Pairs(linalg::GenericOp op, const ContractionLoops &c,
+                    std::optional<unsigned> row, bool masked, int64_t cols,
+                    int64_t kTile, const HostMachine &machine) {
+  auto out =
+      dyn_cast<RankedTensorType>(op.getDpsInitOperand(0)->get().getType());
+  if (!machine.bf16 || !out || !out.getElementType().isF32() || !c.reduction ||
+      !row || masked || machine.lanes() != kBf16DotLanes ||
+      cols % kBf16DotLanes != 0)
+    return false;
+  int64_t steps = kTile ? kTile : c.ranges[*c.reduction];
+  if (steps % 2 != 0 || c.rows() <= machine.tileRows())
+    return false;
+  bool streamed = false, broadcast = false;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(in);
+    if (streamedLayout(map, c))
+      streamed = true;
+    else if (panelLayout(map, *row, c.reduction))
+      broadcast = true;
+  }
+  return streamed && broadcast;
+}
+
+/// Packs both operands of register tile `tiled` (two reduction steps,
+/// `rows` x `cols`) into bfloat16 pairs before its loops and computes it
+/// with dot products of them. False, leaving the tile a linalg op, when an
+/// operand cannot be packed.
+bool vectorizeBf16Tile(RewriterBase &rewriter,
+                       const scf::SCFTilingResult &tiled,
+                       const ContractionLoops &c, unsigned row, int64_t rows,
+                       int64_t cols) {
+  auto op = dyn_cast<linalg::GenericOp>(tiled.tiledOps.back());
+  if (!op || tiled.loops.empty())
+    return false;
+  OpOperand *streamed = nullptr, *broadcast = nullptr;
+  bool streamedT = false, broadcastT = false;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(in);
+    if (auto t = streamedLayout(map, c)) {
+      streamed = in;
+      streamedT = *t;
+    } else if (auto t = panelLayout(map, row, c.reduction)) {
+      broadcast = in;
+      broadcastT = *t;
+    }
+  }
+  if (!streamed || !broadcast)
+    return false;
+  Operation *outer = tiled.loops.front();
+  Value bPairs = buildPanels(rewriter, op, streamed, streamedT, cols, outer,
+                             /*pairs=*/true);
+  if (!bPairs)
+    return false;
+  // A as usual (..., m, k) holds its pairs adjacent already: rounded in
+  // place (packed, it was a scatter of 4-byte pieces); transposed, packed.
+  AffineMap aMap = op.getMatchingIndexingMap(broadcast);
+  Value aPairs = broadcastT ? roundToBf16(rewriter, broadcast, outer)
+                            : buildPanels(rewriter, op, broadcast, broadcastT,
+                                          rows, outer, /*pairs=*/true);
+  if (!aPairs)
+    return false;
+  emitBf16DotTile(rewriter, op, aPairs, broadcastT ? aMap : AffineMap(), bPairs,
+                  row, c.inner, rows, cols);
+  return true;
 }
 
 /// Tiles a contraction into register tiles of `rows` output rows by `cols`
@@ -1285,9 +1456,19 @@ vectorizeContraction(RewriterBase &rewriter, linalg::GenericOp op,
   if (c->reduction)
     applied[prefix + knobs::kKTile] = kTile;
 
+  // (A covering tile as wide as the loop masks nothing.)
+  bool bf16 = takesBf16Pairs(target, *c, row, masked && masked != cols, cols,
+                             kTile, machine);
+  if (bf16)
+    tile[*c->reduction] = 2;
   auto tiled = tileInPlace(rewriter, target, tile, order);
   if (failed(tiled))
     return {};
+  if (bf16 && vectorizeBf16Tile(rewriter, *tiled, *c, *row, tile[*row], cols)) {
+    applied[prefix + knobs::kPack] = 1;
+    applied[prefix + knobs::kPackRows] = 1;
+    return tile;
+  }
   if (c->reduction) {
     applied[prefix + knobs::kPack] =
         k.pack == 1 && packStreamedOperand(rewriter, *tiled, *c, cols);
@@ -2397,6 +2578,7 @@ void finishSchedule(func::FuncOp kernel) {
   });
   reassociateSums(kernel);
   multiplyByReciprocals(kernel);
+  lowerBf16Dots(kernel);
 }
 
 } // namespace ign::host

@@ -38,6 +38,11 @@ struct HostMachine {
   int64_t l1Bytes = 32 << 10;
   /// Level-2 cache per core.
   int64_t l2Bytes = 1 << 20;
+  /// The CPU has AVX512-BF16's dot products of bfloat16 pairs.
+  bool hasBf16Dot = false;
+  /// Contractions round their inputs to bfloat16 and sum pairs of products
+  /// in f32 (--precision=bf16 on a CPU with hasBf16Dot).
+  bool bf16 = false;
 
   /// f32 lanes of one vector register.
   int64_t lanes() const { return vectorBits >= 64 ? vectorBits / 32 : 1; }

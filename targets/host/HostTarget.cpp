@@ -130,8 +130,14 @@ public:
     }
     return c;
   }
+  std::string checkPrecision(const std::string &precision) const override {
+    return precision == "fp32" || precision == "bf16"
+               ? ""
+               : "the host computes in fp32 or bf16";
+  }
   std::string fingerprint(const target::TargetConfig &config) const override {
-    return hostFingerprint(config.chip, IGN_VERSION_STRING);
+    std::string f = hostFingerprint(config.chip, IGN_VERSION_STRING);
+    return config.precision == "fp32" ? f : f + "/" + config.precision;
   }
   bool claims(mlir::func::FuncOp, const target::TargetConfig &,
               std::string &) const override {
@@ -163,6 +169,10 @@ public:
     if (config.chip != "host" || config.schedule != "default")
       return "tuning measures on this machine: it needs --target=host and "
              "the default schedule";
+    if (config.precision != "fp32")
+      return "tuning validates candidates at fp32 thresholds: it is not "
+             "offered with --precision=" +
+             config.precision + " yet";
     return "";
   }
   mlir::FailureOr<target::TuningTask>

@@ -89,6 +89,12 @@ int ign::igncMain(int argc, char **argv) {
                  "thread: the correctness oracle)")
       ->check(CLI::IsMember({"default", "reference"}))
       ->capture_default_str();
+  app.add_option("--precision", options.precision,
+                 "what matmuls and convolutions compute in: fp32, or bf16 "
+                 "(inputs rounded to bfloat16, sums in f32; on the host with "
+                 "AVX512-BF16, else fp32 with a warning)")
+      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->capture_default_str();
   app.add_option("--input-shape", inputShapes,
                  "bind a graph input's shape: NAME=1x3x224x224 (repeatable)");
   app.add_option("--freeze-input", frozen,

@@ -44,6 +44,7 @@ struct DriverOptions {
   std::string emit; // "" (bundle), "ign", "linalg", "kernels" or "llvm"
   std::string schedule = "default"; // or "reference"
   bool fuse = true;                 // false: one op per kernel (--no-fuse)
+  std::string precision = "fp32";   // or "bf16" (--precision)
   bool json = false;                // --emit=kernels as JSON
   bool printWeights = false;
   Verbosity verbosity = Verbosity::Normal;

@@ -54,6 +54,9 @@ struct TargetConfig {
   std::string chip;                 // one of the target's chips
   std::string schedule = "default"; // "reference": the plain lowering
   bool fuse = true;                 // false: one op per kernel
+  /// What matmuls and convolutions compute in: "fp32", or "bf16" (inputs
+  /// rounded to bfloat16, products summed in f32) where the chip has it.
+  std::string precision = "fp32";
 };
 
 /// A kernel the placement gave to a target, to compile into the bundle.
@@ -132,6 +135,14 @@ public:
   virtual std::string defaultChip() const = 0;
   /// "" when `chip` names a chip of this target, else why not.
   virtual std::string checkChip(const std::string &chip) const;
+  /// "" when the target computes in `precision` (--precision), else why
+  /// not. Every target computes in fp32.
+  virtual std::string checkPrecision(const std::string &precision) const {
+    return precision == "fp32" ? ""
+                               : "the " + name() +
+                                     " target computes in fp32 "
+                                     "only";
+  }
   /// The chip's description (nullopt when unknown); on the host, measured.
   virtual std::optional<ChipInfo> chipInfo(const std::string &chip) const;
   /// What a schedule measured on this target depends on, for the tuning

@@ -867,10 +867,14 @@ int64_t maskedWidth(int64_t range, const HostMachine &machine, bool leftover) {
 /// use the rest): in one workgroup GEMM 1024^3 ran 32.0 -> 21.3 ms and a
 /// 256x2304x196 convolution matmul 2.85 -> 2.21 ms in chunks of 256 on a
 /// 48 KiB L1
-/// (benchmarks/results/2026-12-01-native-tiles.md).
+/// (benchmarks/results/2026-12-01-native-tiles.md). With bf16 tiles (an
+/// even reduction on a machine computing in bf16) a panel's element is 2
+/// bytes: 128 x 384 x 1536 with GELU in chunks of 128 1.09-1.12 ms, whole
+/// (384) 0.98-1.06 ms on a 32 KiB L1.
 int64_t defaultReductionChunk(int64_t reduction, int64_t cols,
                               const HostMachine &machine) {
-  int64_t rowBytes = std::max<int64_t>(1, cols) * 4;
+  int64_t element = machine.bf16 && reduction % 2 == 0 ? 2 : 4;
+  int64_t rowBytes = std::max<int64_t>(1, cols) * element;
   if (reduction * rowBytes <= machine.l1Bytes)
     return 0;
   for (int64_t t = std::min<int64_t>(512, reduction / 2); t >= 64; --t)

@@ -168,11 +168,14 @@ struct MeasureArgs {
   int seeds = 3, threads = 0, maxRuns = 200;
   double minTimeMs = 300;
   int64_t flushMb = 0;
+  /// --tolerance-of: float outputs are checked at this dtype's thresholds
+  /// (bf16 for kernels that compute in bf16).
+  std::optional<ignrt_dtype> toleranceOf;
 };
 
 /// `tune-worker measure BUNDLE --reference-dir DIR [--write-reference]
 /// [--seeds N] [--threads T] [--min-time-ms M] [--flush-mb F]
-/// [--max-runs R]`.
+/// [--max-runs R] [--tolerance-of bf16]`.
 std::optional<MeasureArgs>
 parseMeasureArgs(const std::vector<std::string> &args, std::string &error) {
   MeasureArgs m;
@@ -197,7 +200,11 @@ parseMeasureArgs(const std::vector<std::string> &args, std::string &error) {
         m.flushMb = std::stoll(next());
       else if (args[i] == "--max-runs")
         m.maxRuns = std::stoi(next());
-      else if (m.path.empty())
+      else if (args[i] == "--tolerance-of") {
+        if (next() != "bf16")
+          throw std::runtime_error("--tolerance-of takes bf16");
+        m.toleranceOf = IGNRT_BF16;
+      } else if (m.path.empty())
         m.path = args[i];
       else
         throw std::runtime_error("unexpected argument '" + args[i] + "'");
@@ -269,7 +276,7 @@ std::string checkOutputs(ignrt_bundle *bundle, const MeasureArgs &m,
       if (!readFile(file, want) || want.size() != bytes)
         return "no reference output '" + file + "'";
       search::Comparison c =
-          search::compareOutput(got, want, bytes, info.dtype);
+          search::compareOutput(got, want, bytes, info.dtype, m.toleranceOf);
       worstL2 = std::max(worstL2, c.relL2);
       worstAbs = std::max(worstAbs, c.maxAbs);
       pass &= c.pass;
@@ -505,7 +512,8 @@ tuneModel(ModuleOp module, const target::Selection &selection,
   context.threads = tune.threads > 0 ? tune.threads : cores;
   context.candidateTimeout = tune.candidateTimeout;
   context.workDir = cleanup.path;
-  context.targetArgs = {"--target", t.name(), "--chip", selection.chip};
+  context.targetArgs = {"--target",     t.name(),      "--chip",
+                        selection.chip, "--precision", config.precision};
 
   auto tasks = selectedTasks(module, selection, config, cleanup.path);
   if (!tasks)

@@ -140,7 +140,8 @@ Comparison compareValues(const std::vector<double> &got,
 }
 
 Comparison compareOutput(const char *got, const std::string &want, size_t bytes,
-                         ignrt_dtype dtype) {
+                         ignrt_dtype dtype,
+                         std::optional<ignrt_dtype> computedIn) {
   if (want.size() != bytes)
     return Comparison{INFINITY, INFINITY, false};
   // Equal bytes pass whatever the dtype (NaNs included).
@@ -152,7 +153,8 @@ Comparison compareOutput(const char *got, const std::string &want, size_t bytes,
     g[i] = elementAt(got, i, dtype);
     w[i] = elementAt(want.data(), i, dtype);
   }
-  return compareValues(g, w, dtype);
+  bool floating = toleranceFor(dtype).has_value();
+  return compareValues(g, w, floating && computedIn ? *computedIn : dtype);
 }
 
 } // namespace ign::search

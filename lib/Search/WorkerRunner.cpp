@@ -36,8 +36,11 @@ private:
     bool ready = false;
     std::string error;
   };
-  std::vector<std::string> worker(std::vector<std::string> args) const {
+  std::vector<std::string>
+  worker(std::vector<std::string> args,
+         const std::vector<std::string> &more = {}) const {
     args.insert(args.begin(), {options_.executable, "tune-worker"});
+    args.insert(args.end(), more.begin(), more.end());
     return args;
   }
   const Reference &reference(size_t task);
@@ -110,7 +113,8 @@ void WorkerRunner::measureOne(size_t task, const std::string &bundle,
   WorkerResult m = runWorker(
       worker({"measure", bundle, "--reference-dir", references_[task].dir,
               "--threads", std::to_string(options_.threads), "--flush-mb",
-              std::to_string(tasks_[task].flushMb)}),
+              std::to_string(tasks_[task].flushMb)},
+             options_.measureArgs),
       options_.timeoutSeconds);
   std::error_code ec;
   fs::remove(bundle, ec);

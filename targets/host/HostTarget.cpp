@@ -169,10 +169,6 @@ public:
     if (config.chip != "host" || config.schedule != "default")
       return "tuning measures on this machine: it needs --target=host and "
              "the default schedule";
-    if (config.precision != "fp32")
-      return "tuning validates candidates at fp32 thresholds: it is not "
-             "offered with --precision=" +
-             config.precision + " yet";
     return "";
   }
   mlir::FailureOr<target::TuningTask>
@@ -212,7 +208,7 @@ HostTarget::tuningTask(const target::TaskModule &task,
 
 std::unique_ptr<target::Runner>
 HostTarget::createRunner(const std::vector<const target::TaskModule *> &tasks,
-                         const target::TargetConfig &,
+                         const target::TargetConfig &config,
                          const target::RunnerContext &context) const {
   std::vector<search::WorkerTask> work;
   for (const target::TaskModule *t : tasks)
@@ -220,6 +216,10 @@ HostTarget::createRunner(const std::vector<const target::TaskModule *> &tasks,
   search::WorkerRunnerOptions options;
   options.executable = context.executable;
   options.targetArgs = context.targetArgs;
+  // Candidates computing in bf16 are checked against the fp32 reference at
+  // bf16's thresholds.
+  if (config.precision == "bf16" && hostMachine(config.chip).hasBf16Dot)
+    options.measureArgs = {"--tolerance-of", "bf16"};
   options.workDir = context.workDir;
   options.jobs = context.jobs;
   options.threads = context.threads;

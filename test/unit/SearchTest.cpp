@@ -230,6 +230,22 @@ TEST(Validator, OutputBytes) {
                   .pass);
 }
 
+// f32 outputs of kernels computing in bf16 are held to bf16's thresholds;
+// integer outputs stay exact whatever the kernels compute in.
+TEST(Validator, OutputsOfKernelsComputingInBf16) {
+  float got[4] = {1, 2, 3, 4.01f}, want[4] = {1, 2, 3, 4};
+  std::string w(reinterpret_cast<const char *>(want), sizeof want);
+  const char *g = reinterpret_cast<const char *>(got);
+  EXPECT_FALSE(ign::search::compareOutput(g, w, sizeof got, IGNRT_F32).pass);
+  EXPECT_TRUE(
+      ign::search::compareOutput(g, w, sizeof got, IGNRT_F32, IGNRT_BF16).pass);
+  int32_t gi[2] = {1, 2}, wi[2] = {1, 3};
+  std::string wis(reinterpret_cast<const char *>(wi), sizeof wi);
+  EXPECT_FALSE(ign::search::compareOutput(reinterpret_cast<const char *>(gi),
+                                          wis, sizeof gi, IGNRT_I32, IGNRT_BF16)
+                   .pass);
+}
+
 TEST(TargetRegistry, ResolvesNamesSpellingsAndChips) {
   using namespace ign::target;
   registerBuiltinTargets();

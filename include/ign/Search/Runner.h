@@ -44,6 +44,9 @@ struct WorkerRunnerOptions {
   std::string executable; // ignc
   /// How the worker finds the target: `--target NAME --chip CHIP`.
   std::vector<std::string> targetArgs;
+  /// More arguments of every `tune-worker measure` (`--tolerance-of bf16`
+  /// when the kernels compute in bf16).
+  std::vector<std::string> measureArgs;
   std::string workDir; // candidates' files and the reference outputs
   int jobs = 1, threads = 1;
   double timeoutSeconds = 60;

@@ -36,9 +36,12 @@ struct Comparison {
 Comparison compareValues(const std::vector<double> &got,
                          const std::vector<double> &want, ignrt_dtype dtype);
 
-/// Compares one output's bytes with its reference's (`bytes` each).
+/// Compares one output's bytes with its reference's (`bytes` each), under
+/// the thresholds of `dtype`, or, for a floating-point output, of
+/// `computedIn` when given (f32 outputs of kernels that compute in bf16).
 Comparison compareOutput(const char *got, const std::string &want, size_t bytes,
-                         ignrt_dtype dtype);
+                         ignrt_dtype dtype,
+                         std::optional<ignrt_dtype> computedIn = std::nullopt);
 
 /// The element at `i` of `data` as a double.
 double elementAt(const char *data, size_t i, ignrt_dtype dtype);

@@ -32,15 +32,22 @@ Value pairDot(OpBuilder &b, Location loc, Value acc, Value x, Value y) {
                                          vector::IteratorType::reduction)}));
 }
 
-/// Whether `op` is a pairDot.
+/// Whether `op` is a pairDot: its shapes, types, maps and kind.
 bool isPairDot(vector::ContractionOp op) {
   auto lhs = dyn_cast<VectorType>(op.getLhsType());
   auto acc = dyn_cast<VectorType>(op.getAccType());
-  return lhs && acc && lhs == op.getRhsType() &&
-         lhs.getShape() == ArrayRef<int64_t>{kBf16DotLanes, 2} &&
-         lhs.getElementType().isBF16() && acc.getRank() == 1 &&
-         acc.getElementType().isF32() &&
-         op.getKind() == vector::CombiningKind::ADD;
+  if (!lhs || !acc || lhs != op.getRhsType() ||
+      lhs.getShape() != ArrayRef<int64_t>{kBf16DotLanes, 2} ||
+      !lhs.getElementType().isBF16() || acc.getRank() != 1 ||
+      !acc.getElementType().isF32() ||
+      op.getKind() != vector::CombiningKind::ADD)
+    return false;
+  MLIRContext *ctx = op.getContext();
+  AffineExpr i = getAffineDimExpr(0, ctx), p = getAffineDimExpr(1, ctx);
+  auto both = AffineMap::get(2, 0, {i, p}, ctx);
+  auto lanes = AffineMap::get(2, 0, {i}, ctx);
+  return op.getIndexingMapsArray() ==
+         SmallVector<AffineMap>{both, both, lanes};
 }
 
 /// The declaration of vdpbf16ps's intrinsic in the kernel's module (LLVM

@@ -983,6 +983,15 @@ Value vectorizePanelCopy(RewriterBase &rewriter, linalg::GenericOp pack,
   return tiled->replacements.front();
 }
 
+/// Whether `v` is defined outside the loops `outer` (a value defined in the
+/// kernel before them, or one of its arguments).
+bool isDefinedOutside(Value v, Operation *outer) {
+  Operation *where = v.getDefiningOp();
+  if (!where)
+    where = cast<BlockArgument>(v).getOwner()->getParentOp();
+  return !outer->isAncestor(where);
+}
+
 /// Copies operand `b` of a register tile `op` (indexed (..., k, p), or
 /// (..., p, k) when `transposed`, where the tile spans `cols` of p) into
 /// panels [P / cols, K, cols] before the tile loops `outer`: each tile then
@@ -999,13 +1008,8 @@ Value vectorizePanelCopy(RewriterBase &rewriter, linalg::GenericOp pack,
 Value buildPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
                   bool transposed, int64_t cols, Operation *outer, bool pairs) {
   auto slice = b->get().getDefiningOp<tensor::ExtractSliceOp>();
-  if (!slice || cols < (pairs ? 1 : 2))
-    return {};
-  Value from = slice.getSource();
-  Operation *where = from.getDefiningOp();
-  if (!where)
-    where = cast<BlockArgument>(from).getOwner()->getParentOp();
-  if (outer->isAncestor(where))
+  if (!slice || cols < (pairs ? 1 : 2) ||
+      !isDefinedOutside(slice.getSource(), outer))
     return {};
   auto source = dyn_cast<RankedTensorType>(slice.getSource().getType());
   if (!source || !source.hasStaticShape() || source.getRank() < 2 ||
@@ -1130,15 +1134,11 @@ Value buildPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
 /// slice of a static f32 tensor defined outside the tile loops.
 Value roundToBf16(RewriterBase &rewriter, OpOperand *a, Operation *outer) {
   auto slice = a->get().getDefiningOp<tensor::ExtractSliceOp>();
-  if (!slice)
+  if (!slice || !isDefinedOutside(slice.getSource(), outer))
     return {};
   Value from = slice.getSource();
-  Operation *where = from.getDefiningOp();
-  if (!where)
-    where = cast<BlockArgument>(from).getOwner()->getParentOp();
   auto source = dyn_cast<RankedTensorType>(from.getType());
-  if (outer->isAncestor(where) || !source || !source.hasStaticShape() ||
-      !source.getElementType().isF32())
+  if (!source || !source.hasStaticShape() || !source.getElementType().isF32())
     return {};
   Location loc = slice.getLoc();
   rewriter.setInsertionPoint(outer);
@@ -1240,6 +1240,29 @@ bool streamsOnce(const ContractionLoops &c, const search::Schedule *knobs,
   return !asked && c.rows() <= k.rows && !c.streamsTransposed;
 }
 
+/// The operands of a contraction tile: the one streamed along the columns
+/// and the one broadcast along the rows (loop `row`), each with whether it
+/// is transposed (panelLayout); null when the op has no such operand.
+struct TileOperands {
+  OpOperand *streamed = nullptr, *broadcast = nullptr;
+  bool streamedT = false, broadcastT = false;
+};
+TileOperands tileOperands(linalg::GenericOp op, const ContractionLoops &c,
+                          unsigned row) {
+  TileOperands t;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(in);
+    if (auto s = streamedLayout(map, c)) {
+      t.streamed = in;
+      t.streamedT = *s;
+    } else if (auto b = panelLayout(map, row, c.reduction)) {
+      t.broadcast = in;
+      t.broadcastT = *b;
+    }
+  }
+  return t;
+}
+
 /// Whether register tiles of contraction `op` (its loops `c`, tiled `cols`
 /// wide along its columns, `row` its row loop) take bfloat16 dot products
 /// (--precision=bf16): the machine has them, the tile is whole vectors of
@@ -1259,15 +1282,8 @@ bool takesBf16Pairs(linalg::GenericOp op, const ContractionLoops &c,
   int64_t steps = kTile ? kTile : c.ranges[*c.reduction];
   if (steps % 2 != 0 || c.rows() <= machine.tileRows())
     return false;
-  bool streamed = false, broadcast = false;
-  for (OpOperand *in : op.getDpsInputOperands()) {
-    AffineMap map = op.getMatchingIndexingMap(in);
-    if (streamedLayout(map, c))
-      streamed = true;
-    else if (panelLayout(map, *row, c.reduction))
-      broadcast = true;
-  }
-  return streamed && broadcast;
+  TileOperands t = tileOperands(op, c, *row);
+  return t.streamed && t.broadcast;
 }
 
 /// Packs both operands of register tile `tiled` (two reduction steps,
@@ -1281,35 +1297,25 @@ bool vectorizeBf16Tile(RewriterBase &rewriter,
   auto op = dyn_cast<linalg::GenericOp>(tiled.tiledOps.back());
   if (!op || tiled.loops.empty())
     return false;
-  OpOperand *streamed = nullptr, *broadcast = nullptr;
-  bool streamedT = false, broadcastT = false;
-  for (OpOperand *in : op.getDpsInputOperands()) {
-    AffineMap map = op.getMatchingIndexingMap(in);
-    if (auto t = streamedLayout(map, c)) {
-      streamed = in;
-      streamedT = *t;
-    } else if (auto t = panelLayout(map, row, c.reduction)) {
-      broadcast = in;
-      broadcastT = *t;
-    }
-  }
-  if (!streamed || !broadcast)
+  TileOperands t = tileOperands(op, c, row);
+  if (!t.streamed || !t.broadcast)
     return false;
   Operation *outer = tiled.loops.front();
-  Value bPairs = buildPanels(rewriter, op, streamed, streamedT, cols, outer,
+  Value bPairs = buildPanels(rewriter, op, t.streamed, t.streamedT, cols, outer,
                              /*pairs=*/true);
   if (!bPairs)
     return false;
   // A as usual (..., m, k) holds its pairs adjacent already: rounded in
   // place (packed, it was a scatter of 4-byte pieces); transposed, packed.
-  AffineMap aMap = op.getMatchingIndexingMap(broadcast);
-  Value aPairs = broadcastT ? roundToBf16(rewriter, broadcast, outer)
-                            : buildPanels(rewriter, op, broadcast, broadcastT,
-                                          rows, outer, /*pairs=*/true);
+  AffineMap aMap = op.getMatchingIndexingMap(t.broadcast);
+  Value aPairs = t.broadcastT
+                     ? roundToBf16(rewriter, t.broadcast, outer)
+                     : buildPanels(rewriter, op, t.broadcast, t.broadcastT,
+                                   rows, outer, /*pairs=*/true);
   if (!aPairs)
     return false;
-  emitBf16DotTile(rewriter, op, aPairs, broadcastT ? aMap : AffineMap(), bPairs,
-                  row, c.inner, rows, cols);
+  emitBf16DotTile(rewriter, op, aPairs, t.broadcastT ? aMap : AffineMap(),
+                  bPairs, row, c.inner, rows, cols);
   return true;
 }
 

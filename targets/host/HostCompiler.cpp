@@ -2,6 +2,7 @@
 
 #include "HostCompiler.h"
 #include "HostSchedule.h"
+#include "PrepackedWeights.h"
 
 #include "ign/Conversion/Passes.h"
 #include "ign/Dialect/Ign/IR/IgnOps.h"
@@ -570,11 +571,10 @@ prepareKernels(MLIRContext *ctx,
 
 /// The schedules on tensors, bufferization, workgroup distribution and
 /// codegen down to the LLVM dialect.
-static LogicalResult
-lowerKernels(ModuleOp module,
-             llvm::MutableArrayRef<target::PlacedKernel> kernels,
-             const HostMachine &machine, bool reference,
-             std::vector<KernelSchedule> &schedules) {
+static LogicalResult lowerKernels(
+    ModuleOp module, llvm::MutableArrayRef<target::PlacedKernel> kernels,
+    const HostMachine &machine, bool reference,
+    std::vector<KernelSchedule> &schedules, bundle::BundleContents &contents) {
   MLIRContext *ctx = module.getContext();
   PassManager lowering(ctx);
   buildLoweringPipeline(lowering);
@@ -594,6 +594,11 @@ lowerKernels(ModuleOp module,
   cleanup.addPass(createCSEPass());
   if (failed(cleanup.run(module)))
     return failure();
+  auto panels = bindPrepackedPanels(kernels, contents);
+  if (failed(panels))
+    return failure();
+  for (auto [schedule, count] : llvm::zip(schedules, *panels))
+    schedule.prepackedPanels = count;
   for (target::PlacedKernel &k : kernels)
     copyPassedThroughResults(k.kernel);
   PassManager bufferizing(ctx);
@@ -727,9 +732,10 @@ LogicalResult compileHostKernels(
       config.schedule != "reference")
     llvm::errs() << "ignc: warning: --precision=bf16: CPU '" << artifact.cpu
                  << "' has no AVX512-BF16; the kernels compute in fp32\n";
+  markWeightArguments(kernels, contents);
   std::vector<KernelSchedule> schedules;
   if (failed(lowerKernels(module, kernels, machine,
-                          config.schedule == "reference", schedules)))
+                          config.schedule == "reference", schedules, contents)))
     return failure();
   // The kernel functions are LLVM functions now; only the specs remain.
   std::vector<bundle::KernelSpec *> specs;

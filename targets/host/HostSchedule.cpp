@@ -5,6 +5,7 @@
 #include "DirectConv.h"
 #include "DotContraction.h"
 #include "HostKnobs.h"
+#include "PrepackedPanels.h"
 #include "TileUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -56,6 +57,8 @@ std::string KernelSchedule::toJson() const {
     j["register_tile"] = registerTile;
   if (!knobs.empty())
     j["knobs"] = knobs;
+  if (prepackedPanels)
+    j["prepacked_panels"] = prepackedPanels;
   return j.dump();
 }
 
@@ -992,42 +995,17 @@ bool isDefinedOutside(Value v, Operation *outer) {
   return !outer->isAncestor(where);
 }
 
-/// Copies operand `b` of a register tile `op` (indexed (..., k, p), or
-/// (..., p, k) when `transposed`, where the tile spans `cols` of p) into
-/// panels [P / cols, K, cols] before the tile loops `outer`: each tile then
-/// walks one contiguous panel through the reduction instead of rows that
-/// are a whole page apart (and so all in the same few L1 sets). With
-/// `pairs` (a tile of two reduction steps) the panels are bfloat16 pairs
-/// [P / cols, K / 2, cols * 2], element (k, p) at [k / 2, 2 p + k % 2], as
-/// AVX512-BF16's dot products read them. Returns the tile's view of its
-/// panels: the slice of `b`'s shape (its last two dims (k, p)), or with
-/// `pairs` a vector of cols * 2 bfloat16; null, changing nothing, unless
-/// `b` is indexed so, with unit tiles on its leading dims, statically
-/// shaped, and read through a slice of a tensor defined outside the tile
-/// loops.
-Value buildPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
-                  bool transposed, int64_t cols, Operation *outer, bool pairs) {
-  auto slice = b->get().getDefiningOp<tensor::ExtractSliceOp>();
-  if (!slice || cols < (pairs ? 1 : 2) ||
-      !isDefinedOutside(slice.getSource(), outer))
-    return {};
-  auto source = dyn_cast<RankedTensorType>(slice.getSource().getType());
-  if (!source || !source.hasStaticShape() || source.getRank() < 2 ||
-      !slice.hasUnitStride() || (pairs && !source.getElementType().isF32()))
-    return {};
+/// The copy of the tile slice `slice`'s source into panels (buildPanels),
+/// computed before the tile loops `outer` on every run.
+Value copyIntoPanels(RewriterBase &rewriter, linalg::GenericOp op,
+                     tensor::ExtractSliceOp slice, bool transposed,
+                     int64_t cols, Operation *outer, bool pairs) {
+  auto source = cast<RankedTensorType>(slice.getSource().getType());
   int64_t rank = source.getRank();
-  // Source dims of n and k: (..., k, n), or (..., n, k) when transposed.
   int64_t nDim = transposed ? rank - 2 : rank - 1;
   int64_t kDim = transposed ? rank - 1 : rank - 2;
   int64_t n = source.getDimSize(nDim), kk = source.getDimSize(kDim);
   int64_t step = pairs ? 2 : 1;
-  if (n % cols != 0 || kk % step != 0)
-    return {};
-  SmallVector<int64_t> sizes(slice.getStaticSizes());
-  for (int64_t d = 0; d < rank; ++d)
-    if (sizes[d] != (d == nDim ? cols : d == kDim ? step : 1))
-      return {};
-
   // The panels, computed once before the tile loops.
   MLIRContext *ctx = op.getContext();
   Location loc = op.getLoc();
@@ -1092,6 +1070,57 @@ Value buildPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
     panels = rewriter.create<tensor::CollapseShapeOp>(
         loc, RankedTensorType::get(merged, element), panels, merge);
   }
+
+  return panels;
+}
+
+/// Copies operand `b` of a register tile `op` (indexed (..., k, p), or
+/// (..., p, k) when `transposed`, where the tile spans `cols` of p) into
+/// panels [P / cols, K, cols] before the tile loops `outer`: each tile then
+/// walks one contiguous panel through the reduction instead of rows that
+/// are a whole page apart (and so all in the same few L1 sets). With
+/// `pairs` (a tile of two reduction steps) the panels are bfloat16 pairs
+/// [P / cols, K / 2, cols * 2], element (k, p) at [k / 2, 2 p + k % 2], as
+/// AVX512-BF16's dot products read them. A constant weight's f32 panels
+/// are packed at compile time instead (PrepackedPanels.h). Returns the
+/// tile's view of its panels: the slice of `b`'s shape (its last two dims (k,
+/// p)), or with `pairs` a vector of cols * 2 bfloat16; null, changing nothing,
+/// unless `b` is indexed so, with unit tiles on its leading dims, statically
+/// shaped, and read through a slice of a tensor defined outside the tile
+/// loops.
+Value buildPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
+                  bool transposed, int64_t cols, Operation *outer, bool pairs) {
+  auto slice = b->get().getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice || cols < (pairs ? 1 : 2) ||
+      !isDefinedOutside(slice.getSource(), outer))
+    return {};
+  auto source = dyn_cast<RankedTensorType>(slice.getSource().getType());
+  if (!source || !source.hasStaticShape() || source.getRank() < 2 ||
+      !slice.hasUnitStride() || (pairs && !source.getElementType().isF32()))
+    return {};
+  int64_t rank = source.getRank();
+  // Source dims of n and k: (..., k, n), or (..., n, k) when transposed.
+  int64_t nDim = transposed ? rank - 2 : rank - 1;
+  int64_t kDim = transposed ? rank - 1 : rank - 2;
+  int64_t n = source.getDimSize(nDim), kk = source.getDimSize(kDim);
+  int64_t step = pairs ? 2 : 1;
+  if (n % cols != 0 || kk % step != 0)
+    return {};
+  SmallVector<int64_t> sizes(slice.getStaticSizes());
+  for (int64_t d = 0; d < rank; ++d)
+    if (sizes[d] != (d == nDim ? cols : d == kDim ? step : 1))
+      return {};
+
+  Location loc = op.getLoc();
+  Type element = pairs ? rewriter.getBF16Type() : source.getElementType();
+  // Constant weights were packed at compile time; the rest is copied into
+  // panels before the tile loops.
+  Value panels = pairs ? Value()
+                       : prepackedPanels(rewriter, slice.getSource(),
+                                         transposed, cols, outer);
+  if (!panels)
+    panels =
+        copyIntoPanels(rewriter, op, slice, transposed, cols, outer, pairs);
 
   // The tile's slice of B: the same elements of the panels.
   rewriter.setInsertionPoint(slice);

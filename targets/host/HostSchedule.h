@@ -68,6 +68,9 @@ struct KernelSchedule {
   search::Schedule knobs;
   /// "default" (heuristics) or "tuned" (knobs given).
   std::string kind = "default";
+  /// Panels of constant weights it reads as packed at compile time
+  /// (PrepackedPanels.h).
+  int64_t prepackedPanels = 0;
 
   std::string toJson() const;
 };

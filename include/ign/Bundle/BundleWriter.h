@@ -4,6 +4,7 @@
 #define IGN_BUNDLE_BUNDLEWRITER_H
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,6 +63,9 @@ struct BundleContents {
   int64_t opset = 0;
   std::vector<TensorSpec> inputs, outputs;
   std::vector<std::pair<TensorSpec, std::string_view>> weights;
+  /// The bytes of weights the compiler made (a weight's view may point into
+  /// them; shared, so that copies of the contents keep them alive).
+  std::vector<std::shared_ptr<const std::string>> weightStorage;
   std::vector<KernelSpec> kernels;
   std::vector<LaunchSpec> launches;
   uint64_t arenaBytes = 0; // intermediates, packed by liveness

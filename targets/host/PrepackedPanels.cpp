@@ -1,0 +1,321 @@
+//===- PrepackedPanels.cpp - constant weights in panels at compile time ---===//
+
+#include "PrepackedPanels.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
+using namespace mlir;
+
+namespace ign::host {
+
+std::vector<int64_t> PanelPlan::shape() const {
+  return {int64_t(offsets.size()), k / chunk, width / cols, chunk, cols};
+}
+
+DictionaryAttr PanelPlan::toAttr(MLIRContext *ctx) const {
+  Builder b(ctx);
+  return b.getDictionaryAttr({
+      b.getNamedAttr("source", b.getI64IntegerAttr(source)),
+      b.getNamedAttr("transposed", b.getBoolAttr(transposed)),
+      b.getNamedAttr("k", b.getI64IntegerAttr(k)),
+      b.getNamedAttr("n", b.getI64IntegerAttr(n)),
+      b.getNamedAttr("cols", b.getI64IntegerAttr(cols)),
+      b.getNamedAttr("width", b.getI64IntegerAttr(width)),
+      b.getNamedAttr("chunk", b.getI64IntegerAttr(chunk)),
+      b.getNamedAttr("offsets", b.getDenseI64ArrayAttr(offsets)),
+  });
+}
+
+std::optional<PanelPlan> PanelPlan::fromAttr(Attribute attr) {
+  auto dict = dyn_cast_or_null<DictionaryAttr>(attr);
+  if (!dict)
+    return std::nullopt;
+  PanelPlan p;
+  auto get = [&](const char *name, int64_t &out) {
+    auto a = dict.getAs<IntegerAttr>(name);
+    if (a)
+      out = a.getInt();
+    return bool(a);
+  };
+  auto transposed = dict.getAs<BoolAttr>("transposed");
+  auto offsets = dict.getAs<DenseI64ArrayAttr>("offsets");
+  if (!get("source", p.source) || !get("k", p.k) || !get("n", p.n) ||
+      !get("cols", p.cols) || !get("width", p.width) ||
+      !get("chunk", p.chunk) || !transposed || !offsets)
+    return std::nullopt;
+  p.transposed = transposed.getValue();
+  p.offsets.assign(offsets.asArrayRef().begin(), offsets.asArrayRef().end());
+  if (p.cols < 1 || p.chunk < 1 || p.width % p.cols || p.k % p.chunk ||
+      p.offsets.empty())
+    return std::nullopt;
+  for (int64_t o : p.offsets)
+    if (o < 0 || o + p.width > p.n)
+      return std::nullopt;
+  return p;
+}
+
+std::string packPanelBytes(const PanelPlan &p, const float *weight) {
+  std::vector<int64_t> shape = p.shape();
+  int64_t elements = 1;
+  for (int64_t d : shape)
+    elements *= d;
+  std::string bytes(size_t(elements) * sizeof(float), '\0');
+  auto *out = reinterpret_cast<float *>(bytes.data());
+  for (int64_t o : p.offsets)
+    for (int64_t c = 0; c < shape[1]; ++c)
+      for (int64_t j = 0; j < shape[2]; ++j)
+        for (int64_t kk = 0; kk < p.chunk; ++kk)
+          for (int64_t l = 0; l < p.cols; ++l) {
+            int64_t k = c * p.chunk + kk, n = o + j * p.cols + l;
+            *out++ = p.transposed ? weight[n * p.k + k] : weight[k * p.n + n];
+          }
+  return bytes;
+}
+
+namespace {
+
+/// An index `constant + coeff * iv`, for at most one loop's induction
+/// variable `iv` (null: a constant).
+struct LinearIndex {
+  int64_t constant = 0, coeff = 0;
+  Value iv;
+};
+
+/// A loop's constant bounds for its induction variable `iv`.
+struct LoopRange {
+  int64_t lb = 0, ub = 0, step = 1;
+  int64_t trips() const { return (ub - lb + step - 1) / step; }
+};
+
+std::optional<LoopRange> rangeOf(Value iv) {
+  auto arg = dyn_cast<BlockArgument>(iv);
+  if (!arg)
+    return std::nullopt;
+  Operation *owner = arg.getOwner()->getParentOp();
+  std::optional<int64_t> lb, ub, step;
+  if (auto f = dyn_cast<scf::ForOp>(owner)) {
+    if (f.getInductionVar() != iv)
+      return std::nullopt;
+    lb = getConstantIntValue(f.getLowerBound());
+    ub = getConstantIntValue(f.getUpperBound());
+    step = getConstantIntValue(f.getStep());
+  } else if (auto f = dyn_cast<scf::ForallOp>(owner)) {
+    unsigned d = arg.getArgNumber();
+    if (d >= f.getRank())
+      return std::nullopt;
+    lb = getConstantIntValue(f.getMixedLowerBound()[d]);
+    ub = getConstantIntValue(f.getMixedUpperBound()[d]);
+    step = getConstantIntValue(f.getMixedStep()[d]);
+  }
+  if (!lb || !ub || !step || *step < 1 || *ub <= *lb)
+    return std::nullopt;
+  return LoopRange{*lb, *ub, *step};
+}
+
+/// `li` with no induction variable when its coefficient is zero.
+LinearIndex normalized(LinearIndex li) {
+  if (li.coeff == 0)
+    li.iv = {};
+  return li;
+}
+
+std::optional<LinearIndex> add(LinearIndex a, LinearIndex b) {
+  if (a.iv && b.iv && a.iv != b.iv)
+    return std::nullopt;
+  return normalized(LinearIndex{a.constant + b.constant, a.coeff + b.coeff,
+                                a.iv ? a.iv : b.iv});
+}
+
+/// `v` as a LinearIndex: constants, loop induction variables, sums and
+/// products by constants of them, and affine maps without divisions.
+std::optional<LinearIndex> linearIndex(OpFoldResult v, int depth = 0) {
+  if (auto c = getConstantIntValue(v))
+    return LinearIndex{*c, 0, {}};
+  Value value = dyn_cast<Value>(v);
+  if (!value || depth > 8)
+    return std::nullopt;
+  if (rangeOf(value))
+    return LinearIndex{0, 1, value};
+  if (auto sum = value.getDefiningOp<arith::AddIOp>()) {
+    auto a = linearIndex(sum.getLhs(), depth + 1);
+    auto b = linearIndex(sum.getRhs(), depth + 1);
+    return a && b ? add(*a, *b) : std::nullopt;
+  }
+  if (auto product = value.getDefiningOp<arith::MulIOp>()) {
+    auto a = linearIndex(product.getLhs(), depth + 1);
+    auto b = linearIndex(product.getRhs(), depth + 1);
+    if (!a || !b || (a->iv && b->iv))
+      return std::nullopt;
+    if (b->iv)
+      std::swap(a, b);
+    return normalized(
+        LinearIndex{a->constant * b->constant, a->coeff * b->constant, a->iv});
+  }
+  auto apply = value.getDefiningOp<affine::AffineApplyOp>();
+  if (!apply || apply.getMapOperands().size() != 1 ||
+      apply.getAffineMap().getNumSymbols() != 0)
+    return std::nullopt;
+  AffineExpr e = apply.getAffineMap().getResult(0);
+  bool linear = true;
+  e.walk([&](AffineExpr sub) {
+    linear &= sub.getKind() != AffineExprKind::Mod &&
+              sub.getKind() != AffineExprKind::FloorDiv &&
+              sub.getKind() != AffineExprKind::CeilDiv;
+  });
+  auto inner = linearIndex(apply.getMapOperands().front(), depth + 1);
+  if (!linear || !inner)
+    return std::nullopt;
+  // e(x) = e(0) + (e(1) - e(0)) x for a map without divisions.
+  auto at = [&](int64_t x) {
+    SmallVector<int64_t> r = apply.getAffineMap().compose({x});
+    return r.front();
+  };
+  int64_t e0 = at(0), slope = at(1) - e0;
+  return normalized(LinearIndex{e0 + slope * inner->constant,
+                                slope * inner->coeff, inner->iv});
+}
+
+/// The `ign.weight` argument `source` slices, with the offsets of the
+/// slice along each of its two dims; nullopt unless every slice on the way
+/// has unit strides and rank 2.
+std::optional<std::pair<BlockArgument, std::array<LinearIndex, 2>>>
+weightOffsets(Value source, func::FuncOp kernel) {
+  std::array<LinearIndex, 2> offsets;
+  Value v = source;
+  while (auto slice = v.getDefiningOp<tensor::ExtractSliceOp>()) {
+    if (!slice.hasUnitStride() || slice.getSourceType().getRank() != 2 ||
+        slice.getType().getRank() != 2)
+      return std::nullopt;
+    for (int d = 0; d < 2; ++d) {
+      auto li = linearIndex(slice.getMixedOffsets()[d]);
+      auto sum = li ? add(offsets[d], *li) : std::nullopt;
+      if (!sum)
+        return std::nullopt;
+      offsets[d] = *sum;
+    }
+    v = slice.getSource();
+  }
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg || arg.getOwner() != &kernel.getBody().front() ||
+      !kernel.getArgAttr(arg.getArgNumber(), kWeightArgAttr))
+    return std::nullopt;
+  return std::make_pair(arg, offsets);
+}
+
+/// The index of the piece the loop around `li` is at: (iv - lb) / step.
+Value pieceIndex(RewriterBase &rewriter, Location loc, const LinearIndex &li) {
+  if (!li.iv)
+    return rewriter.create<arith::ConstantIndexOp>(loc, 0);
+  LoopRange r = *rangeOf(li.iv);
+  Value lb = rewriter.create<arith::ConstantIndexOp>(loc, r.lb);
+  Value step = rewriter.create<arith::ConstantIndexOp>(loc, r.step);
+  return rewriter.create<arith::DivUIOp>(
+      loc, rewriter.create<arith::SubIOp>(loc, li.iv, lb), step);
+}
+
+/// The plan of the panels of a [k, n]-slice of the weight at `offsets`
+/// (along k and n), or nullopt unless the loops step the column offset
+/// through whole pieces inside the weight and the reduction offset through
+/// chunks that tile it exactly.
+std::optional<PanelPlan> planPanels(const LinearIndex &kOffset,
+                                    const LinearIndex &nOffset, int64_t k,
+                                    int64_t n, int64_t sliceK, int64_t sliceN) {
+  PanelPlan p;
+  p.k = k, p.n = n, p.width = sliceN, p.chunk = sliceK;
+  if (!nOffset.iv) {
+    p.offsets.push_back(nOffset.constant);
+  } else {
+    LoopRange r = *rangeOf(nOffset.iv);
+    for (int64_t t = 0; t < r.trips(); ++t)
+      p.offsets.push_back(nOffset.constant +
+                          nOffset.coeff * (r.lb + t * r.step));
+  }
+  for (int64_t o : p.offsets)
+    if (o < 0 || o + sliceN > n)
+      return std::nullopt;
+  if (!kOffset.iv)
+    return kOffset.constant == 0 && sliceK == k ? std::optional(p)
+                                                : std::nullopt;
+  LoopRange r = *rangeOf(kOffset.iv);
+  if (kOffset.constant + kOffset.coeff * r.lb != 0 ||
+      kOffset.coeff * r.step != sliceK || r.trips() * sliceK != k)
+    return std::nullopt;
+  return p;
+}
+
+/// The kernel's `ign.panels` argument for `plan`: an existing one with the
+/// same plan, or a new last argument.
+BlockArgument panelsArgument(func::FuncOp kernel, const PanelPlan &plan) {
+  MLIRContext *ctx = kernel.getContext();
+  DictionaryAttr attr = plan.toAttr(ctx);
+  for (unsigned i = 0; i < kernel.getNumArguments(); ++i)
+    if (kernel.getArgAttr(i, kPanelsArgAttr) == attr)
+      return kernel.getArgument(i);
+  unsigned index = kernel.getNumArguments();
+  auto type = RankedTensorType::get(plan.shape(), Float32Type::get(ctx));
+  Builder b(ctx);
+  DictionaryAttr attrs = b.getDictionaryAttr(
+      {b.getNamedAttr(kPanelsArgAttr, attr),
+       b.getNamedAttr("bufferization.writable", b.getBoolAttr(false))});
+  kernel.insertArgument(index, type, attrs, kernel.getLoc());
+  return kernel.getArgument(index);
+}
+
+} // namespace
+
+Value prepackedPanels(RewriterBase &rewriter, Value source, bool transposed,
+                      int64_t cols, Operation *outer) {
+  auto kernel = outer->getParentOfType<func::FuncOp>();
+  auto type = dyn_cast<RankedTensorType>(source.getType());
+  if (!kernel || !type || type.getRank() != 2 || !type.hasStaticShape() ||
+      !type.getElementType().isF32())
+    return {};
+  auto found = weightOffsets(source, kernel);
+  if (!found)
+    return {};
+  auto [weight, offsets] = *found;
+  auto weightType = cast<RankedTensorType>(weight.getType());
+  if (!weightType.hasStaticShape() || !weightType.getElementType().isF32())
+    return {};
+  int nDim = transposed ? 0 : 1, kDim = 1 - nDim;
+  int64_t sliceN = type.getDimSize(nDim), sliceK = type.getDimSize(kDim);
+  if (cols < 1 || sliceN % cols)
+    return {};
+  auto plan =
+      planPanels(offsets[kDim], offsets[nDim], weightType.getDimSize(kDim),
+                 weightType.getDimSize(nDim), sliceK, sliceN);
+  if (!plan)
+    return {};
+  plan->source = weight.getArgNumber();
+  plan->transposed = transposed;
+  plan->cols = cols;
+  BlockArgument panels = panelsArgument(kernel, *plan);
+  if (!panels)
+    return {};
+
+  // The piece and chunk the loops around `outer` are at, and their panels.
+  Location loc = outer->getLoc();
+  rewriter.setInsertionPoint(outer);
+  Value piece = pieceIndex(rewriter, loc, offsets[nDim]);
+  Value chunk = pieceIndex(rewriter, loc, offsets[kDim]);
+  std::vector<int64_t> shape = plan->shape();
+  SmallVector<OpFoldResult> at{piece, chunk, rewriter.getIndexAttr(0),
+                               rewriter.getIndexAttr(0),
+                               rewriter.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes{
+      rewriter.getIndexAttr(1), rewriter.getIndexAttr(1),
+      rewriter.getIndexAttr(shape[2]), rewriter.getIndexAttr(shape[3]),
+      rewriter.getIndexAttr(shape[4])};
+  SmallVector<OpFoldResult> strides(5, rewriter.getIndexAttr(1));
+  auto sliceType = RankedTensorType::get({shape[2], shape[3], shape[4]},
+                                         rewriter.getF32Type());
+  return rewriter.create<tensor::ExtractSliceOp>(loc, sliceType, panels, at,
+                                                 sizes, strides);
+}
+
+} // namespace ign::host

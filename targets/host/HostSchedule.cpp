@@ -1081,8 +1081,8 @@ Value copyIntoPanels(RewriterBase &rewriter, linalg::GenericOp op,
 /// are a whole page apart (and so all in the same few L1 sets). With
 /// `pairs` (a tile of two reduction steps) the panels are bfloat16 pairs
 /// [P / cols, K / 2, cols * 2], element (k, p) at [k / 2, 2 p + k % 2], as
-/// AVX512-BF16's dot products read them. A constant weight's f32 panels
-/// are packed at compile time instead (PrepackedPanels.h). Returns the
+/// AVX512-BF16's dot products read them. A constant weight's panels are
+/// packed at compile time instead (PrepackedPanels.h). Returns the
 /// tile's view of its panels: the slice of `b`'s shape (its last two dims (k,
 /// p)), or with `pairs` a vector of cols * 2 bfloat16; null, changing nothing,
 /// unless `b` is indexed so, with unit tiles on its leading dims, statically
@@ -1115,9 +1115,8 @@ Value buildPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
   Type element = pairs ? rewriter.getBF16Type() : source.getElementType();
   // Constant weights were packed at compile time; the rest is copied into
   // panels before the tile loops.
-  Value panels = pairs ? Value()
-                       : prepackedPanels(rewriter, slice.getSource(),
-                                         transposed, cols, outer);
+  Value panels = prepackedPanels(rewriter, slice.getSource(), transposed, cols,
+                                 outer, pairs);
   if (!panels)
     panels =
         copyIntoPanels(rewriter, op, slice, transposed, cols, outer, pairs);

@@ -9,12 +9,16 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
+#include <cstring>
+
 using namespace mlir;
 
 namespace ign::host {
 
 std::vector<int64_t> PanelPlan::shape() const {
-  return {int64_t(offsets.size()), k / chunk, width / cols, chunk, cols};
+  int64_t step = pairs ? 2 : 1;
+  return {int64_t(offsets.size()), k / chunk, width / cols, chunk / step,
+          cols * step};
 }
 
 DictionaryAttr PanelPlan::toAttr(MLIRContext *ctx) const {
@@ -27,6 +31,7 @@ DictionaryAttr PanelPlan::toAttr(MLIRContext *ctx) const {
       b.getNamedAttr("cols", b.getI64IntegerAttr(cols)),
       b.getNamedAttr("width", b.getI64IntegerAttr(width)),
       b.getNamedAttr("chunk", b.getI64IntegerAttr(chunk)),
+      b.getNamedAttr("pairs", b.getBoolAttr(pairs)),
       b.getNamedAttr("offsets", b.getDenseI64ArrayAttr(offsets)),
   });
 }
@@ -49,9 +54,11 @@ std::optional<PanelPlan> PanelPlan::fromAttr(Attribute attr) {
       !get("chunk", p.chunk) || !transposed || !offsets)
     return std::nullopt;
   p.transposed = transposed.getValue();
+  if (auto pairs = dict.getAs<BoolAttr>("pairs"))
+    p.pairs = pairs.getValue();
   p.offsets.assign(offsets.asArrayRef().begin(), offsets.asArrayRef().end());
   if (p.cols < 1 || p.chunk < 1 || p.width % p.cols || p.k % p.chunk ||
-      p.offsets.empty())
+      p.offsets.empty() || (p.pairs && p.chunk % 2))
     return std::nullopt;
   for (int64_t o : p.offsets)
     if (o < 0 || o + p.width > p.n)
@@ -59,20 +66,40 @@ std::optional<PanelPlan> PanelPlan::fromAttr(Attribute attr) {
   return p;
 }
 
+/// `f` rounded to bfloat16 as VCVTNEPS2BF16 does: to nearest even, zero
+/// and denormals to a signed zero, NaNs quieted.
+static uint16_t toBf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  if ((u & 0x7f800000u) == 0)
+    return uint16_t((u >> 16) & 0x8000u);
+  if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu))
+    return uint16_t((u >> 16) | 0x40u);
+  return uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
 std::string packPanelBytes(const PanelPlan &p, const float *weight) {
   std::vector<int64_t> shape = p.shape();
   int64_t elements = 1;
   for (int64_t d : shape)
     elements *= d;
-  std::string bytes(size_t(elements) * sizeof(float), '\0');
-  auto *out = reinterpret_cast<float *>(bytes.data());
+  std::string bytes(size_t(elements * p.elementBytes()), '\0');
+  auto element = [&](int64_t k, int64_t n) {
+    return p.transposed ? weight[n * p.k + k] : weight[k * p.n + n];
+  };
+  auto *f32 = reinterpret_cast<float *>(bytes.data());
+  auto *bf16 = reinterpret_cast<uint16_t *>(bytes.data());
   for (int64_t o : p.offsets)
     for (int64_t c = 0; c < shape[1]; ++c)
       for (int64_t j = 0; j < shape[2]; ++j)
-        for (int64_t kk = 0; kk < p.chunk; ++kk)
-          for (int64_t l = 0; l < p.cols; ++l) {
-            int64_t k = c * p.chunk + kk, n = o + j * p.cols + l;
-            *out++ = p.transposed ? weight[n * p.k + k] : weight[k * p.n + n];
+        for (int64_t kk = 0; kk < shape[3]; ++kk)
+          for (int64_t l = 0; l < shape[4]; ++l) {
+            int64_t n = o + j * p.cols + (p.pairs ? l / 2 : l);
+            int64_t k = c * p.chunk + (p.pairs ? 2 * kk + l % 2 : kk);
+            if (p.pairs)
+              *bf16++ = toBf16(element(k, n));
+            else
+              *f32++ = element(k, n);
           }
   return bytes;
 }
@@ -257,7 +284,9 @@ BlockArgument panelsArgument(func::FuncOp kernel, const PanelPlan &plan) {
     if (kernel.getArgAttr(i, kPanelsArgAttr) == attr)
       return kernel.getArgument(i);
   unsigned index = kernel.getNumArguments();
-  auto type = RankedTensorType::get(plan.shape(), Float32Type::get(ctx));
+  Type element =
+      plan.pairs ? Type(BFloat16Type::get(ctx)) : Type(Float32Type::get(ctx));
+  auto type = RankedTensorType::get(plan.shape(), element);
   Builder b(ctx);
   DictionaryAttr attrs = b.getDictionaryAttr(
       {b.getNamedAttr(kPanelsArgAttr, attr),
@@ -269,7 +298,7 @@ BlockArgument panelsArgument(func::FuncOp kernel, const PanelPlan &plan) {
 } // namespace
 
 Value prepackedPanels(RewriterBase &rewriter, Value source, bool transposed,
-                      int64_t cols, Operation *outer) {
+                      int64_t cols, Operation *outer, bool pairs) {
   auto kernel = outer->getParentOfType<func::FuncOp>();
   auto type = dyn_cast<RankedTensorType>(source.getType());
   if (!kernel || !type || type.getRank() != 2 || !type.hasStaticShape() ||
@@ -284,7 +313,7 @@ Value prepackedPanels(RewriterBase &rewriter, Value source, bool transposed,
     return {};
   int nDim = transposed ? 0 : 1, kDim = 1 - nDim;
   int64_t sliceN = type.getDimSize(nDim), sliceK = type.getDimSize(kDim);
-  if (cols < 1 || sliceN % cols)
+  if (cols < 1 || sliceN % cols || (pairs && sliceK % 2))
     return {};
   auto plan =
       planPanels(offsets[kDim], offsets[nDim], weightType.getDimSize(kDim),
@@ -294,6 +323,7 @@ Value prepackedPanels(RewriterBase &rewriter, Value source, bool transposed,
   plan->source = weight.getArgNumber();
   plan->transposed = transposed;
   plan->cols = cols;
+  plan->pairs = pairs;
   BlockArgument panels = panelsArgument(kernel, *plan);
   if (!panels)
     return {};
@@ -312,8 +342,9 @@ Value prepackedPanels(RewriterBase &rewriter, Value source, bool transposed,
       rewriter.getIndexAttr(shape[2]), rewriter.getIndexAttr(shape[3]),
       rewriter.getIndexAttr(shape[4])};
   SmallVector<OpFoldResult> strides(5, rewriter.getIndexAttr(1));
-  auto sliceType = RankedTensorType::get({shape[2], shape[3], shape[4]},
-                                         rewriter.getF32Type());
+  auto sliceType = RankedTensorType::get(
+      {shape[2], shape[3], shape[4]},
+      cast<RankedTensorType>(panels.getType()).getElementType());
   return rewriter.create<tensor::ExtractSliceOp>(loc, sliceType, panels, at,
                                                  sizes, strides);
 }

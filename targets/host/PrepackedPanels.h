@@ -33,7 +33,9 @@ inline constexpr const char kPanelsArgAttr[] = "ign.panels";
 /// How an `ign.panels` argument derives from weight argument `source`, an
 /// f32 [K, N] (or [N, K] when `transposed`) as stored: element [w, c, j, kk,
 /// l] is B(k = c * chunk + kk, n = offsets[w] + j * cols + l). `w` is the
-/// workgroup's piece of N, `c` the reduction chunk.
+/// workgroup's piece of N, `c` the reduction chunk. With `pairs` the panels
+/// hold bfloat16 pairs of reduction steps, as AVX512-BF16's dot products
+/// read them: element [w, c, j, kp, 2 l + p] is B(c * chunk + 2 kp + p, n).
 struct PanelPlan {
   int64_t source = 0;
   bool transposed = false;
@@ -41,10 +43,13 @@ struct PanelPlan {
   int64_t cols = 0;             // lanes of a panel
   int64_t width = 0;            // columns of one workgroup's piece
   int64_t chunk = 0;            // reduction steps of one chunk
+  bool pairs = false;
   std::vector<int64_t> offsets; // first column of each piece
 
-  /// [pieces, K / chunk, width / cols, chunk, cols].
+  /// [pieces, K / chunk, width / cols, chunk, cols]; with pairs [pieces,
+  /// K / chunk, width / cols, chunk / 2, cols * 2].
   std::vector<int64_t> shape() const;
+  int64_t elementBytes() const { return pairs ? 2 : 4; }
   mlir::DictionaryAttr toAttr(mlir::MLIRContext *ctx) const;
   static std::optional<PanelPlan> fromAttr(mlir::Attribute attr);
 };
@@ -54,12 +59,14 @@ struct PanelPlan {
 /// `cols`), as a slice of a new `ign.panels` argument of the kernel, when
 /// `source` is a slice of an `ign.weight` argument taken at offsets the
 /// loops around `outer` step through evenly; null, changing nothing,
-/// otherwise.
+/// otherwise. With `pairs`, bfloat16 pair panels [N / cols, K / 2, cols *
+/// 2].
 mlir::Value prepackedPanels(mlir::RewriterBase &rewriter, mlir::Value source,
                             bool transposed, int64_t cols,
-                            mlir::Operation *outer);
+                            mlir::Operation *outer, bool pairs);
 
-/// The bytes of the panels of `plan` from the weight's f32 elements.
+/// The bytes of the panels of `plan` from the weight's f32 elements
+/// (rounded to bfloat16 as VCVTNEPS2BF16 does, with pairs).
 std::string packPanelBytes(const PanelPlan &plan, const float *weight);
 
 } // namespace ign::host

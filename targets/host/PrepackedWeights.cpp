@@ -67,7 +67,8 @@ public:
     std::string name = spec.name + ".panels";
     if (int count = ++packedFrom[source]; count > 1)
       name += "." + std::to_string(count);
-    bundle::TensorSpec packedSpec{name, "f32", plan.shape()};
+    bundle::TensorSpec packedSpec{name, plan.pairs ? "bf16" : "f32",
+                                  plan.shape()};
     contents.weightStorage.push_back(packed);
     contents.weights.push_back({packedSpec, std::string_view(*packed)});
     it->second = contents.weights.size() - 1;
@@ -103,7 +104,8 @@ LogicalResult rebindLaunches(func::FuncOp kernel, size_t index, unsigned inputs,
                                 cast<DictionaryAttr>(attr), kernel.getLoc());
       if (failed(weight))
         return failure();
-      args.push_back({"weight", *weight, 0, "f32", plan->shape()});
+      args.push_back(
+          {"weight", *weight, 0, plan->pairs ? "bf16" : "f32", plan->shape()});
     }
     args.insert(args.end(), launch->args.begin() + inputs, launch->args.end());
     launch->args = std::move(args);

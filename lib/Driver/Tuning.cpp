@@ -17,6 +17,7 @@
 #include "ign/Search/WorkerProcess.h"
 #include "ign/Target/Pipeline.h"
 #include "ign/Target/TargetRegistry.h"
+#include "ign/Transforms/KernelTasks.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -139,6 +140,9 @@ int workerBuild(const std::vector<std::string> &args) {
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(b->task, &context);
   if (!module)
     return workerError("cannot parse task module '" + b->task + "'");
+  // The model's weights are weights here too: a host kernel then reads its
+  // constant panels packed at compile time, as in the model's bundle.
+  bindTaskWeights(*module);
   const target::Target *selected = selection->target;
   target::PipelineOptions pipeline;
   pipeline.kernelsFormed = true;

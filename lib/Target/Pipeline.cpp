@@ -3,6 +3,7 @@
 #include "ign/Target/Pipeline.h"
 #include "ign/Target/LaunchPlan.h"
 #include "ign/Target/TargetRegistry.h"
+#include "ign/Transforms/KernelTasks.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringMap.h"
@@ -46,8 +47,10 @@ planKernels(ModuleOp module, const Target &target, const TargetConfig &config) {
 }
 
 /// A module of its own for `kernel`, whose @main launches it once with all
-/// its arguments as inputs ("arg0", ...) and results ("out0", ...).
-static OwningOpRef<ModuleOp> taskModule(func::FuncOp kernel) {
+/// its arguments as inputs ("arg0", ...) and results ("out0", ...); those
+/// the model binds to weights are marked so (bindTaskWeights).
+static OwningOpRef<ModuleOp> taskModule(func::FuncOp kernel,
+                                        const std::vector<bool> &weights) {
   Location loc = kernel.getLoc();
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   OpBuilder b(kernel.getContext());
@@ -56,8 +59,11 @@ static OwningOpRef<ModuleOp> taskModule(func::FuncOp kernel) {
   FunctionType type = kernel.getFunctionType();
   auto entry = b.create<func::FuncOp>(loc, "main", type);
   OpBuilder body = OpBuilder::atBlockEnd(entry.addEntryBlock());
-  for (unsigned i = 0; i < type.getNumInputs(); ++i)
+  for (unsigned i = 0; i < type.getNumInputs(); ++i) {
     entry.setArgAttr(i, "ign.name", b.getStringAttr("arg" + std::to_string(i)));
+    if (i < weights.size() && weights[i])
+      entry.setArgAttr(i, kTaskWeightAttr, b.getUnitAttr());
+  }
   auto call = body.create<func::CallOp>(loc, kernel, entry.getArguments());
   body.create<func::ReturnOp>(loc, call.getResults());
   for (unsigned i = 0; i < type.getNumResults(); ++i)
@@ -77,7 +83,7 @@ FailureOr<std::vector<PlacedTask>> extractTasks(ModuleOp module,
     auto kernel = module.lookupSymbol<func::FuncOp>(summary.name);
     PlacedTask placed;
     placed.target = &placeKernel(target, kernel, config);
-    placed.task.module = taskModule(kernel);
+    placed.task.module = taskModule(kernel, weightArguments(*main, kernel));
     placed.task.summary = std::move(summary);
     tasks.push_back(std::move(placed));
   }

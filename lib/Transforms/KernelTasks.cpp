@@ -4,8 +4,12 @@
 #include "ign/Dialect/Ign/IR/IgnOps.h"
 #include "ign/Transforms/Passes.h"
 
+#include "WeightConstants.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/xxhash.h"
+
+#include <random>
 
 using namespace mlir;
 
@@ -137,6 +141,53 @@ std::vector<KernelSummary> summarizeKernels(ModuleOp module,
     out.push_back(std::move(s));
   });
   return out;
+}
+
+/// Whether `v` is a constant f32 weight (a blob, as @main holds them).
+static bool isF32Weight(Value v) {
+  auto c = v.getDefiningOp<ConstantOp>();
+  return c && isa<DenseResourceElementsAttr>(c.getValue()) &&
+         cast<RankedTensorType>(c.getType()).getElementType().isF32();
+}
+
+std::vector<bool> weightArguments(func::FuncOp main, func::FuncOp kernel) {
+  std::vector<bool> weights(kernel.getNumArguments(), true);
+  bool called = false;
+  main.walk([&](func::CallOp call) {
+    if (call.getCallee() != kernel.getSymName())
+      return;
+    called = true;
+    for (auto [i, v] : llvm::enumerate(call.getOperands()))
+      if (i < weights.size() && !isF32Weight(v))
+        weights[i] = false;
+  });
+  if (!called)
+    weights.assign(weights.size(), false);
+  return weights;
+}
+
+void bindTaskWeights(ModuleOp task) {
+  auto main = task.lookupSymbol<func::FuncOp>("main");
+  if (!main || main.isExternal())
+    return;
+  for (unsigned i = main.getNumArguments(); i-- > 0;) {
+    auto type = dyn_cast<RankedTensorType>(main.getArgument(i).getType());
+    if (!main.getArgAttr(i, kTaskWeightAttr) || !type ||
+        !type.hasStaticShape() || !type.getElementType().isF32())
+      continue;
+    // Small values, as trained weights are; seeded by the argument, so a
+    // candidate and the reference see the same weights.
+    std::mt19937 rng(0x5eed0000u + i);
+    std::normal_distribution<float> normal(0.0f, 0.05f);
+    std::vector<float> values(size_t(type.getNumElements()));
+    for (float &v : values)
+      v = normal(rng);
+    OpBuilder b = OpBuilder::atBlockBegin(&main.getBody().front());
+    Value weight = makeWeight(b, main.getLoc(), type, std::move(values),
+                              "task_weight" + std::to_string(i));
+    main.getArgument(i).replaceAllUsesWith(weight);
+    main.eraseArgument(i);
+  }
 }
 
 } // namespace ign

@@ -45,6 +45,21 @@ uint64_t opFlops(mlir::Operation *op);
 std::vector<KernelSummary> summarizeKernels(mlir::ModuleOp module,
                                             mlir::func::FuncOp main);
 
+/// An argument of a task module's @main that the model binds to a constant
+/// f32 weight at every launch of the kernel.
+inline constexpr const char kTaskWeightAttr[] = "ign.task_weight";
+
+/// Which arguments of `kernel` every call in `main` passes a constant f32
+/// weight.
+std::vector<bool> weightArguments(mlir::func::FuncOp main,
+                                  mlir::func::FuncOp kernel);
+
+/// Makes every `kTaskWeightAttr` argument of the task module's @main a
+/// weight constant of seeded random values (the same in every process), so
+/// that a task's candidates and its reference are built, as in the model,
+/// with the weights in the bundle rather than as inputs.
+void bindTaskWeights(mlir::ModuleOp task);
+
 } // namespace ign
 
 #endif // IGN_TRANSFORMS_KERNELTASKS_H

@@ -9,9 +9,11 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/xxhash.h"
 
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
 #include <cstring>
 
 using namespace mlir;
@@ -49,12 +51,32 @@ bool perChannel(ArrayRef<int64_t> other, ArrayRef<int64_t> shape,
   return true;
 }
 
-llvm::json::Value sourceJSON(const ArrayKernel::Source &s) {
+nlohmann::json sourceJSON(const ArrayKernel::Source &s) {
   if (s.arg >= 0)
-    return llvm::json::Object{{"arg", s.arg}};
+    return nlohmann::json{{"arg", s.arg}};
   if (s.offset >= 0)
-    return llvm::json::Object{{"const", s.offset}, {"count", s.count}};
+    return nlohmann::json{{"const", s.offset}, {"count", s.count}};
   return nullptr;
+}
+
+/// \p machine's description as compact JSON text the way LLVM's JSON writer
+/// printed it (sorted keys, numbers as %.17g), so that the fingerprint,
+/// a tuning-database key, stays what it was.
+std::string fingerprintText(const ArrayConfig &machine) {
+  const nlohmann::json description = toJSON(machine);
+  std::string text = "{";
+  for (const auto &[key, value] : description.items()) {
+    text += (text.size() > 1 ? ",\"" : "\"") + key + "\":";
+    if (value.is_number_float()) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.17g", value.get<double>());
+      text += buf;
+    } else {
+      text +=
+          value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+  }
+  return text + "}";
 }
 
 } // namespace
@@ -386,22 +408,14 @@ search::ScheduleSpace arrayScheduleSpace(const ArrayConfig &machine,
     GemmMapping m = mappingFromSchedule(machine, k, s);
     if (!machine.supports(m.dataflow) || !mappingComputesC(machine, k.gemm, m))
       return false;
-    auto p = buildGemmProgram(machine, k.gemm, m, buf);
-    if (!p) {
-      llvm::consumeError(p.takeError());
-      return false;
-    }
-    return true;
+    return bool(buildGemmProgram(machine, k.gemm, m, buf));
   };
   return space;
 }
 
 std::string systolicFingerprint(const ArrayConfig &machine,
                                 llvm::StringRef ignVersion) {
-  std::string text =
-      llvm::formatv("{0}|ignc {1}", llvm::json::Value(toJSON(machine)),
-                    ignVersion)
-          .str();
+  std::string text = fingerprintText(machine) + "|ignc " + ignVersion.str();
   return "systolic/" + machine.name + "/" +
          llvm::utohexstr(llvm::xxh3_64bits(text), /*LowerCase=*/true);
 }
@@ -429,19 +443,13 @@ compileArrayKernel(const ArrayConfig &machine, func::FuncOp kernel,
     GemmMapping m = mappingFromSchedule(machine, *k, *s);
     if (mappingComputesC(machine, k->gemm, m)) {
       auto p = buildGemmProgram(machine, k->gemm, m, buf);
-      llvm::Error bad =
-          p ? checkGemmProgram(machine, k->gemm, buf, *p) : p.takeError();
-      if (!bad) {
+      if (p && checkGemmProgram(machine, k->gemm, buf, *p).ok()) {
         Machine sim(machine);
         auto rep = sim.simulate(*p, SimOptions{/*functional=*/false});
         if (rep) {
           tuned = TunedGemm{m, -1, rep->totalCycles, 1, 1, 0, *p};
           kind = "tuned";
-        } else {
-          llvm::consumeError(rep.takeError());
         }
-      } else {
-        llvm::consumeError(std::move(bad));
       }
     }
     if (!tuned)
@@ -451,7 +459,7 @@ compileArrayKernel(const ArrayConfig &machine, func::FuncOp kernel,
   if (!tuned) {
     auto t = tuneGemmMapping(machine, k->gemm, 8, &buf, /*check=*/true);
     if (!t) {
-      say("host (" + llvm::toString(t.takeError()) + ")");
+      say("host (" + t.message() + ")");
       return std::nullopt;
     }
     tuned = *t;
@@ -462,53 +470,53 @@ compileArrayKernel(const ArrayConfig &machine, func::FuncOp kernel,
   for (auto [idx, in] : llvm::enumerate(program->instrs))
     if (in.op == Opcode::ConfigSt)
       configSt = int64_t(idx);
-  llvm::json::Object desc{
-      {"form",
-       k->form == ArrayKernel::Form::WeightLhs ? "weight_lhs" : "weight_rhs"},
-      {"batch", k->batch},
-      {"M", k->M},
-      {"K", k->K},
-      {"N", k->N},
-      {"x", sourceJSON(k->x)},
-      {"w", sourceJSON(k->w)},
-      {"trans_w", k->transW},
-      {"bias", sourceJSON(k->bias)},
-      {"residual", sourceJSON(k->residual)},
-      {"relu", k->relu},
-      {"clamp_max", double(k->clampMax)},
-      {"gemm", llvm::json::Object{{"M", k->gemm.M},
-                                  {"K", k->gemm.K},
-                                  {"N", k->gemm.N},
-                                  {"runs", k->programRuns}}},
-      {"layout", llvm::json::Object{{"a", buf.a},
-                                    {"b", buf.b},
-                                    {"c", buf.c},
-                                    {"d", buf.d},
-                                    {"has_d", buf.hasD},
-                                    {"d_broadcast", buf.dBroadcast},
-                                    {"dram_bytes", buf.dramBytes}}},
-      {"config_st", configSt},
-      {"implicit_im2col", buf.implicitIm2col},
-      {"program_bytes", int64_t(bytes.size())},
-      {"machine", toJSON(machine)}};
+  nlohmann::json desc{{"form", k->form == ArrayKernel::Form::WeightLhs
+                                   ? "weight_lhs"
+                                   : "weight_rhs"},
+                      {"batch", k->batch},
+                      {"M", k->M},
+                      {"K", k->K},
+                      {"N", k->N},
+                      {"x", sourceJSON(k->x)},
+                      {"w", sourceJSON(k->w)},
+                      {"trans_w", k->transW},
+                      {"bias", sourceJSON(k->bias)},
+                      {"residual", sourceJSON(k->residual)},
+                      {"relu", k->relu},
+                      {"clamp_max", double(k->clampMax)},
+                      {"gemm", nlohmann::json{{"M", k->gemm.M},
+                                              {"K", k->gemm.K},
+                                              {"N", k->gemm.N},
+                                              {"runs", k->programRuns}}},
+                      {"layout", nlohmann::json{{"a", buf.a},
+                                                {"b", buf.b},
+                                                {"c", buf.c},
+                                                {"d", buf.d},
+                                                {"has_d", buf.hasD},
+                                                {"d_broadcast", buf.dBroadcast},
+                                                {"dram_bytes", buf.dramBytes}}},
+                      {"config_st", configSt},
+                      {"implicit_im2col", buf.implicitIm2col},
+                      {"program_bytes", int64_t(bytes.size())},
+                      {"machine", toJSON(machine)}};
   if (k->im2col) {
     const ConvGeometry &c = k->im2col->g;
-    desc["im2col"] = llvm::json::Object{{"arg", k->im2col->arg},
-                                        {"C", c.C},
-                                        {"H", c.H},
-                                        {"W", c.W},
-                                        {"kh", c.kh},
-                                        {"kw", c.kw},
-                                        {"sh", c.sh},
-                                        {"sw", c.sw},
-                                        {"ph", c.ph},
-                                        {"pw", c.pw},
-                                        {"dh", c.dh},
-                                        {"dw", c.dw},
-                                        {"oh", c.OH},
-                                        {"ow", c.OW}};
+    desc["im2col"] = nlohmann::json{{"arg", k->im2col->arg},
+                                    {"C", c.C},
+                                    {"H", c.H},
+                                    {"W", c.W},
+                                    {"kh", c.kh},
+                                    {"kw", c.kw},
+                                    {"sh", c.sh},
+                                    {"sw", c.sw},
+                                    {"ph", c.ph},
+                                    {"pw", c.pw},
+                                    {"dh", c.dh},
+                                    {"dw", c.dw},
+                                    {"oh", c.OH},
+                                    {"ow", c.OW}};
   }
-  llvm::json::Object schedule{
+  nlohmann::json schedule{
       {"kind", kind},
       {"mapping", tuned->mapping.str()},
       {"dataflow", dataflowName(tuned->mapping.dataflow)},
@@ -523,16 +531,17 @@ compileArrayKernel(const ArrayConfig &machine, func::FuncOp kernel,
       {"rejected", tuned->rejected}};
   // The applied knobs, as every target's bundle records them.
   if (auto applied = scheduleOfMapping(machine, *k, tuned->mapping)) {
-    llvm::json::Object knobsJson;
+    nlohmann::json knobsJson = nlohmann::json::object();
     for (auto &[knobName, value] : *applied)
       knobsJson[knobName] = value;
     schedule["knobs"] = std::move(knobsJson);
   }
   CompiledArrayKernel out;
-  out.deviceJson =
-      llvm::formatv("{0}", llvm::json::Value(std::move(desc))).str();
-  out.scheduleJson =
-      llvm::formatv("{0}", llvm::json::Value(std::move(schedule))).str();
+  auto compact = [](const nlohmann::json &v) {
+    return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
+  out.deviceJson = compact(desc);
+  out.scheduleJson = compact(schedule);
   // The blob: the program, then (at program_bytes rounded up to 64) the
   // kernel's constants as f32.
   out.blob.assign(bytes.begin(), bytes.end());

@@ -38,11 +38,7 @@ std::optional<ArrayKernel> taskArrayKernel(mlir::ModuleOp module) {
 
 ArrayConfig machineOf(const std::string &chip) {
   auto preset = presetConfig(chip);
-  if (!preset) {
-    llvm::consumeError(preset.takeError());
-    return ArrayConfig();
-  }
-  return *preset;
+  return preset ? *preset : ArrayConfig();
 }
 
 /// Features of (array kernel, mapping): the GEMM and the array, then every
@@ -93,21 +89,21 @@ private:
     auto program = buildGemmProgram(machine_, k.gemm, m, buf);
     if (!program) {
       r.status = search::Status::Error;
-      r.message = llvm::toString(program.takeError());
+      r.message = program.message();
       return r;
     }
     Machine sim(machine_);
     auto rep = sim.simulate(*program, SimOptions{false});
     if (!rep) {
       r.status = search::Status::Error;
-      r.message = llvm::toString(rep.takeError());
+      r.message = rep.message();
       return r;
     }
     r.medianNs = r.minNs = r.p90Ns = nsOf(machine_, k, rep->totalCycles);
     r.runs = 1;
-    if (llvm::Error e = checkGemmProgram(machine_, k.gemm, buf, *program)) {
+    if (Status e = checkGemmProgram(machine_, k.gemm, buf, *program); !e.ok()) {
       r.status = search::Status::Wrong;
-      r.message = llvm::toString(std::move(e));
+      r.message = e.message();
       r.relL2 = 1;
     } else {
       r.status = search::Status::Ok;
@@ -131,9 +127,7 @@ public:
   std::string defaultChip() const override { return "gemmini-16"; }
   std::string checkChip(const std::string &chip) const override {
     auto preset = presetConfig(chip);
-    if (preset)
-      return "";
-    return llvm::toString(preset.takeError());
+    return preset ? "" : preset.message();
   }
   std::string fingerprint(const target::TargetConfig &config) const override {
     return systolicFingerprint(machineOf(config.chip), IGN_VERSION_STRING);
@@ -223,8 +217,6 @@ SystolicTarget::tuningTask(const target::TaskModule &task,
   // The default is what compiling without tuning picks.
   GemmBuffers buf = arrayKernelBuffers(machine, *k);
   auto heuristic = tuneGemmMapping(machine, k->gemm, 8, &buf, /*check=*/true);
-  if (!heuristic)
-    llvm::consumeError(heuristic.takeError());
   t.space = arrayScheduleSpace(machine, *k,
                                heuristic ? &heuristic->mapping : nullptr);
   ArrayKernel kernel = *k;
@@ -236,15 +228,11 @@ SystolicTarget::tuningTask(const target::TaskModule &task,
                   buf](const search::Schedule &s) -> std::optional<double> {
     GemmMapping m = mappingFromSchedule(machine, kernel, s);
     auto program = buildGemmProgram(machine, kernel.gemm, m, buf);
-    if (!program) {
-      llvm::consumeError(program.takeError());
+    if (!program)
       return std::nullopt;
-    }
     auto est = Machine(machine).estimate(*program);
-    if (!est) {
-      llvm::consumeError(est.takeError());
+    if (!est)
       return std::nullopt;
-    }
     return nsOf(machine, kernel, est->totalCycles);
   };
   return t;

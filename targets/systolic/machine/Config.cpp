@@ -1,15 +1,11 @@
 //===- Config.cpp - Machine descriptions, presets, SCALE-Sim configs ------===//
 
 #include "Config.h"
-
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringMap.h"
-#include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/MemoryBuffer.h"
+#include "JsonFields.h"
+#include "Text.h"
 
 #include <charconv>
-
-using namespace llvm;
+#include <map>
 
 namespace ign::systolic {
 
@@ -25,8 +21,8 @@ const char *dataflowName(Dataflow df) {
   return "?";
 }
 
-bool parseDataflow(StringRef s, Dataflow &df) {
-  std::string l = s.trim().lower();
+bool parseDataflow(std::string_view s, Dataflow &df) {
+  std::string l = toLower(trim(s));
   if (l == "os")
     df = Dataflow::OS;
   else if (l == "ws")
@@ -52,7 +48,7 @@ const char *elemTypeName(ElemType t) {
   return "?";
 }
 
-bool parseElemType(StringRef s, ElemType &t) {
+bool parseElemType(std::string_view s, ElemType &t) {
   for (ElemType c : {ElemType::I8, ElemType::F16, ElemType::F32, ElemType::I32})
     if (s == elemTypeName(c)) {
       t = c;
@@ -78,18 +74,18 @@ ElemType accumulatorType(ElemType in) {
   return in == ElemType::I8 ? ElemType::I32 : ElemType::F32;
 }
 
-Error ArrayConfig::validate() const {
-  auto bad = [&](const Twine &what) {
-    return createStringError(inconvertibleErrorCode(),
-                             "machine '" + name + "': " + what);
+Status ArrayConfig::validate() const {
+  auto bad = [&](const std::string &what) {
+    return fail("machine '" + name + "': " + what);
   };
   if (rows < 1 || cols < 1 || rows > 4096 || cols > 4096)
-    return bad(formatv("array {0}x{1} is out of range (1..4096)", rows, cols));
+    return bad(strFormat("array %lldx%lld is out of range (1..4096)",
+                         (long long)rows, (long long)cols));
   if (!dataflows || (dataflows & ~0b111u))
     return bad("no valid dataflow");
   if (!supports(dataflow))
-    return bad(formatv("default dataflow {0} is not supported",
-                       dataflowName(dataflow)));
+    return bad(std::string("default dataflow ") + dataflowName(dataflow) +
+               " is not supported");
   if (inType == ElemType::I32)
     return bad("i32 is not an input element type");
   if (spadBytes < rows * int64_t(elemBytes(inType)) ||
@@ -105,7 +101,7 @@ Error ArrayConfig::validate() const {
     return bad("queue depths must be positive");
   if (!(clockMHz > 0))
     return bad("clock must be positive");
-  return Error::success();
+  return Status();
 }
 
 /// The shortest decimal that reads back (1000, 16, 48.571428571428569).
@@ -120,61 +116,60 @@ std::string ArrayConfig::describe() const {
   for (Dataflow d : {Dataflow::OS, Dataflow::WS, Dataflow::IS})
     if (supports(d))
       dfs += std::string(dfs.empty() ? "" : "/") + dataflowName(d);
-  return formatv("{0}: {1}x{2} {3}, dataflows {4}, scratchpad {5} KiB, "
-                 "accumulator {6} KiB, DRAM {7} B/cycle, {8} MHz",
-                 name, rows, cols, elemTypeName(inType), dfs, spadBytes / 1024,
-                 accBytes / 1024,
-                 dramBytesPerCycle == 0 ? std::string("unlimited")
-                                        : shortNumber(dramBytesPerCycle),
-                 shortNumber(clockMHz))
-      .str();
+  std::string dram = dramBytesPerCycle == 0 ? std::string("unlimited")
+                                            : shortNumber(dramBytesPerCycle);
+  return strFormat("%s: %lldx%lld %s, dataflows %s, scratchpad %lld KiB, "
+                   "accumulator %lld KiB, DRAM %s B/cycle, %s MHz",
+                   name.c_str(), (long long)rows, (long long)cols,
+                   elemTypeName(inType), dfs.c_str(),
+                   (long long)(spadBytes / 1024), (long long)(accBytes / 1024),
+                   dram.c_str(), shortNumber(clockMHz).c_str());
 }
 
 std::vector<std::string> presetNames() {
   return {"gemmini-16", "gemmini-16-f32", "tpu-v1", "scale-32"};
 }
 
-json::Value toJSON(const ArrayConfig &c) {
-  return json::Object{{"name", c.name},
-                      {"rows", c.rows},
-                      {"cols", c.cols},
-                      {"dataflow", dataflowName(c.dataflow)},
-                      {"dataflows", int64_t(c.dataflows)},
-                      {"in_type", elemTypeName(c.inType)},
-                      {"spad_bytes", c.spadBytes},
-                      {"acc_bytes", c.accBytes},
-                      {"spad_banks", c.spadBanks},
-                      {"acc_banks", c.accBanks},
-                      {"dram_bytes_per_cycle", c.dramBytesPerCycle},
-                      {"dram_latency", c.dramLatency},
-                      {"load_queue", c.loadQueueDepth},
-                      {"ex_queue", c.exQueueDepth},
-                      {"store_queue", c.storeQueueDepth},
-                      {"overlap_preload", c.overlapPreload},
-                      {"clock_mhz", c.clockMHz}};
+nlohmann::json toJSON(const ArrayConfig &c) {
+  return nlohmann::json{{"name", c.name},
+                        {"rows", c.rows},
+                        {"cols", c.cols},
+                        {"dataflow", dataflowName(c.dataflow)},
+                        {"dataflows", int64_t(c.dataflows)},
+                        {"in_type", elemTypeName(c.inType)},
+                        {"spad_bytes", c.spadBytes},
+                        {"acc_bytes", c.accBytes},
+                        {"spad_banks", c.spadBanks},
+                        {"acc_banks", c.accBanks},
+                        {"dram_bytes_per_cycle", c.dramBytesPerCycle},
+                        {"dram_latency", c.dramLatency},
+                        {"load_queue", c.loadQueueDepth},
+                        {"ex_queue", c.exQueueDepth},
+                        {"store_queue", c.storeQueueDepth},
+                        {"overlap_preload", c.overlapPreload},
+                        {"clock_mhz", c.clockMHz}};
 }
 
-Expected<ArrayConfig> configFromJSON(const json::Value &v) {
-  auto bad = [](const Twine &why) {
-    return createStringError(inconvertibleErrorCode(),
-                             "bad machine description: " + why);
+Result<ArrayConfig> configFromJSON(const nlohmann::json &v) {
+  using namespace jsonfields;
+  auto bad = [](const std::string &why) {
+    return fail("bad machine description: " + why);
   };
-  const json::Object *o = v.getAsObject();
-  if (!o)
+  if (!v.is_object())
     return bad("not an object");
   ArrayConfig c;
-  auto getInt = [&](StringRef key, int64_t &out) -> bool {
-    auto x = o->getInteger(key);
+  auto getInt = [&](const char *key, int64_t &out) -> bool {
+    auto x = asInt(member(&v, key));
     if (x)
       out = *x;
     return bool(x);
   };
-  auto name = o->getString("name");
-  auto df = o->getString("dataflow");
-  auto in = o->getString("in_type");
-  auto bw = o->getNumber("dram_bytes_per_cycle");
-  auto clock = o->getNumber("clock_mhz");
-  auto overlap = o->getBoolean("overlap_preload");
+  const std::string *name = asString(member(&v, "name"));
+  const std::string *df = asString(member(&v, "dataflow"));
+  const std::string *in = asString(member(&v, "in_type"));
+  auto bw = asNumber(member(&v, "dram_bytes_per_cycle"));
+  auto clock = asNumber(member(&v, "clock_mhz"));
+  auto overlap = asBool(member(&v, "overlap_preload"));
   int64_t dataflows = 0;
   if (!name || !df || !in || !bw || !clock || !overlap ||
       !getInt("rows", c.rows) || !getInt("cols", c.cols) ||
@@ -186,21 +181,21 @@ Expected<ArrayConfig> configFromJSON(const json::Value &v) {
       !getInt("ex_queue", c.exQueueDepth) ||
       !getInt("store_queue", c.storeQueueDepth))
     return bad("a field is missing or has the wrong type");
-  c.name = name->str();
+  c.name = *name;
   if (!parseDataflow(*df, c.dataflow) || !parseElemType(*in, c.inType))
     return bad("unknown dataflow or element type");
   c.dataflows = unsigned(dataflows);
   c.dramBytesPerCycle = *bw;
   c.clockMHz = *clock;
   c.overlapPreload = *overlap;
-  if (Error e = c.validate())
-    return std::move(e);
+  if (Status s = c.validate(); !s.ok())
+    return s;
   return c;
 }
 
-Expected<ArrayConfig> presetConfig(StringRef name) {
+Result<ArrayConfig> presetConfig(const std::string &name) {
   ArrayConfig c;
-  c.name = name.str();
+  c.name = name;
   if (name == "gemmini-16") {
     // Gemmini's default: 16x16 int8 mesh, OS and WS, 256 KiB scratchpad in
     // 4 banks, 64 KiB accumulator in 2 banks, a 128-bit DMA bus, and
@@ -220,11 +215,11 @@ Expected<ArrayConfig> presetConfig(StringRef name) {
   } else if (name == "gemmini-16-f32") {
     // Gemmini's floating-point configuration: fp32 inputs and accumulators
     // (4x the bytes per element of the int8 one, the same SRAM sizes).
-    Expected<ArrayConfig> base = presetConfig("gemmini-16");
+    Result<ArrayConfig> base = presetConfig("gemmini-16");
     if (!base)
-      return base.takeError();
+      return base.status();
     c = *base;
-    c.name = name.str();
+    c.name = name;
     c.inType = ElemType::F32;
   } else if (name == "tpu-v1") {
     // Jouppi et al., ISCA 2017: 256x256 int8 weight-stationary MXU, 24 MiB
@@ -253,9 +248,10 @@ Expected<ArrayConfig> presetConfig(StringRef name) {
     c = machineForScaleSim(s);
     c.name = "scale-32";
   } else {
-    return createStringError(inconvertibleErrorCode(),
-                             "unknown systolic chip '" + name + "' (known: " +
-                                 join(presetNames(), ", ") + ")");
+    std::string known;
+    for (const std::string &n : presetNames())
+      known += (known.empty() ? "" : ", ") + n;
+    return fail("unknown systolic chip '" + name + "' (known: " + known + ")");
   }
   return c;
 }
@@ -281,119 +277,109 @@ ArrayConfig machineForScaleSim(const ScaleSimConfig &s) {
 namespace {
 /// A configparser-like INI reader: sections, `key = value` or
 /// `key : value`, case-insensitive keys, '#' and ';' comments.
-using IniFile = StringMap<StringMap<std::string>>;
+using IniFile = std::map<std::string, std::map<std::string, std::string>>;
 
-Expected<IniFile> readIni(StringRef path) {
-  auto buf = MemoryBuffer::getFile(path);
-  if (!buf)
-    return createStringError(buf.getError(),
-                             "cannot read config '" + path +
-                                 "': " + buf.getError().message());
+Result<IniFile> readIni(const std::string &path) {
+  std::string text, error;
+  if (!readFile(path, text, error))
+    return fail("cannot read config '" + path + "': " + error);
   IniFile ini;
   std::string section;
-  SmallVector<StringRef> lines;
-  (*buf)->getBuffer().split(lines, '\n');
-  for (auto [i, raw] : llvm::enumerate(lines)) {
-    StringRef line = raw.trim();
-    if (line.empty() || line.starts_with("#") || line.starts_with(";"))
+  std::vector<std::string_view> lines = split(text, '\n');
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::string_view line = trim(lines[i]);
+    if (line.empty() || line[0] == '#' || line[0] == ';')
       continue;
-    if (line.starts_with("[")) {
-      if (!line.ends_with("]"))
-        return createStringError(
-            inconvertibleErrorCode(),
-            formatv("{0}:{1}: malformed section header", path, i + 1));
-      section = line.drop_front().drop_back().trim().lower();
+    if (line[0] == '[') {
+      if (line.back() != ']')
+        return fail(
+            strFormat("%s:%zu: malformed section header", path.c_str(), i + 1));
+      section = toLower(trim(line.substr(1, line.size() - 2)));
       ini[section];
       continue;
     }
     size_t eq = line.find_first_of(":=");
-    if (eq == StringRef::npos || section.empty())
-      return createStringError(
-          inconvertibleErrorCode(),
-          formatv("{0}:{1}: expected 'key: value' inside a section", path,
-                  i + 1));
-    ini[section][line.take_front(eq).trim().lower()] =
-        line.drop_front(eq + 1).trim().str();
+    if (eq == std::string_view::npos || section.empty())
+      return fail(strFormat("%s:%zu: expected 'key: value' inside a section",
+                            path.c_str(), i + 1));
+    ini[section][toLower(trim(line.substr(0, eq)))] =
+        std::string(trim(line.substr(eq + 1)));
   }
   return ini;
 }
 } // namespace
 
-Expected<ScaleSimConfig> parseScaleSimConfig(StringRef path) {
+Result<ScaleSimConfig> parseScaleSimConfig(const std::string &path) {
   auto ini = readIni(path);
   if (!ini)
-    return ini.takeError();
-  auto missing = [&](StringRef sec, StringRef key) {
-    return createStringError(inconvertibleErrorCode(), "config '" + path +
-                                                           "': missing [" +
-                                                           sec + "] " + key);
+    return ini.status();
+  auto missing = [&](const std::string &sec, const std::string &key) {
+    return fail("config '" + path + "': missing [" + sec + "] " + key);
   };
-  auto get = [&](StringRef sec, StringRef key) -> const std::string * {
+  auto get = [&](const std::string &sec,
+                 const std::string &key) -> const std::string * {
     auto s = ini->find(sec);
     if (s == ini->end())
       return nullptr;
-    auto k = s->second.find(key.lower());
+    auto k = s->second.find(toLower(key));
     return k == s->second.end() ? nullptr : &k->second;
   };
-  auto getInt = [&](StringRef sec, StringRef key, int64_t lo,
-                    int64_t &out) -> Error {
+  auto getInt = [&](const std::string &sec, const std::string &key, int64_t lo,
+                    int64_t &out) -> Status {
     const std::string *v = get(sec, key);
     if (!v)
       return missing(sec, key);
-    if (StringRef(*v).trim().getAsInteger(10, out) || out < lo)
-      return createStringError(inconvertibleErrorCode(),
-                               formatv("config '{0}': [{1}] {2} = '{3}' is "
-                                       "not an integer >= {4}",
-                                       path, sec, key, *v, lo));
-    return Error::success();
+    if (!parseInt(trim(*v), out) || out < lo)
+      return fail(strFormat("config '%s': [%s] %s = '%s' is not an integer "
+                            ">= %lld",
+                            path.c_str(), sec.c_str(), key.c_str(), v->c_str(),
+                            (long long)lo));
+    return Status();
   };
 
   ScaleSimConfig c;
   if (const std::string *rn = get("general", "run_name"))
-    c.runName = StringRef(*rn).trim("\" ").str();
+    c.runName = std::string(trim(*rn, "\" "));
   const char *arch = "architecture_presets";
-  if (Error e = getInt(arch, "ArrayHeight", 1, c.rows))
-    return std::move(e);
-  if (Error e = getInt(arch, "ArrayWidth", 1, c.cols))
-    return std::move(e);
+  for (auto [key, field] :
+       {std::pair<const char *, int64_t *>{"ArrayHeight", &c.rows},
+        {"ArrayWidth", &c.cols}})
+    if (Status s = getInt(arch, key, 1, *field); !s.ok())
+      return s;
   if (c.rows > 4096 || c.cols > 4096)
-    return createStringError(inconvertibleErrorCode(),
-                             formatv("config '{0}': array {1}x{2} is larger "
-                                     "than 4096x4096",
-                                     path, c.rows, c.cols));
-  if (Error e = getInt(arch, "IfmapSramSzkB", 1, c.ifmapKB))
-    return std::move(e);
-  if (Error e = getInt(arch, "FilterSramSzkB", 1, c.filterKB))
-    return std::move(e);
-  if (Error e = getInt(arch, "OfmapSramSzkB", 1, c.ofmapKB))
-    return std::move(e);
+    return fail(strFormat("config '%s': array %lldx%lld is larger than "
+                          "4096x4096",
+                          path.c_str(), (long long)c.rows, (long long)c.cols));
+  for (auto [key, field] :
+       {std::pair<const char *, int64_t *>{"IfmapSramSzkB", &c.ifmapKB},
+        {"FilterSramSzkB", &c.filterKB},
+        {"OfmapSramSzkB", &c.ofmapKB}})
+    if (Status s = getInt(arch, key, 1, *field); !s.ok())
+      return s;
   const std::string *df = get(arch, "Dataflow");
   if (!df)
     return missing(arch, "Dataflow");
   if (!parseDataflow(*df, c.dataflow))
-    return createStringError(inconvertibleErrorCode(),
-                             "config '" + path + "': Dataflow '" + *df +
-                                 "' is not os, ws or is");
+    return fail("config '" + path + "': Dataflow '" + *df +
+                "' is not os, ws or is");
   std::string mode = "CALC";
   if (const std::string *m = get("run_presets", "InterfaceBandwidth"))
-    mode = StringRef(*m).trim().upper();
+    mode = toUpper(trim(*m));
   if (mode == "USER") {
     const std::string *bw = get(arch, "Bandwidth");
     if (!bw)
       return missing(arch, "Bandwidth (InterfaceBandwidth is USER)");
     // SCALE-Sim reads a comma-separated list and uses the first value.
-    StringRef first = StringRef(*bw).split(',').first.trim();
+    std::string_view first = trim(split(*bw, ',').front());
     int64_t words = 0;
-    if (first.getAsInteger(10, words) || words < 1)
-      return createStringError(inconvertibleErrorCode(),
-                               "config '" + path + "': Bandwidth '" + *bw +
-                                   "' is not a positive integer");
+    if (!parseInt(first, words) || words < 1)
+      return fail("config '" + path + "': Bandwidth '" + *bw +
+                  "' is not a positive integer");
     c.userBandwidth = true;
     c.bandwidth = double(words);
   } else if (mode != "CALC") {
-    return createStringError(inconvertibleErrorCode(),
-                             "config '" + path + "': InterfaceBandwidth '" +
-                                 mode + "' is not USER or CALC");
+    return fail("config '" + path + "': InterfaceBandwidth '" + mode +
+                "' is not USER or CALC");
   }
   return c;
 }

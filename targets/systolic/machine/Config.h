@@ -10,11 +10,13 @@
 #ifndef IGN_TARGETS_SYSTOLIC_CONFIG_H
 #define IGN_TARGETS_SYSTOLIC_CONFIG_H
 
-#include "llvm/Support/Error.h"
-#include "llvm/Support/JSON.h"
+#include "Result.h"
+
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ign::systolic {
@@ -22,10 +24,10 @@ namespace ign::systolic {
 enum class Dataflow : uint8_t { OS = 0, WS = 1, IS = 2 };
 enum class ElemType : uint8_t { I8 = 0, F16 = 1, F32 = 2, I32 = 3 };
 
-const char *dataflowName(Dataflow df);               // "os", "ws", "is"
-bool parseDataflow(llvm::StringRef s, Dataflow &df); // case-insensitive
+const char *dataflowName(Dataflow df);                // "os", "ws", "is"
+bool parseDataflow(std::string_view s, Dataflow &df); // case-insensitive
 const char *elemTypeName(ElemType t);
-bool parseElemType(llvm::StringRef s, ElemType &t);
+bool parseElemType(std::string_view s, ElemType &t);
 unsigned elemBytes(ElemType t);
 /// The accumulator type of an input type: i32 for i8, f32 for floats.
 ElemType accumulatorType(ElemType in);
@@ -58,17 +60,17 @@ struct ArrayConfig {
   int64_t accElems() const { return accBytes / elemBytes(accType()); }
   bool supports(Dataflow df) const { return dataflows & (1u << unsigned(df)); }
   /// An error naming the first field out of range, or success.
-  llvm::Error validate() const;
+  Status validate() const;
   /// One-line summary for reports.
   std::string describe() const;
 };
 
 /// The machine as JSON (every field) and back; fromJSON validates.
-llvm::json::Value toJSON(const ArrayConfig &config);
-llvm::Expected<ArrayConfig> configFromJSON(const llvm::json::Value &value);
+nlohmann::json toJSON(const ArrayConfig &config);
+Result<ArrayConfig> configFromJSON(const nlohmann::json &value);
 
 /// The named machines: gemmini-16, gemmini-16-f32, tpu-v1, scale-32.
-llvm::Expected<ArrayConfig> presetConfig(llvm::StringRef name);
+Result<ArrayConfig> presetConfig(const std::string &name);
 std::vector<std::string> presetNames();
 
 /// A SCALE-Sim configuration file (v2 or v3 format): the array, its three
@@ -82,7 +84,7 @@ struct ScaleSimConfig {
   double bandwidth = 0;
   bool userBandwidth = false;
 };
-llvm::Expected<ScaleSimConfig> parseScaleSimConfig(llvm::StringRef path);
+Result<ScaleSimConfig> parseScaleSimConfig(const std::string &path);
 /// The machine that runs SCALE-Sim's mapping for \p cfg: word size 1 byte,
 /// the ifmap and filter SRAMs as one scratchpad, the ofmap SRAM as the
 /// accumulator (counted in words), preloads that wait for the drain.

@@ -13,16 +13,13 @@
 
 #include "GemmMapping.h"
 #include "Simulator.h"
+#include "Text.h"
 #include "ign/Search/Validator.h"
-
-#include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
-
-using namespace llvm;
 
 namespace ign::systolic {
 
@@ -47,10 +44,9 @@ Roles rolesOf(Dataflow df, const GemmShape &s) {
 } // namespace
 
 std::string GemmMapping::str() const {
-  return formatv("{0} chunk={1} {2}{3}", dataflowName(dataflow), chunk,
-                 accumulate ? "accumulate" : "partials",
-                 resident ? " resident" : "")
-      .str();
+  return strFormat("%s chunk=%lld %s%s", dataflowName(dataflow),
+                   (long long)chunk, accumulate ? "accumulate" : "partials",
+                   resident ? " resident" : "");
 }
 
 GemmBuffers denseGemmBuffers(const ArrayConfig &config, const GemmShape &s,
@@ -144,16 +140,12 @@ FoldStats scaleSimFoldStats(const ArrayConfig &c, const GemmShape &shape,
   return f;
 }
 
-Expected<Program> buildGemmProgram(const ArrayConfig &c, const GemmShape &s,
-                                   const GemmMapping &map,
-                                   const GemmBuffers &buf) {
-  auto fail = [&](const Twine &why) {
-    return createStringError(inconvertibleErrorCode(),
-                             formatv("GEMM {0}x{1}x{2} with mapping '{3}' on "
-                                     "'{4}': ",
-                                     s.M, s.K, s.N, map.str(), c.name) +
-                                 why);
-  };
+namespace {
+
+/// What a mapping needs that the machine and the buffers must allow; the
+/// reason it cannot run, or success.
+Status checkMappingFits(const ArrayConfig &c, const GemmShape &s,
+                        const GemmMapping &map, const GemmBuffers &buf) {
   if (s.M < 1 || s.K < 1 || s.N < 1)
     return fail("empty GEMM");
   if (!c.supports(map.dataflow))
@@ -167,250 +159,319 @@ Expected<Program> buildGemmProgram(const ArrayConfig &c, const GemmShape &s,
        s.M > 0xFFFF || s.K > 0xFFFF))
     return fail("the im2col geometry does not match the GEMM, or its pixels "
                 "or window columns exceed MVIN_IM2COL's 16-bit fields");
-  const Dataflow df = map.dataflow;
-  const int64_t R = c.rows, C = c.cols;
-  const Roles roles = rolesOf(df, s);
-  const uint64_t eb = elemBytes(c.inType);
-  const int64_t spad = c.spadElems(), accElems = c.accElems();
-  const bool os = df == Dataflow::OS;
+  return Status();
+}
 
-  // Buffer sizing.
-  if (map.resident && (os || !map.accumulate))
-    return fail("a resident stationary operand needs WS or IS and "
-                "accumulation");
-  // Stationary slots: two double-buffered ones, or every block resident.
-  int64_t statSlot = os ? 0 : R * C;
-  int64_t statCount =
-      map.resident ? ceilDiv(roles.rowsDim, R) * ceilDiv(roles.colsDim, C) : 2;
-  int64_t streamElems =
-      map.streamSpadElems ? map.streamSpadElems : spad - statCount * statSlot;
-  if (streamElems <= 0 || streamElems + statCount * statSlot > spad)
-    return fail(map.resident
-                    ? "the scratchpad cannot hold the resident stationary "
-                      "operand and two stream slots"
-                    : "the scratchpad cannot hold two stationary tiles");
-  // Elements one streamed vector needs in the scratchpad and accumulator.
-  int64_t perVecSpad = os ? (R + C) : R;
-  int64_t maxChunk = streamElems / (2 * perVecSpad);
-  const int64_t accSlots = buf.hasD ? 4 : 2; // outputs (and D) double-buffered
-  if (!os)
-    maxChunk = std::min(maxChunk, accElems / (accSlots * C));
-  else if (accSlots * R * C > accElems)
-    return fail("the accumulator cannot hold the output tiles");
-  maxChunk = std::min<int64_t>(maxChunk, 0xFFFF);
-  if (maxChunk < 1)
-    return fail("the buffers cannot hold one streamed vector");
-  int64_t chunk = map.chunk ? std::min(map.chunk, maxChunk) : maxChunk;
-  // Even chunks: no short tail chunk.
-  int64_t nChunks = ceilDiv(roles.streamDim, chunk);
-  chunk = ceilDiv(roles.streamDim, nChunks);
+/// buildGemmProgram's work: the buffer sizing, then the program.
+class ProgramBuilder {
+public:
+  ProgramBuilder(const ArrayConfig &c, const GemmShape &s,
+                 const GemmMapping &map, const GemmBuffers &buf)
+      : c_(c), s_(s), map_(map), buf_(buf), df_(map.dataflow), R_(c.rows),
+        C_(c.cols), roles_(rolesOf(map.dataflow, s)), eb_(elemBytes(c.inType)),
+        os_(map.dataflow == Dataflow::OS),
+        rowFolds_(ceilDiv(roles_.rowsDim, R_)),
+        colFolds_(ceilDiv(roles_.colsDim, C_)) {}
 
-  const uint64_t spadStat[2] = {0, uint64_t(statSlot)};
-  const uint64_t streamBase = uint64_t(statCount * statSlot);
-  const uint64_t streamSlot = uint64_t(chunk) * perVecSpad;
-  const uint64_t accSlot = os ? uint64_t(R * C) : uint64_t(chunk) * C;
-  const uint64_t ob = elemBytes(buf.outType);
-  const uint64_t ab = elemBytes(c.accType());
-  const uint64_t dSlotBase = 2 * accSlot;
+  /// Sizes the scratchpad and accumulator slots and the stream chunk; why
+  /// the buffers cannot hold them, or success.
+  Status size() {
+    const int64_t spad = c_.spadElems(), accElems = c_.accElems();
+    if (map_.resident && (os_ || !map_.accumulate))
+      return fail("a resident stationary operand needs WS or IS and "
+                  "accumulation");
+    // Stationary slots: two double-buffered ones, or every block resident.
+    statSlot_ = os_ ? 0 : R_ * C_;
+    int64_t statCount = map_.resident ? rowFolds_ * colFolds_ : 2;
+    int64_t streamElems = map_.streamSpadElems ? map_.streamSpadElems
+                                               : spad - statCount * statSlot_;
+    if (streamElems <= 0 || streamElems + statCount * statSlot_ > spad)
+      return fail(map_.resident
+                      ? "the scratchpad cannot hold the resident stationary "
+                        "operand and two stream slots"
+                      : "the scratchpad cannot hold two stationary tiles");
+    // Elements one streamed vector needs in the scratchpad and accumulator.
+    int64_t perVecSpad = os_ ? (R_ + C_) : R_;
+    int64_t maxChunk = streamElems / (2 * perVecSpad);
+    // Outputs (and D) double-buffered.
+    const int64_t accSlots = buf_.hasD ? 4 : 2;
+    if (!os_)
+      maxChunk = std::min(maxChunk, accElems / (accSlots * C_));
+    else if (accSlots * R_ * C_ > accElems)
+      return fail("the accumulator cannot hold the output tiles");
+    maxChunk = std::min<int64_t>(maxChunk, 0xFFFF);
+    if (maxChunk < 1)
+      return fail("the buffers cannot hold one streamed vector");
+    chunk_ = map_.chunk ? std::min(map_.chunk, maxChunk) : maxChunk;
+    // Even chunks: no short tail chunk.
+    nChunks_ = ceilDiv(roles_.streamDim, chunk_);
+    chunk_ = ceilDiv(roles_.streamDim, nChunks_);
 
-  Program p;
-  p.dramBytes = buf.dramBytes;
-  auto &out = p.instrs;
-  out.push_back(configEx(df, 0, 0, 0));
-  out.push_back(configSt(uint64_t(s.N) * ob, 0, buf.outType, buf.scale,
-                         buf.relu, buf.clampMax));
-  if (buf.implicitIm2col)
-    out.push_back(configIm2col(buf.im2col));
-  // A block of A: rows [r0, r0 + rows) x columns [c0, c0 + cols).
-  auto mvinA = [&](uint64_t r0, uint64_t c0, uint64_t local, int64_t rows,
-                   int64_t cols) {
-    if (buf.implicitIm2col)
-      return mvinIm2col(buf.a, uint32_t(local), uint32_t(rows), uint32_t(cols),
+    spadStat_[0] = 0;
+    spadStat_[1] = uint64_t(statSlot_);
+    streamBase_ = uint64_t(statCount * statSlot_);
+    streamSlot_ = uint64_t(chunk_) * perVecSpad;
+    accSlot_ = os_ ? uint64_t(R_ * C_) : uint64_t(chunk_) * C_;
+    ob_ = elemBytes(buf_.outType);
+    ab_ = elemBytes(c_.accType());
+    dSlotBase_ = 2 * accSlot_;
+    return Status();
+  }
+
+  Program build() {
+    p_.dramBytes = buf_.dramBytes;
+    out_.push_back(configEx(df_, 0, 0, 0));
+    out_.push_back(configSt(uint64_t(s_.N) * ob_, 0, buf_.outType, buf_.scale,
+                            buf_.relu, buf_.clampMax));
+    if (buf_.implicitIm2col)
+      out_.push_back(configIm2col(buf_.im2col));
+    if (os_)
+      buildOutputStationary();
+    else
+      buildStationary();
+    out_.push_back(flush());
+    return std::move(p_);
+  }
+
+private:
+  /// A block of A: rows [r0, r0 + rows) x columns [c0, c0 + cols).
+  Instr mvinA(uint64_t r0, uint64_t c0, uint64_t local, int64_t rows,
+              int64_t cols) const {
+    if (buf_.implicitIm2col)
+      return mvinIm2col(buf_.a, uint32_t(local), uint32_t(rows), uint32_t(cols),
                         uint32_t(r0), uint32_t(c0));
-    return mvin(buf.a + (r0 * s.K + c0) * eb, uint32_t(local), uint32_t(rows),
-                uint32_t(cols), Operand::A);
-  };
-  uint64_t ldStride = ~uint64_t(0);
-  auto setLdStride = [&](uint64_t stride) {
-    if (stride != ldStride)
-      out.push_back(configLd(stride, 0));
-    ldStride = stride;
-  };
-  int64_t loadGroups = 0, outputs = 0, streamed = 0, statLoads = 0;
-  // A load group: the MVINs one execute instruction consumes. A group into
-  // fresh memory (a resident block) waits for nothing and is not part of the
-  // double-buffer rotation; its consumer releases nothing.
-  auto loadGroup = [&](std::initializer_list<Instr> mvins, bool fresh = false) {
-    size_t first = out.size();
+    return mvin(buf_.a + (r0 * s_.K + c0) * eb_, uint32_t(local),
+                uint32_t(rows), uint32_t(cols), Operand::A);
+  }
+
+  void setLdStride(uint64_t stride) {
+    if (stride != ldStride_)
+      out_.push_back(configLd(stride, 0));
+    ldStride_ = stride;
+  }
+
+  /// A load group: the MVINs one execute instruction consumes. A group into
+  /// fresh memory (a resident block) waits for nothing and is not part of
+  /// the double-buffer rotation; its consumer releases nothing.
+  void loadGroup(std::initializer_list<Instr> mvins, bool fresh = false) {
+    size_t first = out_.size();
     for (const Instr &in : mvins) {
-      setLdStride(in.operand == Operand::A   ? uint64_t(s.K) * eb
-                  : in.operand == Operand::B ? uint64_t(s.N) * eb
-                                             : uint64_t(s.N) * ab);
-      out.push_back(in);
+      setLdStride(in.operand == Operand::A   ? uint64_t(s_.K) * eb_
+                  : in.operand == Operand::B ? uint64_t(s_.N) * eb_
+                                             : uint64_t(s_.N) * ab_);
+      out_.push_back(in);
     }
     // setLdStride may have put CONFIG_LDs in between: flag the MVINs.
-    size_t firstMvin = first, lastMvin = out.size() - 1;
-    while (out[firstMvin].op != Opcode::Mvin &&
-           out[firstMvin].op != Opcode::MvinIm2col)
+    size_t firstMvin = first, lastMvin = out_.size() - 1;
+    while (out_[firstMvin].op != Opcode::Mvin &&
+           out_[firstMvin].op != Opcode::MvinIm2col)
       ++firstMvin;
-    if (!fresh && loadGroups >= 2)
-      out[firstMvin].deps |= PopNext;
-    out[lastMvin].deps |= PushNext;
+    if (!fresh && loadGroups_ >= 2)
+      out_[firstMvin].deps |= PopNext;
+    out_[lastMvin].deps |= PushNext;
     if (!fresh)
-      ++loadGroups;
-  };
-  auto store = [&](uint64_t dram, uint64_t acc, int64_t rows, int64_t cols) {
-    out.push_back(mvout(dram, uint32_t(acc), uint32_t(rows), uint32_t(cols),
-                        PopPrev | PushPrev));
-  };
+      ++loadGroups_;
+  }
 
-  const int64_t rowFolds = ceilDiv(roles.rowsDim, R);
-  const int64_t colFolds = ceilDiv(roles.colsDim, C);
+  void store(uint64_t dram, uint64_t acc, int64_t rows, int64_t cols) {
+    out_.push_back(mvout(dram, uint32_t(acc), uint32_t(rows), uint32_t(cols),
+                         PopPrev | PushPrev));
+  }
 
-  if (os) {
-    // Output tiles: N blocks outer, M blocks inner (SCALE-Sim's order); K
-    // streams in chunks, accumulating in the PEs.
-    for (int64_t nb = 0; nb < colFolds; ++nb)
-      for (int64_t mb = 0; mb < rowFolds; ++mb) {
-        int64_t m = std::min(R, s.M - mb * R), n = std::min(C, s.N - nb * C);
-        uint64_t accAddr = (outputs % 2) * accSlot;
-        bool tileWaited = false;
-        if (buf.hasD) {
-          uint64_t dAddr = dSlotBase + (outputs % 2) * accSlot;
-          uint64_t src = buf.dBroadcast
-                             ? buf.d + uint64_t(nb * C) * ab
-                             : buf.d + (uint64_t(mb * R) * s.N + nb * C) * ab;
-          Instr ld = mvin(src, uint32_t(dAddr), uint32_t(m), uint32_t(n),
-                          Operand::C, /*toAcc=*/true);
-          if (buf.dBroadcast)
-            ld.flags |= BroadcastRows;
-          loadGroup({ld});
-          uint8_t deps = PopPrev | PushPrev;
-          if (outputs >= 2)
-            deps |= PopNext;
-          tileWaited = true;
-          Instr pre = preload(uint32_t(dAddr), uint32_t(m), uint32_t(n), deps);
-          pre.flags |= AddD;
-          out.push_back(pre);
-        }
-        for (int64_t j = 0; j < nChunks; ++j) {
-          int64_t k0 = j * chunk, kj = std::min(chunk, s.K - k0);
-          uint64_t slot = streamBase + (streamed++ % 2) * streamSlot;
-          uint64_t aAddr = slot, bAddr = slot + uint64_t(R) * chunk;
-          loadGroup(
-              {mvinA(uint64_t(mb * R), uint64_t(k0), aAddr, m, kj),
-               mvin(buf.b + (uint64_t(k0) * s.N + nb * C) * eb, uint32_t(bAddr),
-                    uint32_t(kj), uint32_t(n), Operand::B)});
-          uint8_t deps = PopPrev | PushPrev;
-          if (j == 0 && outputs >= 2 && !tileWaited)
-            deps |= PopNext;
-          if (j == nChunks - 1)
-            deps |= PushNext;
-          out.push_back(compute(j == 0, uint32_t(aAddr), uint32_t(bAddr),
-                                uint32_t(accAddr), uint32_t(m), uint32_t(kj),
-                                uint32_t(n), j > 0, deps));
-        }
-        store(buf.c + (uint64_t(mb * R) * s.N + nb * C) * ob, accAddr, m, n);
-        ++outputs;
-      }
-  } else {
-    const bool ws = df == Dataflow::WS;
-    // One fold: stationary block (fr, fc) and the chunks [j0, j1) of the
-    // streamed dimension; `first`/`last` say whether the outputs start or
-    // finish here.
-    auto fold = [&](int64_t fc, int64_t fr, int64_t j0, int64_t j1, bool first,
-                    bool last) {
-      int64_t k = std::min(R, s.K - fr * R);
-      int64_t other = std::min(C, roles.colsDim - fc * C); // n (WS) / m (IS)
-      // Resident: block (fr, fc) has a region of its own, loaded on its
-      // first use (the first stream chunk) and preloaded from there after.
-      bool resident = map.resident;
-      bool firstUse = !resident || j0 == 0;
-      uint64_t statAddr = resident ? uint64_t((fc * rowFolds + fr) * statSlot)
-                                   : spadStat[statLoads++ % 2];
-      if (firstUse) {
-        if (ws)
-          loadGroup({mvin(buf.b + (uint64_t(fr * R) * s.N + fc * C) * eb,
-                          uint32_t(statAddr), uint32_t(k), uint32_t(other),
-                          Operand::B)},
-                    resident);
-        else
-          loadGroup(
-              {mvinA(uint64_t(fc * C), uint64_t(fr * R), statAddr, other, k)},
-              resident);
-      }
-      uint8_t preDeps =
-          resident ? (firstUse ? PopPrev : 0) : PopPrev | PushPrev;
-      out.push_back(preload(uint32_t(statAddr), uint32_t(ws ? k : other),
-                            uint32_t(ws ? other : k), preDeps));
-      for (int64_t j = j0; j < j1; ++j) {
-        int64_t v0 = j * chunk, vj = std::min(chunk, roles.streamDim - v0);
-        uint64_t slot = streamBase + (streamed++ % 2) * streamSlot;
-        int64_t outSlot = map.accumulate ? outputs + (j - j0) : outputs;
-        uint64_t accAddr = (outSlot % 2) * accSlot;
-        Instr stream =
-            ws ? mvinA(uint64_t(v0), uint64_t(fr * R), slot, vj, k)
-               : mvin(buf.b + (uint64_t(fr * R) * s.N + v0) * eb,
-                      uint32_t(slot), uint32_t(k), uint32_t(vj), Operand::B);
-        bool addD = buf.hasD && first;
-        uint64_t dAddr = dSlotBase + (outSlot % 2) * accSlot;
-        if (addD) {
-          // D for this output block: rows of C (WS: v0.., IS: fc*C..),
-          // columns (WS: fc*C.., IS: v0..).
-          int64_t dm = ws ? vj : other, dn = ws ? other : vj;
-          uint64_t row0 = ws ? uint64_t(v0) : uint64_t(fc * C);
-          uint64_t col0 = ws ? uint64_t(fc * C) : uint64_t(v0);
-          uint64_t src = buf.dBroadcast ? buf.d + col0 * ab
-                                        : buf.d + (row0 * s.N + col0) * ab;
-          Instr ld = mvin(src, uint32_t(dAddr), uint32_t(dm), uint32_t(dn),
-                          Operand::C, /*toAcc=*/true);
-          if (buf.dBroadcast)
-            ld.flags |= BroadcastRows;
-          loadGroup({ld, stream});
-        } else {
-          loadGroup({stream});
-        }
-        uint8_t deps = PopPrev | PushPrev;
-        if (first && outSlot >= 2)
-          deps |= PopNext;
-        if (last)
-          deps |= PushNext;
-        int64_t m = ws ? vj : other, n = ws ? other : vj;
-        Instr comp = compute(j == j0, uint32_t(ws ? slot : (addD ? dAddr : 0)),
-                             uint32_t(ws ? (addD ? dAddr : 0) : slot),
-                             uint32_t(accAddr), uint32_t(m), uint32_t(k),
-                             uint32_t(n), map.accumulate && !first, deps);
-        if (addD)
-          comp.flags |= AddD;
-        out.push_back(comp);
-        if (last) {
-          uint64_t dram = ws ? buf.c + (uint64_t(v0) * s.N + fc * C) * ob
-                             : buf.c + (uint64_t(fc * C) * s.N + v0) * ob;
-          store(dram, accAddr, m, n);
-          if (!map.accumulate)
-            ++outputs;
-        }
-      }
-    };
-    if (!map.accumulate) {
+  /// An MVIN of D (\p rows x \p cols at \p src) into the accumulator.
+  Instr mvinD(uint64_t src, uint64_t dAddr, int64_t rows, int64_t cols) const {
+    Instr ld = mvin(src, uint32_t(dAddr), uint32_t(rows), uint32_t(cols),
+                    Operand::C, /*toAcc=*/true);
+    if (buf_.dBroadcast)
+      ld.flags |= BroadcastRows;
+    return ld;
+  }
+
+  /// Output tiles: N blocks outer, M blocks inner (SCALE-Sim's order); K
+  /// streams in chunks, accumulating in the PEs.
+  void buildOutputStationary() {
+    for (int64_t nb = 0; nb < colFolds_; ++nb)
+      for (int64_t mb = 0; mb < rowFolds_; ++mb)
+        outputTile(mb, nb);
+  }
+
+  void outputTile(int64_t mb, int64_t nb) {
+    int64_t m = std::min(R_, s_.M - mb * R_), n = std::min(C_, s_.N - nb * C_);
+    uint64_t accAddr = (outputs_ % 2) * accSlot_;
+    bool tileWaited = false;
+    if (buf_.hasD) {
+      uint64_t dAddr = dSlotBase_ + (outputs_ % 2) * accSlot_;
+      uint64_t src = buf_.dBroadcast
+                         ? buf_.d + uint64_t(nb * C_) * ab_
+                         : buf_.d + (uint64_t(mb * R_) * s_.N + nb * C_) * ab_;
+      loadGroup({mvinD(src, dAddr, m, n)});
+      uint8_t deps = PopPrev | PushPrev;
+      if (outputs_ >= 2)
+        deps |= PopNext;
+      tileWaited = true;
+      Instr pre = preload(uint32_t(dAddr), uint32_t(m), uint32_t(n), deps);
+      pre.flags |= AddD;
+      out_.push_back(pre);
+    }
+    for (int64_t j = 0; j < nChunks_; ++j) {
+      int64_t k0 = j * chunk_, kj = std::min(chunk_, s_.K - k0);
+      uint64_t slot = streamBase_ + (streamed_++ % 2) * streamSlot_;
+      uint64_t aAddr = slot, bAddr = slot + uint64_t(R_) * chunk_;
+      loadGroup({mvinA(uint64_t(mb * R_), uint64_t(k0), aAddr, m, kj),
+                 mvin(buf_.b + (uint64_t(k0) * s_.N + nb * C_) * eb_,
+                      uint32_t(bAddr), uint32_t(kj), uint32_t(n), Operand::B)});
+      uint8_t deps = PopPrev | PushPrev;
+      if (j == 0 && outputs_ >= 2 && !tileWaited)
+        deps |= PopNext;
+      if (j == nChunks_ - 1)
+        deps |= PushNext;
+      out_.push_back(compute(j == 0, uint32_t(aAddr), uint32_t(bAddr),
+                             uint32_t(accAddr), uint32_t(m), uint32_t(kj),
+                             uint32_t(n), j > 0, deps));
+    }
+    store(buf_.c + (uint64_t(mb * R_) * s_.N + nb * C_) * ob_, accAddr, m, n);
+    ++outputs_;
+  }
+
+  void buildStationary() {
+    if (!map_.accumulate) {
       // SCALE-Sim: column folds outer, row folds inner, the whole stream
       // per fold, partial sums stored by every fold.
-      for (int64_t fc = 0; fc < colFolds; ++fc)
-        for (int64_t fr = 0; fr < rowFolds; ++fr)
-          fold(fc, fr, 0, nChunks, true, true);
+      for (int64_t fc = 0; fc < colFolds_; ++fc)
+        for (int64_t fr = 0; fr < rowFolds_; ++fr)
+          fold(fc, fr, 0, nChunks_, true, true);
     } else {
       // Outputs stay in the accumulator across the row (K) folds: one
       // chunk of outputs at a time, two chunks in flight.
-      for (int64_t fc = 0; fc < colFolds; ++fc)
-        for (int64_t j = 0; j < nChunks; ++j) {
-          for (int64_t fr = 0; fr < rowFolds; ++fr)
-            fold(fc, fr, j, j + 1, fr == 0, fr == rowFolds - 1);
-          ++outputs;
+      for (int64_t fc = 0; fc < colFolds_; ++fc)
+        for (int64_t j = 0; j < nChunks_; ++j) {
+          for (int64_t fr = 0; fr < rowFolds_; ++fr)
+            fold(fc, fr, j, j + 1, fr == 0, fr == rowFolds_ - 1);
+          ++outputs_;
         }
     }
   }
-  out.push_back(flush());
-  return p;
+
+  /// One fold: stationary block (fr, fc) and the chunks [j0, j1) of the
+  /// streamed dimension; `first`/`last` say whether the outputs start or
+  /// finish here.
+  void fold(int64_t fc, int64_t fr, int64_t j0, int64_t j1, bool first,
+            bool last) {
+    const bool ws = df_ == Dataflow::WS;
+    int64_t k = std::min(R_, s_.K - fr * R_);
+    int64_t other = std::min(C_, roles_.colsDim - fc * C_); // n (WS) / m (IS)
+    // Resident: block (fr, fc) has a region of its own, loaded on its
+    // first use (the first stream chunk) and preloaded from there after.
+    bool resident = map_.resident;
+    bool firstUse = !resident || j0 == 0;
+    uint64_t statAddr = resident ? uint64_t((fc * rowFolds_ + fr) * statSlot_)
+                                 : spadStat_[statLoads_++ % 2];
+    if (firstUse) {
+      if (ws)
+        loadGroup({mvin(buf_.b + (uint64_t(fr * R_) * s_.N + fc * C_) * eb_,
+                        uint32_t(statAddr), uint32_t(k), uint32_t(other),
+                        Operand::B)},
+                  resident);
+      else
+        loadGroup(
+            {mvinA(uint64_t(fc * C_), uint64_t(fr * R_), statAddr, other, k)},
+            resident);
+    }
+    uint8_t preDeps = resident ? (firstUse ? PopPrev : 0) : PopPrev | PushPrev;
+    out_.push_back(preload(uint32_t(statAddr), uint32_t(ws ? k : other),
+                           uint32_t(ws ? other : k), preDeps));
+    for (int64_t j = j0; j < j1; ++j)
+      streamChunk(fc, fr, j, j0, k, other, first, last);
+  }
+
+  /// Chunk \p j of the streamed dimension through the stationary block of
+  /// fold (\p fr, \p fc) (\p k x \p other), which started at chunk \p j0.
+  void streamChunk(int64_t fc, int64_t fr, int64_t j, int64_t j0, int64_t k,
+                   int64_t other, bool first, bool last) {
+    const bool ws = df_ == Dataflow::WS;
+    int64_t v0 = j * chunk_, vj = std::min(chunk_, roles_.streamDim - v0);
+    uint64_t slot = streamBase_ + (streamed_++ % 2) * streamSlot_;
+    int64_t outSlot = map_.accumulate ? outputs_ + (j - j0) : outputs_;
+    uint64_t accAddr = (outSlot % 2) * accSlot_;
+    Instr stream =
+        ws ? mvinA(uint64_t(v0), uint64_t(fr * R_), slot, vj, k)
+           : mvin(buf_.b + (uint64_t(fr * R_) * s_.N + v0) * eb_,
+                  uint32_t(slot), uint32_t(k), uint32_t(vj), Operand::B);
+    bool addD = buf_.hasD && first;
+    uint64_t dAddr = dSlotBase_ + (outSlot % 2) * accSlot_;
+    if (addD) {
+      // D for this output block: rows of C (WS: v0.., IS: fc*C..),
+      // columns (WS: fc*C.., IS: v0..).
+      int64_t dm = ws ? vj : other, dn = ws ? other : vj;
+      uint64_t row0 = ws ? uint64_t(v0) : uint64_t(fc * C_);
+      uint64_t col0 = ws ? uint64_t(fc * C_) : uint64_t(v0);
+      uint64_t src = buf_.dBroadcast ? buf_.d + col0 * ab_
+                                     : buf_.d + (row0 * s_.N + col0) * ab_;
+      loadGroup({mvinD(src, dAddr, dm, dn), stream});
+    } else {
+      loadGroup({stream});
+    }
+    uint8_t deps = PopPrev | PushPrev;
+    if (first && outSlot >= 2)
+      deps |= PopNext;
+    if (last)
+      deps |= PushNext;
+    int64_t m = ws ? vj : other, n = ws ? other : vj;
+    Instr comp = compute(j == j0, uint32_t(ws ? slot : (addD ? dAddr : 0)),
+                         uint32_t(ws ? (addD ? dAddr : 0) : slot),
+                         uint32_t(accAddr), uint32_t(m), uint32_t(k),
+                         uint32_t(n), map_.accumulate && !first, deps);
+    if (addD)
+      comp.flags |= AddD;
+    out_.push_back(comp);
+    if (last) {
+      uint64_t dram = ws ? buf_.c + (uint64_t(v0) * s_.N + fc * C_) * ob_
+                         : buf_.c + (uint64_t(fc * C_) * s_.N + v0) * ob_;
+      store(dram, accAddr, m, n);
+      if (!map_.accumulate)
+        ++outputs_;
+    }
+  }
+
+  const ArrayConfig &c_;
+  const GemmShape &s_;
+  const GemmMapping &map_;
+  const GemmBuffers &buf_;
+  const Dataflow df_;
+  const int64_t R_, C_;
+  const Roles roles_;
+  const uint64_t eb_;
+  const bool os_;
+  const int64_t rowFolds_, colFolds_;
+  // The sizing.
+  int64_t statSlot_ = 0, chunk_ = 0, nChunks_ = 0;
+  uint64_t spadStat_[2] = {0, 0};
+  uint64_t streamBase_ = 0, streamSlot_ = 0, accSlot_ = 0, ob_ = 0, ab_ = 0,
+           dSlotBase_ = 0;
+  // The program and the emission's counters.
+  Program p_;
+  std::vector<Instr> &out_ = p_.instrs;
+  uint64_t ldStride_ = ~uint64_t(0);
+  int64_t loadGroups_ = 0, outputs_ = 0, streamed_ = 0, statLoads_ = 0;
+};
+
+} // namespace
+
+Result<Program> buildGemmProgram(const ArrayConfig &c, const GemmShape &s,
+                                 const GemmMapping &map,
+                                 const GemmBuffers &buf) {
+  auto prefixed = [&](const Status &why) {
+    return fail(strFormat("GEMM %lldx%lldx%lld with mapping '%s' on '%s': ",
+                          (long long)s.M, (long long)s.K, (long long)s.N,
+                          map.str().c_str(), c.name.c_str()) +
+                why.message());
+  };
+  if (Status why = checkMappingFits(c, s, map, buf); !why.ok())
+    return prefixed(why);
+  ProgramBuilder builder(c, s, map, buf);
+  if (Status why = builder.size(); !why.ok())
+    return prefixed(why);
+  return builder.build();
 }
 
 bool mappingComputesC(const ArrayConfig &c, const GemmShape &s,
@@ -447,9 +508,9 @@ std::vector<GemmMapping> gemmMappingSpace(const ArrayConfig &c,
   return space;
 }
 
-Error checkGemmProgram(const ArrayConfig &c, const GemmShape &s,
-                       const GemmBuffers &buf, const Program &program,
-                       uint32_t seed) {
+Status checkGemmProgram(const ArrayConfig &c, const GemmShape &s,
+                        const GemmBuffers &buf, const Program &program,
+                        uint32_t seed) {
   Machine m(c);
   std::vector<uint8_t> &dram = m.dram();
   dram.assign(program.dramBytes, 0xFF); // C poisoned
@@ -481,7 +542,7 @@ Error checkGemmProgram(const ArrayConfig &c, const GemmShape &s,
   }
   auto rep = m.simulate(program);
   if (!rep)
-    return rep.takeError();
+    return rep.status();
   std::vector<double> got(size_t(s.M * s.N)), want(got.size());
   for (int64_t i = 0; i < s.M; ++i)
     for (int64_t j = 0; j < s.N; ++j) {
@@ -511,22 +572,21 @@ Error checkGemmProgram(const ArrayConfig &c, const GemmShape &s,
                                                                   : IGNRT_F32;
   search::Comparison cmp = search::compareValues(got, want, dtype);
   if (cmp.pass)
-    return Error::success();
+    return Status();
   size_t worst = 0;
   for (size_t i = 0; i < got.size(); ++i)
     if (!(std::fabs(got[i] - want[i]) <= std::fabs(got[worst] - want[worst])))
       worst = i;
-  return createStringError(
-      inconvertibleErrorCode(),
-      formatv("C differs from the reference (rel L2 {0}, max abs {1}): "
-              "C[{2}][{3}] is {4}, the reference {5}",
-              cmp.relL2, cmp.maxAbs, worst / size_t(s.N), worst % size_t(s.N),
-              got[worst], want[worst]));
+  return fail("C differs from the reference (rel L2 " + fixed2(cmp.relL2) +
+              ", max abs " + fixed2(cmp.maxAbs) +
+              strFormat("): C[%zu][%zu] is ", worst / size_t(s.N),
+                        worst % size_t(s.N)) +
+              fixed2(got[worst]) + ", the reference " + fixed2(want[worst]));
 }
 
-Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &c, const GemmShape &s,
-                                    int simulateTop, const GemmBuffers *buffers,
-                                    bool check) {
+Result<TunedGemm> tuneGemmMapping(const ArrayConfig &c, const GemmShape &s,
+                                  int simulateTop, const GemmBuffers *buffers,
+                                  bool check) {
   TunedGemm best;
   struct Ranked {
     int64_t estimate;
@@ -542,23 +602,19 @@ Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &c, const GemmShape &s,
     auto p = buildGemmProgram(c, s, m, buf);
     if (!p) {
       if (firstError.empty())
-        firstError = toString(p.takeError());
-      else
-        consumeError(p.takeError());
+        firstError = p.message();
       continue;
     }
     auto est = machine.estimate(*p);
-    if (!est) {
-      consumeError(est.takeError());
+    if (!est)
       continue;
-    }
     ranked.push_back({est->totalCycles, m, std::move(*p)});
   }
   if (ranked.empty())
-    return createStringError(inconvertibleErrorCode(),
-                             formatv("no mapping of GEMM {0}x{1}x{2} fits "
-                                     "'{3}': {4}",
-                                     s.M, s.K, s.N, c.name, firstError));
+    return fail(strFormat("no mapping of GEMM %lldx%lldx%lld fits '%s': ",
+                          (long long)s.M, (long long)s.K, (long long)s.N,
+                          c.name.c_str()) +
+                firstError);
   // Ties keep the space's order (sort is not stable).
   std::vector<size_t> order(ranked.size());
   for (size_t i = 0; i < order.size(); ++i)
@@ -576,13 +632,13 @@ Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &c, const GemmShape &s,
   };
   std::vector<Measured> measured;
   auto measure = [&](const GemmMapping &m, int64_t estimate,
-                     const Program &p) -> Error {
+                     const Program &p) -> Status {
     auto rep = machine.simulate(p, SimOptions{/*functional=*/false});
     if (!rep)
-      return rep.takeError();
+      return rep.status();
     ++best.simulated;
     measured.push_back({m, estimate, rep->totalCycles, measured.size(), &p});
-    return Error::success();
+    return Status();
   };
   // SCALE-Sim's own mapping for the machine's dataflow is always measured,
   // so the tuned mapping is never slower than it (unless it cannot run
@@ -594,9 +650,7 @@ Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &c, const GemmShape &s,
     auto p = buildGemmProgram(c, s, fixed, buf);
     if (p) { // buffers too small: not a candidate
       fixedProgram = std::move(*p);
-      consumeError(measure(fixed, -1, *fixedProgram));
-    } else {
-      consumeError(p.takeError());
+      (void)measure(fixed, -1, *fixedProgram);
     }
   }
   for (int r = 0; r < simulateTop && r < int(ranked.size()); ++r) {
@@ -606,8 +660,8 @@ Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &c, const GemmShape &s,
         m.chunk == fixed.chunk && m.accumulate == fixed.accumulate &&
         !m.resident && !m.streamSpadElems)
       continue;
-    if (Error e = measure(m, candidate.estimate, candidate.program))
-      return std::move(e);
+    if (Status e = measure(m, candidate.estimate, candidate.program); !e.ok())
+      return e;
   }
   std::sort(measured.begin(), measured.end(),
             [](const Measured &a, const Measured &b) {
@@ -615,21 +669,17 @@ Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &c, const GemmShape &s,
                                           : a.rank < b.rank;
             });
   for (const Measured &m : measured) {
-    if (check)
-      if (Error e = checkGemmProgram(c, s, buf, *m.program)) {
-        consumeError(std::move(e));
-        ++best.rejected;
-        continue;
-      }
+    if (check && !checkGemmProgram(c, s, buf, *m.program).ok()) {
+      ++best.rejected;
+      continue;
+    }
     best.mapping = m.mapping;
     best.cycles = m.cycles;
     best.estimatedCycles = m.estimate;
     best.program = *m.program;
     return best;
   }
-  return createStringError(inconvertibleErrorCode(),
-                           measured.empty()
-                               ? "no mapping could be simulated"
+  return fail(measured.empty() ? "no mapping could be simulated"
                                : "no mapping computed the reference result");
 }
 

@@ -11,8 +11,7 @@
 #define IGN_TARGETS_SYSTOLIC_GEMMMAPPING_H
 
 #include "Isa.h"
-
-#include "llvm/Support/Error.h"
+#include "Result.h"
 
 #include <cstdint>
 #include <optional>
@@ -108,10 +107,10 @@ GemmBuffers convGemmBuffers(const ArrayConfig &config, const GemmShape &shape,
 
 /// The program for \p mapping, or an error naming why the mapping cannot
 /// run on \p config (dataflow unsupported, buffers too small).
-llvm::Expected<Program> buildGemmProgram(const ArrayConfig &config,
-                                         const GemmShape &shape,
-                                         const GemmMapping &mapping,
-                                         const GemmBuffers &buffers);
+Result<Program> buildGemmProgram(const ArrayConfig &config,
+                                 const GemmShape &shape,
+                                 const GemmMapping &mapping,
+                                 const GemmBuffers &buffers);
 
 /// Whether the program of \p mapping computes C: SCALE-Sim's
 /// store-every-fold mapping stores partial sums it never adds up, which is
@@ -145,17 +144,16 @@ struct TunedGemm {
 /// random operands and compared with a reference GEMM (+ epilogue) until
 /// one matches: exactly for int8, to 1e-5 relative for floats. SCALE-Sim's
 /// store-every-fold mapping then only qualifies where K fits one fold.
-llvm::Expected<TunedGemm> tuneGemmMapping(const ArrayConfig &config,
-                                          const GemmShape &shape,
-                                          int simulateTop = 8,
-                                          const GemmBuffers *buffers = nullptr,
-                                          bool check = false);
+Result<TunedGemm> tuneGemmMapping(const ArrayConfig &config,
+                                  const GemmShape &shape, int simulateTop = 8,
+                                  const GemmBuffers *buffers = nullptr,
+                                  bool check = false);
 
 /// Runs \p program functionally on seeded random operands and compares C
 /// with a reference; an error says where it differs.
-llvm::Error checkGemmProgram(const ArrayConfig &config, const GemmShape &shape,
-                             const GemmBuffers &buffers, const Program &program,
-                             uint32_t seed = 1);
+Status checkGemmProgram(const ArrayConfig &config, const GemmShape &shape,
+                        const GemmBuffers &buffers, const Program &program,
+                        uint32_t seed = 1);
 
 /// Number of folds the mapping visits and the cycles SCALE-Sim's formulas
 /// give for them (used by the compatibility report and its tests).

@@ -9,14 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "Isa.h"
-
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/Endian.h"
-#include "llvm/Support/FormatVariadic.h"
+#include "Text.h"
 
 #include <cstring>
-
-using namespace llvm;
 
 namespace ign::systolic {
 
@@ -151,17 +146,17 @@ std::array<uint64_t, 3> Instr::encode() const {
   return w;
 }
 
-Expected<Instr> Instr::decode(const std::array<uint64_t, 3> &w) {
-  auto bad = [&](const Twine &why) {
-    return createStringError(
-        inconvertibleErrorCode(),
-        formatv("bad instruction {0:x16} {1:x16} {2:x16}: ", w[0], w[1], w[2]) +
-            why);
+Result<Instr> Instr::decode(const std::array<uint64_t, 3> &w) {
+  auto bad = [&](const std::string &why) {
+    return fail(strFormat("bad instruction 0x%016llx 0x%016llx 0x%016llx: ",
+                          (unsigned long long)w[0], (unsigned long long)w[1],
+                          (unsigned long long)w[2]) +
+                why);
   };
   Instr in;
   uint8_t opc = w[0] & 0xFF;
   if (opc > uint8_t(Opcode::MvinIm2col))
-    return bad(formatv("unknown opcode {0}", opc));
+    return bad("unknown opcode " + std::to_string(opc));
   in.op = Opcode(opc);
   in.deps = (w[0] >> 8) & 0xF;
   in.flags = (w[0] >> 12) & 0xF;
@@ -170,7 +165,7 @@ Expected<Instr> Instr::decode(const std::array<uint64_t, 3> &w) {
   if (df > 2)
     return bad("dataflow field is 3");
   if (ot > unsigned(ElemType::I32))
-    return bad(formatv("unknown output type {0}", ot));
+    return bad("unknown output type " + std::to_string(ot));
   if (unsigned(in.operand) > 2)
     return bad("operand field is 3");
   in.dataflow = Dataflow(df);
@@ -277,92 +272,100 @@ std::string Instr::str() const {
     d += " push_prev";
   if (deps & PushNext)
     d += " push_next";
+  using ull = unsigned long long;
   switch (op) {
   case Opcode::ConfigEx:
-    return formatv("config_ex {0} stride_a={1} stride_b={2} stride_c={3}{4}",
-                   dataflowName(dataflow), strideA, strideB, strideC, d);
+    return strFormat("config_ex %s stride_a=%u stride_b=%u stride_c=%u%s",
+                     dataflowName(dataflow), strideA, strideB, strideC,
+                     d.c_str());
   case Opcode::ConfigLd:
-    return formatv("config_ld dram_stride={0} local_stride={1}{2}", dramStride,
-                   strideA, d);
+    return strFormat("config_ld dram_stride=%llu local_stride=%u%s",
+                     ull(dramStride), strideA, d.c_str());
   case Opcode::ConfigSt:
-    return formatv("config_st dram_stride={0} acc_stride={1} out={2} "
-                   "scale={3}{4}{5}{6}",
-                   dramStride, strideC, elemTypeName(outType), scale,
-                   (flags & Relu) ? " relu" : "",
-                   clampMax != 0 ? formatv(" clamp_max={0}", clampMax).str()
-                                 : std::string(),
-                   d);
+    return strFormat(
+        "config_st dram_stride=%llu acc_stride=%u out=%s scale=%s%s%s%s",
+        ull(dramStride), strideC, elemTypeName(outType), fixed2(scale).c_str(),
+        (flags & Relu) ? " relu" : "",
+        clampMax != 0 ? (" clamp_max=" + fixed2(clampMax)).c_str() : "",
+        d.c_str());
   case Opcode::Mvin:
-    return formatv("mvin {0} dram={1:x} {2}={3} {4}x{5}{6}{7}",
-                   operandName(operand), dram,
-                   (flags & Accumulate) ? "acc" : "spad", addrA, rows, cols,
-                   (flags & BroadcastRows) ? " broadcast" : "", d);
+    return strFormat("mvin %s dram=0x%llx %s=%u %ux%u%s%s",
+                     operandName(operand), ull(dram),
+                     (flags & Accumulate) ? "acc" : "spad", addrA, rows, cols,
+                     (flags & BroadcastRows) ? " broadcast" : "", d.c_str());
   case Opcode::Mvout:
-    return formatv("mvout dram={0:x} acc={1} {2}x{3}{4}", dram, addrA, rows,
-                   cols, d);
+    return strFormat("mvout dram=0x%llx acc=%u %ux%u%s", ull(dram), addrA, rows,
+                     cols, d.c_str());
   case Opcode::Preload:
-    return formatv("preload {0}={1} {2}x{3}{4}", (flags & AddD) ? "d" : "spad",
-                   addrA, rows, cols, d);
+    return strFormat("preload %s=%u %ux%u%s", (flags & AddD) ? "d" : "spad",
+                     addrA, rows, cols, d.c_str());
   case Opcode::ComputePreloaded:
   case Opcode::ComputeAccumulated:
-    return formatv("{0} a={1} b={2} c={3} m={4} k={5} n={6}{7}{8}{9}",
-                   opcodeName(op), addrA, addrB, addrC, rows, cols, n,
-                   (flags & Accumulate) ? " accumulate" : "",
-                   (flags & AddD) ? " add_d" : "", d);
+    return strFormat("%s a=%u b=%u c=%u m=%u k=%u n=%u%s%s%s", opcodeName(op),
+                     addrA, addrB, addrC, rows, cols, n,
+                     (flags & Accumulate) ? " accumulate" : "",
+                     (flags & AddD) ? " add_d" : "", d.c_str());
   case Opcode::Flush:
     return "flush";
   case Opcode::ConfigIm2col:
-    return formatv("config_im2col image {0}x{1}x{2} window {3}x{4} stride "
-                   "{5}x{6} pad {7}x{8} dilation {9}x{10} out {11}x{12}",
-                   im2col.C, im2col.H, im2col.W, im2col.kh, im2col.kw,
-                   im2col.sh, im2col.sw, im2col.ph, im2col.pw, im2col.dh,
-                   im2col.dw, im2col.OH, im2col.OW);
+    return strFormat("config_im2col image %ux%ux%u window %ux%u stride "
+                     "%ux%u pad %ux%u dilation %ux%u out %ux%u",
+                     im2col.C, im2col.H, im2col.W, im2col.kh, im2col.kw,
+                     im2col.sh, im2col.sw, im2col.ph, im2col.pw, im2col.dh,
+                     im2col.dw, im2col.OH, im2col.OW);
   case Opcode::MvinIm2col:
-    return formatv("mvin_im2col A image={0:x} spad={1} {2}x{3} pixel={4} "
-                   "column={5}{6}",
-                   dram, addrA, rows, cols, p0, k0, d);
+    return strFormat("mvin_im2col A image=0x%llx spad=%u %ux%u pixel=%u "
+                     "column=%u%s",
+                     ull(dram), addrA, rows, cols, p0, k0, d.c_str());
   }
   return "?";
 }
 
 static constexpr char kMagic[8] = {'I', 'G', 'N', 'S', 'Y', 'S', '0', '1'};
 
+static void write64le(uint8_t *p, uint64_t v) {
+  for (int i = 0; i < 8; ++i)
+    p[i] = uint8_t(v >> (8 * i));
+}
+static uint64_t read64le(const uint8_t *p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i)
+    v |= uint64_t(p[i]) << (8 * i);
+  return v;
+}
+
 std::vector<uint8_t> Program::serialize() const {
   std::vector<uint8_t> out(8 + 16 + 24 * instrs.size());
   std::memcpy(out.data(), kMagic, 8);
-  support::endian::write64le(out.data() + 8, dramBytes);
-  support::endian::write64le(out.data() + 16, instrs.size());
+  write64le(out.data() + 8, dramBytes);
+  write64le(out.data() + 16, instrs.size());
   for (size_t i = 0; i < instrs.size(); ++i) {
     auto w = instrs[i].encode();
     for (int j = 0; j < 3; ++j)
-      support::endian::write64le(out.data() + 24 + 24 * i + 8 * j, w[j]);
+      write64le(out.data() + 24 + 24 * i + 8 * j, w[j]);
   }
   return out;
 }
 
-Expected<Program> Program::deserialize(ArrayRef<uint8_t> bytes) {
-  if (bytes.size() < 24 || std::memcmp(bytes.data(), kMagic, 8))
-    return createStringError(inconvertibleErrorCode(),
-                             "not a systolic program (bad magic)");
+Result<Program> Program::deserialize(const uint8_t *bytes, size_t size) {
+  if (size < 24 || std::memcmp(bytes, kMagic, 8))
+    return fail("not a systolic program (bad magic)");
   Program p;
-  p.dramBytes = support::endian::read64le(bytes.data() + 8);
-  uint64_t n = support::endian::read64le(bytes.data() + 16);
-  if (n > (bytes.size() - 24) / 24 || 24 + 24 * n != bytes.size())
-    return createStringError(
-        inconvertibleErrorCode(),
-        formatv("systolic program is truncated or padded: {0} instructions "
-                "declared, {1} bytes",
-                n, bytes.size()));
+  p.dramBytes = read64le(bytes + 8);
+  uint64_t n = read64le(bytes + 16);
+  if (n > (size - 24) / 24 || 24 + 24 * n != size)
+    return fail(strFormat("systolic program is truncated or padded: %llu "
+                          "instructions declared, %zu bytes",
+                          (unsigned long long)n, size));
   p.instrs.reserve(n);
   for (uint64_t i = 0; i < n; ++i) {
     std::array<uint64_t, 3> w;
     for (int j = 0; j < 3; ++j)
-      w[j] = support::endian::read64le(bytes.data() + 24 + 24 * i + 8 * j);
+      w[j] = read64le(bytes + 24 + 24 * i + 8 * j);
     auto in = Instr::decode(w);
     if (!in)
-      return createStringError(inconvertibleErrorCode(),
-                               formatv("instruction {0}: ", i) +
-                                   toString(in.takeError()));
+      return fail(strFormat("instruction %llu: ", (unsigned long long)i) +
+                  in.message());
     p.instrs.push_back(*in);
   }
   return p;

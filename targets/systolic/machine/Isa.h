@@ -13,9 +13,7 @@
 #define IGN_TARGETS_SYSTOLIC_ISA_H
 
 #include "Config.h"
-
-#include "llvm/ADT/ArrayRef.h"
-#include "llvm/Support/Error.h"
+#include "Result.h"
 
 #include <array>
 #include <cstdint>
@@ -101,7 +99,7 @@ struct Instr {
   uint32_t p0 = 0, k0 = 0;
 
   std::array<uint64_t, 3> encode() const;
-  static llvm::Expected<Instr> decode(const std::array<uint64_t, 3> &w);
+  static Result<Instr> decode(const std::array<uint64_t, 3> &w);
   std::string str() const;
 };
 
@@ -111,7 +109,11 @@ struct Program {
   uint64_t dramBytes = 0;
 
   std::vector<uint8_t> serialize() const;
-  static llvm::Expected<Program> deserialize(llvm::ArrayRef<uint8_t> bytes);
+  /// The program in \p size bytes at \p bytes (little-endian words).
+  static Result<Program> deserialize(const uint8_t *bytes, size_t size);
+  static Result<Program> deserialize(const std::vector<uint8_t> &bytes) {
+    return deserialize(bytes.data(), bytes.size());
+  }
 };
 
 // Builders, for program generators and tests.

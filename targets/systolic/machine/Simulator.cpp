@@ -20,8 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Simulator.h"
-
-#include "llvm/Support/FormatVariadic.h"
+#include "Text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -29,16 +28,13 @@
 #include <deque>
 #include <limits>
 
-using namespace llvm;
-
 namespace ign::systolic {
 
 namespace {
 
-Error instrError(size_t index, const Instr &in, const Twine &why) {
-  return createStringError(inconvertibleErrorCode(),
-                           formatv("instruction {0} ({1}): ", index, in.str()) +
-                               why);
+Status instrError(size_t index, const Instr &in, const std::string &why) {
+  return fail("instruction " + std::to_string(index) + " (" + in.str() +
+              "): " + why);
 }
 
 // IEEE half <-> float, round to nearest even.
@@ -277,17 +273,18 @@ double Report::microseconds() const {
   return double(totalCycles) / config.clockMHz;
 }
 
-json::Value Report::toJSON() const {
-  json::Object stallObj;
+nlohmann::json Report::toJSON() const {
+  using json = nlohmann::json;
+  json stallObj = json::object();
   for (auto &[k, v] : stalls)
     stallObj[k] = v;
-  json::Object spadOp, dramOp;
+  json spadOp = json::object(), dramOp = json::object();
   for (auto &[k, v] : spadReadsByOperand)
     spadOp[k] = v;
   for (auto &[k, v] : dramReadBytesByOperand)
     dramOp[k] = v;
   double cyc = std::max<int64_t>(totalCycles, 1);
-  return json::Object{
+  return json{
       {"machine", config.describe()},
       {"instructions", instructions},
       {"total_cycles", totalCycles},
@@ -300,363 +297,449 @@ json::Value Report::toJSON() const {
       {"mapping_efficiency", mappingEfficiency},
       {"macs", macs},
       {"time_us", microseconds()},
-      {"sram", json::Object{{"spad_reads", spadReads},
-                            {"spad_writes", spadWrites},
-                            {"spad_reads_by_operand", std::move(spadOp)},
-                            {"acc_reads", accReads},
-                            {"acc_writes", accWrites}}},
-      {"dram", json::Object{{"read_bytes", dramReadBytes},
-                            {"write_bytes", dramWriteBytes},
-                            {"read_bytes_by_operand", std::move(dramOp)},
-                            {"busy_cycles", dramBusyCycles},
-                            {"bytes_per_cycle",
-                             double(dramReadBytes + dramWriteBytes) / cyc}}},
-      {"actions", json::Object{{"mac", macs},
-                               {"pe_cycles", peCycles},
-                               {"preload", preloads},
-                               {"compute", computes},
-                               {"mvin", mvins},
-                               {"mvout", mvouts},
-                               {"spad_access", spadReads + spadWrites},
-                               {"acc_access", accReads + accWrites},
-                               {"dram_bytes", dramReadBytes + dramWriteBytes}}},
+      {"sram", json{{"spad_reads", spadReads},
+                    {"spad_writes", spadWrites},
+                    {"spad_reads_by_operand", std::move(spadOp)},
+                    {"acc_reads", accReads},
+                    {"acc_writes", accWrites}}},
+      {"dram",
+       json{{"read_bytes", dramReadBytes},
+            {"write_bytes", dramWriteBytes},
+            {"read_bytes_by_operand", std::move(dramOp)},
+            {"busy_cycles", dramBusyCycles},
+            {"bytes_per_cycle", double(dramReadBytes + dramWriteBytes) / cyc}}},
+      {"actions", json{{"mac", macs},
+                       {"pe_cycles", peCycles},
+                       {"preload", preloads},
+                       {"compute", computes},
+                       {"mvin", mvins},
+                       {"mvout", mvouts},
+                       {"spad_access", spadReads + spadWrites},
+                       {"acc_access", accReads + accWrites},
+                       {"dram_bytes", dramReadBytes + dramWriteBytes}}},
       {"energy_uj", energyPicojoules * 1e-6},
   };
 }
 
-Error Machine::verify(const Program &program) const {
-  if (Error e = config_.validate())
-    return e;
-  const ArrayConfig &c = config_;
-  uint64_t spadElems = c.spadElems(), accElems = c.accElems();
-  QueueState st;
-  st.dataflow = c.dataflow;
-  st.outType = c.inType;
+namespace {
+
+/// Machine::verify's walk: the state the CONFIG_* instructions set so far
+/// and the token counts per channel.
+class Verifier {
+public:
+  Verifier(const ArrayConfig &c, const Program &program)
+      : c_(c), program_(program), spadElems_(c.spadElems()),
+        accElems_(c.accElems()), eb_(elemBytes(c.inType)),
+        ab_(elemBytes(c.accType())) {
+    st_.dataflow = c.dataflow;
+    st_.outType = c.inType;
+  }
+
+  Status run() {
+    for (index_ = 0; index_ < program_.instrs.size(); ++index_) {
+      in_ = &program_.instrs[index_];
+      if (Status s = countTokens(*in_); !s.ok())
+        return s;
+      if (Status s = check(*in_); !s.ok())
+        return s;
+    }
+    return checkBalance();
+  }
+
+private:
+  enum Channel { LdToEx, ExToLd, ExToSt, StToEx };
+
+  Status bad(const std::string &why) const {
+    return instrError(index_, *in_, why);
+  }
+
   // Token balance per channel, in program order per queue: a pop needs a
   // push somewhere in the program (order across queues is checked at run
   // time, where a shortage is a deadlock).
-  int64_t pushes[4] = {0, 0, 0, 0}, pops[4] = {0, 0, 0, 0};
-  enum { LdToEx, ExToLd, ExToSt, StToEx };
-  for (size_t i = 0; i < program.instrs.size(); ++i) {
-    const Instr &in = program.instrs[i];
-    auto fail = [&](const Twine &why) { return instrError(i, in, why); };
+  Status countTokens(const Instr &in) {
     Queue q = queueOf(in.op);
     if (in.deps) {
       if (q == Queue::None)
-        return fail("flush cannot carry dependency flags");
+        return bad("flush cannot carry dependency flags");
       if (q == Queue::Load && (in.deps & (PopPrev | PushPrev)))
-        return fail("the load queue has no previous queue");
+        return bad("the load queue has no previous queue");
       if (q == Queue::Store && (in.deps & (PopNext | PushNext)))
-        return fail("the store queue has no next queue");
+        return bad("the store queue has no next queue");
     }
     if (q == Queue::Load) {
       if (in.deps & PopNext)
-        ++pops[ExToLd];
+        ++pops_[ExToLd];
       if (in.deps & PushNext)
-        ++pushes[LdToEx];
+        ++pushes_[LdToEx];
     } else if (q == Queue::Execute) {
       if (in.deps & PopPrev)
-        ++pops[LdToEx];
+        ++pops_[LdToEx];
       if (in.deps & PopNext)
-        ++pops[StToEx];
+        ++pops_[StToEx];
       if (in.deps & PushPrev)
-        ++pushes[ExToLd];
+        ++pushes_[ExToLd];
       if (in.deps & PushNext)
-        ++pushes[ExToSt];
+        ++pushes_[ExToSt];
     } else if (q == Queue::Store) {
       if (in.deps & PopPrev)
-        ++pops[ExToSt];
+        ++pops_[ExToSt];
       if (in.deps & PushPrev)
-        ++pushes[StToEx];
+        ++pushes_[StToEx];
     }
-    uint64_t eb = elemBytes(c.inType), ab = elemBytes(c.accType());
+    return Status();
+  }
+
+  Status check(const Instr &in) {
     switch (in.op) {
     case Opcode::ConfigEx:
-      if (!c.supports(in.dataflow))
-        return fail(formatv("machine '{0}' cannot run dataflow {1}", c.name,
-                            dataflowName(in.dataflow)));
-      st.apply(in);
-      break;
+      if (!c_.supports(in.dataflow))
+        return bad("machine '" + c_.name + "' cannot run dataflow " +
+                   dataflowName(in.dataflow));
+      st_.apply(in);
+      return Status();
     case Opcode::ConfigIm2col: {
       const Instr::Im2col &g = in.im2col;
       if (!g.C || !g.H || !g.W || !g.kh || !g.kw || !g.sh || !g.sw || !g.dh ||
           !g.dw || !g.OH || !g.OW)
-        return fail("im2col geometry has a zero size, stride or dilation");
-      st.apply(in);
-      break;
-    }
-    case Opcode::MvinIm2col: {
-      if (!st.hasIm2col)
-        return fail("MVIN_IM2COL before CONFIG_IM2COL");
-      const Instr::Im2col &g = st.im2col;
-      if (uint64_t(in.p0) + in.rows > uint64_t(g.OH) * g.OW ||
-          uint64_t(in.k0) + in.cols > uint64_t(g.C) * g.kh * g.kw)
-        return fail(formatv("pixels {0}+{1} or window columns {2}+{3} leave "
-                            "the {4}x{5} output and {6}x{7}x{8} window",
-                            in.p0, in.rows, in.k0, in.cols, g.OH, g.OW, g.C,
-                            g.kh, g.kw));
-      if (!blockFits(in.addrA, in.rows, in.cols, st.ldLocalStride, spadElems))
-        return fail("block leaves the scratchpad");
-      if (in.dram + uint64_t(g.C) * g.H * g.W * eb > program.dramBytes)
-        return fail(formatv("the image leaves the {0}-byte DRAM image",
-                            program.dramBytes));
-      break;
+        return bad("im2col geometry has a zero size, stride or dilation");
+      st_.apply(in);
+      return Status();
     }
     case Opcode::ConfigLd:
     case Opcode::ConfigSt:
       if (in.op == Opcode::ConfigSt && in.outType == ElemType::I8 &&
-          c.inType != ElemType::I8)
-        return fail("i8 output needs an i8 machine");
+          c_.inType != ElemType::I8)
+        return bad("i8 output needs an i8 machine");
       if (in.op == Opcode::ConfigSt &&
           (!std::isfinite(in.scale) || !std::isfinite(in.clampMax) ||
            in.clampMax < 0))
-        return fail("scale or clamp is not finite, or the clamp is negative");
-      st.apply(in);
-      break;
-    case Opcode::Mvin: {
-      bool toAcc = in.flags & Accumulate;
-      uint64_t b = toAcc ? ab : eb;
-      if (!blockFits(in.addrA, in.rows, in.cols, st.ldLocalStride,
-                     toAcc ? accElems : spadElems))
-        return fail(formatv("block leaves the {0} ({1} elements)",
-                            toAcc ? "accumulator" : "scratchpad",
-                            toAcc ? accElems : spadElems));
-      uint64_t dstride = st.ldDramStride ? st.ldDramStride : in.cols * b;
-      uint64_t dramRows = (in.flags & BroadcastRows) ? 1 : in.rows;
-      if (in.rows && in.cols &&
-          (dstride < in.cols * b ||
-           in.dram + (dramRows - 1) * dstride + in.cols * b >
-               program.dramBytes))
-        return fail(
-            formatv("DRAM block leaves the {0}-byte image", program.dramBytes));
-      break;
-    }
-    case Opcode::Mvout: {
-      if (!blockFits(in.addrA, in.rows, in.cols, st.stAccStride, accElems))
-        return fail(
-            formatv("block leaves the accumulator ({0} elements)", accElems));
-      uint64_t b = elemBytes(st.outType);
-      uint64_t dstride = st.stDramStride ? st.stDramStride : in.cols * b;
-      if (in.rows && in.cols &&
-          (dstride < in.cols * b ||
-           in.dram + (in.rows - 1) * dstride + in.cols * b > program.dramBytes))
-        return fail(
-            formatv("DRAM block leaves the {0}-byte image", program.dramBytes));
-      break;
-    }
-    case Opcode::Preload: {
-      if (st.dataflow == Dataflow::OS) {
-        if (!(in.flags & AddD))
-          return fail("in the output-stationary dataflow PRELOAD only puts D "
-                      "into the PEs (flag add_d); COMPUTE_PRELOADED opens a "
-                      "new output tile");
-        if (in.rows < 1 || in.cols < 1 || in.rows > uint64_t(c.rows) ||
-            in.cols > uint64_t(c.cols))
-          return fail(formatv("D {0}x{1} does not fit the {2}x{3} array",
-                              in.rows, in.cols, c.rows, c.cols));
-        if (!blockFits(in.addrA, in.rows, in.cols, 0, accElems))
-          return fail("D leaves the accumulator");
-        st.pendingD = true;
-        st.dRows = in.rows;
-        st.dCols = in.cols;
-        break;
-      }
-      if (in.flags & AddD)
-        return fail("add_d on PRELOAD is for the output-stationary dataflow");
-      // WS holds B (k x n): k <= rows, n <= cols. IS holds A (m x k):
-      // k <= rows, m <= cols.
-      uint64_t kDim = st.dataflow == Dataflow::WS ? in.rows : in.cols;
-      uint64_t other = st.dataflow == Dataflow::WS ? in.cols : in.rows;
-      if (kDim < 1 || other < 1 || kDim > uint64_t(c.rows) ||
-          other > uint64_t(c.cols))
-        return fail(formatv("stationary {0}x{1} does not fit the {2}x{3} "
-                            "array in {4}",
-                            in.rows, in.cols, c.rows, c.cols,
-                            dataflowName(st.dataflow)));
-      uint32_t stride = st.dataflow == Dataflow::WS ? st.strideB : st.strideA;
-      if (!blockFits(in.addrA, in.rows, in.cols, stride, spadElems))
-        return fail("stationary block leaves the scratchpad");
-      st.stationary = true;
-      st.statRows = in.rows;
-      st.statCols = in.cols;
-      break;
-    }
+        return bad("scale or clamp is not finite, or the clamp is negative");
+      st_.apply(in);
+      return Status();
+    case Opcode::MvinIm2col:
+      return checkMvinIm2col(in);
+    case Opcode::Mvin:
+      return checkMvin(in);
+    case Opcode::Mvout:
+      return checkMvout(in);
+    case Opcode::Preload:
+      return st_.dataflow == Dataflow::OS ? checkPreloadD(in)
+                                          : checkPreload(in);
     case Opcode::ComputePreloaded:
-    case Opcode::ComputeAccumulated: {
-      uint64_t m = in.rows, k = in.cols, n = in.n;
-      if (!m || !k || !n)
-        return fail("empty computation");
-      Dataflow df = st.dataflow;
-      bool preloaded = in.op == Opcode::ComputePreloaded;
-      if (df == Dataflow::OS) {
-        if (m > uint64_t(c.rows) || n > uint64_t(c.cols))
-          return fail(formatv("output tile {0}x{1} does not fit the {2}x{3} "
-                              "array",
-                              m, n, c.rows, c.cols));
-        if (!preloaded && !st.tileOpen)
-          return fail("COMPUTE_ACCUMULATED without an open output tile");
-        st.tileOpen = true;
-        if (!blockFits(in.addrA, m, k, st.strideA, spadElems) ||
-            !blockFits(in.addrB, k, n, st.strideB, spadElems))
-          return fail("operand block leaves the scratchpad");
-      } else {
-        if (!st.stationary)
-          return fail("no stationary values: PRELOAD first");
-        bool ws = df == Dataflow::WS;
-        if (ws ? (st.statRows != k || st.statCols != n)
-               : (st.statRows != m || st.statCols != k))
-          return fail(formatv("the preloaded {0}x{1} tile does not match "
-                              "m={2} k={3} n={4} in {5}",
-                              st.statRows, st.statCols, m, k, n,
-                              dataflowName(df)));
-        if (ws ? !blockFits(in.addrA, m, k, st.strideA, spadElems)
-               : !blockFits(in.addrB, k, n, st.strideB, spadElems))
-          return fail("streamed block leaves the scratchpad");
-      }
-      if (!blockFits(in.addrC, m, n, st.strideC, accElems))
-        return fail(formatv("result block leaves the accumulator ({0} "
-                            "elements)",
-                            accElems));
-      if (in.flags & AddD) {
-        if (df == Dataflow::OS)
-          return fail("in the output-stationary dataflow D comes with a "
-                      "PRELOAD");
-        uint32_t d = df == Dataflow::WS ? in.addrB : in.addrA;
-        if (!blockFits(d, m, n, 0, accElems))
-          return fail("D leaves the accumulator");
-      }
-      if (df == Dataflow::OS && preloaded && st.pendingD) {
-        if (st.dRows != m || st.dCols != n)
-          return fail(formatv("the preloaded D {0}x{1} does not match the "
-                              "{2}x{3} output tile",
-                              st.dRows, st.dCols, m, n));
-        st.pendingD = false;
-      }
-      break;
-    }
+    case Opcode::ComputeAccumulated:
+      return checkCompute(in);
     case Opcode::Flush:
-      break;
+      return Status();
     }
+    return Status();
   }
-  const char *names[4] = {"load->execute", "execute->load", "execute->store",
-                          "store->execute"};
-  for (int ch = 0; ch < 4; ++ch)
-    if (pops[ch] > pushes[ch])
-      return createStringError(
-          inconvertibleErrorCode(),
-          formatv("program waits for {0} {1} tokens but only {2} are ever "
-                  "signalled: it would deadlock",
-                  pops[ch], names[ch], pushes[ch]));
-  return Error::success();
+
+  /// The DRAM image's size, for messages.
+  std::string imageBytes() const { return std::to_string(program_.dramBytes); }
+
+  Status checkMvinIm2col(const Instr &in) const {
+    if (!st_.hasIm2col)
+      return bad("MVIN_IM2COL before CONFIG_IM2COL");
+    const Instr::Im2col &g = st_.im2col;
+    if (uint64_t(in.p0) + in.rows > uint64_t(g.OH) * g.OW ||
+        uint64_t(in.k0) + in.cols > uint64_t(g.C) * g.kh * g.kw)
+      return bad(strFormat("pixels %u+%u or window columns %u+%u leave the "
+                           "%ux%u output and %ux%ux%u window",
+                           in.p0, in.rows, in.k0, in.cols, g.OH, g.OW, g.C,
+                           g.kh, g.kw));
+    if (!blockFits(in.addrA, in.rows, in.cols, st_.ldLocalStride, spadElems_))
+      return bad("block leaves the scratchpad");
+    if (in.dram + uint64_t(g.C) * g.H * g.W * eb_ > program_.dramBytes)
+      return bad("the image leaves the " + imageBytes() + "-byte DRAM image");
+    return Status();
+  }
+
+  Status checkMvin(const Instr &in) const {
+    bool toAcc = in.flags & Accumulate;
+    uint64_t b = toAcc ? ab_ : eb_;
+    if (!blockFits(in.addrA, in.rows, in.cols, st_.ldLocalStride,
+                   toAcc ? accElems_ : spadElems_))
+      return bad(
+          strFormat("block leaves the %s (%llu elements)",
+                    toAcc ? "accumulator" : "scratchpad",
+                    (unsigned long long)(toAcc ? accElems_ : spadElems_)));
+    uint64_t dstride = st_.ldDramStride ? st_.ldDramStride : in.cols * b;
+    uint64_t dramRows = (in.flags & BroadcastRows) ? 1 : in.rows;
+    if (in.rows && in.cols &&
+        (dstride < in.cols * b ||
+         in.dram + (dramRows - 1) * dstride + in.cols * b > program_.dramBytes))
+      return bad("DRAM block leaves the " + imageBytes() + "-byte image");
+    return Status();
+  }
+
+  Status checkMvout(const Instr &in) const {
+    if (!blockFits(in.addrA, in.rows, in.cols, st_.stAccStride, accElems_))
+      return bad(strFormat("block leaves the accumulator (%llu elements)",
+                           (unsigned long long)accElems_));
+    uint64_t b = elemBytes(st_.outType);
+    uint64_t dstride = st_.stDramStride ? st_.stDramStride : in.cols * b;
+    if (in.rows && in.cols &&
+        (dstride < in.cols * b ||
+         in.dram + (in.rows - 1) * dstride + in.cols * b > program_.dramBytes))
+      return bad("DRAM block leaves the " + imageBytes() + "-byte image");
+    return Status();
+  }
+
+  /// Output stationary: PRELOAD puts D into the PEs of the next tile.
+  Status checkPreloadD(const Instr &in) {
+    if (!(in.flags & AddD))
+      return bad("in the output-stationary dataflow PRELOAD only puts D "
+                 "into the PEs (flag add_d); COMPUTE_PRELOADED opens a "
+                 "new output tile");
+    if (in.rows < 1 || in.cols < 1 || in.rows > uint64_t(c_.rows) ||
+        in.cols > uint64_t(c_.cols))
+      return bad(strFormat("D %ux%u does not fit the %lldx%lld array", in.rows,
+                           in.cols, (long long)c_.rows, (long long)c_.cols));
+    if (!blockFits(in.addrA, in.rows, in.cols, 0, accElems_))
+      return bad("D leaves the accumulator");
+    st_.pendingD = true;
+    st_.dRows = in.rows;
+    st_.dCols = in.cols;
+    return Status();
+  }
+
+  Status checkPreload(const Instr &in) {
+    if (in.flags & AddD)
+      return bad("add_d on PRELOAD is for the output-stationary dataflow");
+    // WS holds B (k x n): k <= rows, n <= cols. IS holds A (m x k):
+    // k <= rows, m <= cols.
+    uint64_t kDim = st_.dataflow == Dataflow::WS ? in.rows : in.cols;
+    uint64_t other = st_.dataflow == Dataflow::WS ? in.cols : in.rows;
+    if (kDim < 1 || other < 1 || kDim > uint64_t(c_.rows) ||
+        other > uint64_t(c_.cols))
+      return bad(strFormat("stationary %ux%u does not fit the %lldx%lld "
+                           "array in %s",
+                           in.rows, in.cols, (long long)c_.rows,
+                           (long long)c_.cols, dataflowName(st_.dataflow)));
+    uint32_t stride = st_.dataflow == Dataflow::WS ? st_.strideB : st_.strideA;
+    if (!blockFits(in.addrA, in.rows, in.cols, stride, spadElems_))
+      return bad("stationary block leaves the scratchpad");
+    st_.stationary = true;
+    st_.statRows = in.rows;
+    st_.statCols = in.cols;
+    return Status();
+  }
+
+  /// The operands of a COMPUTE: the output tile (OS) or the stationary
+  /// values it streams against (WS, IS).
+  Status checkComputeOperands(const Instr &in) {
+    using ull = unsigned long long;
+    uint64_t m = in.rows, k = in.cols, n = in.n;
+    Dataflow df = st_.dataflow;
+    if (df == Dataflow::OS) {
+      if (m > uint64_t(c_.rows) || n > uint64_t(c_.cols))
+        return bad(strFormat("output tile %llux%llu does not fit the "
+                             "%lldx%lld array",
+                             ull(m), ull(n), (long long)c_.rows,
+                             (long long)c_.cols));
+      if (in.op != Opcode::ComputePreloaded && !st_.tileOpen)
+        return bad("COMPUTE_ACCUMULATED without an open output tile");
+      st_.tileOpen = true;
+      if (!blockFits(in.addrA, m, k, st_.strideA, spadElems_) ||
+          !blockFits(in.addrB, k, n, st_.strideB, spadElems_))
+        return bad("operand block leaves the scratchpad");
+      return Status();
+    }
+    if (!st_.stationary)
+      return bad("no stationary values: PRELOAD first");
+    bool ws = df == Dataflow::WS;
+    if (ws ? (st_.statRows != k || st_.statCols != n)
+           : (st_.statRows != m || st_.statCols != k))
+      return bad(strFormat("the preloaded %ux%u tile does not match "
+                           "m=%llu k=%llu n=%llu in %s",
+                           st_.statRows, st_.statCols, ull(m), ull(k), ull(n),
+                           dataflowName(df)));
+    if (ws ? !blockFits(in.addrA, m, k, st_.strideA, spadElems_)
+           : !blockFits(in.addrB, k, n, st_.strideB, spadElems_))
+      return bad("streamed block leaves the scratchpad");
+    return Status();
+  }
+
+  Status checkCompute(const Instr &in) {
+    using ull = unsigned long long;
+    uint64_t m = in.rows, k = in.cols, n = in.n;
+    if (!m || !k || !n)
+      return bad("empty computation");
+    Dataflow df = st_.dataflow;
+    if (Status s = checkComputeOperands(in); !s.ok())
+      return s;
+    if (!blockFits(in.addrC, m, n, st_.strideC, accElems_))
+      return bad(strFormat("result block leaves the accumulator (%llu "
+                           "elements)",
+                           ull(accElems_)));
+    if (in.flags & AddD) {
+      if (df == Dataflow::OS)
+        return bad("in the output-stationary dataflow D comes with a "
+                   "PRELOAD");
+      uint32_t d = df == Dataflow::WS ? in.addrB : in.addrA;
+      if (!blockFits(d, m, n, 0, accElems_))
+        return bad("D leaves the accumulator");
+    }
+    if (df == Dataflow::OS && in.op == Opcode::ComputePreloaded &&
+        st_.pendingD) {
+      if (st_.dRows != m || st_.dCols != n)
+        return bad(strFormat("the preloaded D %ux%u does not match the "
+                             "%llux%llu output tile",
+                             st_.dRows, st_.dCols, ull(m), ull(n)));
+      st_.pendingD = false;
+    }
+    return Status();
+  }
+
+  Status checkBalance() const {
+    const char *names[4] = {"load->execute", "execute->load", "execute->store",
+                            "store->execute"};
+    for (int ch = 0; ch < 4; ++ch)
+      if (pops_[ch] > pushes_[ch])
+        return fail(strFormat("program waits for %lld %s tokens but only "
+                              "%lld are ever signalled: it would deadlock",
+                              (long long)pops_[ch], names[ch],
+                              (long long)pushes_[ch]));
+    return Status();
+  }
+
+  const ArrayConfig &c_;
+  const Program &program_;
+  const uint64_t spadElems_, accElems_, eb_, ab_;
+  QueueState st_;
+  int64_t pushes_[4] = {0, 0, 0, 0}, pops_[4] = {0, 0, 0, 0};
+  size_t index_ = 0;
+  const Instr *in_ = nullptr;
+};
+
+} // namespace
+
+Status Machine::verify(const Program &program) const {
+  if (Status s = config_.validate(); !s.ok())
+    return s;
+  return Verifier(config_, program).run();
 }
 
-Expected<Report> Machine::simulate(const Program &program,
-                                   const SimOptions &options) {
-  if (Error e = verify(program))
-    return std::move(e);
-  const ArrayConfig &c = config_;
-  const size_t n = program.instrs.size();
-  const int64_t R = c.rows, C = c.cols;
-  if (options.functional && dram_.size() < program.dramBytes)
-    dram_.resize(program.dramBytes, 0);
+namespace {
 
-  std::vector<uint8_t> spad, acc;
-  std::vector<double> stationaryVals;
-  if (options.functional) {
-    spad.assign(c.spadBytes, 0);
-    acc.assign(c.accBytes, 0);
-  }
+/// A dependency token: when it is signalled, by a transfer of which
+/// operand, and whether its producer waited for the front end to issue it.
+struct Token {
+  int64_t time;
+  Operand operand;
+  bool issueBound;
+};
 
-  // Per-queue instruction lists.
-  std::vector<size_t> queueInstrs[3];
-  std::vector<size_t> posInQueue(n, 0);
-  for (size_t i = 0; i < n; ++i) {
-    Queue q = queueOf(program.instrs[i].op);
-    if (q != Queue::None) {
-      posInQueue[i] = queueInstrs[unsigned(q)].size();
-      queueInstrs[unsigned(q)].push_back(i);
+/// One instruction's times: start, end, and when it signals the previous
+/// and the next queue.
+struct StepTimes {
+  int64_t s, e, pushPrevAt, pushNextAt;
+};
+
+/// What an instruction's start waited for: the tokens it consumed (-1:
+/// none) and its unit's and the DRAM channel's state before it.
+struct Consumed {
+  int64_t ld = -1, st = -1;
+  Operand operand = Operand::A;
+  bool issueBound = false;
+  int64_t unitFreeBefore = 0, chanFreeBefore = 0;
+};
+
+/// Machine::simulate: the front end, the three queues, the DRAM channel and
+/// the array, one instruction at a time in start order.
+class CycleSim {
+public:
+  CycleSim(const ArrayConfig &c, std::vector<uint8_t> &dram,
+           const Program &program, const SimOptions &options)
+      : c_(c), dram_(dram), program_(program), options_(options),
+        n_(program.instrs.size()), R_(c.rows), C_(c.cols),
+        bw_(c.dramBytesPerCycle), dispatch_(n_, -1), start_(n_, -1),
+        end_(n_, -1), posInQueue_(n_, 0) {
+    if (options.functional) {
+      spad_.assign(c.spadBytes, 0);
+      acc_.assign(c.accBytes, 0);
     }
+    for (size_t i = 0; i < n_; ++i) {
+      Queue q = queueOf(program.instrs[i].op);
+      if (q != Queue::None) {
+        posInQueue_[i] = queueInstrs_[unsigned(q)].size();
+        queueInstrs_[unsigned(q)].push_back(i);
+      }
+    }
+    st_.dataflow = c.dataflow;
+    st_.outType = c.inType;
+    r_.config = c;
+    r_.instructions = int64_t(n_);
   }
-  const int64_t depth[3] = {c.loadQueueDepth, c.exQueueDepth,
-                            c.storeQueueDepth};
-  std::vector<int64_t> dispatch(n, -1), start(n, -1), end(n, -1);
-  size_t head[3] = {0, 0, 0};
-  size_t nextDispatch = 0;
-  int64_t lastDispatch = 0;
 
-  struct Token {
-    int64_t time;
-    Operand operand;
-    bool issueBound; // the producer waited for the front end to issue it
-  };
-  std::deque<Token> ldToEx, exToLd, exToSt, stToEx;
+  Result<Report> run() {
+    while (done_ < n_) {
+      issue();
+      if (done_ == n_)
+        break;
+      int64_t t0 = 0;
+      int q = pickQueue(t0);
+      if (q < 0)
+        return fail("deadlock: no queue can proceed" + deadlockDetail());
+      step(q, t0);
+    }
+    return finish();
+  }
 
-  QueueState st;
-  st.dataflow = c.dataflow;
-  st.outType = c.inType;
-  Report r;
-  r.config = c;
-  r.instructions = int64_t(n);
-  int64_t unitFree[3] = {0, 0, 0};
-  int64_t chanFree = 0;
-  int64_t portFree = 0, drainDone = 0;
-  int64_t firstExec = -1, lastExecEnd = 0;
-  int64_t firstStart = std::numeric_limits<int64_t>::max(), lastEnd = 0;
-  double mapEffSum = 0;
-  int64_t tiles = 0;
-  size_t done = 0;
-  const double bw = c.dramBytesPerCycle;
-  auto transferCycles = [&](uint64_t bytes) -> int64_t {
-    if (bw <= 0 || bytes == 0)
+private:
+  int64_t transferCycles(uint64_t bytes) const {
+    if (bw_ <= 0 || bytes == 0)
       return 0;
-    return int64_t(std::ceil(double(bytes) / bw));
-  };
+    return int64_t(std::ceil(double(bytes) / bw_));
+  }
 
-  while (done < n) {
-    // Front end: issue in program order while queues have room.
-    while (nextDispatch < n) {
-      size_t i = nextDispatch;
-      const Instr &in = program.instrs[i];
+  /// Front end: issues in program order while the queues have room.
+  void issue() {
+    const int64_t depth[3] = {c_.loadQueueDepth, c_.exQueueDepth,
+                              c_.storeQueueDepth};
+    while (nextDispatch_ < n_) {
+      size_t i = nextDispatch_;
+      const Instr &in = program_.instrs[i];
       Queue q = queueOf(in.op);
-      int64_t t = lastDispatch;
+      int64_t t = lastDispatch_;
       if (q == Queue::None) { // FLUSH: everything before it has finished
         bool allDone = true;
         for (size_t j = 0; j < i && allDone; ++j)
-          allDone = end[j] >= 0 || queueOf(program.instrs[j].op) == Queue::None;
+          allDone =
+              end_[j] >= 0 || queueOf(program_.instrs[j].op) == Queue::None;
         if (!allDone)
           break;
         for (size_t j = 0; j < i; ++j)
-          t = std::max(t, end[j]);
-        dispatch[i] = start[i] = end[i] = t;
-        ++done;
+          t = std::max(t, end_[j]);
+        dispatch_[i] = start_[i] = end_[i] = t;
+        ++done_;
       } else {
-        size_t pos = posInQueue[i];
+        size_t pos = posInQueue_[i];
         if (int64_t(pos) >= depth[unsigned(q)]) {
-          size_t leaving = queueInstrs[unsigned(q)][pos - depth[unsigned(q)]];
-          if (start[leaving] < 0)
+          size_t leaving = queueInstrs_[unsigned(q)][pos - depth[unsigned(q)]];
+          if (start_[leaving] < 0)
             break;
-          t = std::max(t, start[leaving]);
+          t = std::max(t, start_[leaving]);
         }
-        dispatch[i] = t;
+        dispatch_[i] = t;
       }
-      lastDispatch = t;
-      ++nextDispatch;
+      lastDispatch_ = t;
+      ++nextDispatch_;
     }
+  }
 
-    if (done == n)
-      break;
-    // Pick the ready queue head with the earliest start.
+  /// The ready queue head with the earliest start, or -1.
+  int pickQueue(int64_t &bestStart) const {
     int best = -1;
-    int64_t bestStart = 0;
     for (int q = 0; q < 3; ++q) {
-      if (head[q] >= queueInstrs[q].size())
+      if (head_[q] >= queueInstrs_[q].size())
         continue;
-      size_t i = queueInstrs[q][head[q]];
-      if (dispatch[i] < 0)
+      size_t i = queueInstrs_[q][head_[q]];
+      if (dispatch_[i] < 0)
         continue;
-      const Instr &in = program.instrs[i];
-      int64_t t = std::max(dispatch[i], unitFree[q]);
-      auto need = [&](std::deque<Token> &fifo, bool want) {
+      const Instr &in = program_.instrs[i];
+      int64_t t = std::max(dispatch_[i], unitFree_[q]);
+      auto need = [&](const std::deque<Token> &fifo, bool want) {
         if (!want)
           return true;
         if (fifo.empty())
@@ -666,12 +749,12 @@ Expected<Report> Machine::simulate(const Program &program,
       };
       bool ready = true;
       if (q == 0) {
-        ready = need(exToLd, in.deps & PopNext);
+        ready = need(exToLd_, in.deps & PopNext);
       } else if (q == 1) {
-        ready =
-            need(ldToEx, in.deps & PopPrev) && need(stToEx, in.deps & PopNext);
+        ready = need(ldToEx_, in.deps & PopPrev) &&
+                need(stToEx_, in.deps & PopNext);
       } else {
-        ready = need(exToSt, in.deps & PopPrev);
+        ready = need(exToSt_, in.deps & PopPrev);
       }
       if (!ready)
         continue;
@@ -680,353 +763,434 @@ Expected<Report> Machine::simulate(const Program &program,
         bestStart = t;
       }
     }
-    if (best < 0) {
-      std::string waits;
-      const char *qn[3] = {"load", "execute", "store"};
-      for (int q = 0; q < 3; ++q)
-        if (head[q] < queueInstrs[q].size()) {
-          size_t i = queueInstrs[q][head[q]];
-          waits += formatv("; {0} queue at instruction {1} ({2})", qn[q], i,
-                           program.instrs[i].str());
-        }
-      if (nextDispatch < n)
-        waits += formatv("; instruction {0} waits to be issued", nextDispatch);
-      return createStringError(inconvertibleErrorCode(),
-                               "deadlock: no queue can proceed" + waits);
-    }
+    return best;
+  }
 
-    const int q = best;
-    const size_t i = queueInstrs[q][head[q]];
-    const Instr &in = program.instrs[i];
-    int64_t t0 = bestStart;
-    int64_t tokenLd = -1, tokenSt = -1;
-    Operand tokenOperand = Operand::A;
-    bool tokenIssueBound = false;
-    // Consume tokens.
-    const int64_t unitFreeBefore = unitFree[q], chanFreeBefore = chanFree;
+  std::string deadlockDetail() const {
+    std::string waits;
+    const char *qn[3] = {"load", "execute", "store"};
+    for (int q = 0; q < 3; ++q)
+      if (head_[q] < queueInstrs_[q].size()) {
+        size_t i = queueInstrs_[q][head_[q]];
+        waits += std::string("; ") + qn[q] + " queue at instruction " +
+                 std::to_string(i) + " (" + program_.instrs[i].str() + ")";
+      }
+    if (nextDispatch_ < n_)
+      waits += "; instruction " + std::to_string(nextDispatch_) +
+               " waits to be issued";
+    return waits;
+  }
+
+  Consumed consumeTokens(int q, const Instr &in) {
+    Consumed tok;
+    tok.unitFreeBefore = unitFree_[q];
+    tok.chanFreeBefore = chanFree_;
     if (q == 0 && (in.deps & PopNext))
-      exToLd.pop_front();
+      exToLd_.pop_front();
     if (q == 1 && (in.deps & PopPrev)) {
-      tokenLd = ldToEx.front().time;
-      tokenOperand = ldToEx.front().operand;
-      tokenIssueBound = ldToEx.front().issueBound;
-      ldToEx.pop_front();
+      tok.ld = ldToEx_.front().time;
+      tok.operand = ldToEx_.front().operand;
+      tok.issueBound = ldToEx_.front().issueBound;
+      ldToEx_.pop_front();
     }
     if (q == 1 && (in.deps & PopNext)) {
-      tokenSt = stToEx.front().time;
-      stToEx.pop_front();
+      tok.st = stToEx_.front().time;
+      stToEx_.pop_front();
     }
     if (q == 2 && (in.deps & PopPrev))
-      exToSt.pop_front();
+      exToSt_.pop_front();
+    return tok;
+  }
 
-    int64_t s = t0, e = t0, pushPrevAt = t0, pushNextAt = t0;
-    const int64_t prevPortFree = portFree, prevDrain = drainDone;
-    uint64_t eb = elemBytes(c.inType), ab = elemBytes(c.accType());
+  /// Runs the head of queue \p q, ready at \p t0.
+  void step(int q, int64_t t0) {
+    const size_t i = queueInstrs_[q][head_[q]];
+    const Instr &in = program_.instrs[i];
+    Consumed tok = consumeTokens(q, in);
+    StepTimes t{t0, t0, t0, t0};
+    const int64_t prevPortFree = portFree_, prevDrain = drainDone_;
+    execute(in, t);
+    if (q == 1 && in.op != Opcode::ConfigEx)
+      accountStall(in, t, t0, tok, prevPortFree, prevDrain);
+    complete(q, i, in, t, tok);
+  }
+
+  void execute(const Instr &in, StepTimes &t) {
     switch (in.op) {
     case Opcode::ConfigEx:
     case Opcode::ConfigLd:
     case Opcode::ConfigSt:
     case Opcode::ConfigIm2col:
-      st.apply(in);
+      st_.apply(in);
       break;
-    case Opcode::MvinIm2col: {
-      uint64_t bytes = im2colDramBytes(st.im2col, in, eb);
-      s = bw > 0 ? std::max(t0, chanFree) : t0; // unlimited: no queueing
-      int64_t xfer = transferCycles(bytes);
-      chanFree = s + xfer;
-      r.dramBusyCycles += xfer;
-      e = chanFree + (bytes ? c.dramLatency : 0);
-      unitFree[0] = chanFree;
-      pushNextAt = e;
-      r.dramReadBytes += bytes;
-      r.dramReadBytesByOperand["A"] += bytes;
-      r.spadWrites += int64_t(in.rows) * in.cols;
-      ++r.mvins;
-      if (options.functional) {
-        const Instr::Im2col &g = st.im2col;
-        uint64_t lstride = st.ldLocalStride ? st.ldLocalStride : in.cols;
-        const uint8_t *image = dram_.data() + in.dram;
-        int64_t window = int64_t(g.kh) * g.kw;
-        for (uint64_t row = 0; row < in.rows; ++row) {
-          int64_t p = int64_t(in.p0 + row), oy = p / g.OW, ox = p % g.OW;
-          uint8_t *dst = spad.data() + (in.addrA + row * lstride) * eb;
-          for (uint64_t col = 0; col < in.cols; ++col) {
-            int64_t kk = int64_t(in.k0 + col), ch = kk / window,
-                    ky = kk % window / g.kw, kx = kk % g.kw;
-            int64_t y = oy * g.sh - g.ph + ky * g.dh;
-            int64_t x = ox * g.sw - g.pw + kx * g.dw;
-            if (y < 0 || y >= int64_t(g.H) || x < 0 || x >= int64_t(g.W))
-              std::memset(dst + col * eb, 0, eb);
-            else
-              std::memcpy(dst + col * eb,
-                          image + ((ch * g.H + y) * g.W + x) * eb, eb);
-          }
-        }
-      }
+    case Opcode::MvinIm2col:
+      execMvinIm2col(in, t);
       break;
-    }
-    case Opcode::Mvin: {
-      bool toAcc = in.flags & Accumulate;
-      bool broadcast = in.flags & BroadcastRows;
-      uint64_t b = toAcc ? ab : eb;
-      uint64_t bytes = uint64_t(broadcast ? 1 : in.rows) * in.cols * b;
-      s = bw > 0 ? std::max(t0, chanFree) : t0; // unlimited: no queueing
-      int64_t xfer = transferCycles(bytes);
-      chanFree = s + xfer;
-      r.dramBusyCycles += xfer;
-      e = chanFree + (bytes ? c.dramLatency : 0);
-      unitFree[0] = chanFree;
-      pushNextAt = e;
-      r.dramReadBytes += bytes;
-      r.dramReadBytesByOperand[operandName(in.operand)] += bytes;
-      (toAcc ? r.accWrites : r.spadWrites) += int64_t(in.rows) * in.cols;
-      ++r.mvins;
-      if (options.functional) {
-        uint64_t dstride = st.ldDramStride ? st.ldDramStride : in.cols * b;
-        uint64_t lstride = st.ldLocalStride ? st.ldLocalStride : in.cols;
-        uint8_t *dst = toAcc ? acc.data() : spad.data();
-        for (uint64_t row = 0; row < in.rows; ++row)
-          std::memcpy(dst + (in.addrA + row * lstride) * b,
-                      dram_.data() + in.dram + (broadcast ? 0 : row) * dstride,
-                      in.cols * b);
-      }
+    case Opcode::Mvin:
+      execMvin(in, t);
       break;
-    }
-    case Opcode::Mvout: {
-      uint64_t ob = elemBytes(st.outType);
-      uint64_t bytes = uint64_t(in.rows) * in.cols * ob;
-      s = bw > 0 ? std::max(t0, chanFree) : t0; // unlimited: no queueing
-      int64_t xfer = transferCycles(bytes);
-      chanFree = s + xfer;
-      r.dramBusyCycles += xfer;
-      e = chanFree;
-      unitFree[2] = chanFree;
-      pushPrevAt = e;
-      r.dramWriteBytes += bytes;
-      r.accReads += int64_t(in.rows) * in.cols;
-      ++r.mvouts;
-      if (options.functional) {
-        uint64_t dstride = st.stDramStride ? st.stDramStride : in.cols * ob;
-        uint64_t astride = st.stAccStride ? st.stAccStride : in.cols;
-        for (uint64_t row = 0; row < in.rows; ++row)
-          for (uint64_t col = 0; col < in.cols; ++col) {
-            double v = loadElem(acc.data(), c.accType(),
-                                in.addrA + row * astride + col) *
-                       st.scale;
-            if (st.relu && v < 0)
-              v = 0;
-            if (st.clampMax > 0 && v > st.clampMax)
-              v = st.clampMax;
-            storeElem(dram_.data() + in.dram + row * dstride, st.outType, col,
-                      v);
-          }
-      }
+    case Opcode::Mvout:
+      execMvout(in, t);
       break;
-    }
-    case Opcode::Preload: {
-      int64_t earliest = std::max(t0, portFree);
-      if (st.dataflow == Dataflow::OS) {
-        // D shifts into the PEs of a new output tile: after the drain.
-        s = std::max(earliest, drainDone);
-        e = s + R;
-        portFree = e;
-        pushPrevAt = pushNextAt = e;
-        r.busyCycles += R;
-        ++r.preloads;
-        r.accReads += int64_t(in.rows) * in.cols;
-        st.pendingD = true;
-        st.dAddr = in.addrA;
-        st.dRows = in.rows;
-        st.dCols = in.cols;
-        break;
-      }
-      int64_t base =
-          c.overlapPreload ? earliest : std::max(earliest, drainDone);
-      s = base;
-      e = s + R;
-      portFree = e;
-      pushPrevAt = e;
-      pushNextAt = e;
-      r.busyCycles += R;
-      ++r.preloads;
-      r.spadReads += int64_t(in.rows) * in.cols;
-      r.spadReadsByOperand[st.dataflow == Dataflow::WS ? "B" : "A"] +=
-          int64_t(in.rows) * in.cols;
-      st.stationary = true;
-      st.statRows = in.rows;
-      st.statCols = in.cols;
-      if (options.functional) {
-        uint32_t stride = st.dataflow == Dataflow::WS ? st.strideB : st.strideA;
-        if (!stride)
-          stride = in.cols;
-        stationaryVals.resize(size_t(in.rows) * in.cols);
-        for (uint64_t row = 0; row < in.rows; ++row)
-          for (uint64_t col = 0; col < in.cols; ++col)
-            stationaryVals[row * in.cols + col] =
-                loadElem(spad.data(), c.inType, in.addrA + row * stride + col);
-      }
+    case Opcode::Preload:
+      if (st_.dataflow == Dataflow::OS)
+        execPreloadD(in, t);
+      else
+        execPreload(in, t);
       break;
-    }
     case Opcode::ComputePreloaded:
-    case Opcode::ComputeAccumulated: {
-      Dataflow df = st.dataflow;
-      bool newTile = df == Dataflow::OS && in.op == Opcode::ComputePreloaded;
-      int64_t earliest = std::max(t0, portFree);
-      s = newTile ? std::max(earliest, drainDone) : earliest;
-      int64_t len = streamLength(df, in);
-      portFree = s + len;
-      e = s + len + R + C - 2;
-      drainDone = std::max(drainDone, e);
-      pushPrevAt = portFree;
-      pushNextAt = e;
-      r.busyCycles += len;
-      ++r.computes;
-      int64_t m = in.rows, k = in.cols, nn = in.n;
-      r.macs += m * k * nn;
-      if (in.op == Opcode::ComputePreloaded) {
-        mapEffSum += double(peFootprint(df, in)) / double(R * C);
-        ++tiles;
-      }
-      int64_t aReads = df == Dataflow::IS ? 0 : m * k;
-      int64_t bReads = df == Dataflow::WS ? 0 : k * nn;
-      r.spadReads += aReads + bReads;
-      if (aReads)
-        r.spadReadsByOperand["A"] += aReads;
-      if (bReads)
-        r.spadReadsByOperand["B"] += bReads;
-      bool accumulate = in.flags & Accumulate;
-      r.accWrites += m * nn;
-      if (accumulate)
-        r.accReads += m * nn;
-      int64_t dBase = -1; // D, dense m x n in the accumulator
-      if (df == Dataflow::OS) {
-        if (in.op == Opcode::ComputePreloaded && st.pendingD) {
-          dBase = st.dAddr;
-          st.pendingD = false;
-        }
-      } else if (in.flags & AddD) {
-        dBase = df == Dataflow::WS ? in.addrB : in.addrA;
-        r.accReads += m * nn;
-      }
-      if (options.functional) {
-        uint32_t sa = st.strideA ? st.strideA : k;
-        uint32_t sb = st.strideB ? st.strideB : nn;
-        uint32_t sc = st.strideC ? st.strideC : nn;
-        std::vector<double> A(m * k), B(k * nn);
-        for (int64_t x = 0; x < m; ++x)
-          for (int64_t y = 0; y < k; ++y)
-            A[x * k + y] = df == Dataflow::IS ? stationaryVals[x * k + y]
-                                              : loadElem(spad.data(), c.inType,
-                                                         in.addrA + x * sa + y);
-        for (int64_t x = 0; x < k; ++x)
-          for (int64_t y = 0; y < nn; ++y)
-            B[x * nn + y] =
-                df == Dataflow::WS
-                    ? stationaryVals[x * nn + y]
-                    : loadElem(spad.data(), c.inType, in.addrB + x * sb + y);
-        bool isInt = c.inType == ElemType::I8;
-        for (int64_t x = 0; x < m; ++x)
-          for (int64_t y = 0; y < nn; ++y) {
-            int64_t idx = in.addrC + x * sc + y;
-            if (isInt) {
-              int64_t sum = 0;
-              for (int64_t z = 0; z < k; ++z)
-                sum += int64_t(A[x * k + z]) * int64_t(B[z * nn + y]);
-              if (accumulate)
-                sum += int64_t(loadElem(acc.data(), ElemType::I32, idx));
-              if (dBase >= 0)
-                sum += int64_t(
-                    loadElem(acc.data(), ElemType::I32, dBase + x * nn + y));
-              int32_t wrapped = int32_t(uint32_t(uint64_t(sum)));
-              std::memcpy(acc.data() + 4 * idx, &wrapped, 4);
-            } else {
-              float sum = accumulate
-                              ? float(loadElem(acc.data(), ElemType::F32, idx))
-                              : 0.0f;
-              for (int64_t z = 0; z < k; ++z)
-                sum += float(A[x * k + z]) * float(B[z * nn + y]);
-              if (dBase >= 0)
-                sum += float(
-                    loadElem(acc.data(), ElemType::F32, dBase + x * nn + y));
-              std::memcpy(acc.data() + 4 * idx, &sum, 4);
-            }
-          }
-      }
+    case Opcode::ComputeAccumulated:
+      execCompute(in, t);
       break;
-    }
     case Opcode::Flush:
       break;
     }
-    if (q == 1 && in.op != Opcode::ConfigEx) {
-      // Stall accounting: time the array's input port stood idle inside the
-      // compute span for a reason other than the pipeline drain. The start
-      // is max(t0, base), so any wait beyond base is t0's: a token or the
-      // dispatch.
-      if (firstExec < 0) {
-        firstExec = s;
-      } else {
-        bool waitsForDrain =
-            (in.op == Opcode::Preload &&
-             (!c.overlapPreload || st.dataflow == Dataflow::OS)) ||
-            (st.dataflow == Dataflow::OS && in.op == Opcode::ComputePreloaded);
-        int64_t base =
-            waitsForDrain ? std::max(prevPortFree, prevDrain) : prevPortFree;
-        int64_t stall = s - base;
-        if (stall > 0) {
-          // Ties go to the store queue (the accumulator slot), then to the
-          // operand's load unless the front end held that load back.
-          std::string cause = "dispatch";
-          if (tokenSt == t0)
-            cause = "store";
-          else if (tokenLd == t0 && !tokenIssueBound)
-            cause = std::string("load.") + operandName(tokenOperand);
-          r.stalls[cause] += stall;
-          r.stallCycles += stall;
+  }
+
+  /// A load of \p bytes on the DRAM channel (its data lands `latency`
+  /// after the transfer).
+  void load(uint64_t bytes, StepTimes &t) {
+    t.s = bw_ > 0 ? std::max(t.s, chanFree_) : t.s; // unlimited: no queueing
+    int64_t xfer = transferCycles(bytes);
+    chanFree_ = t.s + xfer;
+    r_.dramBusyCycles += xfer;
+    t.e = chanFree_ + (bytes ? c_.dramLatency : 0);
+    unitFree_[0] = chanFree_;
+    t.pushNextAt = t.e;
+    r_.dramReadBytes += bytes;
+  }
+
+  void execMvinIm2col(const Instr &in, StepTimes &t) {
+    uint64_t eb = elemBytes(c_.inType);
+    uint64_t bytes = im2colDramBytes(st_.im2col, in, eb);
+    load(bytes, t);
+    r_.dramReadBytesByOperand["A"] += bytes;
+    r_.spadWrites += int64_t(in.rows) * in.cols;
+    ++r_.mvins;
+    if (!options_.functional)
+      return;
+    const Instr::Im2col &g = st_.im2col;
+    uint64_t lstride = st_.ldLocalStride ? st_.ldLocalStride : in.cols;
+    const uint8_t *image = dram_.data() + in.dram;
+    int64_t window = int64_t(g.kh) * g.kw;
+    for (uint64_t row = 0; row < in.rows; ++row) {
+      int64_t p = int64_t(in.p0 + row), oy = p / g.OW, ox = p % g.OW;
+      uint8_t *dst = spad_.data() + (in.addrA + row * lstride) * eb;
+      for (uint64_t col = 0; col < in.cols; ++col) {
+        int64_t kk = int64_t(in.k0 + col), ch = kk / window,
+                ky = kk % window / g.kw, kx = kk % g.kw;
+        int64_t y = oy * g.sh - g.ph + ky * g.dh;
+        int64_t x = ox * g.sw - g.pw + kx * g.dw;
+        if (y < 0 || y >= int64_t(g.H) || x < 0 || x >= int64_t(g.W))
+          std::memset(dst + col * eb, 0, eb);
+        else
+          std::memcpy(dst + col * eb, image + ((ch * g.H + y) * g.W + x) * eb,
+                      eb);
+      }
+    }
+  }
+
+  void execMvin(const Instr &in, StepTimes &t) {
+    bool toAcc = in.flags & Accumulate;
+    bool broadcast = in.flags & BroadcastRows;
+    uint64_t b = elemBytes(toAcc ? c_.accType() : c_.inType);
+    uint64_t bytes = uint64_t(broadcast ? 1 : in.rows) * in.cols * b;
+    load(bytes, t);
+    r_.dramReadBytesByOperand[operandName(in.operand)] += bytes;
+    (toAcc ? r_.accWrites : r_.spadWrites) += int64_t(in.rows) * in.cols;
+    ++r_.mvins;
+    if (!options_.functional)
+      return;
+    uint64_t dstride = st_.ldDramStride ? st_.ldDramStride : in.cols * b;
+    uint64_t lstride = st_.ldLocalStride ? st_.ldLocalStride : in.cols;
+    uint8_t *dst = toAcc ? acc_.data() : spad_.data();
+    for (uint64_t row = 0; row < in.rows; ++row)
+      std::memcpy(dst + (in.addrA + row * lstride) * b,
+                  dram_.data() + in.dram + (broadcast ? 0 : row) * dstride,
+                  in.cols * b);
+  }
+
+  void execMvout(const Instr &in, StepTimes &t) {
+    uint64_t ob = elemBytes(st_.outType);
+    uint64_t bytes = uint64_t(in.rows) * in.cols * ob;
+    t.s = bw_ > 0 ? std::max(t.s, chanFree_) : t.s; // unlimited: no queueing
+    int64_t xfer = transferCycles(bytes);
+    chanFree_ = t.s + xfer;
+    r_.dramBusyCycles += xfer;
+    t.e = chanFree_;
+    unitFree_[2] = chanFree_;
+    t.pushPrevAt = t.e;
+    r_.dramWriteBytes += bytes;
+    r_.accReads += int64_t(in.rows) * in.cols;
+    ++r_.mvouts;
+    if (!options_.functional)
+      return;
+    uint64_t dstride = st_.stDramStride ? st_.stDramStride : in.cols * ob;
+    uint64_t astride = st_.stAccStride ? st_.stAccStride : in.cols;
+    for (uint64_t row = 0; row < in.rows; ++row)
+      for (uint64_t col = 0; col < in.cols; ++col) {
+        double v = loadElem(acc_.data(), c_.accType(),
+                            in.addrA + row * astride + col) *
+                   st_.scale;
+        if (st_.relu && v < 0)
+          v = 0;
+        if (st_.clampMax > 0 && v > st_.clampMax)
+          v = st_.clampMax;
+        storeElem(dram_.data() + in.dram + row * dstride, st_.outType, col, v);
+      }
+  }
+
+  /// Output stationary: D shifts into the PEs of a new output tile, after
+  /// the drain.
+  void execPreloadD(const Instr &in, StepTimes &t) {
+    int64_t earliest = std::max(t.s, portFree_);
+    t.s = std::max(earliest, drainDone_);
+    t.e = t.s + R_;
+    portFree_ = t.e;
+    t.pushPrevAt = t.pushNextAt = t.e;
+    r_.busyCycles += R_;
+    ++r_.preloads;
+    r_.accReads += int64_t(in.rows) * in.cols;
+    st_.pendingD = true;
+    st_.dAddr = in.addrA;
+    st_.dRows = in.rows;
+    st_.dCols = in.cols;
+  }
+
+  void execPreload(const Instr &in, StepTimes &t) {
+    int64_t earliest = std::max(t.s, portFree_);
+    t.s = c_.overlapPreload ? earliest : std::max(earliest, drainDone_);
+    t.e = t.s + R_;
+    portFree_ = t.e;
+    t.pushPrevAt = t.e;
+    t.pushNextAt = t.e;
+    r_.busyCycles += R_;
+    ++r_.preloads;
+    r_.spadReads += int64_t(in.rows) * in.cols;
+    r_.spadReadsByOperand[st_.dataflow == Dataflow::WS ? "B" : "A"] +=
+        int64_t(in.rows) * in.cols;
+    st_.stationary = true;
+    st_.statRows = in.rows;
+    st_.statCols = in.cols;
+    if (!options_.functional)
+      return;
+    uint32_t stride = st_.dataflow == Dataflow::WS ? st_.strideB : st_.strideA;
+    if (!stride)
+      stride = in.cols;
+    stationaryVals_.resize(size_t(in.rows) * in.cols);
+    for (uint64_t row = 0; row < in.rows; ++row)
+      for (uint64_t col = 0; col < in.cols; ++col)
+        stationaryVals_[row * in.cols + col] =
+            loadElem(spad_.data(), c_.inType, in.addrA + row * stride + col);
+  }
+
+  void execCompute(const Instr &in, StepTimes &t) {
+    Dataflow df = st_.dataflow;
+    bool newTile = df == Dataflow::OS && in.op == Opcode::ComputePreloaded;
+    int64_t earliest = std::max(t.s, portFree_);
+    t.s = newTile ? std::max(earliest, drainDone_) : earliest;
+    int64_t len = streamLength(df, in);
+    portFree_ = t.s + len;
+    t.e = t.s + len + R_ + C_ - 2;
+    drainDone_ = std::max(drainDone_, t.e);
+    t.pushPrevAt = portFree_;
+    t.pushNextAt = t.e;
+    r_.busyCycles += len;
+    ++r_.computes;
+    int64_t m = in.rows, k = in.cols, nn = in.n;
+    r_.macs += m * k * nn;
+    if (in.op == Opcode::ComputePreloaded) {
+      mapEffSum_ += double(peFootprint(df, in)) / double(R_ * C_);
+      ++tiles_;
+    }
+    int64_t aReads = df == Dataflow::IS ? 0 : m * k;
+    int64_t bReads = df == Dataflow::WS ? 0 : k * nn;
+    r_.spadReads += aReads + bReads;
+    if (aReads)
+      r_.spadReadsByOperand["A"] += aReads;
+    if (bReads)
+      r_.spadReadsByOperand["B"] += bReads;
+    bool accumulate = in.flags & Accumulate;
+    r_.accWrites += m * nn;
+    if (accumulate)
+      r_.accReads += m * nn;
+    int64_t dBase = -1; // D, dense m x n in the accumulator
+    if (df == Dataflow::OS) {
+      if (in.op == Opcode::ComputePreloaded && st_.pendingD) {
+        dBase = st_.dAddr;
+        st_.pendingD = false;
+      }
+    } else if (in.flags & AddD) {
+      dBase = df == Dataflow::WS ? in.addrB : in.addrA;
+      r_.accReads += m * nn;
+    }
+    if (options_.functional)
+      computeValues(in, dBase);
+  }
+
+  /// C (+)= A B (+ D at \p dBase when not -1) into the accumulator.
+  void computeValues(const Instr &in, int64_t dBase) {
+    Dataflow df = st_.dataflow;
+    bool accumulate = in.flags & Accumulate;
+    int64_t m = in.rows, k = in.cols, nn = in.n;
+    uint32_t sa = st_.strideA ? st_.strideA : k;
+    uint32_t sb = st_.strideB ? st_.strideB : nn;
+    uint32_t sc = st_.strideC ? st_.strideC : nn;
+    std::vector<double> A(m * k), B(k * nn);
+    for (int64_t x = 0; x < m; ++x)
+      for (int64_t y = 0; y < k; ++y)
+        A[x * k + y] = df == Dataflow::IS ? stationaryVals_[x * k + y]
+                                          : loadElem(spad_.data(), c_.inType,
+                                                     in.addrA + x * sa + y);
+    for (int64_t x = 0; x < k; ++x)
+      for (int64_t y = 0; y < nn; ++y)
+        B[x * nn + y] = df == Dataflow::WS ? stationaryVals_[x * nn + y]
+                                           : loadElem(spad_.data(), c_.inType,
+                                                      in.addrB + x * sb + y);
+    bool isInt = c_.inType == ElemType::I8;
+    uint8_t *acc = acc_.data();
+    for (int64_t x = 0; x < m; ++x)
+      for (int64_t y = 0; y < nn; ++y) {
+        int64_t idx = in.addrC + x * sc + y;
+        if (isInt) {
+          int64_t sum = 0;
+          for (int64_t z = 0; z < k; ++z)
+            sum += int64_t(A[x * k + z]) * int64_t(B[z * nn + y]);
+          if (accumulate)
+            sum += int64_t(loadElem(acc, ElemType::I32, idx));
+          if (dBase >= 0)
+            sum += int64_t(loadElem(acc, ElemType::I32, dBase + x * nn + y));
+          int32_t wrapped = int32_t(uint32_t(uint64_t(sum)));
+          std::memcpy(acc + 4 * idx, &wrapped, 4);
+        } else {
+          float sum =
+              accumulate ? float(loadElem(acc, ElemType::F32, idx)) : 0.0f;
+          for (int64_t z = 0; z < k; ++z)
+            sum += float(A[x * k + z]) * float(B[z * nn + y]);
+          if (dBase >= 0)
+            sum += float(loadElem(acc, ElemType::F32, dBase + x * nn + y));
+          std::memcpy(acc + 4 * idx, &sum, 4);
         }
       }
-      lastExecEnd = std::max(lastExecEnd, e);
+  }
+
+  /// Stall accounting: time the array's input port stood idle inside the
+  /// compute span for a reason other than the pipeline drain. The start is
+  /// max(t0, base), so any wait beyond base is t0's: a token or the
+  /// dispatch.
+  void accountStall(const Instr &in, const StepTimes &t, int64_t t0,
+                    const Consumed &tok, int64_t prevPortFree,
+                    int64_t prevDrain) {
+    if (firstExec_ < 0) {
+      firstExec_ = t.s;
+    } else {
+      bool waitsForDrain =
+          (in.op == Opcode::Preload &&
+           (!c_.overlapPreload || st_.dataflow == Dataflow::OS)) ||
+          (st_.dataflow == Dataflow::OS && in.op == Opcode::ComputePreloaded);
+      int64_t base =
+          waitsForDrain ? std::max(prevPortFree, prevDrain) : prevPortFree;
+      int64_t stall = t.s - base;
+      if (stall > 0) {
+        // Ties go to the store queue (the accumulator slot), then to the
+        // operand's load unless the front end held that load back.
+        std::string cause = "dispatch";
+        if (tok.st == t0)
+          cause = "store";
+        else if (tok.ld == t0 && !tok.issueBound)
+          cause = std::string("load.") + operandName(tok.operand);
+        r_.stalls[cause] += stall;
+        r_.stallCycles += stall;
+      }
     }
-    // Complete: tokens and bookkeeping.
+    lastExecEnd_ = std::max(lastExecEnd_, t.e);
+  }
+
+  /// Complete: tokens and bookkeeping.
+  void complete(int q, size_t i, const Instr &in, const StepTimes &t,
+                const Consumed &tok) {
     if (q == 0 && (in.deps & PushNext)) {
       // Issue-bound: the load started when the front end issued it, later
       // than its unit and the channel would have allowed (a token arriving
       // at the same time counts as the front end's).
-      bool issueBound = dispatch[i] == s && s > unitFreeBefore &&
-                        (bw <= 0 || s > chanFreeBefore);
-      ldToEx.push_back({pushNextAt, in.operand, issueBound});
+      bool issueBound = dispatch_[i] == t.s && t.s > tok.unitFreeBefore &&
+                        (bw_ <= 0 || t.s > tok.chanFreeBefore);
+      ldToEx_.push_back({t.pushNextAt, in.operand, issueBound});
     }
     if (q == 1 && (in.deps & PushPrev))
-      exToLd.push_back({pushPrevAt, Operand::A, false});
+      exToLd_.push_back({t.pushPrevAt, Operand::A, false});
     if (q == 1 && (in.deps & PushNext))
-      exToSt.push_back({pushNextAt, Operand::C, false});
+      exToSt_.push_back({t.pushNextAt, Operand::C, false});
     if (q == 2 && (in.deps & PushPrev))
-      stToEx.push_back({pushPrevAt, Operand::C, false});
-    start[i] = s;
-    end[i] = std::max(e, s);
+      stToEx_.push_back({t.pushPrevAt, Operand::C, false});
+    start_[i] = t.s;
+    end_[i] = std::max(t.e, t.s);
     if (q == 1)
-      unitFree[1] = std::max(unitFree[1], s); // in order: starts never pass
-    firstStart = std::min(firstStart, s);
-    lastEnd = std::max(lastEnd, end[i]);
-    ++head[q];
-    ++done;
+      unitFree_[1] = std::max(unitFree_[1], t.s); // in order: starts never pass
+    firstStart_ = std::min(firstStart_, t.s);
+    lastEnd_ = std::max(lastEnd_, end_[i]);
+    ++head_[q];
+    ++done_;
   }
 
-  r.totalCycles = lastEnd - std::min(firstStart, lastEnd);
-  r.computeSpan = firstExec < 0 ? 0 : lastExecEnd - firstExec;
-  r.peCycles = R * C * r.computeSpan;
-  r.utilization = r.peCycles ? double(r.macs) / double(r.peCycles) : 0;
-  r.mappingEfficiency = tiles ? mapEffSum / double(tiles) : 0;
-  double sramBytes = double(r.spadReads + r.spadWrites) * elemBytes(c.inType) +
-                     double(r.accReads + r.accWrites) * elemBytes(c.accType());
-  r.energyPicojoules = double(r.macs) * macPicojoules(c.inType) +
-                       sramBytes * 1.25 +
-                       double(r.dramReadBytes + r.dramWriteBytes) * 160.0;
-  return r;
+  Report finish() {
+    Report &r = r_;
+    r.totalCycles = lastEnd_ - std::min(firstStart_, lastEnd_);
+    r.computeSpan = firstExec_ < 0 ? 0 : lastExecEnd_ - firstExec_;
+    r.peCycles = R_ * C_ * r.computeSpan;
+    r.utilization = r.peCycles ? double(r.macs) / double(r.peCycles) : 0;
+    r.mappingEfficiency = tiles_ ? mapEffSum_ / double(tiles_) : 0;
+    double sramBytes =
+        double(r.spadReads + r.spadWrites) * elemBytes(c_.inType) +
+        double(r.accReads + r.accWrites) * elemBytes(c_.accType());
+    r.energyPicojoules = double(r.macs) * macPicojoules(c_.inType) +
+                         sramBytes * 1.25 +
+                         double(r.dramReadBytes + r.dramWriteBytes) * 160.0;
+    return r;
+  }
+
+  const ArrayConfig &c_;
+  std::vector<uint8_t> &dram_;
+  const Program &program_;
+  const SimOptions &options_;
+  const size_t n_;
+  const int64_t R_, C_;
+  const double bw_;
+  std::vector<uint8_t> spad_, acc_;
+  std::vector<double> stationaryVals_;
+  // Per-queue instruction lists and the front end's and queues' progress.
+  std::vector<size_t> queueInstrs_[3];
+  std::vector<int64_t> dispatch_, start_, end_;
+  std::vector<size_t> posInQueue_;
+  size_t head_[3] = {0, 0, 0};
+  size_t nextDispatch_ = 0, done_ = 0;
+  int64_t lastDispatch_ = 0;
+  std::deque<Token> ldToEx_, exToLd_, exToSt_, stToEx_;
+  QueueState st_;
+  Report r_;
+  int64_t unitFree_[3] = {0, 0, 0};
+  int64_t chanFree_ = 0;
+  int64_t portFree_ = 0, drainDone_ = 0;
+  int64_t firstExec_ = -1, lastExecEnd_ = 0;
+  int64_t firstStart_ = std::numeric_limits<int64_t>::max(), lastEnd_ = 0;
+  double mapEffSum_ = 0;
+  int64_t tiles_ = 0;
+};
+
+} // namespace
+
+Result<Report> Machine::simulate(const Program &program,
+                                 const SimOptions &options) {
+  if (Status s = verify(program); !s.ok())
+    return s;
+  if (options.functional && dram_.size() < program.dramBytes)
+    dram_.resize(program.dramBytes, 0);
+  return CycleSim(config_, dram_, program, options).run();
 }
 
-Expected<Report> Machine::estimate(const Program &program) const {
-  if (Error e = verify(program))
-    return std::move(e);
+Result<Report> Machine::estimate(const Program &program) const {
+  if (Status s = verify(program); !s.ok())
+    return s;
   const ArrayConfig &c = config_;
   const int64_t R = c.rows, C = c.cols;
   Report r;

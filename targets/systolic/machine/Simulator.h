@@ -17,9 +17,9 @@
 
 #include "Config.h"
 #include "Isa.h"
+#include "Result.h"
 
-#include "llvm/Support/Error.h"
-#include "llvm/Support/JSON.h"
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <map>
@@ -67,7 +67,7 @@ struct Report {
   double energyPicojoules = 0;
   double microseconds() const;
 
-  llvm::json::Value toJSON() const;
+  nlohmann::json toJSON() const;
 };
 
 /// Element \p i of type \p t at \p base, as a double; and the store (i8 and
@@ -88,10 +88,10 @@ public:
   /// Checks every instruction against the machine (addresses, tile shapes,
   /// dataflows, token balance) before running; an error names the first
   /// bad instruction by index.
-  llvm::Error verify(const Program &program) const;
-  llvm::Expected<Report> simulate(const Program &program,
-                                  const SimOptions &options = {});
-  llvm::Expected<Report> estimate(const Program &program) const;
+  Status verify(const Program &program) const;
+  Result<Report> simulate(const Program &program,
+                          const SimOptions &options = {});
+  Result<Report> estimate(const Program &program) const;
 
 private:
   ArrayConfig config_;

@@ -1,17 +1,16 @@
 //===- ScaleSim.cpp - SCALE-Sim-compatible layer simulation ---------------===//
 
 #include "ScaleSim.h"
+#include "Text.h"
 
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/raw_ostream.h"
-
+#include <cerrno>
 #include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
-using namespace llvm;
+#include <sys/stat.h>
 
 namespace ign::systolic {
 
@@ -34,91 +33,101 @@ int64_t TopologyLayer::macs() const {
   return g.M * g.K * g.N;
 }
 
-Expected<std::vector<TopologyLayer>> parseTopology(StringRef path, bool gemm) {
-  auto buf = MemoryBuffer::getFile(path);
-  if (!buf)
-    return createStringError(buf.getError(),
-                             "cannot read topology '" + path +
-                                 "': " + buf.getError().message());
+namespace {
+
+/// One topology line's layer (\p lineNo counts from 1); SCALE-Sim's
+/// depthwise layers come back split per channel.
+Status parseLayer(std::string_view line, bool gemm, const std::string &path,
+                  size_t lineNo, std::vector<TopologyLayer> &layers) {
+  std::vector<std::string_view> fields = split(line, ',');
+  for (std::string_view &f : fields)
+    f = trim(f);
+  while (!fields.empty() && fields.back().empty())
+    fields.pop_back();
+  auto bad = [&](const std::string &why) {
+    return fail(strFormat("%s:%zu: ", path.c_str(), lineNo) + why);
+  };
+  size_t need = gemm ? 4 : 8;
+  if (fields.size() < need)
+    return bad(strFormat("expected %zu fields (%s), got %zu", need,
+                         gemm ? "name, M, N, K"
+                              : "name, ifmap h, ifmap w, filter h, filter w, "
+                                "channels, filters, stride",
+                         fields.size()));
+  int64_t v[7] = {0};
+  for (size_t i = 1; i < need; ++i)
+    if (!parseInt(fields[i], v[i - 1]) || v[i - 1] < 1 ||
+        v[i - 1] > (int64_t(1) << 24))
+      return bad(strFormat("field %zu '%s' is not an integer in 1..2^24", i + 1,
+                           std::string(fields[i]).c_str()));
+  TopologyLayer l;
+  l.name = std::string(fields[0]);
+  if (l.name.empty())
+    return bad("empty layer name");
+  if (gemm) {
+    // SCALE-Sim's GEMM form as a 1xK "convolution" over an M x K ifmap.
+    l.ifmapH = v[0];
+    l.ifmapW = v[2];
+    l.filterH = 1;
+    l.filterW = v[2];
+    l.channels = 1;
+    l.filters = v[1];
+    l.gemmForm = true;
+  } else {
+    l.ifmapH = v[0];
+    l.ifmapW = v[1];
+    l.filterH = v[2];
+    l.filterW = v[3];
+    l.channels = v[4];
+    l.filters = v[5];
+    l.strideH = l.strideW = v[6];
+    if (l.filterH > l.ifmapH || l.filterW > l.ifmapW)
+      return bad(strFormat("filter %lldx%lld is larger than the ifmap "
+                           "%lldx%lld",
+                           (long long)l.filterH, (long long)l.filterW,
+                           (long long)l.ifmapH, (long long)l.ifmapW));
+  }
+  GemmShape g = l.gemm();
+  if (double(g.M) * double(g.K) * double(g.N) > 1e13)
+    return bad("layer is too large to simulate (more than 1e13 MACs)");
+  if (!gemm && l.name.find("DP") != std::string::npos) {
+    // Depthwise: SCALE-Sim runs one single-channel layer per channel.
+    int64_t channels = l.channels;
+    for (int64_t c = 0; c < channels; ++c) {
+      TopologyLayer d = l;
+      d.name = l.name + "Channel_" + std::to_string(c);
+      d.channels = 1;
+      layers.push_back(d);
+    }
+  } else {
+    layers.push_back(l);
+  }
+  return Status();
+}
+
+} // namespace
+
+Result<std::vector<TopologyLayer>> parseTopology(const std::string &path,
+                                                 bool gemm) {
+  std::string text, error;
+  if (!readFile(path, text, error))
+    return fail("cannot read topology '" + path + "': " + error);
   std::vector<TopologyLayer> layers;
-  SmallVector<StringRef> lines;
-  (*buf)->getBuffer().split(lines, '\n');
+  std::vector<std::string_view> lines = split(text, '\n');
   bool header = true;
-  for (auto [lineNo, raw] : llvm::enumerate(lines)) {
-    StringRef line = raw.trim();
+  for (size_t lineNo = 0; lineNo < lines.size(); ++lineNo) {
+    std::string_view line = trim(lines[lineNo]);
     if (line.empty())
       continue;
     if (header) { // the first non-empty line names the columns
       header = false;
       continue;
     }
-    SmallVector<StringRef> fields;
-    line.split(fields, ',');
-    for (StringRef &f : fields)
-      f = f.trim();
-    while (!fields.empty() && fields.back().empty())
-      fields.pop_back();
-    auto bad = [&, lineNo = lineNo](const Twine &why) {
-      return createStringError(inconvertibleErrorCode(),
-                               formatv("{0}:{1}: ", path, lineNo + 1) + why);
-    };
-    size_t need = gemm ? 4 : 8;
-    if (fields.size() < need)
-      return bad(formatv("expected {0} fields ({1}), got {2}", need,
-                         gemm ? "name, M, N, K"
-                              : "name, ifmap h, ifmap w, filter h, filter w, "
-                                "channels, filters, stride",
-                         fields.size()));
-    int64_t v[7] = {0};
-    for (size_t i = 1; i < need; ++i)
-      if (fields[i].getAsInteger(10, v[i - 1]) || v[i - 1] < 1 ||
-          v[i - 1] > (int64_t(1) << 24))
-        return bad(formatv("field {0} '{1}' is not an integer in 1..2^24",
-                           i + 1, fields[i]));
-    TopologyLayer l;
-    l.name = fields[0].str();
-    if (l.name.empty())
-      return bad("empty layer name");
-    if (gemm) {
-      // SCALE-Sim's GEMM form as a 1xK "convolution" over an M x K ifmap.
-      l.ifmapH = v[0];
-      l.ifmapW = v[2];
-      l.filterH = 1;
-      l.filterW = v[2];
-      l.channels = 1;
-      l.filters = v[1];
-      l.gemmForm = true;
-    } else {
-      l.ifmapH = v[0];
-      l.ifmapW = v[1];
-      l.filterH = v[2];
-      l.filterW = v[3];
-      l.channels = v[4];
-      l.filters = v[5];
-      l.strideH = l.strideW = v[6];
-      if (l.filterH > l.ifmapH || l.filterW > l.ifmapW)
-        return bad(formatv("filter {0}x{1} is larger than the ifmap {2}x{3}",
-                           l.filterH, l.filterW, l.ifmapH, l.ifmapW));
-    }
-    GemmShape g = l.gemm();
-    if (double(g.M) * double(g.K) * double(g.N) > 1e13)
-      return bad("layer is too large to simulate (more than 1e13 MACs)");
-    if (!gemm && l.name.find("DP") != std::string::npos) {
-      // Depthwise: SCALE-Sim runs one single-channel layer per channel.
-      int64_t channels = l.channels;
-      for (int64_t c = 0; c < channels; ++c) {
-        TopologyLayer d = l;
-        d.name = l.name + "Channel_" + std::to_string(c);
-        d.channels = 1;
-        layers.push_back(d);
-      }
-    } else {
-      layers.push_back(l);
-    }
+    if (Status s = parseLayer(line, gemm, path, lineNo + 1, layers); !s.ok())
+      return s;
   }
   if (layers.empty())
-    return createStringError(inconvertibleErrorCode(),
-                             "topology '" + path + "' has no layers");
+    return fail("topology '" + path + "' has no layers");
   return layers;
 }
 
@@ -140,22 +149,18 @@ GemmBuffers layerBuffers(const ArrayConfig &machine,
   return denseGemmBuffers(machine, shape, machine.inType);
 }
 
-Expected<LayerResult> simulateLayer(const ArrayConfig &machine,
-                                    const TopologyLayer &layer,
-                                    const GemmMapping &mapping) {
+Result<LayerResult> simulateLayer(const ArrayConfig &machine,
+                                  const TopologyLayer &layer,
+                                  const GemmMapping &mapping) {
   GemmShape shape = layer.gemm();
   GemmBuffers buffers = layerBuffers(machine, layer);
   auto program = buildGemmProgram(machine, shape, mapping, buffers);
   if (!program)
-    return createStringError(inconvertibleErrorCode(),
-                             "layer '" + layer.name +
-                                 "': " + toString(program.takeError()));
+    return fail("layer '" + layer.name + "': " + program.message());
   Machine m(machine);
   auto report = m.simulate(*program, SimOptions{/*functional=*/false});
   if (!report)
-    return createStringError(inconvertibleErrorCode(),
-                             "layer '" + layer.name +
-                                 "': " + toString(report.takeError()));
+    return fail("layer '" + layer.name + "': " + report.message());
   LayerResult r;
   r.layer = layer;
   r.report = *report;
@@ -185,6 +190,24 @@ Expected<LayerResult> simulateLayer(const ArrayConfig &machine,
   return r;
 }
 
+/// mkdir -p: 0, or the errno of the first directory that could not be
+/// made. An existing path is fine (a file then fails when the reports are
+/// opened); new directories get rwx for the owner and group, less the umask.
+static int makeDirectories(const std::string &path) {
+  auto make = [](const std::string &p) {
+    return ::mkdir(p.c_str(), 0770) == 0 || errno == EEXIST ? 0 : errno;
+  };
+  int err = make(path);
+  if (err != ENOENT)
+    return err;
+  std::string parent = std::filesystem::path(path).parent_path().string();
+  if (parent.empty() || parent == path)
+    return err;
+  if (int e = makeDirectories(parent))
+    return e;
+  return make(path);
+}
+
 /// Python's repr of a float: the shortest string that reads back.
 static std::string pyFloat(double v) {
   char buf[64];
@@ -195,62 +218,58 @@ static std::string pyFloat(double v) {
   return s;
 }
 
-Error writeScaleSimReports(StringRef dir,
-                           const std::vector<LayerResult> &results) {
-  if (std::error_code ec = sys::fs::create_directories(dir))
-    return createStringError(ec,
-                             "cannot create '" + dir + "': " + ec.message());
-  auto open = [&](StringRef name,
-                  std::unique_ptr<raw_fd_ostream> &os) -> Error {
-    SmallString<256> p(dir);
-    sys::path::append(p, name);
-    std::error_code ec;
-    os = std::make_unique<raw_fd_ostream>(p, ec);
-    if (ec)
-      return createStringError(ec, "cannot write '" + p + "': " + ec.message());
-    return Error::success();
-  };
-  std::unique_ptr<raw_fd_ostream> compute, bandwidth, json;
-  if (Error e = open("COMPUTE_REPORT.csv", compute))
-    return e;
-  if (Error e = open("BANDWIDTH_REPORT.csv", bandwidth))
-    return e;
-  if (Error e = open("REPORT.json", json))
-    return e;
-  *compute << "LayerID, Total Cycles (incl. prefetch), Total Cycles, Stall "
-              "Cycles, Overall Util %, Mapping Efficiency %, Compute Util %,\n";
-  *bandwidth << "LayerID, Avg IFMAP SRAM BW, Avg FILTER SRAM BW, Avg OFMAP "
-                "SRAM BW, Avg IFMAP DRAM BW, Avg FILTER DRAM BW, Avg OFMAP "
-                "DRAM BW,\n";
-  json::Array layers;
-  for (auto [id, r] : llvm::enumerate(results)) {
-    *compute << id << ", " << r.totalCyclesInclPrefetch << ", " << r.totalCycles
-             << ", " << r.stallCycles << ", " << pyFloat(r.overallUtil) << ", "
-             << pyFloat(r.mappingEfficiency) << ", " << pyFloat(r.computeUtil)
-             << ",\n";
-    *bandwidth << id << ", " << pyFloat(r.ifmapSramBw) << ", "
-               << pyFloat(r.filterSramBw) << ", " << pyFloat(r.ofmapSramBw)
-               << ", " << pyFloat(r.ifmapDramBw) << ", "
-               << pyFloat(r.filterDramBw) << ", " << pyFloat(r.ofmapDramBw)
-               << ",\n";
+Status writeScaleSimReports(const std::string &dir,
+                            const std::vector<LayerResult> &results) {
+  namespace fs = std::filesystem;
+  if (int err = makeDirectories(dir))
+    return fail("cannot create '" + dir + "': " + std::strerror(err));
+  std::ostringstream compute, bandwidth;
+  compute << "LayerID, Total Cycles (incl. prefetch), Total Cycles, Stall "
+             "Cycles, Overall Util %, Mapping Efficiency %, Compute Util %,\n";
+  bandwidth << "LayerID, Avg IFMAP SRAM BW, Avg FILTER SRAM BW, Avg OFMAP "
+               "SRAM BW, Avg IFMAP DRAM BW, Avg FILTER DRAM BW, Avg OFMAP "
+               "DRAM BW,\n";
+  nlohmann::json layers = nlohmann::json::array();
+  for (size_t id = 0; id < results.size(); ++id) {
+    const LayerResult &r = results[id];
+    compute << id << ", " << r.totalCyclesInclPrefetch << ", " << r.totalCycles
+            << ", " << r.stallCycles << ", " << pyFloat(r.overallUtil) << ", "
+            << pyFloat(r.mappingEfficiency) << ", " << pyFloat(r.computeUtil)
+            << ",\n";
+    bandwidth << id << ", " << pyFloat(r.ifmapSramBw) << ", "
+              << pyFloat(r.filterSramBw) << ", " << pyFloat(r.ofmapSramBw)
+              << ", " << pyFloat(r.ifmapDramBw) << ", "
+              << pyFloat(r.filterDramBw) << ", " << pyFloat(r.ofmapDramBw)
+              << ",\n";
     GemmShape g = r.layer.gemm();
-    layers.push_back(
-        json::Object{{"layer", r.layer.name},
-                     {"gemm", json::Object{{"M", g.M}, {"K", g.K}, {"N", g.N}}},
-                     {"folds", r.folds.folds},
-                     {"report", r.report.toJSON()}});
+    layers.push_back(nlohmann::json{
+        {"layer", r.layer.name},
+        {"gemm", nlohmann::json{{"M", g.M}, {"K", g.K}, {"N", g.N}}},
+        {"folds", r.folds.folds},
+        {"report", r.report.toJSON()}});
   }
-  *json << formatv("{0:2}", json::Value(std::move(layers))) << "\n";
-  for (auto *os : {compute.get(), bandwidth.get(), json.get()}) {
-    os->close();
-    if (os->has_error()) {
-      std::error_code ec = os->error();
-      os->clear_error();
-      return createStringError(ec, "writing the reports to '" + dir +
-                                       "' failed: " + ec.message());
-    }
+  std::string json =
+      layers.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) +
+      "\n";
+  const char *names[3] = {"COMPUTE_REPORT.csv", "BANDWIDTH_REPORT.csv",
+                          "REPORT.json"};
+  std::ofstream files[3];
+  for (int f = 0; f < 3; ++f) {
+    std::string path = (fs::path(dir) / names[f]).string();
+    files[f].open(path, std::ios::binary | std::ios::trunc);
+    if (!files[f])
+      return fail("cannot write '" + path + "': " + std::strerror(errno));
   }
-  return Error::success();
+  files[0] << compute.str();
+  files[1] << bandwidth.str();
+  files[2] << json;
+  for (std::ofstream &os : files) {
+    os.close();
+    if (!os)
+      return fail("writing the reports to '" + dir +
+                  "' failed: " + std::strerror(errno));
+  }
+  return Status();
 }
 
 } // namespace ign::systolic

@@ -10,9 +10,8 @@
 #define IGN_TARGETS_SYSTOLIC_SCALESIM_H
 
 #include "GemmMapping.h"
+#include "Result.h"
 #include "Simulator.h"
-
-#include "llvm/Support/Error.h"
 
 #include <string>
 #include <vector>
@@ -35,8 +34,8 @@ struct TopologyLayer {
 /// Conv form: "name, ifmap h, ifmap w, filter h, filter w, channels,
 /// filters, stride," (layers named with "DP" split per channel, as SCALE-Sim
 /// does). GEMM form (\p gemm): "name, M, N, K,".
-llvm::Expected<std::vector<TopologyLayer>> parseTopology(llvm::StringRef path,
-                                                         bool gemm);
+Result<std::vector<TopologyLayer>> parseTopology(const std::string &path,
+                                                 bool gemm);
 
 struct LayerResult {
   TopologyLayer layer;
@@ -60,14 +59,14 @@ GemmBuffers layerBuffers(const ArrayConfig &machine,
 /// `{dataflow, 0, /*accumulate=*/false}`), timing only. A convolution's
 /// windows move by MVIN_IM2COL from the ifmap (its unique bytes, as
 /// SCALE-Sim's prefetcher fetches them) where the geometry fits.
-llvm::Expected<LayerResult> simulateLayer(const ArrayConfig &machine,
-                                          const TopologyLayer &layer,
-                                          const GemmMapping &mapping);
+Result<LayerResult> simulateLayer(const ArrayConfig &machine,
+                                  const TopologyLayer &layer,
+                                  const GemmMapping &mapping);
 
 /// Writes COMPUTE_REPORT.csv, BANDWIDTH_REPORT.csv and REPORT.json to
 /// \p dir (created if missing).
-llvm::Error writeScaleSimReports(llvm::StringRef dir,
-                                 const std::vector<LayerResult> &results);
+Status writeScaleSimReports(const std::string &dir,
+                            const std::vector<LayerResult> &results);
 
 } // namespace ign::systolic
 

@@ -2,13 +2,11 @@
 
 #include "ScaleSimCommand.h"
 #include "ScaleSim.h"
+#include "Text.h"
 #include "ign/Driver/ExitCodes.h"
 
-#include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
-
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 namespace ign::systolic {
@@ -25,12 +23,12 @@ int runSimCommand(const SimCommand &cmd) {
   if (!cmd.config.empty()) {
     auto cfg = parseScaleSimConfig(cmd.config);
     if (!cfg)
-      return fail(llvm::toString(cfg.takeError()), kExitImport);
+      return fail(cfg.message(), kExitImport);
     machine = machineForScaleSim(*cfg);
   } else {
     auto preset = presetConfig(cmd.chip);
     if (!preset)
-      return fail(llvm::toString(preset.takeError()), kExitUsage);
+      return fail(preset.message(), kExitUsage);
     machine = *preset;
   }
   if (!cmd.dataflow.empty()) {
@@ -44,14 +42,14 @@ int runSimCommand(const SimCommand &cmd) {
                   kExitUsage);
     machine.dataflow = df;
   }
-  if (llvm::Error e = machine.validate())
-    return fail(llvm::toString(std::move(e)), kExitImport);
+  if (Status s = machine.validate(); !s.ok())
+    return fail(s.message(), kExitImport);
   if (cmd.mapping != "scalesim" && cmd.mapping != "tuned")
     return fail("--mapping '" + cmd.mapping + "' is not scalesim or tuned",
                 kExitUsage);
   auto layers = parseTopology(cmd.topology, cmd.gemm);
   if (!layers)
-    return fail(llvm::toString(layers.takeError()), kExitImport);
+    return fail(layers.message(), kExitImport);
 
   std::vector<LayerResult> results;
   std::printf("%s\n", machine.describe().c_str());
@@ -63,13 +61,12 @@ int runSimCommand(const SimCommand &cmd) {
       GemmBuffers buffers = layerBuffers(machine, layer);
       auto tuned = tuneGemmMapping(machine, layer.gemm(), 8, &buffers);
       if (!tuned)
-        return fail("layer '" + layer.name +
-                    "': " + llvm::toString(tuned.takeError()));
+        return fail("layer '" + layer.name + "': " + tuned.message());
       mapping = tuned->mapping;
     }
     auto r = simulateLayer(machine, layer, mapping);
     if (!r)
-      return fail(llvm::toString(r.takeError()));
+      return fail(r.message());
     GemmShape g = layer.gemm();
     std::printf("%-24s %8lld %8lld %8lld  %-22s %12lld %7.2f %7lld\n",
                 layer.name.c_str(), (long long)g.M, (long long)g.K,
@@ -78,13 +75,14 @@ int runSimCommand(const SimCommand &cmd) {
                 (long long)r->stallCycles);
     results.push_back(std::move(*r));
   }
-  if (llvm::Error e = writeScaleSimReports(cmd.outputDir, results))
-    return fail(llvm::toString(std::move(e)), kExitOutput);
+  if (Status s = writeScaleSimReports(cmd.outputDir, results); !s.ok())
+    return fail(s.message(), kExitOutput);
   if (cmd.json) {
-    llvm::SmallString<256> p(cmd.outputDir);
-    llvm::sys::path::append(p, "REPORT.json");
-    if (auto buf = llvm::MemoryBuffer::getFile(p))
-      std::cout << (*buf)->getBuffer().str();
+    std::string text, error;
+    if (readFile(
+            (std::filesystem::path(cmd.outputDir) / "REPORT.json").string(),
+            text, error))
+      std::cout << text;
   }
   return kExitOk;
 }

@@ -131,40 +131,6 @@ std::string safeFileName(std::string name) {
 
 } // namespace
 
-/// Random, never-zero inputs: floats in [-1, -0.01] U [0.01, 1], integers
-/// in [0, 2) (valid indices for any non-empty dim).
-std::string randomBytes(const ignrt_tensor_info &info, std::mt19937_64 &rng) {
-  size_t n = info.bytes / std::max<size_t>(1, ignrt_dtype_size(info.dtype));
-  std::string bytes(info.bytes, '\0');
-  std::uniform_real_distribution<double> mag(0.01, 1.0);
-  for (size_t i = 0; i < n; ++i) {
-    double v = mag(rng) * (rng() & 1 ? 1 : -1);
-    switch (info.dtype) {
-    case IGNRT_F32: {
-      float f = float(v);
-      std::memcpy(&bytes[i * 4], &f, 4);
-      break;
-    }
-    case IGNRT_F64:
-      std::memcpy(&bytes[i * 8], &v, 8);
-      break;
-    case IGNRT_I64: {
-      int64_t k = int64_t(rng() % 2);
-      std::memcpy(&bytes[i * 8], &k, 8);
-      break;
-    }
-    case IGNRT_I32: {
-      int32_t k = int32_t(rng() % 2);
-      std::memcpy(&bytes[i * 4], &k, 4);
-      break;
-    }
-    default:
-      bytes[i * ignrt_dtype_size(info.dtype)] = char(rng() % 2);
-    }
-  }
-  return bytes;
-}
-
 int runBundle(const RunOptions &options) {
   int code = kExitOk;
   BundlePtr bundle = openBundle(options.bundlePath, code);

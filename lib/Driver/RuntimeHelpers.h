@@ -7,6 +7,7 @@
 #ifndef IGN_DRIVER_RUNTIMEHELPERS_H
 #define IGN_DRIVER_RUNTIMEHELPERS_H
 
+#include "ign/Runtime/RandomInputs.h"
 #include "ign/Runtime/ignrt.h"
 
 #include <memory>
@@ -23,10 +24,6 @@ struct SessionCloser {
 };
 using BundlePtr = std::unique_ptr<ignrt_bundle, BundleCloser>;
 using SessionPtr = std::unique_ptr<ignrt_session, SessionCloser>;
-
-/// Random, never-zero inputs: floats in [-1, -0.01] U [0.01, 1], integers
-/// in [0, 2) (valid indices for any non-empty dim).
-std::string randomBytes(const ignrt_tensor_info &info, std::mt19937_64 &rng);
 
 } // namespace ign
 

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "SystolicDevice.h"
+#include "ign/Runtime/RandomInputs.h"
 #include "ign/Runtime/ignrt.h"
 
 #include <cstdint>
@@ -36,42 +37,6 @@ int runtimeError(const char *what) {
   std::fprintf(stderr, "ignrt-systolic-run: error: %s: %s\n", what,
                ignrt_last_error());
   return 6;
-}
-
-/// Random, never-zero inputs: floats in [-1, -0.01] U [0.01, 1], integers
-/// in [0, 2). The same draws as ignc's randomBytes (lib/Driver), so that
-/// both tools see the same inputs for a seed.
-std::string randomBytes(const ignrt_tensor_info &info, std::mt19937_64 &rng) {
-  size_t elem = ignrt_dtype_size(info.dtype);
-  size_t n = info.bytes / (elem ? elem : 1);
-  std::string bytes(info.bytes, '\0');
-  std::uniform_real_distribution<double> mag(0.01, 1.0);
-  for (size_t i = 0; i < n; ++i) {
-    double v = mag(rng) * (rng() & 1 ? 1 : -1);
-    switch (info.dtype) {
-    case IGNRT_F32: {
-      float f = float(v);
-      std::memcpy(&bytes[i * 4], &f, 4);
-      break;
-    }
-    case IGNRT_F64:
-      std::memcpy(&bytes[i * 8], &v, 8);
-      break;
-    case IGNRT_I64: {
-      int64_t k = int64_t(rng() % 2);
-      std::memcpy(&bytes[i * 8], &k, 8);
-      break;
-    }
-    case IGNRT_I32: {
-      int32_t k = int32_t(rng() % 2);
-      std::memcpy(&bytes[i * 4], &k, 4);
-      break;
-    }
-    default:
-      bytes[i * elem] = char(rng() % 2);
-    }
-  }
-  return bytes;
 }
 
 /// The .npy type of a dtype, or null.
@@ -165,7 +130,7 @@ int setInputs(ignrt_bundle *bundle, ignrt_session *session, uint64_t seed) {
   for (size_t i = 0; i < ignrt_bundle_num_inputs(bundle); ++i) {
     ignrt_tensor_info info;
     ignrt_bundle_input(bundle, i, &info);
-    std::string bytes = randomBytes(info, rng);
+    std::string bytes = ign::randomBytes(info, rng);
     if (ignrt_session_set_input(session, info.name, info.dtype, info.dims,
                                 info.rank, bytes.data(),
                                 bytes.size()) != IGNRT_OK)

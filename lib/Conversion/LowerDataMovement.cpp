@@ -55,13 +55,6 @@ Value toIndex(OpBuilder &b, Location l, Value v) {
   return b.create<arith::IndexCastOp>(l, b.getIndexType(), v);
 }
 
-SmallVector<int64_t> keep1(ArrayRef<int64_t> shape, int64_t from) {
-  SmallVector<int64_t> s(shape.size(), 1);
-  for (size_t d = from; d < shape.size(); ++d)
-    s[d] = shape[d];
-  return s;
-}
-
 /// Constants and the ops that move whole slices of a tensor: reshapes,
 /// transposes, concatenation and splits, slices, broadcasts and tiling.
 void populateShapePatterns(RewritePatternSet &patterns) {
@@ -505,7 +498,7 @@ void populateNormalizationPatterns(RewritePatternSet &patterns) {
     Location loc = op.getLoc();
     auto type = rtype(op);
     Type et = type.getElementType();
-    int64_t size = op.getSize(), C = type.getDimSize(1), rank = type.getRank();
+    int64_t size = op.getSize(), rank = type.getRank();
     int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
     Value sq =
         elementwise(b, loc, type, op.getInput(),
@@ -543,7 +536,6 @@ void populateNormalizationPatterns(RewritePatternSet &patterns) {
     double alpha = op.getAlpha().convertToDouble(),
            beta = op.getBeta().convertToDouble(),
            bias = op.getBias().convertToDouble();
-    (void)C;
     b.replaceOp(
         op, elementwise(b, loc, type, ValueRange{op.getInput(), sums},
                         [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {

@@ -2,7 +2,7 @@
 #
 # ign_add_library(NAME SOURCES... [EXCEPTIONS] [DEPENDS targets...] [LINK libs...])
 # Builds a static library against the shared libMLIR/libLLVM. Code that uses
-# C++ exceptions (ONNX's checker, spdlog, nlohmann/json) passes EXCEPTIONS;
+# C++ exceptions (ONNX's checker, nlohmann/json) passes EXCEPTIONS;
 # everything else follows LLVM and builds without them.
 function(ign_add_library name)
   cmake_parse_arguments(ARG "EXCEPTIONS" "" "DEPENDS;LINK" ${ARGN})

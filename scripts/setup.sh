@@ -6,7 +6,7 @@ set -euo pipefail
 DEBIAN_PKGS=(
   cmake ninja-build ccache git python3
   llvm-19-dev libmlir-19-dev mlir-19-tools clang-19 lld-19 llvm-19-tools
-  libcli11-dev libspdlog-dev nlohmann-json3-dev libgtest-dev
+  libcli11-dev nlohmann-json3-dev libgtest-dev
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata liblld-19-dev
   libsqlite3-dev libxgboost-dev
 )

@@ -55,16 +55,9 @@ Value toIndex(OpBuilder &b, Location l, Value v) {
   return b.create<arith::IndexCastOp>(l, b.getIndexType(), v);
 }
 
-SmallVector<int64_t> keep1(ArrayRef<int64_t> shape, int64_t from) {
-  SmallVector<int64_t> s(shape.size(), 1);
-  for (size_t d = from; d < shape.size(); ++d)
-    s[d] = shape[d];
-  return s;
-}
-
-} // namespace
-
-void populateDataMovementPatterns(RewritePatternSet &patterns) {
+/// Constants and the ops that move whole slices of a tensor: reshapes,
+/// transposes, concatenation and splits, slices, broadcasts and tiling.
+void populateShapePatterns(RewritePatternSet &patterns) {
   addLambda<ConstantOp>(patterns, [](ConstantOp op, PatternRewriter &b) {
     b.replaceOpWithNewOp<arith::ConstantOp>(op, rtype(op),
                                             cast<TypedAttr>(op.getValue()));
@@ -183,6 +176,10 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
                                 }));
     return success();
   });
+}
+
+/// Gathers: each output element read at an index taken from another tensor.
+void populateGatherPatterns(RewritePatternSet &patterns) {
   addLambda<GatherOp>(patterns, [](GatherOp op, PatternRewriter &b) {
     Location loc = op.getLoc();
     auto dt = tensorType(op.getData()), itp = tensorType(op.getIndices());
@@ -226,6 +223,10 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
                                 }));
     return success();
   });
+}
+
+/// Pad in every mode.
+void populatePadPatterns(RewritePatternSet &patterns) {
   addLambda<PadOp>(patterns, [](PadOp op, PatternRewriter &b) {
     Location loc = op.getLoc();
     auto it = tensorType(op.getInput());
@@ -304,6 +305,11 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
             }));
     return success();
   });
+}
+
+/// Triangles and one-hot encodings: each element chosen by comparing its
+/// indices.
+void populateMaskPatterns(RewritePatternSet &patterns) {
   addLambda<TriluOp>(patterns, [](TriluOp op, PatternRewriter &b) {
     Location loc = op.getLoc();
     auto type = rtype(op);
@@ -370,8 +376,54 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
                     }));
     return success();
   });
+}
 
-  // Normalizations decompose into ign ops that the same conversion lowers.
+// (x - mean) / sqrt(var + eps) over `axes`, then * scale + bias; the
+// statistics are ign.reduce_mean ops lowered by the reduction patterns.
+Value normalizeOverAxes(PatternRewriter &b, Location loc, Value x,
+                        ArrayRef<int64_t> axes, double eps) {
+  auto type = tensorType(x);
+  Type et = type.getElementType();
+  SmallVector<int64_t> kept(type.getShape());
+  for (int64_t a : axes)
+    kept[a] = 1;
+  auto keptType = RankedTensorType::get(kept, et);
+  auto axesAttr = b.getI64ArrayAttr(axes);
+  Value mean = b.create<ReduceMeanOp>(loc, keptType, x, axesAttr, true);
+  Value centered =
+      elementwise(b, loc, type, ValueRange{x, mean},
+                  [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                    return nb.create<arith::SubFOp>(nl, a[0], a[1]);
+                  });
+  Value sq = elementwise(b, loc, type, centered,
+                         [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+                           return nb.create<arith::MulFOp>(nl, a[0], a[0]);
+                         });
+  Value var = b.create<ReduceMeanOp>(loc, keptType, sq, axesAttr, true);
+  return elementwise(
+      b, loc, type, ValueRange{centered, var},
+      [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        Value v = nb.create<arith::AddFOp>(nl, a[1], scalar(nb, nl, et, eps));
+        return nb.create<arith::DivFOp>(nl, a[0],
+                                        nb.create<math::SqrtOp>(nl, v));
+      });
+}
+
+Value scaleAndShift(PatternRewriter &b, Location loc, Value x, Value scale,
+                    Value bias, ArrayRef<int64_t> pshape) {
+  auto type = tensorType(x);
+  SmallVector<Value> ins{x, reshape(b, loc, scale, pshape)};
+  if (bias)
+    ins.push_back(reshape(b, loc, bias, pshape));
+  return elementwise(
+      b, loc, type, ins, [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
+        Value v = nb.create<arith::MulFOp>(nl, a[0], a[1]);
+        return a.size() > 2 ? Value(nb.create<arith::AddFOp>(nl, v, a[2])) : v;
+      });
+}
+
+/// Normalizations decompose into ign ops that the same conversion lowers.
+void populateNormalizationPatterns(RewritePatternSet &patterns) {
   addLambda<BatchNormOp>(patterns, [](BatchNormOp op, PatternRewriter &b) {
     Location loc = op.getLoc();
     auto type = rtype(op);
@@ -397,91 +449,48 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
                         }));
     return success();
   });
-  // (x - mean) / sqrt(var + eps) over `axes`, then * scale + bias; the
-  // statistics are ign.reduce_mean ops lowered by the reduction patterns.
-  auto normalize = [](PatternRewriter &b, Location loc, Value x,
-                      ArrayRef<int64_t> axes, double eps) -> Value {
-    auto type = tensorType(x);
-    Type et = type.getElementType();
-    SmallVector<int64_t> kept(type.getShape());
-    for (int64_t a : axes)
-      kept[a] = 1;
-    auto keptType = RankedTensorType::get(kept, et);
-    auto axesAttr = b.getI64ArrayAttr(axes);
-    Value mean = b.create<ReduceMeanOp>(loc, keptType, x, axesAttr, true);
-    Value centered =
-        elementwise(b, loc, type, ValueRange{x, mean},
-                    [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                      return nb.create<arith::SubFOp>(nl, a[0], a[1]);
-                    });
-    Value sq =
-        elementwise(b, loc, type, centered,
-                    [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-                      return nb.create<arith::MulFOp>(nl, a[0], a[0]);
-                    });
-    Value var = b.create<ReduceMeanOp>(loc, keptType, sq, axesAttr, true);
-    return elementwise(
-        b, loc, type, ValueRange{centered, var},
-        [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-          Value v = nb.create<arith::AddFOp>(nl, a[1], scalar(nb, nl, et, eps));
-          return nb.create<arith::DivFOp>(nl, a[0],
-                                          nb.create<math::SqrtOp>(nl, v));
-        });
-  };
-  auto affine = [](PatternRewriter &b, Location loc, Value x, Value scale,
-                   Value bias, ArrayRef<int64_t> pshape) -> Value {
-    auto type = tensorType(x);
-    SmallVector<Value> ins{x, reshape(b, loc, scale, pshape)};
-    if (bias)
-      ins.push_back(reshape(b, loc, bias, pshape));
-    return elementwise(
-        b, loc, type, ins,
-        [](OpBuilder &nb, Location nl, ValueRange a) -> Value {
-          Value v = nb.create<arith::MulFOp>(nl, a[0], a[1]);
-          return a.size() > 2 ? Value(nb.create<arith::AddFOp>(nl, v, a[2]))
-                              : v;
-        });
-  };
-  addLambda<InstanceNormOp>(patterns, [=](InstanceNormOp op,
-                                          PatternRewriter &b) {
-    auto type = rtype(op);
-    SmallVector<int64_t> axes;
-    for (int64_t d = 2; d < type.getRank(); ++d)
-      axes.push_back(d);
-    Value n = normalize(b, op.getLoc(), op.getInput(), axes,
-                        op.getEpsilon().convertToDouble());
-    SmallVector<int64_t> pshape(type.getRank(), 1);
-    pshape[1] = type.getDimSize(1);
-    b.replaceOp(op,
-                affine(b, op.getLoc(), n, op.getScale(), op.getBias(), pshape));
-    return success();
-  });
-  addLambda<LayerNormOp>(patterns, [=](LayerNormOp op, PatternRewriter &b) {
+  addLambda<InstanceNormOp>(
+      patterns, [](InstanceNormOp op, PatternRewriter &b) {
+        auto type = rtype(op);
+        SmallVector<int64_t> axes;
+        for (int64_t d = 2; d < type.getRank(); ++d)
+          axes.push_back(d);
+        Value n = normalizeOverAxes(b, op.getLoc(), op.getInput(), axes,
+                                    op.getEpsilon().convertToDouble());
+        SmallVector<int64_t> pshape(type.getRank(), 1);
+        pshape[1] = type.getDimSize(1);
+        b.replaceOp(op, scaleAndShift(b, op.getLoc(), n, op.getScale(),
+                                      op.getBias(), pshape));
+        return success();
+      });
+  addLambda<LayerNormOp>(patterns, [](LayerNormOp op, PatternRewriter &b) {
     auto type = rtype(op);
     SmallVector<int64_t> axes;
     for (int64_t d = op.getAxis(); d < type.getRank(); ++d)
       axes.push_back(d);
-    Value n = normalize(b, op.getLoc(), op.getInput(), axes,
-                        op.getEpsilon().convertToDouble());
+    Value n = normalizeOverAxes(b, op.getLoc(), op.getInput(), axes,
+                                op.getEpsilon().convertToDouble());
     // scale/bias broadcast numpy-style against the normalized dims.
     auto st = tensorType(op.getScale());
     SmallVector<int64_t> pshape(st.getShape());
-    b.replaceOp(op,
-                affine(b, op.getLoc(), n, op.getScale(), op.getBias(), pshape));
+    b.replaceOp(op, scaleAndShift(b, op.getLoc(), n, op.getScale(),
+                                  op.getBias(), pshape));
     return success();
   });
-  addLambda<GroupNormOp>(patterns, [=](GroupNormOp op, PatternRewriter &b) {
+  addLambda<GroupNormOp>(patterns, [](GroupNormOp op, PatternRewriter &b) {
     Location loc = op.getLoc();
     auto type = rtype(op);
     int64_t G = op.getNumGroups(), N = type.getDimSize(0),
             C = type.getDimSize(1);
     SmallVector<int64_t> grouped{N, G, type.getNumElements() / (N * G)};
     Value x = reshape(b, loc, op.getInput(), grouped);
-    Value n = normalize(b, loc, x, {2}, op.getEpsilon().convertToDouble());
+    Value n =
+        normalizeOverAxes(b, loc, x, {2}, op.getEpsilon().convertToDouble());
     n = reshape(b, loc, n, type.getShape());
     SmallVector<int64_t> pshape(type.getRank(), 1);
     pshape[1] = C;
-    b.replaceOp(op, affine(b, loc, n, op.getScale(), op.getBias(), pshape));
+    b.replaceOp(op,
+                scaleAndShift(b, loc, n, op.getScale(), op.getBias(), pshape));
     return success();
   });
   addLambda<LRNOp>(patterns, [](LRNOp op, PatternRewriter &b) {
@@ -489,7 +498,7 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
     Location loc = op.getLoc();
     auto type = rtype(op);
     Type et = type.getElementType();
-    int64_t size = op.getSize(), C = type.getDimSize(1), rank = type.getRank();
+    int64_t size = op.getSize(), rank = type.getRank();
     int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
     Value sq =
         elementwise(b, loc, type, op.getInput(),
@@ -527,7 +536,6 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
     double alpha = op.getAlpha().convertToDouble(),
            beta = op.getBeta().convertToDouble(),
            bias = op.getBias().convertToDouble();
-    (void)C;
     b.replaceOp(
         op, elementwise(b, loc, type, ValueRange{op.getInput(), sums},
                         [&](OpBuilder &nb, Location nl, ValueRange a) -> Value {
@@ -541,6 +549,16 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
                         }));
     return success();
   });
+}
+
+} // namespace
+
+void populateDataMovementPatterns(RewritePatternSet &patterns) {
+  populateShapePatterns(patterns);
+  populateGatherPatterns(patterns);
+  populatePadPatterns(patterns);
+  populateMaskPatterns(patterns);
+  populateNormalizationPatterns(patterns);
 }
 
 } // namespace ign::lowering

@@ -28,61 +28,94 @@ Value sel(OpBuilder &b, Location l, Value c, Value x, Value y) {
 }
 double f32(llvm::APFloat v) { return v.convertToDouble(); }
 
-/// The scalar value of one element of `op` from its operands' elements.
-Value scalarBody(Operation *op, OpBuilder &b, Location l, ValueRange a) {
-  Type t = a.size() ? a[0].getType() : Type();
-  bool fl = t && isFloat(t);
-  bool uns = !fl && isUnsignedOp(op);
+/// The scalar formulas of the elementwise ops (ONNX's definitions), built in
+/// the operands' element type: float arithmetic for floats, signed or unsigned
+/// integer arithmetic otherwise.
+class ScalarBody {
+public:
+  ScalarBody(Operation *op, OpBuilder &b, Location l, ValueRange a)
+      : op(op), b(b), l(l), a(a), t(a.size() ? a[0].getType() : Type()),
+        fl(t && isFloat(t)), uns(!fl && isUnsignedOp(op)) {}
+
+  /// The scalar value of one element of `op`, or null for an op that is not
+  /// elementwise.
+  Value build() {
+    if (Value v = unaryMath())
+      return v;
+    if (Value v = activation())
+      return v;
+    if (Value v = testOrCast())
+      return v;
+    return binary();
+  }
+
+private:
   using P = arith::CmpIPredicate;
+
+  Value unaryMath();
+  Value activation();
+  Value testOrCast();
+  Value binary();
+
   // Signed or unsigned flavour of an integer predicate.
-  auto ip = [&](P s, P u) { return uns ? u : s; };
-  auto c = [&](double v) { return scalar(b, l, t, v); };
-  auto add = [&](Value x, Value y) -> Value {
+  P ip(P s, P u) const { return uns ? u : s; }
+  Value c(double v) { return scalar(b, l, t, v); }
+  Value add(Value x, Value y) {
     return fl ? Value(b.create<arith::AddFOp>(l, x, y))
               : Value(b.create<arith::AddIOp>(l, x, y));
-  };
-  auto sub = [&](Value x, Value y) -> Value {
+  }
+  Value sub(Value x, Value y) {
     return fl ? Value(b.create<arith::SubFOp>(l, x, y))
               : Value(b.create<arith::SubIOp>(l, x, y));
-  };
-  auto mul = [&](Value x, Value y) -> Value {
+  }
+  Value mul(Value x, Value y) {
     return fl ? Value(b.create<arith::MulFOp>(l, x, y))
               : Value(b.create<arith::MulIOp>(l, x, y));
-  };
-  auto div = [&](Value x, Value y) -> Value {
+  }
+  Value div(Value x, Value y) {
     if (fl)
       return b.create<arith::DivFOp>(l, x, y);
     return uns ? Value(b.create<arith::DivUIOp>(l, x, y))
                : Value(b.create<arith::DivSIOp>(l, x, y));
-  };
-  auto maxV = [&](Value x, Value y) -> Value {
+  }
+  Value maxV(Value x, Value y) {
     if (fl)
       return b.create<arith::MaximumFOp>(l, x, y);
     return uns ? Value(b.create<arith::MaxUIOp>(l, x, y))
                : Value(b.create<arith::MaxSIOp>(l, x, y));
-  };
-  auto minV = [&](Value x, Value y) -> Value {
+  }
+  Value minV(Value x, Value y) {
     if (fl)
       return b.create<arith::MinimumFOp>(l, x, y);
     return uns ? Value(b.create<arith::MinUIOp>(l, x, y))
                : Value(b.create<arith::MinSIOp>(l, x, y));
-  };
-  auto exp = [&](Value x) -> Value { return b.create<math::ExpOp>(l, x); };
-  auto lt0 = [&](Value x) {
+  }
+  Value exp(Value x) { return b.create<math::ExpOp>(l, x); }
+  Value lt0(Value x) {
     if (uns)
       return scalar(b, l, b.getI1Type(), 0);
     return fl ? cmpF(b, l, arith::CmpFPredicate::OLT, x, c(0))
               : cmpI(b, l, arith::CmpIPredicate::slt, x, c(0));
-  };
-  auto softplus = [&](Value x) -> Value {
+  }
+  Value softplus(Value x) {
     // log(1 + exp(x)), computed as max(x, 0) + log1p(exp(-|x|)) to stay
     // finite for large |x|.
     Value absx = b.create<math::AbsFOp>(l, x);
     Value e = exp(b.create<arith::NegFOp>(l, absx));
     return add(maxV(x, c(0)), b.create<math::Log1pOp>(l, e));
-  };
-  auto clamp01 = [&](Value x) { return minV(maxV(x, c(0)), c(1)); };
+  }
+  Value clamp01(Value x) { return minV(maxV(x, c(0)), c(1)); }
 
+  Operation *op;
+  OpBuilder &b;
+  Location l;
+  ValueRange a;
+  Type t;
+  bool fl, uns;
+};
+
+/// Unary arithmetic and math functions.
+Value ScalarBody::unaryMath() {
   return llvm::TypeSwitch<Operation *, Value>(op)
       .Case([&](AbsOp) -> Value {
         if (uns)
@@ -124,6 +157,12 @@ Value scalarBody(Operation *op, OpBuilder &b, Location l, ValueRange a) {
       .Case([&](AtanhOp) -> Value { return b.create<math::AtanhOp>(l, a[0]); })
       .Case([&](TanhOp) -> Value { return b.create<math::TanhOp>(l, a[0]); })
       .Case([&](ErfOp) -> Value { return b.create<math::ErfOp>(l, a[0]); })
+      .Default([](Operation *) { return Value(); });
+}
+
+/// Activation functions and Clip.
+Value ScalarBody::activation() {
+  return llvm::TypeSwitch<Operation *, Value>(op)
       .Case([&](SigmoidOp) {
         return div(c(1), add(c(1), exp(b.create<arith::NegFOp>(l, a[0]))));
       })
@@ -183,6 +222,12 @@ Value scalarBody(Operation *op, OpBuilder &b, Location l, ValueRange a) {
           x = minV(x, c(hi.getValueAsDouble()));
         return x;
       })
+      .Default([](Operation *) { return Value(); });
+}
+
+/// NaN and infinity tests, casts.
+Value ScalarBody::testOrCast() {
+  return llvm::TypeSwitch<Operation *, Value>(op)
       .Case([&](IsNaNOp) {
         return cmpF(b, l, arith::CmpFPredicate::UNO, a[0], a[0]);
       })
@@ -199,6 +244,12 @@ Value scalarBody(Operation *op, OpBuilder &b, Location l, ValueRange a) {
         return castScalar(b, l, a[0], cast.getTo(), uns,
                           op->hasAttr(kUnsignedResultAttr));
       })
+      .Default([](Operation *) { return Value(); });
+}
+
+/// Binary arithmetic, logic, comparisons and Select.
+Value ScalarBody::binary() {
+  return llvm::TypeSwitch<Operation *, Value>(op)
       .Case([&](AddOp) { return add(a[0], a[1]); })
       .Case([&](SubOp) { return sub(a[0], a[1]); })
       .Case([&](MulOp) { return mul(a[0], a[1]); })
@@ -256,6 +307,11 @@ Value scalarBody(Operation *op, OpBuilder &b, Location l, ValueRange a) {
       })
       .Case([&](SelectOp) { return sel(b, l, a[0], a[1], a[2]); })
       .Default([](Operation *) { return Value(); });
+}
+
+/// The scalar value of one element of `op` from its operands' elements.
+Value scalarBody(Operation *op, OpBuilder &b, Location l, ValueRange a) {
+  return ScalarBody(op, b, l, a).build();
 }
 
 template <typename OpT> struct ElementwiseLowering : OpRewritePattern<OpT> {

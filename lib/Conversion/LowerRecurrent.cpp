@@ -151,262 +151,326 @@ Value slice3(OpBuilder &b, Location loc, Value t, OpFoldResult index) {
   return b.create<tensor::ExtractSliceOp>(loc, resultType, t, off, sz, st);
 }
 
-template <typename OpT> struct RecurrentLowering : OpRewritePattern<OpT> {
-  using OpRewritePattern<OpT>::OpRewritePattern;
+/// An ONNX recurrent activation with its alpha and beta, when it takes them.
+struct Act {
+  StringRef name;
+  std::optional<double> alpha, beta;
+};
 
-  LogicalResult matchAndRewrite(OpT op, PatternRewriter &b) const override {
-    Location loc = op.getLoc();
-    constexpr bool isLSTM = std::is_same_v<OpT, LSTMOp>;
-    constexpr bool isGRU = std::is_same_v<OpT, GRUOp>;
-    constexpr int64_t gates = isLSTM ? 4 : isGRU ? 3 : 1;
-    constexpr size_t actsPerDir = isLSTM ? 3 : isGRU ? 2 : 1;
-    // sequence_lens masks finished batch entries; per-entry reversal is not
-    // lowered yet.
-    Value seqLens = op.getSequenceLens();
-    if (seqLens && op.getDirection() != "forward")
-      return b.notifyMatchFailure(op, "sequence_lens with a reverse direction");
-    if constexpr (isLSTM)
-      if (op.getInputForget())
-        return b.notifyMatchFailure(op, "input_forget");
+/// The op's activations, each with its parameters: activation alpha/beta are
+/// consumed in order by the activations that take them (ONNX lists them that
+/// way).
+template <typename OpT> SmallVector<Act> activationsOf(OpT op) {
+  SmallVector<StringRef> acts;
+  for (Attribute a : op.getActivations())
+    acts.push_back(cast<StringAttr>(a).getValue());
+  SmallVector<double> alphas, betas;
+  for (Attribute a : op.getActivationAlpha())
+    alphas.push_back(cast<FloatAttr>(a).getValueAsDouble());
+  for (Attribute a : op.getActivationBeta())
+    betas.push_back(cast<FloatAttr>(a).getValueAsDouble());
+  size_t paramIndex = 0;
+  auto paramsFor = [&](StringRef name) {
+    bool takesAlpha = name == "Affine" || name == "ScaledTanh" ||
+                      name == "LeakyRelu" || name == "ThresholdedRelu" ||
+                      name == "HardSigmoid" || name == "Elu";
+    bool takesBeta =
+        name == "Affine" || name == "ScaledTanh" || name == "HardSigmoid";
+    std::optional<double> a, bt;
+    if (takesAlpha && paramIndex < alphas.size())
+      a = alphas[paramIndex];
+    if (takesBeta && paramIndex < betas.size())
+      bt = betas[paramIndex];
+    if (takesAlpha || takesBeta)
+      ++paramIndex;
+    return std::make_pair(a, bt);
+  };
+  SmallVector<Act> activations;
+  for (StringRef name : acts) {
+    auto [a, bt] = paramsFor(name);
+    activations.push_back({name, a, bt});
+  }
+  return activations;
+}
+
+/// One direction's slices of the op's weights and initial states.
+struct DirectionInputs {
+  Value w, r, wb, rb, h0, c0;
+  SmallVector<Value> peep;
+};
+
+/// Builds the loops over time of one LSTM, GRU or RNN op, one direction
+/// after the other.
+template <typename OpT> class RecurrentBuilder {
+public:
+  static constexpr bool isLSTM = std::is_same_v<OpT, LSTMOp>;
+  static constexpr bool isGRU = std::is_same_v<OpT, GRUOp>;
+  static constexpr int64_t gates = isLSTM ? 4 : isGRU ? 3 : 1;
+  static constexpr size_t actsPerDir = isLSTM ? 3 : isGRU ? 2 : 1;
+
+  RecurrentBuilder(OpT op, PatternRewriter &b, ArrayRef<Act> activations)
+      : op(op), b(b), loc(op.getLoc()), activations(activations),
+        et(tensorType(op.getX()).getElementType()), cb{b, loc, et} {
     auto xt = tensorType(op.getX());
-    Type et = xt.getElementType();
-    int64_t seq = xt.getDimSize(0), batch = xt.getDimSize(1);
-    int64_t hidden = op.getHiddenSize();
-    int64_t dirs = op.getDirection() == "bidirectional" ? 2 : 1;
-    SmallVector<StringRef> acts;
-    for (Attribute a : op.getActivations())
-      acts.push_back(cast<StringAttr>(a).getValue());
-    if (acts.size() != actsPerDir * dirs)
-      return b.notifyMatchFailure(op, "activation count");
-    SmallVector<double> alphas, betas;
-    for (Attribute a : op.getActivationAlpha())
-      alphas.push_back(cast<FloatAttr>(a).getValueAsDouble());
-    for (Attribute a : op.getActivationBeta())
-      betas.push_back(cast<FloatAttr>(a).getValueAsDouble());
-    std::optional<double> clip;
+    seq = xt.getDimSize(0);
+    batch = xt.getDimSize(1);
+    hidden = op.getHiddenSize();
+    dirs = op.getDirection() == "bidirectional" ? 2 : 1;
     if (auto c = op.getClipAttr())
       clip = c.getValueAsDouble();
+    stateType = RankedTensorType::get({batch, hidden}, et);
+  }
 
-    CellBuilder cb{b, loc, et};
-    auto stateType = RankedTensorType::get({batch, hidden}, et);
+  /// The op's results: Y, then the last hidden (and cell) state of each
+  /// direction.
+  SmallVector<Value> build() {
+    Value seqLens = op.getSequenceLens();
     auto yType = rtype(op);
     Value y = filled(b, loc, yType, scalar(b, loc, et, 0));
     SmallVector<Value> lastH, lastC;
-    // Activation alpha/beta are consumed in order by the activations that
-    // take them (ONNX lists them that way).
-    size_t paramIndex = 0;
-    auto paramsFor = [&](StringRef name) {
-      bool takesAlpha = name == "Affine" || name == "ScaledTanh" ||
-                        name == "LeakyRelu" || name == "ThresholdedRelu" ||
-                        name == "HardSigmoid" || name == "Elu";
-      bool takesBeta =
-          name == "Affine" || name == "ScaledTanh" || name == "HardSigmoid";
-      std::optional<double> a, bt;
-      if (takesAlpha && paramIndex < alphas.size())
-        a = alphas[paramIndex];
-      if (takesBeta && paramIndex < betas.size())
-        bt = betas[paramIndex];
-      if (takesAlpha || takesBeta)
-        ++paramIndex;
-      return std::make_pair(a, bt);
-    };
-    struct Act {
-      StringRef name;
-      std::optional<double> alpha, beta;
-    };
-    SmallVector<Act> activations;
-    for (StringRef name : acts) {
-      auto [a, bt] = paramsFor(name);
-      activations.push_back({name, a, bt});
-    }
-
     for (int64_t d = 0; d < dirs; ++d) {
       bool reverse = op.getDirection() == "reverse" || d == 1;
-      Value w = slice3(b, loc, op.getW(), b.getIndexAttr(d));
-      Value r = slice3(b, loc, op.getR(), b.getIndexAttr(d));
-      Value wb, rb;
-      if (Value bias = op.getB()) {
-        // B [dirs, 2*gates*hidden]: Wb then Rb.
-        SmallVector<OpFoldResult> off{b.getIndexAttr(d), b.getIndexAttr(0)},
-            sz{b.getIndexAttr(1), b.getIndexAttr(gates * hidden)},
-            st(2, b.getIndexAttr(1));
-        auto one = RankedTensorType::get({gates * hidden}, et);
-        wb = b.create<tensor::ExtractSliceOp>(loc, one, bias, off, sz, st);
-        off[1] = b.getIndexAttr(gates * hidden);
-        rb = b.create<tensor::ExtractSliceOp>(loc, one, bias, off, sz, st);
-      }
-      Value h0 = op.getInitialH()
-                     ? slice3(b, loc, op.getInitialH(), b.getIndexAttr(d))
-                     : filled(b, loc, stateType, scalar(b, loc, et, 0));
-      Value c0;
-      SmallVector<Value> peep;
-      if constexpr (isLSTM) {
-        c0 = op.getInitialC()
-                 ? slice3(b, loc, op.getInitialC(), b.getIndexAttr(d))
-                 : filled(b, loc, stateType, scalar(b, loc, et, 0));
-        if (Value p = op.getPeepholes()) {
-          // P [dirs, 3*hidden]: i, o, f.
-          for (int k = 0; k < 3; ++k) {
-            SmallVector<OpFoldResult> off{b.getIndexAttr(d),
-                                          b.getIndexAttr(k * hidden)},
-                sz{b.getIndexAttr(1), b.getIndexAttr(hidden)},
-                st(2, b.getIndexAttr(1));
-            peep.push_back(b.create<tensor::ExtractSliceOp>(
-                loc, RankedTensorType::get({hidden}, et), p, off, sz, st));
-          }
-        }
-      }
+      DirectionInputs in = sliceDirection(d);
       // Once per direction: the input projections of every step (GRU: R
       // as each gate's part).
-      Value xw = cb.projectAll(op.getX(), w, wb);
+      Value xw = cb.projectAll(op.getX(), in.w, in.wb);
       SmallVector<Value> rs, rbParts;
       if constexpr (isGRU)
-        cb.gateParts(r, rb, hidden, rs, rbParts);
+        cb.gateParts(in.r, in.rb, hidden, rs, rbParts);
       else
-        rs.push_back(r);
-      auto f = activations[d * actsPerDir];
+        rs.push_back(in.r);
       Value lb = b.create<arith::ConstantIndexOp>(loc, 0);
       Value ub = b.create<arith::ConstantIndexOp>(loc, seq);
       Value step = b.create<arith::ConstantIndexOp>(loc, 1);
-      SmallVector<Value> inits{h0, y};
+      SmallVector<Value> inits{in.h0, y};
       if constexpr (isLSTM)
-        inits.push_back(c0);
+        inits.push_back(in.c0);
       auto loop = b.create<scf::ForOp>(loc, lb, ub, step, inits);
       {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(loop.getBody());
-        Value t = loop.getInductionVar();
-        Value tt =
-            reverse
-                ? Value(b.create<arith::SubIOp>(
-                      loc, b.create<arith::ConstantIndexOp>(loc, seq - 1), t))
-                : t;
-        Value h = loop.getRegionIterArgs()[0];
-        Value yAcc = loop.getRegionIterArgs()[1];
-        Value xProj = slice3(b, loc, xw, tt);
-        auto act = [&](const Act &a, Value v) -> Value {
-          if (clip)
-            v = b.create<ClipOp>(loc, cb.typeOf(v), v,
-                                 b.getF64FloatAttr(-*clip),
-                                 b.getF64FloatAttr(*clip));
-          return *cb.activation(a.name, v, a.alpha, a.beta);
-        };
-        Value newH, newC;
-        if constexpr (isLSTM) {
-          Value c = loop.getRegionIterArgs()[2];
-          Value pre = cb.binary<AddOp>(xProj, cb.linearByRows(h, rs[0], rb));
-          auto g = cb.split(pre, 4); // i, o, f, c
-          Value gi = g[0], go = g[1], gf = g[2], gc = g[3];
-          if (!peep.empty()) {
-            gi = cb.binary<AddOp>(gi, cb.binary<MulOp>(c, peep[0]));
-            gf = cb.binary<AddOp>(gf, cb.binary<MulOp>(c, peep[2]));
-          }
-          Value it = act(f, gi), ft = act(f, gf);
-          Value ct = act(activations[d * actsPerDir + 1], gc);
-          newC = cb.binary<AddOp>(cb.binary<MulOp>(ft, c),
-                                  cb.binary<MulOp>(it, ct));
-          if (!peep.empty())
-            go = cb.binary<AddOp>(go, cb.binary<MulOp>(newC, peep[1]));
-          Value ot = act(f, go);
-          Value hc = *cb.activation(activations[d * actsPerDir + 2].name, newC,
-                                    activations[d * actsPerDir + 2].alpha,
-                                    activations[d * actsPerDir + 2].beta);
-          newH = cb.binary<MulOp>(ot, hc);
-        } else if constexpr (isGRU) {
-          auto gx = cb.split(xProj, 3); // z, r, h
-          Value zt = act(f, cb.binary<AddOp>(
-                                gx[0], cb.linearByRows(h, rs[0], rbParts[0])));
-          Value rt = act(f, cb.binary<AddOp>(
-                                gx[1], cb.linearByRows(h, rs[1], rbParts[1])));
-          Value hh;
-          bool lbr = false;
-          if constexpr (isGRU)
-            lbr = op.getLinearBeforeReset();
-          if (lbr)
-            hh = cb.binary<AddOp>(
-                gx[2],
-                cb.binary<MulOp>(rt, cb.linearByRows(h, rs[2], rbParts[2])));
-          else
-            hh =
-                cb.binary<AddOp>(gx[2], cb.linearByRows(cb.binary<MulOp>(rt, h),
-                                                        rs[2], rbParts[2]));
-          Value ht = act(activations[d * actsPerDir + 1], hh);
-          Value one = cb.constant(1);
-          newH =
-              cb.binary<AddOp>(cb.binary<MulOp>(cb.binary<SubOp>(one, zt), ht),
-                               cb.binary<MulOp>(zt, h));
-        } else {
-          Value pre = cb.binary<AddOp>(xProj, cb.linearByRows(h, rs[0], rb));
-          newH = act(f, pre);
-        }
-        Value yRow = newH;
-        if (seqLens) {
-          // Entries whose sequence ended keep their state and output 0.
-          auto maskType = RankedTensorType::get({batch, 1}, b.getI1Type());
-          MLIRContext *ctx = b.getContext();
-          Value maskInit = b.create<tensor::EmptyOp>(loc, maskType.getShape(),
-                                                     b.getI1Type());
-          Value mask =
-              b.create<linalg::GenericOp>(
-                   loc, TypeRange{maskType}, ValueRange{seqLens},
-                   ValueRange{maskInit},
-                   SmallVector<AffineMap>{
-                       AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx),
-                       AffineMap::getMultiDimIdentityMap(2, ctx)},
-                   iterators(2),
-                   [&](OpBuilder &nb, Location nl, ValueRange a) {
-                     Value len = a[0];
-                     Value now =
-                         nb.create<arith::IndexCastOp>(nl, len.getType(), t);
-                     nb.create<linalg::YieldOp>(
-                         nl, Value(nb.create<arith::CmpIOp>(
-                                 nl, arith::CmpIPredicate::slt, now, len)));
-                   })
-                  .getResult(0);
-          auto keep = [&](Value fresh, Value old) -> Value {
-            return b.create<SelectOp>(loc, cb.typeOf(fresh), mask, fresh, old);
-          };
-          Value zeros = filled(b, loc, stateType, scalar(b, loc, et, 0));
-          yRow = keep(newH, zeros);
-          newH = keep(newH, h);
-          if constexpr (isLSTM)
-            newC = keep(newC, loop.getRegionIterArgs()[2]);
-        }
-        // Y[tt, d] = the new hidden state (0 past a sequence's end).
-        SmallVector<OpFoldResult> off{tt, b.getIndexAttr(d), b.getIndexAttr(0),
-                                      b.getIndexAttr(0)},
-            sz{b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(batch),
-               b.getIndexAttr(hidden)},
-            st(4, b.getIndexAttr(1));
-        Value newY =
-            b.create<tensor::InsertSliceOp>(loc, yRow, yAcc, off, sz, st);
-        SmallVector<Value> yields{newH, newY};
-        if constexpr (isLSTM)
-          yields.push_back(newC);
-        b.create<scf::YieldOp>(loc, yields);
+        buildTimeStep(loop, d, reverse, seqLens, xw, rs, in.rb, rbParts,
+                      in.peep);
       }
       lastH.push_back(loop.getResult(0));
       y = loop.getResult(1);
       if constexpr (isLSTM)
         lastC.push_back(loop.getResult(2));
     }
-    auto stack = [&](ArrayRef<Value> states) -> Value {
-      auto type = RankedTensorType::get({dirs, batch, hidden}, et);
-      Value acc = b.create<tensor::EmptyOp>(loc, type.getShape(), et);
-      for (int64_t d = 0; d < dirs; ++d) {
-        SmallVector<OpFoldResult> off{b.getIndexAttr(d), b.getIndexAttr(0),
-                                      b.getIndexAttr(0)},
-            sz{b.getIndexAttr(1), b.getIndexAttr(batch),
-               b.getIndexAttr(hidden)},
-            st(3, b.getIndexAttr(1));
-        acc = b.create<tensor::InsertSliceOp>(loc, states[d], acc, off, sz, st);
-      }
-      return acc;
-    };
     SmallVector<Value> results{y, stack(lastH)};
     if constexpr (isLSTM)
       results.push_back(stack(lastC));
-    b.replaceOp(op, results);
+    return results;
+  }
+
+private:
+  /// Direction d's W, R, biases, initial states and (LSTM) peepholes.
+  DirectionInputs sliceDirection(int64_t d) {
+    DirectionInputs in;
+    in.w = slice3(b, loc, op.getW(), b.getIndexAttr(d));
+    in.r = slice3(b, loc, op.getR(), b.getIndexAttr(d));
+    if (Value bias = op.getB()) {
+      // B [dirs, 2*gates*hidden]: Wb then Rb.
+      SmallVector<OpFoldResult> off{b.getIndexAttr(d), b.getIndexAttr(0)},
+          sz{b.getIndexAttr(1), b.getIndexAttr(gates * hidden)},
+          st(2, b.getIndexAttr(1));
+      auto one = RankedTensorType::get({gates * hidden}, et);
+      in.wb = b.create<tensor::ExtractSliceOp>(loc, one, bias, off, sz, st);
+      off[1] = b.getIndexAttr(gates * hidden);
+      in.rb = b.create<tensor::ExtractSliceOp>(loc, one, bias, off, sz, st);
+    }
+    in.h0 = op.getInitialH()
+                ? slice3(b, loc, op.getInitialH(), b.getIndexAttr(d))
+                : filled(b, loc, stateType, scalar(b, loc, et, 0));
+    if constexpr (isLSTM) {
+      in.c0 = op.getInitialC()
+                  ? slice3(b, loc, op.getInitialC(), b.getIndexAttr(d))
+                  : filled(b, loc, stateType, scalar(b, loc, et, 0));
+      if (Value p = op.getPeepholes()) {
+        // P [dirs, 3*hidden]: i, o, f.
+        for (int k = 0; k < 3; ++k) {
+          SmallVector<OpFoldResult> off{b.getIndexAttr(d),
+                                        b.getIndexAttr(k * hidden)},
+              sz{b.getIndexAttr(1), b.getIndexAttr(hidden)},
+              st(2, b.getIndexAttr(1));
+          in.peep.push_back(b.create<tensor::ExtractSliceOp>(
+              loc, RankedTensorType::get({hidden}, et), p, off, sz, st));
+        }
+      }
+    }
+    return in;
+  }
+
+  /// The body of direction d's loop over time: one cell step, Y's row, and
+  /// the yield of the new states.
+  void buildTimeStep(scf::ForOp loop, int64_t d, bool reverse, Value seqLens,
+                     Value xw, ArrayRef<Value> rs, Value rb,
+                     ArrayRef<Value> rbParts, ArrayRef<Value> peep) {
+    Value t = loop.getInductionVar();
+    Value tt =
+        reverse ? Value(b.create<arith::SubIOp>(
+                      loc, b.create<arith::ConstantIndexOp>(loc, seq - 1), t))
+                : t;
+    Value h = loop.getRegionIterArgs()[0];
+    Value yAcc = loop.getRegionIterArgs()[1];
+    Value xProj = slice3(b, loc, xw, tt);
+    ArrayRef<Act> acts = activations.slice(d * actsPerDir, actsPerDir);
+    Value newH, newC;
+    if constexpr (isLSTM) {
+      std::tie(newH, newC) = lstmCell(
+          acts, xProj, h, loop.getRegionIterArgs()[2], rs[0], rb, peep);
+    } else if constexpr (isGRU) {
+      newH = gruCell(acts, xProj, h, rs, rbParts);
+    } else {
+      Value pre = cb.binary<AddOp>(xProj, cb.linearByRows(h, rs[0], rb));
+      newH = act(acts[0], pre);
+    }
+    Value yRow = newH;
+    if (seqLens) {
+      // Entries whose sequence ended keep their state and output 0.
+      Value mask = unfinished(seqLens, t);
+      auto keep = [&](Value fresh, Value old) -> Value {
+        return b.create<SelectOp>(loc, cb.typeOf(fresh), mask, fresh, old);
+      };
+      Value zeros = filled(b, loc, stateType, scalar(b, loc, et, 0));
+      yRow = keep(newH, zeros);
+      newH = keep(newH, h);
+      if constexpr (isLSTM)
+        newC = keep(newC, loop.getRegionIterArgs()[2]);
+    }
+    // Y[tt, d] = the new hidden state (0 past a sequence's end).
+    SmallVector<OpFoldResult> off{tt, b.getIndexAttr(d), b.getIndexAttr(0),
+                                  b.getIndexAttr(0)},
+        sz{b.getIndexAttr(1), b.getIndexAttr(1), b.getIndexAttr(batch),
+           b.getIndexAttr(hidden)},
+        st(4, b.getIndexAttr(1));
+    Value newY = b.create<tensor::InsertSliceOp>(loc, yRow, yAcc, off, sz, st);
+    SmallVector<Value> yields{newH, newY};
+    if constexpr (isLSTM)
+      yields.push_back(newC);
+    b.create<scf::YieldOp>(loc, yields);
+  }
+
+  /// An activation of the cell, on its input clipped when the op has a clip.
+  Value act(const Act &a, Value v) {
+    if (clip)
+      v = b.create<ClipOp>(loc, cb.typeOf(v), v, b.getF64FloatAttr(-*clip),
+                           b.getF64FloatAttr(*clip));
+    return *cb.activation(a.name, v, a.alpha, a.beta);
+  }
+
+  /// LSTM's step (activations f, g, h): the new hidden and cell states.
+  std::pair<Value, Value> lstmCell(ArrayRef<Act> acts, Value xProj, Value h,
+                                   Value c, Value r, Value rb,
+                                   ArrayRef<Value> peep) {
+    const Act &f = acts[0];
+    Value pre = cb.binary<AddOp>(xProj, cb.linearByRows(h, r, rb));
+    auto g = cb.split(pre, 4); // i, o, f, c
+    Value gi = g[0], go = g[1], gf = g[2], gc = g[3];
+    if (!peep.empty()) {
+      gi = cb.binary<AddOp>(gi, cb.binary<MulOp>(c, peep[0]));
+      gf = cb.binary<AddOp>(gf, cb.binary<MulOp>(c, peep[2]));
+    }
+    Value it = act(f, gi), ft = act(f, gf);
+    Value ct = act(acts[1], gc);
+    Value newC =
+        cb.binary<AddOp>(cb.binary<MulOp>(ft, c), cb.binary<MulOp>(it, ct));
+    if (!peep.empty())
+      go = cb.binary<AddOp>(go, cb.binary<MulOp>(newC, peep[1]));
+    Value ot = act(f, go);
+    Value hc = *cb.activation(acts[2].name, newC, acts[2].alpha, acts[2].beta);
+    return {cb.binary<MulOp>(ot, hc), newC};
+  }
+
+  /// GRU's step (activations f, g): the new hidden state.
+  Value gruCell(ArrayRef<Act> acts, Value xProj, Value h, ArrayRef<Value> rs,
+                ArrayRef<Value> rbParts) {
+    const Act &f = acts[0];
+    auto gx = cb.split(xProj, 3); // z, r, h
+    Value zt =
+        act(f, cb.binary<AddOp>(gx[0], cb.linearByRows(h, rs[0], rbParts[0])));
+    Value rt =
+        act(f, cb.binary<AddOp>(gx[1], cb.linearByRows(h, rs[1], rbParts[1])));
+    Value hh;
+    if (op.getLinearBeforeReset())
+      hh = cb.binary<AddOp>(
+          gx[2], cb.binary<MulOp>(rt, cb.linearByRows(h, rs[2], rbParts[2])));
+    else
+      hh = cb.binary<AddOp>(
+          gx[2], cb.linearByRows(cb.binary<MulOp>(rt, h), rs[2], rbParts[2]));
+    Value ht = act(acts[1], hh);
+    Value one = cb.constant(1);
+    return cb.binary<AddOp>(cb.binary<MulOp>(cb.binary<SubOp>(one, zt), ht),
+                            cb.binary<MulOp>(zt, h));
+  }
+
+  /// [batch, 1] booleans: whether each entry's sequence is still running at
+  /// step t.
+  Value unfinished(Value seqLens, Value t) {
+    auto maskType = RankedTensorType::get({batch, 1}, b.getI1Type());
+    MLIRContext *ctx = b.getContext();
+    Value maskInit =
+        b.create<tensor::EmptyOp>(loc, maskType.getShape(), b.getI1Type());
+    return b
+        .create<linalg::GenericOp>(
+            loc, TypeRange{maskType}, ValueRange{seqLens}, ValueRange{maskInit},
+            SmallVector<AffineMap>{
+                AffineMap::get(2, 0, {getAffineDimExpr(0, ctx)}, ctx),
+                AffineMap::getMultiDimIdentityMap(2, ctx)},
+            iterators(2),
+            [&](OpBuilder &nb, Location nl, ValueRange a) {
+              Value len = a[0];
+              Value now = nb.create<arith::IndexCastOp>(nl, len.getType(), t);
+              nb.create<linalg::YieldOp>(
+                  nl, Value(nb.create<arith::CmpIOp>(
+                          nl, arith::CmpIPredicate::slt, now, len)));
+            })
+        .getResult(0);
+  }
+
+  /// The directions' states stacked: [dirs, batch, hidden].
+  Value stack(ArrayRef<Value> states) {
+    auto type = RankedTensorType::get({dirs, batch, hidden}, et);
+    Value acc = b.create<tensor::EmptyOp>(loc, type.getShape(), et);
+    for (int64_t d = 0; d < dirs; ++d) {
+      SmallVector<OpFoldResult> off{b.getIndexAttr(d), b.getIndexAttr(0),
+                                    b.getIndexAttr(0)},
+          sz{b.getIndexAttr(1), b.getIndexAttr(batch), b.getIndexAttr(hidden)},
+          st(3, b.getIndexAttr(1));
+      acc = b.create<tensor::InsertSliceOp>(loc, states[d], acc, off, sz, st);
+    }
+    return acc;
+  }
+
+  OpT op;
+  PatternRewriter &b;
+  Location loc;
+  ArrayRef<Act> activations;
+  Type et;
+  CellBuilder cb;
+  int64_t seq, batch, hidden, dirs;
+  std::optional<double> clip;
+  RankedTensorType stateType;
+};
+
+template <typename OpT> struct RecurrentLowering : OpRewritePattern<OpT> {
+  using OpRewritePattern<OpT>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpT op, PatternRewriter &b) const override {
+    using Builder = RecurrentBuilder<OpT>;
+    // sequence_lens masks finished batch entries; per-entry reversal is not
+    // lowered yet.
+    Value seqLens = op.getSequenceLens();
+    if (seqLens && op.getDirection() != "forward")
+      return b.notifyMatchFailure(op, "sequence_lens with a reverse direction");
+    if constexpr (Builder::isLSTM)
+      if (op.getInputForget())
+        return b.notifyMatchFailure(op, "input_forget");
+    int64_t dirs = op.getDirection() == "bidirectional" ? 2 : 1;
+    SmallVector<Act> activations = activationsOf(op);
+    if (activations.size() != Builder::actsPerDir * dirs)
+      return b.notifyMatchFailure(op, "activation count");
+    b.replaceOp(op, Builder(op, b, activations).build());
     return success();
   }
 };

@@ -864,6 +864,41 @@ LogicalResult importPad(NodeImporter &n) {
                   n.named("value", n.builder().getF64FloatAttr(value))}));
 }
 
+/// Resize's sizes given for `axes` as sizes of every dim, adjusted by
+/// keep_aspect_ratio_policy (which then sets the scales too).
+LogicalResult expandResizeSizes(NodeImporter &n, RankedTensorType type,
+                                ArrayRef<int64_t> axes, StringRef policy,
+                                SmallVectorImpl<int64_t> &sizes,
+                                SmallVectorImpl<double> &scales) {
+  int64_t rank = type.getRank();
+  if (sizes.size() != axes.size())
+    return n.error() << "Resize sizes need one value per axis";
+  SmallVector<int64_t> full(type.getShape());
+  for (auto [i, ax] : llvm::enumerate(axes)) {
+    auto na = normalizeAxis(n, ax, rank);
+    if (failed(na))
+      return failure();
+    full[*na] = sizes[i];
+  }
+  if (policy != "stretch") {
+    double s = policy == "not_larger" ? 1e300 : 0;
+    for (int64_t ax : axes) {
+      int64_t a2 = ax < 0 ? ax + rank : ax;
+      double r = double(full[a2]) / type.getDimSize(a2);
+      s = policy == "not_larger" ? std::min(s, r) : std::max(s, r);
+    }
+    for (int64_t ax : axes) {
+      int64_t a2 = ax < 0 ? ax + rank : ax;
+      full[a2] = int64_t(std::round(s * type.getDimSize(a2)));
+    }
+    scales.assign(rank, 1.0);
+    for (int64_t ax : axes)
+      scales[ax < 0 ? ax + rank : ax] = s;
+  }
+  sizes.assign(full.begin(), full.end());
+  return success();
+}
+
 /// Resize (opset 10+) and Upsample: output sizes and scales resolved here.
 LogicalResult importResize(NodeImporter &n, bool upsample) {
   auto type = n.inputType(0);
@@ -953,33 +988,9 @@ LogicalResult importResize(NodeImporter &n, bool upsample) {
       vals = full;
       return success();
     };
-    SmallVector<int64_t> fillSizes(type->getShape());
     if (!sizes.empty()) {
-      if (sizes.size() != axes.size())
-        return n.error() << "Resize sizes need one value per axis";
-      SmallVector<int64_t> full(type->getShape());
-      for (auto [i, ax] : llvm::enumerate(axes)) {
-        auto na = normalizeAxis(n, ax, rank);
-        if (failed(na))
-          return failure();
-        full[*na] = sizes[i];
-      }
-      if (*policy != "stretch") {
-        double s = *policy == "not_larger" ? 1e300 : 0;
-        for (int64_t ax : axes) {
-          int64_t a2 = ax < 0 ? ax + rank : ax;
-          double r = double(full[a2]) / type->getDimSize(a2);
-          s = *policy == "not_larger" ? std::min(s, r) : std::max(s, r);
-        }
-        for (int64_t ax : axes) {
-          int64_t a2 = ax < 0 ? ax + rank : ax;
-          full[a2] = int64_t(std::round(s * type->getDimSize(a2)));
-        }
-        scales.assign(rank, 1.0);
-        for (int64_t ax : axes)
-          scales[ax < 0 ? ax + rank : ax] = s;
-      }
-      sizes = full;
+      if (failed(expandResizeSizes(n, *type, axes, *policy, sizes, scales)))
+        return failure();
     } else if (failed(expandTo(scales, 1.0))) {
       return failure();
     }

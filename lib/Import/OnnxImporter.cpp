@@ -326,6 +326,16 @@ public:
   LogicalResult importNodes(const onnx::GraphProto &g);
   LogicalResult importIf(const onnx::NodeProto &node);
   void crossCheck(const onnx::NodeProto &node);
+  LogicalResult readOpset(const onnx::ModelProto &model);
+  LogicalResult checkInputOptions(const std::set<std::string> &inputNames);
+  FailureOr<llvm::SmallVector<int64_t>>
+  inputShape(const onnx::ValueInfoProto &in, Location inLoc);
+  FailureOr<HostTensor> readFrozenInput(const onnx::ValueInfoProto &in,
+                                        const std::string &path, Type element,
+                                        llvm::ArrayRef<int64_t> shape,
+                                        Location inLoc);
+  FailureOr<Type> importGraphInput(onnx::ValueInfoProto &in);
+  void crossCheckWithOnnx(onnx::ModelProto &model);
   OwningOpRef<ModuleOp> importModel(onnx::ModelProto &model);
 };
 
@@ -766,19 +776,188 @@ LogicalResult GraphImporter::importNodes(const onnx::GraphProto &g) {
   return success();
 }
 
-OwningOpRef<ModuleOp> GraphImporter::importModel(onnx::ModelProto &model) {
+/// Reads the model's default-domain opset; an error if it imports none or one
+/// ignc does not support.
+LogicalResult GraphImporter::readOpset(const onnx::ModelProto &model) {
   for (const auto &imp : model.opset_import())
     if (imp.domain().empty() || imp.domain() == "ai.onnx")
       opset = imp.version();
-  if (opset == 0) {
-    emitError(modelLoc()) << "the model imports no default-domain opset";
-    return nullptr;
+  if (opset == 0)
+    return emitError(modelLoc()) << "the model imports no default-domain opset";
+  if (opset < 1 || opset > 21)
+    return emitError(modelLoc())
+           << "opset " << opset << " is not supported (ignc supports 1 to 21)";
+  return success();
+}
+
+/// Errors unless every input --input-shape and --freeze-input name is one of
+/// the graph's inputs.
+LogicalResult
+GraphImporter::checkInputOptions(const std::set<std::string> &inputNames) {
+  for (const auto &[name, shape] : options.inputShapes)
+    if (!inputNames.count(name)) {
+      auto diag = emitError(modelLoc())
+                  << "--input-shape names '" << name
+                  << "', which is not a graph input; inputs are: ";
+      llvm::interleaveComma(inputNames, diag, [&](const std::string &s) {
+        diag << "'" << s << "'";
+      });
+      return failure();
+    }
+  for (const auto &[name, path] : options.frozenInputs)
+    if (!inputNames.count(name))
+      return emitError(modelLoc()) << "--freeze-input names '" << name
+                                   << "', which is not a graph input";
+  return success();
+}
+
+/// Graph input `in`'s shape: the one --input-shape binds, checked against the
+/// model's declaration, or else the declared one, which must be static.
+FailureOr<llvm::SmallVector<int64_t>>
+GraphImporter::inputShape(const onnx::ValueInfoProto &in, Location inLoc) {
+  const auto *tensorType = &in.type().tensor_type();
+  llvm::SmallVector<int64_t> shape;
+  auto bound = options.inputShapes.find(in.name());
+  if (!tensorType->has_shape() && bound == options.inputShapes.end())
+    return emitError(inLoc) << "graph input '" << in.name()
+                            << "' has no declared shape; give one with "
+                               "--input-shape "
+                            << in.name() << "=DIMS";
+  if (bound != options.inputShapes.end()) {
+    const auto &dims = tensorType->shape().dim();
+    if (tensorType->has_shape() &&
+        size_t(dims.size()) != bound->second.size()) {
+      emitError(inLoc) << "--input-shape " << in.name() << "="
+                       << shapeString(bound->second) << " has rank "
+                       << bound->second.size()
+                       << ", but the model declares rank " << dims.size();
+      return failure();
+    }
+    for (size_t i = 0; tensorType->has_shape() && i < bound->second.size(); ++i)
+      if (dims[i].has_dim_value() && dims[i].dim_value() > 0 &&
+          dims[i].dim_value() != bound->second[i]) {
+        emitError(inLoc) << "--input-shape " << in.name() << "="
+                         << shapeString(bound->second) << " sets dim " << i
+                         << " to " << bound->second[i]
+                         << ", but the model fixes it to "
+                         << dims[i].dim_value();
+        return failure();
+      }
+    shape.assign(bound->second.begin(), bound->second.end());
+  } else {
+    for (auto [i, d] : llvm::enumerate(tensorType->shape().dim())) {
+      if (!d.has_dim_value() || d.dim_value() < 0) {
+        emitError(inLoc) << "graph input '" << in.name() << "' dim " << i
+                         << " is symbolic"
+                         << (d.has_dim_param() ? " ('" + d.dim_param() + "')"
+                                               : std::string())
+                         << "; bind it with --input-shape " << in.name()
+                         << "=DIMS";
+        return failure();
+      }
+      shape.push_back(d.dim_value());
+    }
   }
-  if (opset < 1 || opset > 21) {
-    emitError(modelLoc()) << "opset " << opset
-                          << " is not supported (ignc supports 1 to 21)";
-    return nullptr;
+  return shape;
+}
+
+/// The tensor --freeze-input gives for graph input `in`, which must have the
+/// input's type.
+FailureOr<HostTensor>
+GraphImporter::readFrozenInput(const onnx::ValueInfoProto &in,
+                               const std::string &path, Type element,
+                               llvm::ArrayRef<int64_t> shape, Location inLoc) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  onnx::TensorProto t;
+  if (!buffer || !t.ParseFromArray((*buffer)->getBufferStart(),
+                                   (*buffer)->getBufferSize())) {
+    emitError(inLoc) << "--freeze-input " << in.name() << ": cannot read a "
+                     << "TensorProto from '" << path << "'";
+    return failure();
   }
+  auto host = tensorToHost(t);
+  if (failed(host))
+    return failure();
+  if (host->elementType != element ||
+      llvm::ArrayRef<int64_t>(host->shape) != shape) {
+    emitError(inLoc) << "--freeze-input " << in.name() << ": the tensor is "
+                     << host->type() << ", the input is "
+                     << RankedTensorType::get(shape, element);
+    return failure();
+  }
+  return host;
+}
+
+/// Binds graph input `in`'s shape and writes it back into the model: the type
+/// of main's argument, or a null type when --freeze-input made the input a
+/// constant.
+FailureOr<Type> GraphImporter::importGraphInput(onnx::ValueInfoProto &in) {
+  Location inLoc = NameLoc::get(StringAttr::get(ctx, in.name()), modelLoc());
+  if (!in.type().has_tensor_type())
+    return emitError(inLoc) << "graph input '" << in.name()
+                            << "' is not a tensor (sequences, maps and "
+                               "optionals are not supported)";
+  auto *tensorType = in.mutable_type()->mutable_tensor_type();
+  Type element = convertElementType(ctx, tensorType->elem_type());
+  if (!element)
+    return emitError(inLoc)
+           << "graph input '" << in.name() << "' has unsupported element type "
+           << onnx::TensorProto::DataType_Name(
+                  onnx::TensorProto::DataType(tensorType->elem_type()));
+  auto shape = inputShape(in, inLoc);
+  if (failed(shape))
+    return failure();
+  // Write the bound shape back so ONNX's shape inference sees it too.
+  auto *protoShape = tensorType->mutable_shape();
+  protoShape->clear_dim();
+  for (int64_t d : *shape)
+    protoShape->add_dim()->set_dim_value(d);
+
+  if (auto frozen = options.frozenInputs.find(in.name());
+      frozen != options.frozenInputs.end()) {
+    auto host = readFrozenInput(in, frozen->second, element, *shape, inLoc);
+    if (failed(host))
+      return failure();
+    constants[in.name()] = std::move(*host);
+    return Type();
+  }
+  return Type(RankedTensorType::get(*shape, element));
+}
+
+/// ONNX's own shape inference, as a cross-check only (its schemas stop at
+/// opset 17 in Debian's ONNX; ign's inference is the source of truth).
+void GraphImporter::crossCheckWithOnnx(onnx::ModelProto &model) {
+  const onnx::GraphProto &graph = model.graph();
+  try {
+    onnx::ShapeInferenceOptions siOptions(/*check_type=*/false,
+                                          /*error_mode=*/0);
+    onnx::shape_inference::InferShapes(
+        model, onnx::OpSchemaRegistry::Instance(), siOptions);
+    for (const auto &vi : graph.value_info()) {
+      if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape())
+        continue;
+      std::vector<int64_t> dims;
+      bool isStatic = true;
+      for (const auto &d : vi.type().tensor_type().shape().dim()) {
+        isStatic &= d.has_dim_value();
+        dims.push_back(d.dim_value());
+      }
+      if (isStatic)
+        onnxShapes[vi.name()] = dims;
+    }
+    for (const auto &node : graph.node())
+      crossCheck(node);
+    emitRemark(modelLoc()) << "ONNX shape inference cross-checked "
+                           << onnxShapes.size() << " static shapes";
+  } catch (const std::exception &e) {
+    emitRemark(modelLoc()) << "ONNX shape inference failed (ignored): "
+                           << e.what();
+  }
+}
+
+OwningOpRef<ModuleOp> GraphImporter::importModel(onnx::ModelProto &model) {
+  if (failed(readOpset(model)))
+    return nullptr;
   onnx::GraphProto &graph = *model.mutable_graph();
   if (failed(checkSupported(model)))
     return nullptr;
@@ -792,121 +971,20 @@ OwningOpRef<ModuleOp> GraphImporter::importModel(onnx::ModelProto &model) {
   for (const auto &in : graph.input())
     if (!initializerNames.count(in.name()))
       inputNames.insert(in.name());
-  for (const auto &[name, shape] : options.inputShapes)
-    if (!inputNames.count(name)) {
-      auto diag = emitError(modelLoc())
-                  << "--input-shape names '" << name
-                  << "', which is not a graph input; inputs are: ";
-      llvm::interleaveComma(inputNames, diag, [&](const std::string &s) {
-        diag << "'" << s << "'";
-      });
-      return nullptr;
-    }
-  for (const auto &[name, path] : options.frozenInputs)
-    if (!inputNames.count(name)) {
-      emitError(modelLoc()) << "--freeze-input names '" << name
-                            << "', which is not a graph input";
-      return nullptr;
-    }
+  if (failed(checkInputOptions(inputNames)))
+    return nullptr;
 
   llvm::SmallVector<Type> argTypes;
   llvm::SmallVector<std::string> argNames;
   for (auto &in : *graph.mutable_input()) {
     if (initializerNames.count(in.name()))
       continue;
-    Location inLoc = NameLoc::get(StringAttr::get(ctx, in.name()), modelLoc());
-    if (!in.type().has_tensor_type()) {
-      emitError(inLoc) << "graph input '" << in.name()
-                       << "' is not a tensor (sequences, maps and optionals "
-                          "are not supported)";
+    auto type = importGraphInput(in);
+    if (failed(type))
       return nullptr;
-    }
-    auto *tensorType = in.mutable_type()->mutable_tensor_type();
-    Type element = convertElementType(ctx, tensorType->elem_type());
-    if (!element) {
-      emitError(inLoc) << "graph input '" << in.name()
-                       << "' has unsupported element type "
-                       << onnx::TensorProto::DataType_Name(
-                              onnx::TensorProto::DataType(
-                                  tensorType->elem_type()));
-      return nullptr;
-    }
-    llvm::SmallVector<int64_t> shape;
-    auto bound = options.inputShapes.find(in.name());
-    if (!tensorType->has_shape() && bound == options.inputShapes.end()) {
-      emitError(inLoc) << "graph input '" << in.name()
-                       << "' has no declared shape; give one with "
-                          "--input-shape "
-                       << in.name() << "=DIMS";
-      return nullptr;
-    }
-    if (bound != options.inputShapes.end()) {
-      const auto &dims = tensorType->shape().dim();
-      if (tensorType->has_shape() &&
-          size_t(dims.size()) != bound->second.size()) {
-        emitError(inLoc) << "--input-shape " << in.name() << "="
-                         << shapeString(bound->second) << " has rank "
-                         << bound->second.size()
-                         << ", but the model declares rank " << dims.size();
-        return nullptr;
-      }
-      for (size_t i = 0; tensorType->has_shape() && i < bound->second.size();
-           ++i)
-        if (dims[i].has_dim_value() && dims[i].dim_value() > 0 &&
-            dims[i].dim_value() != bound->second[i]) {
-          emitError(inLoc) << "--input-shape " << in.name() << "="
-                           << shapeString(bound->second) << " sets dim " << i
-                           << " to " << bound->second[i]
-                           << ", but the model fixes it to "
-                           << dims[i].dim_value();
-          return nullptr;
-        }
-      shape.assign(bound->second.begin(), bound->second.end());
-    } else {
-      for (auto [i, d] : llvm::enumerate(tensorType->shape().dim())) {
-        if (!d.has_dim_value() || d.dim_value() < 0) {
-          emitError(inLoc) << "graph input '" << in.name() << "' dim " << i
-                           << " is symbolic"
-                           << (d.has_dim_param() ? " ('" + d.dim_param() + "')"
-                                                 : std::string())
-                           << "; bind it with --input-shape " << in.name()
-                           << "=DIMS";
-          return nullptr;
-        }
-        shape.push_back(d.dim_value());
-      }
-    }
-    // Write the bound shape back so ONNX's shape inference sees it too.
-    auto *protoShape = tensorType->mutable_shape();
-    protoShape->clear_dim();
-    for (int64_t d : shape)
-      protoShape->add_dim()->set_dim_value(d);
-
-    if (auto frozen = options.frozenInputs.find(in.name());
-        frozen != options.frozenInputs.end()) {
-      auto buffer = llvm::MemoryBuffer::getFile(frozen->second);
-      onnx::TensorProto t;
-      if (!buffer || !t.ParseFromArray((*buffer)->getBufferStart(),
-                                       (*buffer)->getBufferSize())) {
-        emitError(inLoc) << "--freeze-input " << in.name() << ": cannot read a "
-                         << "TensorProto from '" << frozen->second << "'";
-        return nullptr;
-      }
-      auto host = tensorToHost(t);
-      if (failed(host))
-        return nullptr;
-      if (host->elementType != element ||
-          llvm::ArrayRef<int64_t>(host->shape) !=
-              llvm::ArrayRef<int64_t>(shape)) {
-        emitError(inLoc) << "--freeze-input " << in.name() << ": the tensor is "
-                         << host->type() << ", the input is "
-                         << RankedTensorType::get(shape, element);
-        return nullptr;
-      }
-      constants[in.name()] = std::move(*host);
-      continue;
-    }
-    argTypes.push_back(RankedTensorType::get(shape, element));
+    if (!*type)
+      continue; // frozen: a constant now
+    argTypes.push_back(*type);
     argNames.push_back(in.name());
   }
 
@@ -928,38 +1006,10 @@ OwningOpRef<ModuleOp> GraphImporter::importModel(onnx::ModelProto &model) {
   if (failed(importNodes(graph)))
     return nullptr;
 
-  // ONNX's own shape inference, as a cross-check only (its schemas stop at
-  // opset 17 in Debian's ONNX; ign's inference is the source of truth). It
-  // runs after ign accepted the model: ONNX 1.12's inference crashes on some
-  // invalid attributes that ign rejects with a diagnostic.
-  if (options.crossCheckShapes) {
-    try {
-      onnx::ShapeInferenceOptions siOptions(/*check_type=*/false,
-                                            /*error_mode=*/0);
-      onnx::shape_inference::InferShapes(
-          model, onnx::OpSchemaRegistry::Instance(), siOptions);
-      for (const auto &vi : graph.value_info()) {
-        if (!vi.type().has_tensor_type() ||
-            !vi.type().tensor_type().has_shape())
-          continue;
-        std::vector<int64_t> dims;
-        bool isStatic = true;
-        for (const auto &d : vi.type().tensor_type().shape().dim()) {
-          isStatic &= d.has_dim_value();
-          dims.push_back(d.dim_value());
-        }
-        if (isStatic)
-          onnxShapes[vi.name()] = dims;
-      }
-      for (const auto &node : graph.node())
-        crossCheck(node);
-      emitRemark(modelLoc()) << "ONNX shape inference cross-checked "
-                             << onnxShapes.size() << " static shapes";
-    } catch (const std::exception &e) {
-      emitRemark(modelLoc())
-          << "ONNX shape inference failed (ignored): " << e.what();
-    }
-  }
+  // The cross-check runs after ign accepted the model: ONNX 1.12's inference
+  // crashes on some invalid attributes that ign rejects with a diagnostic.
+  if (options.crossCheckShapes)
+    crossCheckWithOnnx(model);
 
   llvm::SmallVector<Value> results;
   llvm::SmallVector<Attribute> outputNames;

@@ -365,7 +365,16 @@ struct ignrt_session {
 
 namespace {
 
-ignrt_status loadBundle(ignrt_bundle &b, const char *path) {
+/// Where the bundle's sections lie in the mapped file.
+struct Sections {
+  const char *manifest = nullptr, *weights = nullptr, *artifact = nullptr;
+  size_t manifestSize = 0, weightsSize = 0, artifactSize = 0;
+  const char *device = nullptr;
+  size_t deviceSize = 0;
+};
+
+/// Opens and maps the file and checks its header.
+ignrt_status mapBundle(ignrt_bundle &b, const char *path, Header &h) {
   b.fd = open(path, O_RDONLY | O_CLOEXEC);
   if (b.fd < 0)
     return fail(IGNRT_ERROR_IO, std::string("cannot open '") + path +
@@ -381,7 +390,6 @@ ignrt_status loadBundle(ignrt_bundle &b, const char *path) {
   if (b.map == MAP_FAILED)
     return fail(IGNRT_ERROR_IO, std::string("cannot map '") + path + "'");
   const char *base = static_cast<const char *>(b.map);
-  Header h;
   std::memcpy(&h, base, sizeof(h));
   if (std::memcmp(h.magic, kMagic, sizeof(kMagic)) != 0)
     return fail(IGNRT_ERROR_FORMAT,
@@ -401,10 +409,12 @@ ignrt_status loadBundle(ignrt_bundle &b, const char *path) {
   if (h.sectionTableOffset + uint64_t(h.sectionCount) * sizeof(SectionEntry) >
       b.size)
     return fail(IGNRT_ERROR_FORMAT, "the section table lies outside the file");
-  const char *manifest = nullptr, *weights = nullptr, *artifact = nullptr;
-  size_t manifestSize = 0, weightsSize = 0, artifactSize = 0;
-  const char *device = nullptr;
-  size_t deviceSize = 0;
+  return IGNRT_OK;
+}
+
+/// Finds the sections in the table, checking each one's bounds and checksum.
+ignrt_status findSections(const ignrt_bundle &b, const Header &h, Sections &s) {
+  const char *base = static_cast<const char *>(b.map);
   for (uint32_t i = 0; i < h.sectionCount; ++i) {
     SectionEntry e;
     std::memcpy(&e, base + h.sectionTableOffset + i * sizeof(SectionEntry),
@@ -419,162 +429,190 @@ ignrt_status loadBundle(ignrt_bundle &b, const char *path) {
     const char *data = base + e.offset;
     switch (SectionKind(e.kind)) {
     case SectionKind::Manifest:
-      manifest = data, manifestSize = e.size;
+      s.manifest = data, s.manifestSize = e.size;
       break;
     case SectionKind::Weights:
-      weights = data, weightsSize = e.size;
+      s.weights = data, s.weightsSize = e.size;
       break;
     case SectionKind::Artifact:
-      artifact = data, artifactSize = e.size;
+      s.artifact = data, s.artifactSize = e.size;
       break;
     case SectionKind::Device:
-      device = data, deviceSize = e.size;
+      s.device = data, s.deviceSize = e.size;
       break;
     }
   }
-  if (!manifest)
-    return fail(IGNRT_ERROR_FORMAT, "the bundle has no manifest");
-  b.manifestText.assign(manifest, manifestSize);
-  try {
-    b.manifest = json::parse(b.manifestText);
-    const json &m = b.manifest;
-    const json &target = m.at("target");
-    std::string triple = target.at("triple").get<std::string>();
-    std::string name = target.at("name").get<std::string>();
-    DeviceDriver driver;
-    if (name != "host" && !findDevice(name, driver))
+  return IGNRT_OK;
+}
+
+/// Checks that the bundle's target runs here: a driver for a device target,
+/// and the host's architecture and CPU features.
+ignrt_status checkTarget(const json &target, const std::string &triple,
+                         const std::string &name, DeviceDriver &driver) {
+  if (name != "host" && !findDevice(name, driver))
+    return fail(IGNRT_ERROR_TARGET,
+                "the bundle was built for target '" + name +
+                    "' and no driver for it is registered "
+                    "(ignrt_register_device; `ignc run` and `ignc bench` "
+                    "register ignc's simulators)");
+  if (triple.rfind(processArch(), 0) != 0)
+    return fail(IGNRT_ERROR_TARGET, "the bundle was built for " + triple +
+                                        ", this machine is " + processArch());
+  for (const json &f : target.at("features")) {
+    std::string feature = f.get<std::string>();
+    if (feature.empty() || feature[0] != '+')
+      continue;
+    bool known;
+    if (!hostHasFeature(feature.substr(1), known))
       return fail(IGNRT_ERROR_TARGET,
-                  "the bundle was built for target '" + name +
-                      "' and no driver for it is registered "
-                      "(ignrt_register_device; `ignc run` and `ignc bench` "
-                      "register ignc's simulators)");
-    if (triple.rfind(processArch(), 0) != 0)
-      return fail(IGNRT_ERROR_TARGET, "the bundle was built for " + triple +
-                                          ", this machine is " + processArch());
-    for (const json &f : target.at("features")) {
-      std::string feature = f.get<std::string>();
-      if (feature.empty() || feature[0] != '+')
-        continue;
-      bool known;
-      if (!hostHasFeature(feature.substr(1), known))
-        return fail(IGNRT_ERROR_TARGET,
-                    "the bundle needs CPU feature '" + feature.substr(1) +
-                        "', which this CPU lacks (compiled for cpu '" +
-                        target.at("cpu").get<std::string>() + "')");
-    }
-    std::string error;
-    for (const char *key : {"inputs", "outputs", "weights"})
-      for (const json &t : m.at(key)) {
-        Tensor tensor;
-        if (!parseTensor(t, tensor, error))
-          return fail(IGNRT_ERROR_FORMAT, "manifest: " + error);
-        if (std::string(key) == "weights") {
-          uint64_t offset = t.at("offset").get<uint64_t>();
-          if (!weights || offset > weightsSize ||
-              tensor.bytes > weightsSize - offset)
-            return fail(IGNRT_ERROR_FORMAT, "weight '" + tensor.name +
-                                                "' lies outside the weights");
-          b.weightData.push_back(weights + offset);
-          b.weights.push_back(tensor);
-        } else {
-          (std::string(key) == "inputs" ? b.inputs : b.outputs)
-              .push_back(tensor);
-        }
-      }
-    b.arenaBytes = m.at("memory").at("arena_bytes").get<uint64_t>();
-    for (const json &k : m.at("kernels")) {
-      ignrt_bundle::Kernel kernel;
-      kernel.name = k.at("name").get<std::string>();
-      kernel.symbol = k.at("symbol").get<std::string>();
-      kernel.workgroups = k.at("workgroups").get<int64_t>();
-      if (kernel.workgroups < 1)
-        return fail(IGNRT_ERROR_FORMAT,
-                    "kernel '" + kernel.name + "' has no workgroups");
-      if (k.contains("device")) {
-        const json &d = k.at("device");
-        std::string dev = d.at("name").get<std::string>();
-        if (dev != name || !driver.fn)
-          return fail(IGNRT_ERROR_TARGET, "kernel '" + kernel.name +
-                                              "' runs on device '" + dev +
-                                              "', which has no driver");
-        uint64_t off = d.at("blob_offset").get<uint64_t>();
-        uint64_t bytes = d.at("blob_bytes").get<uint64_t>();
-        if (!device || off > deviceSize || bytes > deviceSize - off)
-          return fail(IGNRT_ERROR_FORMAT,
-                      "kernel '" + kernel.name +
-                          "': its program lies outside the device section");
-        kernel.deviceFn = driver.fn;
-        kernel.deviceUser = driver.user;
-        kernel.deviceJson = d.dump();
-        kernel.blob = device + off;
-        kernel.blobBytes = bytes;
-        kernel.results = k.at("results").get<size_t>();
-      }
-      b.kernels.push_back(kernel);
-    }
-    for (const json &l : m.at("launches")) {
-      ignrt_bundle::Launch launch;
-      std::string kind = l.at("kind").get<std::string>();
-      if (kind != "kernel" && kind != "copy")
-        return fail(IGNRT_ERROR_FORMAT, "unknown launch kind '" + kind + "'");
-      launch.copy = kind == "copy";
-      if (!launch.copy) {
-        launch.kernel = l.at("kernel").get<size_t>();
-        if (launch.kernel >= b.kernels.size())
-          return fail(IGNRT_ERROR_FORMAT, "a launch names a missing kernel");
-      }
-      for (const json &a : l.at("args")) {
-        Tensor view;
-        if (!parseTensor({{"name", "argument"},
-                          {"dtype", a.at("dtype")},
-                          {"shape", a.at("shape")}},
-                         view, error))
-          return fail(IGNRT_ERROR_FORMAT, "manifest: launch " + error);
-        std::string argKind = a.at("kind").get<std::string>();
-        ignrt_bundle::Arg arg{
-            ignrt_bundle::Arg::Arena, 0, 0, view.dims, view.bytes, view.dtype};
-        // The bytes the argument may touch must lie inside its buffer.
-        uint64_t limit = 0;
-        if (argKind == "arena") {
-          arg.offset = a.at("offset").get<uint64_t>();
-          limit = arg.offset > b.arenaBytes ? 0 : b.arenaBytes - arg.offset;
-        } else {
-          arg.index = a.at("index").get<size_t>();
-          const std::vector<Tensor> *table = argKind == "input"    ? &b.inputs
-                                             : argKind == "weight" ? &b.weights
-                                             : argKind == "output" ? &b.outputs
-                                                                   : nullptr;
-          if (!table || arg.index >= table->size())
-            return fail(IGNRT_ERROR_FORMAT, "a launch argument is invalid");
-          arg.kind = argKind == "input"    ? ignrt_bundle::Arg::Input
-                     : argKind == "weight" ? ignrt_bundle::Arg::Weight
-                                           : ignrt_bundle::Arg::Output;
-          limit = (*table)[arg.index].bytes;
-        }
-        if (arg.bytes > limit)
-          return fail(IGNRT_ERROR_FORMAT,
-                      "a launch argument lies outside its buffer");
-        launch.args.push_back(std::move(arg));
-      }
-      if (launch.copy && (launch.args.size() != 2 ||
-                          launch.args[0].bytes != launch.args[1].bytes))
-        return fail(IGNRT_ERROR_FORMAT, "a copy launch is malformed");
-      b.launches.push_back(std::move(launch));
-    }
-  } catch (const std::exception &e) {
-    return fail(IGNRT_ERROR_FORMAT, std::string("bad manifest: ") + e.what());
+                  "the bundle needs CPU feature '" + feature.substr(1) +
+                      "', which this CPU lacks (compiled for cpu '" +
+                      target.at("cpu").get<std::string>() + "')");
   }
+  return IGNRT_OK;
+}
+
+/// The manifest's inputs, outputs and weights (those point into the weights
+/// section).
+ignrt_status parseTensors(ignrt_bundle &b, const json &m, const Sections &s) {
+  std::string error;
+  for (const char *key : {"inputs", "outputs", "weights"})
+    for (const json &t : m.at(key)) {
+      Tensor tensor;
+      if (!parseTensor(t, tensor, error))
+        return fail(IGNRT_ERROR_FORMAT, "manifest: " + error);
+      if (std::string(key) == "weights") {
+        uint64_t offset = t.at("offset").get<uint64_t>();
+        if (!s.weights || offset > s.weightsSize ||
+            tensor.bytes > s.weightsSize - offset)
+          return fail(IGNRT_ERROR_FORMAT,
+                      "weight '" + tensor.name + "' lies outside the weights");
+        b.weightData.push_back(s.weights + offset);
+        b.weights.push_back(tensor);
+      } else {
+        (std::string(key) == "inputs" ? b.inputs : b.outputs).push_back(tensor);
+      }
+    }
+  return IGNRT_OK;
+}
+
+/// The manifest's kernels; a device kernel needs the target's driver and its
+/// program inside the device section.
+ignrt_status parseKernels(ignrt_bundle &b, const json &m,
+                          const std::string &name, const DeviceDriver &driver,
+                          const Sections &s) {
+  for (const json &k : m.at("kernels")) {
+    ignrt_bundle::Kernel kernel;
+    kernel.name = k.at("name").get<std::string>();
+    kernel.symbol = k.at("symbol").get<std::string>();
+    kernel.workgroups = k.at("workgroups").get<int64_t>();
+    if (kernel.workgroups < 1)
+      return fail(IGNRT_ERROR_FORMAT,
+                  "kernel '" + kernel.name + "' has no workgroups");
+    if (k.contains("device")) {
+      const json &d = k.at("device");
+      std::string dev = d.at("name").get<std::string>();
+      if (dev != name || !driver.fn)
+        return fail(IGNRT_ERROR_TARGET, "kernel '" + kernel.name +
+                                            "' runs on device '" + dev +
+                                            "', which has no driver");
+      uint64_t off = d.at("blob_offset").get<uint64_t>();
+      uint64_t bytes = d.at("blob_bytes").get<uint64_t>();
+      if (!s.device || off > s.deviceSize || bytes > s.deviceSize - off)
+        return fail(IGNRT_ERROR_FORMAT,
+                    "kernel '" + kernel.name +
+                        "': its program lies outside the device section");
+      kernel.deviceFn = driver.fn;
+      kernel.deviceUser = driver.user;
+      kernel.deviceJson = d.dump();
+      kernel.blob = s.device + off;
+      kernel.blobBytes = bytes;
+      kernel.results = k.at("results").get<size_t>();
+    }
+    b.kernels.push_back(kernel);
+  }
+  return IGNRT_OK;
+}
+
+/// One launch argument: a view of an input, weight, output or arena range,
+/// which must lie inside its buffer.
+ignrt_status parseArg(const ignrt_bundle &b, const json &a,
+                      ignrt_bundle::Arg &arg) {
+  std::string error;
+  Tensor view;
+  if (!parseTensor({{"name", "argument"},
+                    {"dtype", a.at("dtype")},
+                    {"shape", a.at("shape")}},
+                   view, error))
+    return fail(IGNRT_ERROR_FORMAT, "manifest: launch " + error);
+  std::string argKind = a.at("kind").get<std::string>();
+  arg = ignrt_bundle::Arg{
+      ignrt_bundle::Arg::Arena, 0, 0, view.dims, view.bytes, view.dtype};
+  // The bytes the argument may touch must lie inside its buffer.
+  uint64_t limit = 0;
+  if (argKind == "arena") {
+    arg.offset = a.at("offset").get<uint64_t>();
+    limit = arg.offset > b.arenaBytes ? 0 : b.arenaBytes - arg.offset;
+  } else {
+    arg.index = a.at("index").get<size_t>();
+    const std::vector<Tensor> *table = argKind == "input"    ? &b.inputs
+                                       : argKind == "weight" ? &b.weights
+                                       : argKind == "output" ? &b.outputs
+                                                             : nullptr;
+    if (!table || arg.index >= table->size())
+      return fail(IGNRT_ERROR_FORMAT, "a launch argument is invalid");
+    arg.kind = argKind == "input"    ? ignrt_bundle::Arg::Input
+               : argKind == "weight" ? ignrt_bundle::Arg::Weight
+                                     : ignrt_bundle::Arg::Output;
+    limit = (*table)[arg.index].bytes;
+  }
+  if (arg.bytes > limit)
+    return fail(IGNRT_ERROR_FORMAT,
+                "a launch argument lies outside its buffer");
+  return IGNRT_OK;
+}
+
+/// The manifest's launches, in order.
+ignrt_status parseLaunches(ignrt_bundle &b, const json &m) {
+  for (const json &l : m.at("launches")) {
+    ignrt_bundle::Launch launch;
+    std::string kind = l.at("kind").get<std::string>();
+    if (kind != "kernel" && kind != "copy")
+      return fail(IGNRT_ERROR_FORMAT, "unknown launch kind '" + kind + "'");
+    launch.copy = kind == "copy";
+    if (!launch.copy) {
+      launch.kernel = l.at("kernel").get<size_t>();
+      if (launch.kernel >= b.kernels.size())
+        return fail(IGNRT_ERROR_FORMAT, "a launch names a missing kernel");
+    }
+    for (const json &a : l.at("args")) {
+      ignrt_bundle::Arg arg;
+      if (ignrt_status st = parseArg(b, a, arg); st != IGNRT_OK)
+        return st;
+      launch.args.push_back(std::move(arg));
+    }
+    if (launch.copy && (launch.args.size() != 2 ||
+                        launch.args[0].bytes != launch.args[1].bytes))
+      return fail(IGNRT_ERROR_FORMAT, "a copy launch is malformed");
+    b.launches.push_back(std::move(launch));
+  }
+  return IGNRT_OK;
+}
+
+/// Loads the kernel library from the artifact section and resolves the host
+/// kernels' symbols; nothing to do when every kernel runs on the device.
+ignrt_status loadKernels(ignrt_bundle &b, const Sections &s) {
   bool hostKernels = false;
   for (const auto &k : b.kernels)
     hostKernels |= !k.deviceFn;
   if (!hostKernels)
     return IGNRT_OK; // every kernel runs on the device
-  if (!artifact)
+  if (!s.artifact)
     return fail(IGNRT_ERROR_FORMAT, "the bundle has no kernel artifact");
   // dlopen needs a file: an anonymous memory file holds the shared object.
   b.libraryFd = memfd_create("ignc-kernels", MFD_CLOEXEC);
   if (b.libraryFd < 0 ||
-      write(b.libraryFd, artifact, artifactSize) != ssize_t(artifactSize))
+      write(b.libraryFd, s.artifact, s.artifactSize) != ssize_t(s.artifactSize))
     return fail(IGNRT_ERROR_RUNTIME, "cannot stage the kernel library");
   std::string fdPath = "/proc/self/fd/" + std::to_string(b.libraryFd);
   b.library = dlopen(fdPath.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -590,6 +628,39 @@ ignrt_status loadBundle(ignrt_bundle &b, const char *path) {
                                           "' is missing from the artifact");
   }
   return IGNRT_OK;
+}
+
+ignrt_status loadBundle(ignrt_bundle &b, const char *path) {
+  Header h;
+  if (ignrt_status st = mapBundle(b, path, h); st != IGNRT_OK)
+    return st;
+  Sections s;
+  if (ignrt_status st = findSections(b, h, s); st != IGNRT_OK)
+    return st;
+  if (!s.manifest)
+    return fail(IGNRT_ERROR_FORMAT, "the bundle has no manifest");
+  b.manifestText.assign(s.manifest, s.manifestSize);
+  try {
+    b.manifest = json::parse(b.manifestText);
+    const json &m = b.manifest;
+    const json &target = m.at("target");
+    std::string triple = target.at("triple").get<std::string>();
+    std::string name = target.at("name").get<std::string>();
+    DeviceDriver driver;
+    if (ignrt_status st = checkTarget(target, triple, name, driver);
+        st != IGNRT_OK)
+      return st;
+    if (ignrt_status st = parseTensors(b, m, s); st != IGNRT_OK)
+      return st;
+    b.arenaBytes = m.at("memory").at("arena_bytes").get<uint64_t>();
+    if (ignrt_status st = parseKernels(b, m, name, driver, s); st != IGNRT_OK)
+      return st;
+    if (ignrt_status st = parseLaunches(b, m); st != IGNRT_OK)
+      return st;
+  } catch (const std::exception &e) {
+    return fail(IGNRT_ERROR_FORMAT, std::string("bad manifest: ") + e.what());
+  }
+  return loadKernels(b, s);
 }
 
 void fillInfo(const Tensor &t, ignrt_tensor_info *info) {

@@ -113,20 +113,265 @@ std::string formatDuration(double seconds) {
   return buf;
 }
 
-} // namespace
+/// The candidates of one round of a task: schedules new to it, each with its
+/// origin.
+struct Batch {
+  const TaskState &st;
+  int64_t limit;
+  std::vector<Schedule> schedules;
+  std::vector<std::string> origins;
+  std::set<std::string> chosen;
 
-SearchSummary runSearch(const std::vector<SearchTask> &tasks,
-                        const Measurer &measure, const Featurizer &features,
-                        TuningDatabase &db, const std::string &fingerprint,
-                        const SearchOptions &options) {
-  auto start = std::chrono::steady_clock::now();
-  auto elapsed = [&] {
+  /// Adds `s` unless the batch is full or `s` was measured or chosen before.
+  bool take(const Schedule &s) {
+    std::string key = scheduleToJson(s);
+    if (int64_t(schedules.size()) >= limit || st.measured.count(key) ||
+        !chosen.insert(key).second)
+      return false;
+    schedules.push_back(s);
+    return true;
+  }
+};
+
+/// One run of the search: rounds of candidates for the task where the model
+/// as a whole gains most, ranked by the learned cost model, measured and
+/// recorded in the tuning database.
+class SearchRun {
+public:
+  SearchRun(const std::vector<SearchTask> &tasks, const Measurer &measure,
+            const Featurizer &features, TuningDatabase &db,
+            const std::string &fingerprint, const SearchOptions &options)
+      : start(std::chrono::steady_clock::now()), tasks(tasks), measure(measure),
+        features(features), db(db), fingerprint(fingerprint), options(options),
+        rng(options.seed), states(tasks.size()) {}
+
+  SearchSummary run();
+
+private:
+  double elapsed() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                          start)
         .count();
+  }
+  void log(const std::string &line) const {
+    if (options.log)
+      options.log(line);
+  }
+  void retrain();
+  double modelSpeedup() const;
+  void progress(bool final);
+  void round(size_t i, int64_t n);
+  void proposeByModel(size_t i, Sampler &sampler, Batch &batch);
+  void measureAndRecord(size_t i, const Batch &batch);
+  bool outOfTime();
+  std::optional<size_t> pickTask() const;
+
+  std::chrono::steady_clock::time_point start;
+  const std::vector<SearchTask> &tasks;
+  const Measurer &measure;
+  const Featurizer &features;
+  TuningDatabase &db;
+  const std::string &fingerprint;
+  const SearchOptions &options;
+  std::mt19937_64 rng;
+  std::vector<TaskState> states;
+  SearchSummary summary;
+  int64_t budget = 0;
+  std::unique_ptr<CostModel> model;
+};
+
+/// The model learns speedups over each task's default schedule.
+void SearchRun::retrain() {
+  if (!options.useModel)
+    return;
+  model = std::make_unique<CostModel>(options.seed);
+  for (size_t i = 0; i < states.size(); ++i) {
+    const TaskState &st = states[i];
+    if (!st.defaultRecord || st.defaultRecord->status != Status::Ok)
+      continue;
+    double base = st.defaultRecord->medianNs;
+    for (auto &[s, ns] : st.valid)
+      model->addSample(features(i, s), float(std::log(base / ns)));
+    for (auto &[s, status] : st.failed)
+      model->addSample(features(i, s), kFailedLabel);
+  }
+  if (!model->train())
+    log("tune: warning: the cost model failed to train (" + model->error() +
+        "); ranking candidates at random");
+}
+
+double SearchRun::modelSpeedup() const {
+  double before = 0, after = 0;
+  for (const TaskState &st : states)
+    if (st.defaultRecord && st.best && st.defaultRecord->status == Status::Ok) {
+      before += st.task->launches * st.defaultRecord->medianNs;
+      after += st.task->launches * st.best->medianNs;
+    }
+  return after > 0 ? before / after : 1.0;
+}
+
+void SearchRun::progress(bool final) {
+  size_t started = 0;
+  for (const TaskState &st : states)
+    started += st.trials > 0;
+  int64_t total = std::max<int64_t>(budget, 0);
+  double t = elapsed();
+  std::string eta = "?";
+  if (summary.newTrials > 0) {
+    double left =
+        t / double(summary.newTrials) * double(total - summary.newTrials);
+    if (options.timeLimitSeconds > 0)
+      left = std::min(left, options.timeLimitSeconds - t);
+    eta = formatDuration(std::max(0.0, left));
+  }
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "tune: tasks %zu/%zu, trials %lld/%lld, best model speedup "
+                "%.2fx, elapsed %s, ETA %s",
+                started, states.size(), (long long)summary.newTrials,
+                (long long)total, modelSpeedup(), formatDuration(t).c_str(),
+                final ? "0s" : eta.c_str());
+  if (options.terminal) {
+    std::fprintf(stderr, "\r\033[K%s%s", line, final ? "\n" : "");
+    std::fflush(stderr);
+  } else {
+    log(line);
+  }
+}
+
+/// One round: up to `n` new candidates of task i, measured and recorded.
+void SearchRun::round(size_t i, int64_t n) {
+  TaskState &st = states[i];
+  const ScheduleSpace &space = st.task->space;
+  Sampler sampler(space, rng);
+  Batch batch{st, n, {}, {}, {}};
+  if (!st.defaultRecord && batch.take(space.defaults))
+    batch.origins.push_back("default");
+  if (!options.useModel || st.valid.empty()) {
+    for (int attempt = 0;
+         attempt < 64 * n && int64_t(batch.schedules.size()) < n; ++attempt)
+      if (auto s = sampler.random(); s && batch.take(*s))
+        batch.origins.push_back("random");
+  } else {
+    proposeByModel(i, sampler, batch);
+  }
+  if (batch.schedules.empty()) {
+    st.exhausted = true;
+    return;
+  }
+  st.roundBest.push_back(st.bestNs());
+  measureAndRecord(i, batch);
+}
+
+/// Fills the batch with candidates bred from the best measured so far, plus
+/// fresh samples, ranked by the cost model.
+void SearchRun::proposeByModel(size_t i, Sampler &sampler, Batch &batch) {
+  const TaskState &st = states[i];
+  int64_t n = batch.limit;
+  std::vector<std::pair<Schedule, double>> parents = st.valid;
+  std::sort(parents.begin(), parents.end(),
+            [](auto &a, auto &b) { return a.second < b.second; });
+  parents.resize(std::min<size_t>(parents.size(), 8));
+  std::vector<Schedule> pool;
+  std::vector<std::string> poolOrigin;
+  std::set<std::string> inPool;
+  auto add = [&](std::optional<Schedule> s, const char *origin) {
+    if (!s)
+      return;
+    std::string key = scheduleToJson(*s);
+    if (st.measured.count(key) || batch.chosen.count(key) ||
+        !inPool.insert(key).second)
+      return;
+    pool.push_back(*s);
+    poolOrigin.push_back(origin);
   };
-  std::mt19937_64 rng(options.seed);
-  std::vector<TaskState> states(tasks.size());
+  for (int k = 0; k < 192; ++k)
+    add(sampler.mutate(parents[sampler.pick(parents.size())].first), "evolved");
+  for (int k = 0; k < 64 && parents.size() > 1; ++k)
+    add(sampler.crossover(parents[sampler.pick(parents.size())].first,
+                          parents[sampler.pick(parents.size())].first),
+        "evolved");
+  for (int k = 0; k < 64; ++k)
+    add(sampler.random(), "random");
+  std::vector<size_t> order(pool.size());
+  for (size_t k = 0; k < order.size(); ++k)
+    order[k] = k;
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<std::vector<float>> rows;
+  for (const Schedule &s : pool)
+    rows.push_back(features(i, s));
+  std::vector<float> scores = model->predict(rows);
+  if (scores.size() == pool.size())
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+  // Mostly the model's best; a quarter picked at random keeps it
+  // learning about the rest of the space (epsilon-greedy).
+  int64_t exploit = scores.empty() ? n : n - std::max<int64_t>(1, n / 4);
+  size_t k = 0;
+  for (; k < order.size() && int64_t(batch.schedules.size()) < exploit; ++k)
+    if (batch.take(pool[order[k]]))
+      batch.origins.push_back(poolOrigin[order[k]]);
+  std::vector<size_t> rest(order.begin() + k, order.end());
+  std::shuffle(rest.begin(), rest.end(), rng);
+  for (size_t r : rest)
+    if (batch.take(pool[r]))
+      batch.origins.push_back(poolOrigin[r] == "random" ? "random"
+                                                        : "explored");
+}
+
+void SearchRun::measureAndRecord(size_t i, const Batch &batch) {
+  TaskState &st = states[i];
+  std::vector<TuningRecord> records = measure(i, batch.schedules);
+  for (size_t k = 0; k < records.size() && k < batch.schedules.size(); ++k) {
+    TuningRecord &r = records[k];
+    r.task = st.task->task;
+    r.fingerprint = fingerprint;
+    r.schedule = scheduleToJson(batch.schedules[k]);
+    r.origin = batch.origins[k];
+    r.kernel = st.task->description;
+    r.flops = st.task->flops;
+    std::string error;
+    if (!db.add(r, error))
+      log("tune: warning: " + error);
+    st.record(r);
+    ++st.newTrials;
+    ++summary.newTrials;
+    st.curve.push_back(st.bestNs());
+  }
+}
+
+bool SearchRun::outOfTime() {
+  if (options.timeLimitSeconds > 0 && elapsed() >= options.timeLimitSeconds) {
+    summary.stoppedByTime = true;
+    return true;
+  }
+  return false;
+}
+
+/// The task where the model as a whole gains most: a task's share of the
+/// model's time, times how fast its best has been improving (with a floor,
+/// and a bonus for tasks measured little so far).
+std::optional<size_t> SearchRun::pickTask() const {
+  std::optional<size_t> pick;
+  double bestPriority = -1;
+  for (size_t i = 0; i < states.size(); ++i) {
+    const TaskState &st = states[i];
+    if (st.exhausted || st.task->space.knobs.empty())
+      continue;
+    double time = st.task->launches * (st.best ? st.bestNs() : 1e6);
+    double gain = 0.05;
+    if (st.roundBest.size() >= 1 && st.roundBest.back() > 0 && st.best)
+      gain += std::max(0.0, (st.roundBest.back() - st.bestNs()) /
+                                st.roundBest.back());
+    gain += 1.0 / std::sqrt(double(1 + st.trials));
+    double priority = time * gain;
+    if (priority > bestPriority)
+      bestPriority = priority, pick = i;
+  }
+  return pick;
+}
+
+SearchSummary SearchRun::run() {
   int64_t spent = 0;
   for (size_t i = 0; i < tasks.size(); ++i) {
     states[i].task = &tasks[i];
@@ -134,180 +379,8 @@ SearchSummary runSearch(const std::vector<SearchTask> &tasks,
       states[i].record(r);
     spent += states[i].trials;
   }
-  SearchSummary summary;
-  int64_t budget = options.trials - spent;
-  auto log = [&](const std::string &line) {
-    if (options.log)
-      options.log(line);
-  };
-
-  // The model learns speedups over each task's default schedule.
-  auto model = std::make_unique<CostModel>(options.seed);
-  auto retrain = [&] {
-    if (!options.useModel)
-      return;
-    model = std::make_unique<CostModel>(options.seed);
-    for (size_t i = 0; i < states.size(); ++i) {
-      const TaskState &st = states[i];
-      if (!st.defaultRecord || st.defaultRecord->status != Status::Ok)
-        continue;
-      double base = st.defaultRecord->medianNs;
-      for (auto &[s, ns] : st.valid)
-        model->addSample(features(i, s), float(std::log(base / ns)));
-      for (auto &[s, status] : st.failed)
-        model->addSample(features(i, s), kFailedLabel);
-    }
-    if (!model->train())
-      log("tune: warning: the cost model failed to train (" + model->error() +
-          "); ranking candidates at random");
-  };
-
-  auto modelSpeedup = [&] {
-    double before = 0, after = 0;
-    for (const TaskState &st : states)
-      if (st.defaultRecord && st.best &&
-          st.defaultRecord->status == Status::Ok) {
-        before += st.task->launches * st.defaultRecord->medianNs;
-        after += st.task->launches * st.best->medianNs;
-      }
-    return after > 0 ? before / after : 1.0;
-  };
-  auto progress = [&](bool final) {
-    size_t started = 0;
-    for (const TaskState &st : states)
-      started += st.trials > 0;
-    int64_t total = std::max<int64_t>(budget, 0);
-    double t = elapsed();
-    std::string eta = "?";
-    if (summary.newTrials > 0) {
-      double left =
-          t / double(summary.newTrials) * double(total - summary.newTrials);
-      if (options.timeLimitSeconds > 0)
-        left = std::min(left, options.timeLimitSeconds - t);
-      eta = formatDuration(std::max(0.0, left));
-    }
-    char line[256];
-    std::snprintf(line, sizeof line,
-                  "tune: tasks %zu/%zu, trials %lld/%lld, best model speedup "
-                  "%.2fx, elapsed %s, ETA %s",
-                  started, states.size(), (long long)summary.newTrials,
-                  (long long)total, modelSpeedup(), formatDuration(t).c_str(),
-                  final ? "0s" : eta.c_str());
-    if (options.terminal) {
-      std::fprintf(stderr, "\r\033[K%s%s", line, final ? "\n" : "");
-      std::fflush(stderr);
-    } else {
-      log(line);
-    }
-  };
-
-  // One round: up to `n` new candidates of task i, measured and recorded.
-  auto round = [&](size_t i, int64_t n) {
-    TaskState &st = states[i];
-    const ScheduleSpace &space = st.task->space;
-    Sampler sampler(space, rng);
-    std::vector<Schedule> batch;
-    std::set<std::string> chosen;
-    auto take = [&](const Schedule &s) {
-      std::string key = scheduleToJson(s);
-      if (int64_t(batch.size()) >= n || st.measured.count(key) ||
-          !chosen.insert(key).second)
-        return false;
-      batch.push_back(s);
-      return true;
-    };
-    std::vector<std::string> origins;
-    if (!st.defaultRecord && take(space.defaults))
-      origins.push_back("default");
-    if (!options.useModel || st.valid.empty()) {
-      for (int attempt = 0; attempt < 64 * n && int64_t(batch.size()) < n;
-           ++attempt)
-        if (auto s = sampler.random(); s && take(*s))
-          origins.push_back("random");
-    } else {
-      // Candidates bred from the best measured so far, plus fresh samples.
-      std::vector<std::pair<Schedule, double>> parents = st.valid;
-      std::sort(parents.begin(), parents.end(),
-                [](auto &a, auto &b) { return a.second < b.second; });
-      parents.resize(std::min<size_t>(parents.size(), 8));
-      std::vector<Schedule> pool;
-      std::vector<std::string> poolOrigin;
-      std::set<std::string> inPool;
-      auto add = [&](std::optional<Schedule> s, const char *origin) {
-        if (!s)
-          return;
-        std::string key = scheduleToJson(*s);
-        if (st.measured.count(key) || chosen.count(key) ||
-            !inPool.insert(key).second)
-          return;
-        pool.push_back(*s);
-        poolOrigin.push_back(origin);
-      };
-      for (int k = 0; k < 192; ++k)
-        add(sampler.mutate(parents[sampler.pick(parents.size())].first),
-            "evolved");
-      for (int k = 0; k < 64 && parents.size() > 1; ++k)
-        add(sampler.crossover(parents[sampler.pick(parents.size())].first,
-                              parents[sampler.pick(parents.size())].first),
-            "evolved");
-      for (int k = 0; k < 64; ++k)
-        add(sampler.random(), "random");
-      std::vector<size_t> order(pool.size());
-      for (size_t k = 0; k < order.size(); ++k)
-        order[k] = k;
-      std::shuffle(order.begin(), order.end(), rng);
-      std::vector<std::vector<float>> rows;
-      for (const Schedule &s : pool)
-        rows.push_back(features(i, s));
-      std::vector<float> scores = model->predict(rows);
-      if (scores.size() == pool.size())
-        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-          return scores[a] > scores[b];
-        });
-      // Mostly the model's best; a quarter picked at random keeps it
-      // learning about the rest of the space (epsilon-greedy).
-      int64_t exploit = scores.empty() ? n : n - std::max<int64_t>(1, n / 4);
-      size_t k = 0;
-      for (; k < order.size() && int64_t(batch.size()) < exploit; ++k)
-        if (take(pool[order[k]]))
-          origins.push_back(poolOrigin[order[k]]);
-      std::vector<size_t> rest(order.begin() + k, order.end());
-      std::shuffle(rest.begin(), rest.end(), rng);
-      for (size_t r : rest)
-        if (take(pool[r]))
-          origins.push_back(poolOrigin[r] == "random" ? "random" : "explored");
-    }
-    if (batch.empty()) {
-      st.exhausted = true;
-      return;
-    }
-    st.roundBest.push_back(st.bestNs());
-    std::vector<TuningRecord> records = measure(i, batch);
-    for (size_t k = 0; k < records.size() && k < batch.size(); ++k) {
-      TuningRecord &r = records[k];
-      r.task = st.task->task;
-      r.fingerprint = fingerprint;
-      r.schedule = scheduleToJson(batch[k]);
-      r.origin = origins[k];
-      r.kernel = st.task->description;
-      r.flops = st.task->flops;
-      std::string error;
-      if (!db.add(r, error))
-        log("tune: warning: " + error);
-      st.record(r);
-      ++st.newTrials;
-      ++summary.newTrials;
-      st.curve.push_back(st.bestNs());
-    }
-  };
-
-  auto outOfTime = [&] {
-    if (options.timeLimitSeconds > 0 && elapsed() >= options.timeLimitSeconds) {
-      summary.stoppedByTime = true;
-      return true;
-    }
-    return false;
-  };
+  budget = options.trials - spent;
+  model = std::make_unique<CostModel>(options.seed);
 
   if (budget > 0) {
     // Every task first: its default and a few random samples.
@@ -324,26 +397,9 @@ SearchSummary runSearch(const std::vector<SearchTask> &tasks,
       progress(false);
     }
     retrain();
-    // Then where the model as a whole gains most: a task's share of the
-    // model's time, times how fast its best has been improving (with a
-    // floor, and a bonus for tasks measured little so far).
+    // Then where the model as a whole gains most.
     while (summary.newTrials < budget && !outOfTime()) {
-      std::optional<size_t> pick;
-      double bestPriority = -1;
-      for (size_t i = 0; i < states.size(); ++i) {
-        const TaskState &st = states[i];
-        if (st.exhausted || st.task->space.knobs.empty())
-          continue;
-        double time = st.task->launches * (st.best ? st.bestNs() : 1e6);
-        double gain = 0.05;
-        if (st.roundBest.size() >= 1 && st.roundBest.back() > 0 && st.best)
-          gain += std::max(0.0, (st.roundBest.back() - st.bestNs()) /
-                                    st.roundBest.back());
-        gain += 1.0 / std::sqrt(double(1 + st.trials));
-        double priority = time * gain;
-        if (priority > bestPriority)
-          bestPriority = priority, pick = i;
-      }
+      std::optional<size_t> pick = pickTask();
       if (!pick)
         break;
       round(*pick, std::min<int64_t>(int64_t(options.batch),
@@ -366,6 +422,15 @@ SearchSummary runSearch(const std::vector<SearchTask> &tasks,
   }
   summary.seconds = elapsed();
   return summary;
+}
+
+} // namespace
+
+SearchSummary runSearch(const std::vector<SearchTask> &tasks,
+                        const Measurer &measure, const Featurizer &features,
+                        TuningDatabase &db, const std::string &fingerprint,
+                        const SearchOptions &options) {
+  return SearchRun(tasks, measure, features, db, fingerprint, options).run();
 }
 
 } // namespace ign::search

@@ -58,28 +58,21 @@ struct PendingLaunch {
   size_t copyTo = 0; // copy launches: the output index
 };
 
-} // namespace
-
-FailureOr<LaunchPlan> buildLaunchPlan(func::FuncOp main) {
-  LaunchPlan plan;
-  if (!main.getBody().hasOneBlock())
-    return main.emitError("@main must have a single block");
-  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
-    auto name = main.getArgAttrOfType<StringAttr>(i, "ign.name");
-    plan.inputs.push_back(
-        describe(main.getArgumentTypes()[i], name ? name.getValue() : ""));
-  }
-  for (unsigned i = 0; i < main.getNumResults(); ++i) {
-    auto name = main.getResultAttrOfType<StringAttr>(i, "ign.name");
-    plan.outputs.push_back(
-        describe(main.getResultTypes()[i], name ? name.getValue() : ""));
-  }
-
+/// The launches of @main before the arena is laid out: where each value
+/// lives, the intermediate buffers with their lifetimes, and the launches.
+struct PendingPlan {
   llvm::DenseMap<Value, Slot> slots;
-  for (BlockArgument arg : main.getArguments())
-    slots[arg] = {Slot::Input, arg.getArgNumber()};
   std::vector<bundle::BufferLifetime> buffers;
   std::vector<PendingLaunch> launches;
+};
+
+/// Walks @main's body: its constants become weights, its reshapes views, and
+/// each kernel call a launch whose results are new buffers.
+LogicalResult collectLaunches(func::FuncOp main, LaunchPlan &plan,
+                              PendingPlan &pending) {
+  auto &slots = pending.slots;
+  auto &buffers = pending.buffers;
+  auto &launches = pending.launches;
   llvm::StringMap<size_t> kernelIndex;
 
   auto use = [&](Value v, int64_t launch) -> FailureOr<Slot> {
@@ -135,10 +128,18 @@ FailureOr<LaunchPlan> buildLaunchPlan(func::FuncOp main) {
       return op.emitError("unexpected op in @main after kernel outlining");
     }
   }
+  return success();
+}
 
-  // Each output takes over the buffer that computes it, unless that buffer
-  // is not an intermediate or already backs another output: then the value
-  // is copied into the output after the last kernel.
+/// Each output takes over the buffer that computes it, unless that buffer
+/// is not an intermediate or already backs another output: then the value
+/// is copied into the output after the last kernel. Returns, per buffer, the
+/// output it backs (-1: none).
+FailureOr<std::vector<int64_t>> assignOutputs(func::FuncOp main,
+                                              PendingPlan &pending) {
+  auto &slots = pending.slots;
+  auto &buffers = pending.buffers;
+  auto &launches = pending.launches;
   auto ret = cast<func::ReturnOp>(main.getBody().front().getTerminator());
   std::vector<int64_t> bufferOutput(buffers.size(), -1);
   int64_t end = int64_t(launches.size());
@@ -161,6 +162,37 @@ FailureOr<LaunchPlan> buildLaunchPlan(func::FuncOp main) {
     copy.args.push_back({s, v.getType()});
     launches.push_back(std::move(copy));
   }
+  return bufferOutput;
+}
+
+} // namespace
+
+FailureOr<LaunchPlan> buildLaunchPlan(func::FuncOp main) {
+  LaunchPlan plan;
+  if (!main.getBody().hasOneBlock())
+    return main.emitError("@main must have a single block");
+  for (unsigned i = 0; i < main.getNumArguments(); ++i) {
+    auto name = main.getArgAttrOfType<StringAttr>(i, "ign.name");
+    plan.inputs.push_back(
+        describe(main.getArgumentTypes()[i], name ? name.getValue() : ""));
+  }
+  for (unsigned i = 0; i < main.getNumResults(); ++i) {
+    auto name = main.getResultAttrOfType<StringAttr>(i, "ign.name");
+    plan.outputs.push_back(
+        describe(main.getResultTypes()[i], name ? name.getValue() : ""));
+  }
+
+  PendingPlan pending;
+  for (BlockArgument arg : main.getArguments())
+    pending.slots[arg] = {Slot::Input, arg.getArgNumber()};
+  if (failed(collectLaunches(main, plan, pending)))
+    return failure();
+  auto assigned = assignOutputs(main, pending);
+  if (failed(assigned))
+    return failure();
+  const std::vector<int64_t> &bufferOutput = *assigned;
+  const auto &buffers = pending.buffers;
+  const auto &launches = pending.launches;
 
   // Only intermediates that no output took over go into the arena.
   std::vector<bundle::BufferLifetime> arenaBuffers;

@@ -1347,6 +1347,52 @@ bool vectorizeBf16Tile(RewriterBase &rewriter,
   return true;
 }
 
+/// The loop order of a contraction's register tiles: the parallel loops (the
+/// row loop and the inner one swapped when `rowFirst`), then the reductions.
+SmallVector<int64_t> registerTileOrder(linalg::GenericOp op,
+                                       const ContractionLoops &c,
+                                       std::optional<unsigned> row,
+                                       bool rowFirst) {
+  auto iterators = op.getIteratorTypesArray();
+  SmallVector<int64_t> order;
+  for (unsigned d = 0; d < c.ranges.size(); ++d)
+    if (iterators[d] == utils::IteratorType::parallel)
+      order.push_back(d);
+  if (rowFirst) {
+    auto r = llvm::find(order, int64_t(*row));
+    auto i = llvm::find(order, int64_t(c.inner));
+    std::iter_swap(r, i);
+  }
+  for (unsigned d = 0; d < c.ranges.size(); ++d)
+    if (iterators[d] != utils::IteratorType::parallel)
+      order.push_back(d);
+  return order;
+}
+
+/// Tiles the reduction of `op` into chunks of `kTile` when that divides it:
+/// the op left to tile into registers, and the chunk applied (0: none).
+std::pair<linalg::GenericOp, int64_t> chunkReduction(RewriterBase &rewriter,
+                                                     linalg::GenericOp op,
+                                                     const ContractionLoops &c,
+                                                     int64_t kTile) {
+  if (c.reduction && kTile > 0 && kTile < c.ranges[*c.reduction] &&
+      c.ranges[*c.reduction] % kTile == 0) {
+    SmallVector<OpFoldResult> chunk(c.ranges.size(), rewriter.getIndexAttr(0));
+    chunk[*c.reduction] = rewriter.getIndexAttr(kTile);
+    scf::SCFTilingOptions options;
+    options.setTileSizes(chunk);
+    rewriter.setInsertionPoint(op);
+    auto chunked = scf::tileUsingSCF(
+        rewriter, cast<TilingInterface>(op.getOperation()), options);
+    if (succeeded(chunked)) {
+      rewriter.replaceOp(op, chunked->replacements);
+      if (auto inner = dyn_cast<linalg::GenericOp>(chunked->tiledOps.back()))
+        return {inner, kTile};
+    }
+  }
+  return {op, 0};
+}
+
 /// Tiles a contraction into register tiles of `rows` output rows by `cols`
 /// contiguous lanes, reduction loops innermost (within chunks of `kTile`
 /// when set), and vectorizes the tile. Columns and rows that do not divide
@@ -1455,42 +1501,13 @@ vectorizeContraction(RewriterBase &rewriter, linalg::GenericOp op,
     applied[prefix + knobs::kRowDim] =
         llvm::find(c->rowDims, *row) - c->rowDims.begin();
   }
-  auto iterators = op.getIteratorTypesArray();
-  SmallVector<int64_t> order;
-  for (unsigned d = 0; d < c->ranges.size(); ++d)
-    if (iterators[d] == utils::IteratorType::parallel)
-      order.push_back(d);
-  if (row && k.order == 1) {
-    auto r = llvm::find(order, int64_t(*row));
-    auto i = llvm::find(order, int64_t(c->inner));
-    std::iter_swap(r, i);
-  }
+  SmallVector<int64_t> order =
+      registerTileOrder(op, *c, row, /*rowFirst=*/row && k.order == 1);
   applied[prefix + knobs::kOrder] = row && k.order == 1 ? 1 : 0;
-  for (unsigned d = 0; d < c->ranges.size(); ++d)
-    if (iterators[d] != utils::IteratorType::parallel)
-      order.push_back(d);
 
   // The reduction in chunks first: each chunk's operand panels are reused
   // by every register tile while they are still in cache.
-  linalg::GenericOp target = op;
-  int64_t kTile = 0;
-  if (c->reduction && k.kTile > 0 && k.kTile < c->ranges[*c->reduction] &&
-      c->ranges[*c->reduction] % k.kTile == 0) {
-    SmallVector<OpFoldResult> chunk(c->ranges.size(), rewriter.getIndexAttr(0));
-    chunk[*c->reduction] = rewriter.getIndexAttr(k.kTile);
-    scf::SCFTilingOptions options;
-    options.setTileSizes(chunk);
-    rewriter.setInsertionPoint(op);
-    auto chunked = scf::tileUsingSCF(
-        rewriter, cast<TilingInterface>(op.getOperation()), options);
-    if (succeeded(chunked)) {
-      rewriter.replaceOp(op, chunked->replacements);
-      if (auto inner = dyn_cast<linalg::GenericOp>(chunked->tiledOps.back())) {
-        target = inner;
-        kTile = k.kTile;
-      }
-    }
-  }
+  auto [target, kTile] = chunkReduction(rewriter, op, *c, k.kTile);
   if (c->reduction)
     applied[prefix + knobs::kKTile] = kTile;
 
@@ -1888,39 +1905,47 @@ bool reducesAfterContraction(ArrayRef<linalg::LinalgOp> ops) {
   return contractions >= 2 || (contractions == 1 && rowReduction);
 }
 
-search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
-                                            const HostMachine &machine) {
-  search::ScheduleSpace space;
-  IRRewriter rewriter(kernel.getContext());
-  linalg::LinalgOp root = prepareKernel(rewriter, kernel);
+namespace {
+
+/// Register tiles as (rows knob, columns knob): those past the machine's
+/// vector registers are illegal.
+using TileKnobs = std::vector<std::pair<std::string, std::string>>;
+
+/// A knob per loop the kernel's root can be split along into workgroups;
+/// returns their names.
+std::vector<std::string> addSplitKnobs(search::ScheduleSpace &space,
+                                       func::FuncOp kernel,
+                                       linalg::LinalgOp root,
+                                       const HostMachine &machine) {
   std::vector<std::string> splitKnobs;
-  if (root) {
-    SplitAnalysis a = analyzeSplits(root);
-    SmallVector<int64_t> defaults =
-        chooseSplitCounts(a, kernelWork(kernel), splitGoal(kernel, machine));
-    SmallVector<unsigned> loops(a.order);
-    llvm::sort(loops);
-    for (unsigned d : loops) {
-      search::Knob knob{knobs::split(d), {}};
-      for (int64_t c : a.legalCounts(d, kMaxWorkgroups))
-        knob.values.push_back(c);
-      if (knob.values.size() < 2)
-        continue;
-      space.defaults[knob.name] = defaults[d];
-      splitKnobs.push_back(knob.name);
-      space.knobs.push_back(std::move(knob));
-    }
+  SplitAnalysis a = analyzeSplits(root);
+  SmallVector<int64_t> defaults =
+      chooseSplitCounts(a, kernelWork(kernel), splitGoal(kernel, machine));
+  SmallVector<unsigned> loops(a.order);
+  llvm::sort(loops);
+  for (unsigned d : loops) {
+    search::Knob knob{knobs::split(d), {}};
+    for (int64_t c : a.legalCounts(d, kMaxWorkgroups))
+      knob.values.push_back(c);
+    if (knob.values.size() < 2)
+      continue;
+    space.defaults[knob.name] = defaults[d];
+    splitKnobs.push_back(knob.name);
+    space.knobs.push_back(std::move(knob));
   }
+  return splitKnobs;
+}
+
+/// The register tile, reduction chunk and packing knobs of each contraction
+/// (and its dot-product tile when it has one).
+void addContractionKnobs(search::ScheduleSpace &space, func::FuncOp kernel,
+                         const HostMachine &machine, TileKnobs &tiles) {
   SmallVector<linalg::GenericOp> contractions;
   kernel.walk([&](linalg::GenericOp op) {
     if (linalg::isaContractionOpInterface(op))
       contractions.push_back(op);
   });
-  // Registers hold rows x (cols / lanes) accumulators, a row of the
-  // streamed operand and a broadcast; past the machine's vector registers
-  // they spill.
-  int64_t lanes = machine.lanes(), registers = machine.vectorRegisters;
-  std::vector<std::pair<std::string, std::string>> tiles;
+  int64_t lanes = machine.lanes();
   for (auto [index, op] : llvm::enumerate(contractions)) {
     std::optional<ContractionLoops> c = analyzeContraction(op);
     if (!c)
@@ -1986,13 +2011,13 @@ search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
         add(knobs::kPackRows, {0, 1}, k.packRows);
     }
   }
-  SmallVector<linalg::LinalgOp> generics;
-  kernel.walk([&](linalg::GenericOp op) { generics.push_back(op); });
-  if (reducesAfterContraction(generics)) {
-    space.defaults[knobs::kBlockRows] = knobs::kHeuristicBlockRows;
-    space.knobs.push_back(
-        {knobs::kBlockRows, {knobs::kHeuristicBlockRows, 0, 8, 16, 32, 64}});
-  }
+}
+
+/// The register tiles of the direct and the channel (depthwise, pool)
+/// convolutions.
+void addConvolutionKnobs(search::ScheduleSpace &space, func::FuncOp kernel,
+                         const HostMachine &machine, TileKnobs &tiles) {
+  int64_t lanes = machine.lanes();
   for (auto [index, op] : llvm::enumerate(directConvolutions(kernel))) {
     std::optional<DirectConvLoops> c = analyzeDirectConv(op);
     auto [filters, pixels] = defaultDirectConvTile(*c, machine);
@@ -2035,6 +2060,32 @@ search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
     }
     tiles.push_back({prefix + knobs::kRows, prefix + knobs::kCols});
   }
+}
+
+} // namespace
+
+search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
+                                            const HostMachine &machine) {
+  search::ScheduleSpace space;
+  IRRewriter rewriter(kernel.getContext());
+  linalg::LinalgOp root = prepareKernel(rewriter, kernel);
+  std::vector<std::string> splitKnobs;
+  if (root)
+    splitKnobs = addSplitKnobs(space, kernel, root, machine);
+  // Registers hold rows x (cols / lanes) accumulators, a row of the
+  // streamed operand and a broadcast; past the machine's vector registers
+  // they spill.
+  int64_t lanes = machine.lanes(), registers = machine.vectorRegisters;
+  TileKnobs tiles;
+  addContractionKnobs(space, kernel, machine, tiles);
+  SmallVector<linalg::LinalgOp> generics;
+  kernel.walk([&](linalg::GenericOp op) { generics.push_back(op); });
+  if (reducesAfterContraction(generics)) {
+    space.defaults[knobs::kBlockRows] = knobs::kHeuristicBlockRows;
+    space.knobs.push_back(
+        {knobs::kBlockRows, {knobs::kHeuristicBlockRows, 0, 8, 16, 32, 64}});
+  }
+  addConvolutionKnobs(space, kernel, machine, tiles);
   space.legal = [splitKnobs, tiles, lanes,
                  registers](const search::Schedule &s) {
     auto value = [&](const std::string &name, int64_t fallback) {

@@ -45,18 +45,21 @@ double parseDuration(const std::string &text) {
   return v * scale;
 }
 
-int ign::igncMain(int argc, char **argv) {
-  // The tuning workers (child processes of a tuning run) skip CLI11.
-  if (argc >= 2 && std::string(argv[1]) == "tune-worker")
-    return ign::runTuneWorker(std::vector<std::string>(argv + 2, argv + argc));
-  CLI::App app{"ignc: an autotuning compiler for neural-network inference.\n"
-               "Compiles an ONNX model into a kernel bundle for one target.",
-               "ignc"};
-  app.set_version_flag("--version", std::string("ignc " IGN_VERSION_STRING));
+namespace {
+
+/// The top-level options (compiling a model) as given on the command line.
+struct CompileArgs {
   ign::DriverOptions options;
   std::vector<std::string> inputShapes, frozen;
+  std::string tuneTime;
+  bool noFuse = false;
+  int optLevel = 1;
   bool verbose = false, quiet = false;
+};
 
+/// The options of compiling a model, ignc's top level, with -v and -q.
+void addCompileOptions(CLI::App &app, CompileArgs &args) {
+  ign::DriverOptions &options = args.options;
   app.add_option("model", options.modelPath,
                  "ONNX model (.onnx, or .onnxtxt "
                  "in ONNX's text syntax)");
@@ -76,11 +79,9 @@ int ign::igncMain(int argc, char **argv) {
                  "tuned from the database, or the default)")
       ->check(CLI::IsMember({"ign", "linalg", "kernels", "llvm", "schedule"}));
   app.add_flag("--json", options.json, "--emit=kernels as JSON");
-  bool noFuse = false;
-  int optLevel = 1;
-  app.add_flag("--no-fuse", noFuse,
+  app.add_flag("--no-fuse", args.noFuse,
                "one op per kernel (for comparison and debugging)");
-  app.add_option("-O", optLevel, "optimization level: 0 = --no-fuse, 1")
+  app.add_option("-O", args.optLevel, "optimization level: 0 = --no-fuse, 1")
       ->check(CLI::Range(0, 1))
       ->capture_default_str();
   app.add_option("--schedule", options.schedule,
@@ -95,16 +96,15 @@ int ign::igncMain(int argc, char **argv) {
                  "AVX512-BF16, else fp32 with a warning)")
       ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
-  app.add_option("--input-shape", inputShapes,
+  app.add_option("--input-shape", args.inputShapes,
                  "bind a graph input's shape: NAME=1x3x224x224 (repeatable)");
-  app.add_option("--freeze-input", frozen,
+  app.add_option("--freeze-input", args.frozen,
                  "make a graph input a constant read from a TensorProto file: "
                  "NAME=FILE.pb (repeatable)");
-  std::string tuneTime;
   app.add_option("--trials", options.tune.trials,
                  "tune: measure candidate schedules until the model's kernels "
                  "have N trials in the tuning database (earlier runs count)");
-  app.add_option("--tune-time", tuneTime,
+  app.add_option("--tune-time", args.tuneTime,
                  "tune for at most this long (90s, 10m, 1h)");
   app.add_option("--seed", options.tune.seed, "seed of the search (repeatable)")
       ->capture_default_str();
@@ -133,26 +133,35 @@ int ign::igncMain(int argc, char **argv) {
       ->group("");
   app.add_flag("--print-weights", options.printWeights,
                "print large constants in full with --emit=ign");
-  app.add_flag("-v,--verbose", verbose, "more output");
-  app.add_flag("-q,--quiet", quiet, "errors only");
-  auto *targets = app.add_subcommand("targets", "list the known targets");
+  app.add_flag("-v,--verbose", args.verbose, "more output");
+  app.add_flag("-q,--quiet", args.quiet, "errors only");
+}
 
+/// `ignc run`'s options as given on the command line.
+struct RunArgs {
   ign::RunOptions run;
-  std::vector<std::string> runInputs;
+  std::vector<std::string> inputs;
+};
+
+CLI::App *addRunCommand(CLI::App &app, RunArgs &args) {
   auto *runCmd = app.add_subcommand("run", "run a bundle on inputs from files");
-  runCmd->add_option("bundle", run.bundlePath, "the .ignb bundle")->required();
-  runCmd->add_option("--input", runInputs,
+  runCmd->add_option("bundle", args.run.bundlePath, "the .ignb bundle")
+      ->required();
+  runCmd->add_option("--input", args.inputs,
                      "NAME=FILE (.npy or ONNX TensorProto .pb), repeatable");
-  runCmd->add_option("--output-dir", run.outputDir,
+  runCmd->add_option("--output-dir", args.run.outputDir,
                      "write each output as NAME.npy here");
-  runCmd->add_option("--threads", run.threads,
+  runCmd->add_option("--threads", args.run.threads,
                      "worker threads (0: one per core)");
-  runCmd->add_flag("--random-inputs", run.randomInputs,
+  runCmd->add_flag("--random-inputs", args.run.randomInputs,
                    "seeded random values for inputs not given by --input");
-  runCmd->add_option("--seed", run.seed, "seed for --random-inputs")
+  runCmd->add_option("--seed", args.run.seed, "seed for --random-inputs")
       ->capture_default_str();
 
-  ign::BenchOptions bench;
+  return runCmd;
+}
+
+CLI::App *addBenchCommand(CLI::App &app, ign::BenchOptions &bench) {
   auto *benchCmd =
       app.add_subcommand("bench", "time a bundle on random inputs");
   benchCmd->add_option("bundle", bench.bundlePath, "the .ignb bundle")
@@ -167,7 +176,10 @@ int ign::igncMain(int argc, char **argv) {
       ->capture_default_str();
   benchCmd->add_flag("--json", bench.json, "print the report as JSON");
 
-  ign::DbCommand db;
+  return benchCmd;
+}
+
+CLI::App *addDbCommand(CLI::App &app, ign::DbCommand &db) {
   auto *dbCmd = app.add_subcommand(
       "db", "the tuning database: stats, export [FILE], import FILE, merge DB");
   dbCmd->add_option("action", db.action, "stats, export, import or merge")
@@ -182,6 +194,145 @@ int ign::igncMain(int argc, char **argv) {
   dbCmd->add_option("--fingerprint", db.fingerprint,
                     "export only this fingerprint ('this': this machine's)");
   dbCmd->add_flag("--json", db.json, "stats as JSON");
+
+  return dbCmd;
+}
+
+int runCommand(RunArgs &args, bool quiet) {
+  for (const std::string &s : args.inputs) {
+    std::string name, file;
+    if (!splitAssignment(s, name, file)) {
+      std::cerr << "ignc: error: --input '" << s << "' is not NAME=FILE\n";
+      return ign::kExitUsage;
+    }
+    args.run.inputs.push_back({name, file});
+  }
+  args.run.verbosity = quiet ? ign::Verbosity::Quiet : ign::Verbosity::Normal;
+  return ign::runBundle(args.run);
+}
+
+int dbCommand(ign::DbCommand &db) {
+  if ((db.action == "import" || db.action == "merge") && db.file.empty()) {
+    std::cerr << "ignc: error: db " << db.action << " needs a file\n";
+    return ign::kExitUsage;
+  }
+  return ign::runDbCommand(db);
+}
+
+/// Checks the tuning options; false (the error printed) when they are wrong.
+bool checkTuningOptions(ign::DriverOptions &options,
+                        const std::string &tuneTime) {
+  if (!tuneTime.empty()) {
+    options.tune.seconds = parseDuration(tuneTime);
+    if (options.tune.seconds <= 0) {
+      std::cerr << "ignc: error: --tune-time '" << tuneTime
+                << "' is not a duration (90s, 10m, 1h)\n";
+      return false;
+    }
+  }
+  if (options.tune.trials < 0 || options.tune.jobs < 0 ||
+      options.tune.threads < 0 || !(options.tune.candidateTimeout > 0)) {
+    std::cerr << "ignc: error: --trials, --jobs and --tune-threads must not be "
+                 "negative, --candidate-timeout positive\n";
+    return false;
+  }
+  for (const std::string &text : options.tune.extraCandidates) {
+    std::string error;
+    if (!ign::search::scheduleFromJson(text, &error)) {
+      std::cerr << "ignc: error: --tune-extra-candidate '" << text
+                << "': " << error << "\n";
+      return false;
+    }
+  }
+  if (options.tune.enabled() && !options.emit.empty() &&
+      options.emit != "schedule") {
+    std::cerr << "ignc: error: tuning (--trials, --tune-time) goes with a "
+                 "bundle or --emit=schedule\n";
+    return false;
+  }
+  if (options.noTuningDb &&
+      (!options.tuningDb.empty() || options.tune.enabled())) {
+    std::cerr << "ignc: error: --no-tuning-db excludes --tuning-db and "
+                 "tuning\n";
+    return false;
+  }
+  return true;
+}
+
+/// Binds --input-shape and --freeze-input into the import options; false
+/// (the error printed) when one is malformed.
+bool bindInputs(CompileArgs &args) {
+  ign::DriverOptions &options = args.options;
+  for (const std::string &s : args.inputShapes) {
+    std::string name, dims;
+    std::optional<std::vector<int64_t>> shape;
+    if (splitAssignment(s, name, dims))
+      shape = ign::parseShape(dims);
+    if (!shape) {
+      std::cerr << "ignc: error: --input-shape '" << s
+                << "' is not NAME=DIMS (e.g. input=1x3x224x224)\n";
+      return false;
+    }
+    if (options.import.inputShapes.count(name)) {
+      std::cerr << "ignc: error: --input-shape given twice for '" << name
+                << "'\n";
+      return false;
+    }
+    options.import.inputShapes[name] = *shape;
+  }
+  for (const std::string &s : args.frozen) {
+    std::string name, path;
+    if (!splitAssignment(s, name, path)) {
+      std::cerr << "ignc: error: --freeze-input '" << s
+                << "' is not NAME=FILE.pb\n";
+      return false;
+    }
+    options.import.frozenInputs[name] = path;
+  }
+  return true;
+}
+
+/// Compiles the model after checking the top-level options.
+int compile(CompileArgs &args, CLI::App &app) {
+  ign::DriverOptions &options = args.options;
+  if (options.modelPath.empty()) {
+    std::cerr << "ignc: error: no model given\n" << app.help();
+    return ign::kExitUsage;
+  }
+  options.fuse = !args.noFuse && args.optLevel != 0;
+  if (!checkTuningOptions(options, args.tuneTime))
+    return ign::kExitUsage;
+  if (options.json && options.emit != "kernels") {
+    std::cerr << "ignc: error: --json goes with --emit=kernels\n";
+    return ign::kExitUsage;
+  }
+  options.verbosity = args.quiet     ? ign::Verbosity::Quiet
+                      : args.verbose ? ign::Verbosity::Verbose
+                                     : ign::Verbosity::Normal;
+  if (!bindInputs(args))
+    return ign::kExitUsage;
+  return ign::runCompile(options);
+}
+
+} // namespace
+
+int ign::igncMain(int argc, char **argv) {
+  // The tuning workers (child processes of a tuning run) skip CLI11.
+  if (argc >= 2 && std::string(argv[1]) == "tune-worker")
+    return ign::runTuneWorker(std::vector<std::string>(argv + 2, argv + argc));
+  CLI::App app{"ignc: an autotuning compiler for neural-network inference.\n"
+               "Compiles an ONNX model into a kernel bundle for one target.",
+               "ignc"};
+  app.set_version_flag("--version", std::string("ignc " IGN_VERSION_STRING));
+  CompileArgs compileArgs;
+  addCompileOptions(app, compileArgs);
+  auto *targets = app.add_subcommand("targets", "list the known targets");
+  RunArgs runArgs;
+  CLI::App *runCmd = addRunCommand(app, runArgs);
+  ign::BenchOptions bench;
+  CLI::App *benchCmd = addBenchCommand(app, bench);
+  ign::DbCommand db;
+  CLI::App *dbCmd = addDbCommand(app, db);
 
   // The targets' own subcommands (`ignc sim`, ...).
   ign::target::registerBuiltinTargets();
@@ -209,101 +360,14 @@ int ign::igncMain(int argc, char **argv) {
     return ign::printTargets();
   if (inspectCmd->parsed())
     return ign::inspectBundle(inspectPath);
-  if (dbCmd->parsed()) {
-    if ((db.action == "import" || db.action == "merge") && db.file.empty()) {
-      std::cerr << "ignc: error: db " << db.action << " needs a file\n";
-      return ign::kExitUsage;
-    }
-    return ign::runDbCommand(db);
-  }
+  if (dbCmd->parsed())
+    return dbCommand(db);
   if (benchCmd->parsed())
     return ign::benchBundle(bench);
   for (ign::target::Subcommand &sub : targetCommands)
     if (sub.app->parsed())
       return sub.run();
-  if (runCmd->parsed()) {
-    for (const std::string &s : runInputs) {
-      std::string name, file;
-      if (!splitAssignment(s, name, file)) {
-        std::cerr << "ignc: error: --input '" << s << "' is not NAME=FILE\n";
-        return ign::kExitUsage;
-      }
-      run.inputs.push_back({name, file});
-    }
-    run.verbosity = quiet ? ign::Verbosity::Quiet : ign::Verbosity::Normal;
-    return ign::runBundle(run);
-  }
-  if (options.modelPath.empty()) {
-    std::cerr << "ignc: error: no model given\n" << app.help();
-    return ign::kExitUsage;
-  }
-  options.fuse = !noFuse && optLevel != 0;
-  if (!tuneTime.empty()) {
-    options.tune.seconds = parseDuration(tuneTime);
-    if (options.tune.seconds <= 0) {
-      std::cerr << "ignc: error: --tune-time '" << tuneTime
-                << "' is not a duration (90s, 10m, 1h)\n";
-      return ign::kExitUsage;
-    }
-  }
-  if (options.tune.trials < 0 || options.tune.jobs < 0 ||
-      options.tune.threads < 0 || !(options.tune.candidateTimeout > 0)) {
-    std::cerr << "ignc: error: --trials, --jobs and --tune-threads must not be "
-                 "negative, --candidate-timeout positive\n";
-    return ign::kExitUsage;
-  }
-  for (const std::string &text : options.tune.extraCandidates) {
-    std::string error;
-    if (!ign::search::scheduleFromJson(text, &error)) {
-      std::cerr << "ignc: error: --tune-extra-candidate '" << text
-                << "': " << error << "\n";
-      return ign::kExitUsage;
-    }
-  }
-  if (options.tune.enabled() && !options.emit.empty() &&
-      options.emit != "schedule") {
-    std::cerr << "ignc: error: tuning (--trials, --tune-time) goes with a "
-                 "bundle or --emit=schedule\n";
-    return ign::kExitUsage;
-  }
-  if (options.noTuningDb &&
-      (!options.tuningDb.empty() || options.tune.enabled())) {
-    std::cerr << "ignc: error: --no-tuning-db excludes --tuning-db and "
-                 "tuning\n";
-    return ign::kExitUsage;
-  }
-  if (options.json && options.emit != "kernels") {
-    std::cerr << "ignc: error: --json goes with --emit=kernels\n";
-    return ign::kExitUsage;
-  }
-  options.verbosity = quiet     ? ign::Verbosity::Quiet
-                      : verbose ? ign::Verbosity::Verbose
-                                : ign::Verbosity::Normal;
-  for (const std::string &s : inputShapes) {
-    std::string name, dims;
-    std::optional<std::vector<int64_t>> shape;
-    if (splitAssignment(s, name, dims))
-      shape = ign::parseShape(dims);
-    if (!shape) {
-      std::cerr << "ignc: error: --input-shape '" << s
-                << "' is not NAME=DIMS (e.g. input=1x3x224x224)\n";
-      return ign::kExitUsage;
-    }
-    if (options.import.inputShapes.count(name)) {
-      std::cerr << "ignc: error: --input-shape given twice for '" << name
-                << "'\n";
-      return ign::kExitUsage;
-    }
-    options.import.inputShapes[name] = *shape;
-  }
-  for (const std::string &s : frozen) {
-    std::string name, path;
-    if (!splitAssignment(s, name, path)) {
-      std::cerr << "ignc: error: --freeze-input '" << s
-                << "' is not NAME=FILE.pb\n";
-      return ign::kExitUsage;
-    }
-    options.import.frozenInputs[name] = path;
-  }
-  return ign::runCompile(options);
+  if (runCmd->parsed())
+    return runCommand(runArgs, compileArgs.quiet);
+  return compile(compileArgs, app);
 }

@@ -81,33 +81,61 @@ std::string fingerprintText(const ArrayConfig &machine) {
 
 } // namespace
 
-std::optional<ArrayKernel> matchArrayKernel(func::FuncOp kernel,
-                                            std::string &why) {
-  Block &body = kernel.getBody().front();
-  auto argIndex = [&](Value v) -> int {
-    auto ba = dyn_cast<BlockArgument>(v);
-    return ba && ba.getOwner() == &body ? int(ba.getArgNumber()) : -1;
-  };
-  SmallVector<Operation *> ops;
-  for (Operation &op : body.without_terminator())
-    ops.push_back(&op);
-  auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
-  if (!ret || ret.getNumOperands() != 1) {
-    why = "not a single-result kernel";
+namespace {
+
+/// Matches a kernel's ops, in order, against the array's kernel shape:
+/// [im2col] -> product -> bias/residual adds -> ReLU or clip. Each step
+/// fills `k` or says in `why` what does not fit.
+class ArrayKernelMatcher {
+public:
+  ArrayKernelMatcher(func::FuncOp kernel, std::string &why)
+      : body(kernel.getBody().front()), why(why) {}
+
+  std::optional<ArrayKernel> match() {
+    auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
+    if (!ret || ret.getNumOperands() != 1)
+      return fail("not a single-result kernel");
+    for (Operation &op : body.without_terminator())
+      ops.push_back(&op);
+    if (!allStaticF32())
+      return fail("not all f32 tensors of static shape");
+    // Constants feed the chain; they are not steps of it.
+    llvm::erase_if(ops, [](Operation *op) { return isa<ConstantOp>(op); });
+    if (!matchIm2col() || !matchProduct() || !matchEpilogue())
+      return std::nullopt;
+    if (ret.getOperand(0) != chain)
+      return fail("the kernel returns an intermediate value");
+    return k;
+  }
+
+private:
+  std::nullopt_t fail(std::string reason) {
+    why = std::move(reason);
     return std::nullopt;
   }
-  for (Operation *op : ops) {
-    SmallVector<Value> values(op->getOperands());
-    values.append(op->getResults().begin(), op->getResults().end());
-    for (Value v : values)
-      if (!f32Tensor(v)) {
-        why = "not all f32 tensors of static shape";
-        return std::nullopt;
-      }
+  bool reject(std::string reason) {
+    why = std::move(reason);
+    return false;
   }
-  ArrayKernel k;
-  // An operand's source: a kernel argument or a constant's values.
-  auto source = [&](Value v, ArrayKernel::Source &src) -> bool {
+
+  int argIndex(Value v) const {
+    auto ba = dyn_cast<BlockArgument>(v);
+    return ba && ba.getOwner() == &body ? int(ba.getArgNumber()) : -1;
+  }
+
+  bool allStaticF32() const {
+    for (Operation *op : ops) {
+      SmallVector<Value> values(op->getOperands());
+      values.append(op->getResults().begin(), op->getResults().end());
+      for (Value v : values)
+        if (!f32Tensor(v))
+          return false;
+    }
+    return true;
+  }
+
+  /// An operand's source: a kernel argument or a constant's values.
+  bool source(Value v, ArrayKernel::Source &src) {
     if (int a = argIndex(v); a >= 0) {
       src.arg = a;
       return true;
@@ -134,98 +162,109 @@ std::optional<ArrayKernel> matchArrayKernel(func::FuncOp kernel,
     src.count = int64_t(n);
     k.constants.insert(k.constants.end(), values.begin(), values.end());
     return true;
-  };
-  // Constants feed the chain; they are not steps of it.
-  llvm::erase_if(ops, [](Operation *op) { return isa<ConstantOp>(op); });
-  size_t i = 0;
-  Value cols;
-  if (i < ops.size())
-    if (auto im = dyn_cast<Im2ColOp>(ops[i])) {
-      auto in = f32Tensor(im.getInput());
-      auto ks = toI64Vector(im.getKernelShape()),
-           st = toI64Vector(im.getStrides()), pads = toI64Vector(im.getPads()),
-           dil = toI64Vector(im.getDilations());
-      int arg = argIndex(im.getInput());
-      if (in.getRank() != 4 || ks.size() != 2 || arg < 0) {
-        why = "not a 2-D convolution of a kernel argument";
-        return std::nullopt;
-      }
-      ConvGeometry c;
-      c.C = in.getDimSize(1);
-      c.H = in.getDimSize(2);
-      c.W = in.getDimSize(3);
-      c.kh = ks[0];
-      c.kw = ks[1];
-      c.sh = st[0];
-      c.sw = st[1];
-      c.ph = pads[0];
-      c.pw = pads[1];
-      c.dh = dil[0];
-      c.dw = dil[1];
-      c.OH = (c.H + pads[0] + pads[2] - (c.kh - 1) * c.dh - 1) / c.sh + 1;
-      c.OW = (c.W + pads[1] + pads[3] - (c.kw - 1) * c.dw - 1) / c.sw + 1;
-      auto out = f32Tensor(im.getResult());
-      if (out.getRank() != 3 || out.getDimSize(1) != c.C * c.kh * c.kw ||
-          out.getDimSize(2) != c.OH * c.OW) {
-        why = "unexpected im2col shape";
-        return std::nullopt;
-      }
-      k.im2col = ArrayKernel::Im2col{arg, c};
-      cols = im.getResult();
-      ++i;
-    }
-  if (i >= ops.size()) {
-    why = "no matrix product";
-    return std::nullopt;
   }
-  size_t channel = 0;
-  if (auto mm = dyn_cast<MatMulOp>(ops[i])) {
+
+  /// An optional im2col of a kernel argument first.
+  bool matchIm2col() {
+    auto im = next < ops.size() ? dyn_cast<Im2ColOp>(ops[next]) : Im2ColOp();
+    if (!im)
+      return true;
+    auto in = f32Tensor(im.getInput());
+    auto ks = toI64Vector(im.getKernelShape()),
+         st = toI64Vector(im.getStrides()), pads = toI64Vector(im.getPads()),
+         dil = toI64Vector(im.getDilations());
+    int arg = argIndex(im.getInput());
+    if (in.getRank() != 4 || ks.size() != 2 || arg < 0)
+      return reject("not a 2-D convolution of a kernel argument");
+    ConvGeometry c;
+    c.C = in.getDimSize(1);
+    c.H = in.getDimSize(2);
+    c.W = in.getDimSize(3);
+    c.kh = ks[0];
+    c.kw = ks[1];
+    c.sh = st[0];
+    c.sw = st[1];
+    c.ph = pads[0];
+    c.pw = pads[1];
+    c.dh = dil[0];
+    c.dw = dil[1];
+    c.OH = (c.H + pads[0] + pads[2] - (c.kh - 1) * c.dh - 1) / c.sh + 1;
+    c.OW = (c.W + pads[1] + pads[3] - (c.kw - 1) * c.dw - 1) / c.sw + 1;
+    auto out = f32Tensor(im.getResult());
+    if (out.getRank() != 3 || out.getDimSize(1) != c.C * c.kh * c.kw ||
+        out.getDimSize(2) != c.OH * c.OW)
+      return reject("unexpected im2col shape");
+    k.im2col = ArrayKernel::Im2col{arg, c};
+    cols = im.getResult();
+    ++next;
+    return true;
+  }
+
+  /// The matrix product: a MatMul (weights on either side) or a Gemm.
+  bool matchProduct() {
+    if (next >= ops.size())
+      return reject("no matrix product");
+    Operation *op = ops[next];
+    bool matched = false;
+    if (auto mm = dyn_cast<MatMulOp>(op))
+      matched = matchMatMul(mm);
+    else if (auto g = dyn_cast<GemmOp>(op); g && !cols)
+      matched = matchGemm(g);
+    else
+      return reject("starts with " + op->getName().getStringRef().str());
+    if (!matched)
+      return false;
+    if (!k.x.valid() && !k.im2col)
+      return reject("the product's input is computed inside the kernel");
+    if (!k.w.valid())
+      return reject("the product's weight is computed inside the kernel");
+    chain = op->getResult(0);
+    ++next;
+    return true;
+  }
+
+  bool matchMatMul(MatMulOp mm) {
     auto lt = f32Tensor(mm.getLhs()), rt = f32Tensor(mm.getRhs());
     if (lt.getRank() == 2 && rt.getRank() == 3) {
       k.form = ArrayKernel::Form::WeightLhs;
       source(mm.getLhs(), k.w);
       if (!cols)
         source(mm.getRhs(), k.x);
-      if (cols && mm.getRhs() != cols) {
-        why = "im2col does not feed the product";
-        return std::nullopt;
-      }
+      if (cols && mm.getRhs() != cols)
+        return reject("im2col does not feed the product");
       k.M = lt.getDimSize(0);
       k.K = lt.getDimSize(1);
       k.batch = rt.getDimSize(0);
       k.N = rt.getDimSize(2);
-      if (rt.getDimSize(1) != k.K) {
-        why = "inner dimensions differ";
-        return std::nullopt;
-      }
+      if (rt.getDimSize(1) != k.K)
+        return reject("inner dimensions differ");
       k.gemm = {k.N, k.K, k.M}; // pixels x window x filters
       k.programRuns = k.batch;
       channel = 1;
-    } else if (rt.getRank() == 2 && lt.getRank() >= 2 && !cols) {
+      return true;
+    }
+    if (rt.getRank() == 2 && lt.getRank() >= 2 && !cols) {
       k.form = ArrayKernel::Form::WeightRhs;
       source(mm.getLhs(), k.x);
       source(mm.getRhs(), k.w);
       k.K = lt.getShape().back();
       k.M = product(lt.getShape().drop_back());
       k.N = rt.getDimSize(1);
-      if (rt.getDimSize(0) != k.K) {
-        why = "inner dimensions differ";
-        return std::nullopt;
-      }
+      if (rt.getDimSize(0) != k.K)
+        return reject("inner dimensions differ");
       k.gemm = {k.M, k.K, k.N};
       channel = size_t(lt.getRank() - 1);
-    } else {
-      why = "a product batched on both sides";
-      return std::nullopt;
+      return true;
     }
-  } else if (auto g = dyn_cast<GemmOp>(ops[i]); g && !cols) {
+    return reject("a product batched on both sides");
+  }
+
+  bool matchGemm(GemmOp g) {
     auto at = f32Tensor(g.getA()), bt = f32Tensor(g.getB());
     if (g.getTransA() || g.getAlpha().convertToFloat() != 1.0f ||
         (g.getC() && g.getBeta().convertToFloat() != 1.0f) ||
-        at.getRank() != 2 || bt.getRank() != 2) {
-      why = "Gemm with transA, alpha or beta";
-      return std::nullopt;
-    }
+        at.getRank() != 2 || bt.getRank() != 2)
+      return reject("Gemm with transA, alpha or beta");
     k.form = ArrayKernel::Form::WeightRhs;
     source(g.getA(), k.x);
     source(g.getB(), k.w);
@@ -235,88 +274,89 @@ std::optional<ArrayKernel> matchArrayKernel(func::FuncOp kernel,
     k.N = k.transW ? bt.getDimSize(0) : bt.getDimSize(1);
     k.gemm = {k.M, k.K, k.N};
     channel = 1;
-    if (Value c = g.getC()) {
-      auto ct = f32Tensor(c);
-      auto outShape = f32Tensor(g.getResult()).getShape();
-      ArrayKernel::Source src;
-      if (!source(c, src)) {
-        why = "Gemm's C is computed";
-        return std::nullopt;
-      }
-      if (ct.getShape() == outShape)
-        k.residual = src;
-      else if (perChannel(ct.getShape(), outShape, 1))
-        k.bias = src;
-      else {
-        why = "Gemm's C broadcasts along rows";
-        return std::nullopt;
+    Value c = g.getC();
+    if (!c)
+      return true;
+    auto ct = f32Tensor(c);
+    auto outShape = f32Tensor(g.getResult()).getShape();
+    ArrayKernel::Source src;
+    if (!source(c, src))
+      return reject("Gemm's C is computed");
+    if (ct.getShape() == outShape)
+      k.residual = src;
+    else if (perChannel(ct.getShape(), outShape, 1))
+      k.bias = src;
+    else
+      return reject("Gemm's C broadcasts along rows");
+    return true;
+  }
+
+  /// Bias and residual adds, then at most one ReLU or Clip(0, max).
+  bool matchEpilogue() {
+    for (; next < ops.size(); ++next) {
+      Operation *op = ops[next];
+      if (k.relu)
+        return reject("an op after the ReLU or clip");
+      if (auto add = dyn_cast<AddOp>(op)) {
+        if (!matchAdd(add))
+          return false;
+      } else if (auto relu = dyn_cast<ReluOp>(op);
+                 relu && relu.getInput() == chain) {
+        k.relu = true;
+        chain = relu.getResult();
+      } else if (auto clip = dyn_cast<ClipOp>(op);
+                 clip && clip.getInput() == chain && clip.getMinAttr() &&
+                 clip.getMinAttr().getValueAsDouble() == 0.0 &&
+                 (!clip.getMaxAttr() ||
+                  clip.getMaxAttr().getValueAsDouble() > 0.0)) {
+        // Clip(0, max), e.g. ReLU6: ReLU and a clamp at mvout.
+        k.relu = true;
+        k.clampMax = clip.getMaxAttr()
+                         ? float(clip.getMaxAttr().getValueAsDouble())
+                         : 0.0f;
+        chain = clip.getResult();
+      } else {
+        return reject(op->getName().getStringRef().str() + " in the epilogue");
       }
     }
-  } else {
-    why = "starts with " + ops[i]->getName().getStringRef().str();
-    return std::nullopt;
+    return true;
   }
-  if (!k.x.valid() && !k.im2col) {
-    why = "the product's input is computed inside the kernel";
-    return std::nullopt;
+
+  bool matchAdd(AddOp add) {
+    Value other = add.getLhs() == chain   ? add.getRhs()
+                  : add.getRhs() == chain ? add.getLhs()
+                                          : Value();
+    ArrayKernel::Source src;
+    auto shape = f32Tensor(chain).getShape();
+    if (!other || !source(other, src) ||
+        f32Tensor(add.getResult()).getShape() != shape)
+      return reject("an add of a value computed inside the kernel");
+    auto oshape = f32Tensor(other).getShape();
+    if (oshape == shape && !k.residual.valid())
+      k.residual = src;
+    else if (perChannel(oshape, shape, channel) && !k.bias.valid())
+      k.bias = src;
+    else
+      return reject("an add that is neither a bias nor a residual");
+    chain = add.getResult();
+    return true;
   }
-  if (!k.w.valid()) {
-    why = "the product's weight is computed inside the kernel";
-    return std::nullopt;
-  }
-  Value chain = ops[i]->getResult(0);
-  for (++i; i < ops.size(); ++i) {
-    Operation *op = ops[i];
-    if (k.relu) {
-      why = "an op after the ReLU or clip";
-      return std::nullopt;
-    }
-    if (auto add = dyn_cast<AddOp>(op)) {
-      Value other = add.getLhs() == chain   ? add.getRhs()
-                    : add.getRhs() == chain ? add.getLhs()
-                                            : Value();
-      ArrayKernel::Source src;
-      auto shape = f32Tensor(chain).getShape();
-      if (!other || !source(other, src) ||
-          f32Tensor(add.getResult()).getShape() != shape) {
-        why = "an add of a value computed inside the kernel";
-        return std::nullopt;
-      }
-      auto oshape = f32Tensor(other).getShape();
-      if (oshape == shape && !k.residual.valid())
-        k.residual = src;
-      else if (perChannel(oshape, shape, channel) && !k.bias.valid())
-        k.bias = src;
-      else {
-        why = "an add that is neither a bias nor a residual";
-        return std::nullopt;
-      }
-      chain = add.getResult();
-    } else if (auto relu = dyn_cast<ReluOp>(op);
-               relu && relu.getInput() == chain) {
-      k.relu = true;
-      chain = relu.getResult();
-    } else if (auto clip = dyn_cast<ClipOp>(op);
-               clip && clip.getInput() == chain && clip.getMinAttr() &&
-               clip.getMinAttr().getValueAsDouble() == 0.0 &&
-               (!clip.getMaxAttr() ||
-                clip.getMaxAttr().getValueAsDouble() > 0.0)) {
-      // Clip(0, max), e.g. ReLU6: ReLU and a clamp at mvout.
-      k.relu = true;
-      k.clampMax = clip.getMaxAttr()
-                       ? float(clip.getMaxAttr().getValueAsDouble())
-                       : 0.0f;
-      chain = clip.getResult();
-    } else {
-      why = op->getName().getStringRef().str() + " in the epilogue";
-      return std::nullopt;
-    }
-  }
-  if (ret.getOperand(0) != chain) {
-    why = "the kernel returns an intermediate value";
-    return std::nullopt;
-  }
-  return k;
+
+  Block &body;
+  std::string &why;
+  SmallVector<Operation *> ops;
+  ArrayKernel k;
+  size_t next = 0;    // the next op to match
+  Value cols;         // the im2col columns, when the kernel starts so
+  Value chain;        // the value the epilogue continues
+  size_t channel = 0; // the product's output channel dim
+};
+
+} // namespace
+
+std::optional<ArrayKernel> matchArrayKernel(func::FuncOp kernel,
+                                            std::string &why) {
+  return ArrayKernelMatcher(kernel, why).match();
 }
 
 std::optional<Instr::Im2col> implicitIm2col(const ArrayKernel &k) {

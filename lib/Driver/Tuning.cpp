@@ -382,7 +382,7 @@ static search::SearchOptions
 searchOptions(const TuneOptions &tune, Verbosity verbosity, size_t batch,
               std::function<void(const std::string &)> log) {
   search::SearchOptions options;
-  options.trials = tune.trials > 0 ? tune.trials : int64_t(1) << 40;
+  options.trials = tune.trials > 0 ? tune.trials : search::kNoTrialLimit;
   options.timeLimitSeconds = tune.seconds;
   options.seed = tune.seed;
   options.useModel = tune.search != "random";
@@ -620,13 +620,18 @@ std::string tuningReport(const TuningRun &run, const std::string &modelPath,
     std::string name = llvm::join(k.ops, "+");
     if (name.size() > 34)
       name = name.substr(0, 31) + "...";
-    std::snprintf(
-        line, sizeof line,
-        "%-16s %-34s %5u %8.3fms %8.3fms %6.2fx %8.1f %5.1f%% %6lld %8.1e\n",
-        k.task.c_str(), name.c_str(), k.launches, def / 1e6, best / 1e6,
-        def > 0 && best > 0 ? def / best : 0.0, gflops,
-        peak > 0 ? 100 * gflops / peak : 0.0, (long long)o.trials,
-        o.best ? o.best->relL2 : 0.0);
+    if (def > 0 && best > 0)
+      std::snprintf(
+          line, sizeof line,
+          "%-16s %-34s %5u %8.3fms %8.3fms %6.2fx %8.1f %5.1f%% %6lld %8.1e\n",
+          k.task.c_str(), name.c_str(), k.launches, def / 1e6, best / 1e6,
+          def / best, gflops, peak > 0 ? 100 * gflops / peak : 0.0,
+          (long long)o.trials, o.best ? o.best->relL2 : 0.0);
+    else // the budget ended before the task was measured (or all failed)
+      std::snprintf(line, sizeof line,
+                    "%-16s %-34s %5u %10s %10s %7s %8s %6s %6lld %8s\n",
+                    k.task.c_str(), name.c_str(), k.launches, "not tuned", "-",
+                    "-", "-", "-", (long long)o.trials, "-");
     t += line;
   }
   std::snprintf(line, sizeof line,

@@ -224,13 +224,18 @@ void SearchRun::progress(bool final) {
       left = std::min(left, options.timeLimitSeconds - t);
     eta = formatDuration(std::max(0.0, left));
   }
+  // With only a time budget there is no trial total to show: the time is.
+  std::string trials = std::to_string(summary.newTrials);
+  if (options.trials >= kNoTrialLimit && options.timeLimitSeconds > 0)
+    trials += " (budget " + formatDuration(options.timeLimitSeconds) + ")";
+  else
+    trials += "/" + std::to_string(total);
   char line[256];
   std::snprintf(line, sizeof line,
-                "tune: tasks %zu/%zu, trials %lld/%lld, best model speedup "
+                "tune: tasks %zu/%zu, trials %s, best model speedup "
                 "%.2fx, elapsed %s, ETA %s",
-                started, states.size(), (long long)summary.newTrials,
-                (long long)total, modelSpeedup(), formatDuration(t).c_str(),
-                final ? "0s" : eta.c_str());
+                started, states.size(), trials.c_str(), modelSpeedup(),
+                formatDuration(t).c_str(), final ? "0s" : eta.c_str());
   if (options.terminal) {
     std::fprintf(stderr, "\r\033[K%s%s", line, final ? "\n" : "");
     std::fflush(stderr);

@@ -41,9 +41,13 @@ using Measurer = std::function<std::vector<TuningRecord>(
 using Featurizer =
     std::function<std::vector<float>(size_t task, const Schedule &schedule)>;
 
+/// SearchOptions::trials when only a time budget is given.
+inline constexpr int64_t kNoTrialLimit = int64_t(1) << 40;
+
 struct SearchOptions {
   /// Trials for the model's tasks, counting the records already in the
   /// database: a model tuned to N trials before measures nothing more.
+  /// kNoTrialLimit: only the time limit bounds the run.
   int64_t trials = 64;
   double timeLimitSeconds = 0; // 0: none
   uint64_t seed = 1;

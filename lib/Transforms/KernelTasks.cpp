@@ -93,6 +93,13 @@ uint64_t opFlops(Operation *op) {
     auto w = dims(conv.getWeight());
     return 2 * numElements(conv.getInput()) * w[1] * product(w.drop_front(2));
   }
+  // A recurrent op: every step multiplies the input by W and the state by
+  // R (X [seq, batch, in]; the cells' pointwise work is not counted).
+  if (isa<LSTMOp, GRUOp, RNNOp>(op)) {
+    auto x = dims(op->getOperand(0));
+    return 2 * uint64_t(x[0] * x[1]) *
+           (numElements(op->getOperand(1)) + numElements(op->getOperand(2)));
+  }
   if (op->hasTrait<Pointwise>())
     return out;
   if (isa<MaxPoolOp, AvgPoolOp, LpPoolOp>(op))

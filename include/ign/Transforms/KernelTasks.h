@@ -35,7 +35,7 @@ struct KernelSummary {
 std::string structuralKey(mlir::func::FuncOp kernel);
 
 /// Arithmetic operations of one ign op: 2 per multiply-accumulate of a
-/// contraction, 1 per output element of a pointwise op, 1 per window
+/// contraction (a recurrent op's steps by W and R included), 1 per output element of a pointwise op, 1 per window
 /// element of pooling, 1 per input element of a reduction, 5 per element
 /// of a softmax and 8 of a normalization; 0 for data movement.
 uint64_t opFlops(mlir::Operation *op);

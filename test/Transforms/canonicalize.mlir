@@ -25,3 +25,22 @@ func.func @chains(%x: tensor<2x3x4xf32>) -> (tensor<4x2x3xf32>, tensor<24xf32>) 
   %d = ign.reshape %c {shape = [24]} : (tensor<6x4xf32>) -> tensor<24xf32>
   return %b, %d : tensor<4x2x3xf32>, tensor<24xf32>
 }
+
+// -----
+
+// A resize at scale 1 whose coordinate transformation maps every pixel onto
+// itself is its input, in any mode; tf_crop_and_resize (a crop) and
+// tf_half_pixel_for_nn (a half-pixel shift) are not, nor is a scale other
+// than 1 that rounds to the same size.
+// CHECK-LABEL: func.func @resize_identity
+// CHECK-SAME: (%[[X:.*]]: tensor<1x4x16x16xf32>)
+// CHECK: %[[C:.*]] = ign.resize %[[X]] {{.*}}tf_half_pixel_for_nn
+// CHECK: %[[S:.*]] = ign.resize %[[X]] {{.*}}scales = [1.000000e+00, 1.000000e+00, 1.010000e+00, 1.000000e+00]
+// CHECK: return %[[X]], %[[X]], %[[C]], %[[S]]
+func.func @resize_identity(%x: tensor<1x4x16x16xf32>) -> (tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>) {
+  %a = ign.resize %x {mode = "cubic", sizes = [1, 4, 16, 16], scales = [1.0, 1.0, 1.0, 1.0]} : (tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xf32>
+  %b = ign.resize %x {mode = "linear", coordinate_transformation_mode = "align_corners", sizes = [1, 4, 16, 16], scales = [1.0, 1.0, 1.0, 1.0]} : (tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xf32>
+  %c = ign.resize %x {mode = "nearest", coordinate_transformation_mode = "tf_half_pixel_for_nn", sizes = [1, 4, 16, 16], scales = [1.0, 1.0, 1.0, 1.0]} : (tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xf32>
+  %s = ign.resize %x {mode = "linear", sizes = [1, 4, 16, 16], scales = [1.0, 1.0, 1.01, 1.0]} : (tensor<1x4x16x16xf32>) -> tensor<1x4x16x16xf32>
+  return %a, %b, %c, %s : tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>, tensor<1x4x16x16xf32>
+}

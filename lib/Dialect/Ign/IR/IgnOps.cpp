@@ -1305,6 +1305,31 @@ OpFoldResult SliceOp::fold(FoldAdaptor) {
   return getInput();
 }
 
+/// At scale 1 every coordinate transformation but tf_crop_and_resize and
+/// tf_half_pixel_for_nn maps an output pixel onto the same input pixel,
+/// where nearest picks it and the linear and cubic weights are (0, 1, 0, 0):
+/// the input (DINOv2 resized its position embedding from 16 x 16 to 16 x
+/// 16 bicubically on every run, 5.7 ms).
+OpFoldResult ResizeOp::fold(FoldAdaptor) {
+  auto type = cast<RankedTensorType>(getInput().getType());
+  StringRef ctm = getCoordinateTransformationMode();
+  if (!type.hasStaticShape() || ctm == "tf_crop_and_resize" ||
+      ctm == "tf_half_pixel_for_nn" || getType() != getInput().getType())
+    return {};
+  auto sizes = toI64Vector(getSizes());
+  ArrayAttr scales = getScales();
+  if (int64_t(sizes.size()) != type.getRank() ||
+      int64_t(scales.size()) != type.getRank())
+    return {};
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    auto scale = dyn_cast<FloatAttr>(scales[d]);
+    if (sizes[d] != type.getDimSize(d) || !scale ||
+        scale.getValueAsDouble() != 1.0)
+      return {};
+  }
+  return getInput();
+}
+
 OpFoldResult PadOp::fold(FoldAdaptor) {
   auto pads = toI64Vector(getPads());
   if (llvm::all_of(pads, [](int64_t p) { return p == 0; }))

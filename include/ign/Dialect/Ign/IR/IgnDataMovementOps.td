@@ -128,7 +128,9 @@ def Ign_PadOp : Ign_Op<"pad"> {
 }
 
 // Resize to the static `sizes`; `scales` are the per-dim scale factors the
-// coordinate transformation uses (given or output/input).
+// coordinate transformation uses (given or output/input). Folds to its input
+// where every size and scale is unchanged and the transformation maps each
+// pixel onto itself.
 def Ign_ResizeOp : Ign_Op<"resize"> {
   let summary = "nearest, linear or cubic resampling over any dims";
   let arguments = (ins Ign_Tensor:$input, Ign_I64Array:$sizes,
@@ -146,6 +148,7 @@ def Ign_ResizeOp : Ign_Op<"resize"> {
                    OptionalAttr<F64ArrayAttr>:$roi);
   let results = (outs Ign_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
 }
 
 def Ign_TriluOp : Ign_Op<"trilu"> {

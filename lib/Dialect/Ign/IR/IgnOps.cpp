@@ -1308,8 +1308,9 @@ OpFoldResult SliceOp::fold(FoldAdaptor) {
 /// At scale 1 every coordinate transformation but tf_crop_and_resize and
 /// tf_half_pixel_for_nn maps an output pixel onto the same input pixel,
 /// where nearest picks it and the linear and cubic weights are (0, 1, 0, 0):
-/// the input (DINOv2 resized its position embedding from 16 x 16 to 16 x
-/// 16 bicubically on every run, 5.7 ms).
+/// the input (but for an infinite or NaN neighbour, which a zero weight
+/// would have spread as NaN) (DINOv2 resized its position embedding from 16 x
+/// 16 to 16 x 16 bicubically on every run, 5.7 ms).
 OpFoldResult ResizeOp::fold(FoldAdaptor) {
   auto type = cast<RankedTensorType>(getInput().getType());
   StringRef ctm = getCoordinateTransformationMode();

@@ -4,6 +4,7 @@
 #include "HostSchedule.h"
 #include "PrepackedWeights.h"
 
+#include "ign/Conversion/KernelBufferization.h"
 #include "ign/Conversion/Passes.h"
 #include "ign/Dialect/Ign/IR/IgnOps.h"
 #include "ign/Target/LaunchPlan.h"
@@ -100,113 +101,6 @@ namespace {
 struct HostTarget {
   std::string triple, cpu, features;
 };
-
-/// Copies become linalg.copy, which lowers to plain loops: the kernels then
-/// need no MLIR runtime library (memrefCopy) at load time.
-LogicalResult linalgCopy(OpBuilder &b, Location loc, Value from, Value to) {
-  b.create<linalg::CopyOp>(loc, from, to);
-  return success();
-}
-
-/// A kernel returning one of its arguments, or one value twice, gets a copy:
-/// each result is then a buffer of its own that can be written in place of
-/// the output (and upstream's out-param hoisting expects an allocation).
-void copyPassedThroughResults(func::FuncOp kernel) {
-  auto ret = cast<func::ReturnOp>(kernel.getBody().front().getTerminator());
-  OpBuilder b(ret);
-  for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
-    Value v = ret.getOperand(i);
-    bool repeated = llvm::is_contained(ret.getOperands().take_front(i), v);
-    if (!isa<BlockArgument>(v) && !repeated)
-      continue;
-    auto type = cast<RankedTensorType>(v.getType());
-    Value empty = b.create<tensor::EmptyOp>(ret.getLoc(), type.getShape(),
-                                            type.getElementType());
-    ret.setOperand(
-        i, b.create<linalg::CopyOp>(ret.getLoc(), v, empty).getResult(0));
-  }
-}
-
-/// Reference lowering, on tensors.
-void buildLoweringPipeline(PassManager &pm) {
-  pm.addPass(createConvertIgnToLinalg());
-  pm.addPass(createCanonicalizerPass());
-}
-
-/// A kernel whose result is a view of a buffer (a reduction's [1, C]
-/// expanded to [1, C, 1, 1], a grouped convolution's [1, G, F / G, ...]
-/// collapsed to [1, F, ...]) computes into that buffer and then copies the
-/// view into its out parameter. The buffer becomes the out parameter seen
-/// through the inverse view, and the copy goes: the workgroups write the
-/// result in place, and no copy sits beside the workgroup loop (a
-/// squeeze-and-excitation block's mean ran on one thread).
-struct WriteViewedResultsInPlace
-    : PassWrapper<WriteViewedResultsInPlace, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(WriteViewedResultsInPlace)
-  StringRef getArgument() const final {
-    return "ign-write-viewed-results-in-place";
-  }
-  void runOnOperation() override {
-    SmallVector<linalg::CopyOp> copies;
-    getOperation().walk([&](linalg::CopyOp copy) { copies.push_back(copy); });
-    for (linalg::CopyOp copy : copies)
-      forward(copy);
-  }
-
-  /// copy(expand_shape(%alloc), %out) -> %alloc := collapse_shape(%out),
-  /// and collapse_shape likewise.
-  static void forward(linalg::CopyOp copy) {
-    auto out = dyn_cast<BlockArgument>(copy.getOutputs()[0]);
-    Operation *view = copy.getInputs()[0].getDefiningOp();
-    if (!out || !view ||
-        !isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(view))
-      return;
-    auto alloc = view->getOperand(0).getDefiningOp<memref::AllocOp>();
-    auto outType = dyn_cast<MemRefType>(out.getType());
-    if (!alloc || !outType || !out.hasOneUse() || !view->hasOneUse() ||
-        !alloc.getType().getLayout().isIdentity() ||
-        !alloc.getType().hasStaticShape() ||
-        !outType.getLayout().isIdentity() ||
-        outType != view->getResult(0).getType() ||
-        alloc->getBlock() != out.getOwner())
-      return;
-    OpBuilder b(alloc);
-    Value inverse;
-    if (auto expand = dyn_cast<memref::ExpandShapeOp>(view))
-      inverse = b.create<memref::CollapseShapeOp>(
-          alloc.getLoc(), out, expand.getReassociationIndices());
-    else
-      inverse = b.create<memref::ExpandShapeOp>(
-          alloc.getLoc(), alloc.getType(), out,
-          cast<memref::CollapseShapeOp>(view).getReassociationIndices());
-    if (inverse.getType() != alloc.getType())
-      return inverse.getDefiningOp()->erase();
-    copy->erase();
-    view->erase();
-    alloc->replaceAllUsesWith(ValueRange{inverse});
-    alloc->erase();
-  }
-};
-
-/// Bufferization; kernel results become out-parameters written in place.
-void buildBufferizationPipeline(PassManager &pm) {
-  bufferization::OneShotBufferizationOptions bufferization;
-  bufferization.memCpyFn = linalgCopy;
-  bufferization.bufferizeFunctionBoundaries = true;
-  bufferization.allowReturnAllocsFromLoops = true;
-  bufferization.setFunctionBoundaryTypeConversion(
-      bufferization::LayoutMapOption::IdentityLayoutMap);
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
-  bufferization::BufferResultsToOutParamsOpts outParams;
-  outParams.memCpyFn = linalgCopy;
-  outParams.hoistStaticAllocs = true;
-  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
-  pm.addPass(std::make_unique<WriteViewedResultsInPlace>());
-  // Tiles write their results in place; CSE makes the leftover copy of a
-  // tile onto itself visibly a self-copy, which canonicalization erases.
-  pm.addPass(createCSEPass());
-  pm.addPass(createCanonicalizerPass());
-}
 
 /// Vector ops of the register tiles become 1-D vector arithmetic: each
 /// contraction step an outer product (broadcast times row, FMAs), memory
@@ -516,21 +410,12 @@ std::string hostFingerprint(const std::string &cpu,
 
 /// Dialects and interfaces the host lowering needs.
 static void prepareContext(MLIRContext *ctx) {
+  registerKernelLoweringInterfaces(ctx);
   DialectRegistry registry;
-  arith::registerBufferizableOpInterfaceExternalModels(registry);
-  linalg::registerBufferizableOpInterfaceExternalModels(registry);
-  linalg::registerTilingInterfaceExternalModels(registry);
-  tensor::registerBufferizableOpInterfaceExternalModels(registry);
-  tensor::registerTilingInterfaceExternalModels(registry);
-  scf::registerBufferizableOpInterfaceExternalModels(registry);
-  bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
-      registry);
-  vector::registerBufferizableOpInterfaceExternalModels(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   ctx->appendDialectRegistry(registry);
-  ctx->loadDialect<bufferization::BufferizationDialect, memref::MemRefDialect,
-                   scf::SCFDialect, vector::VectorDialect, LLVM::LLVMDialect>();
+  ctx->loadDialect<LLVM::LLVMDialect>();
 }
 
 FailureOr<search::ScheduleSpace> hostScheduleSpace(ModuleOp task,
@@ -539,7 +424,7 @@ FailureOr<search::ScheduleSpace> hostScheduleSpace(ModuleOp task,
   prepareContext(ctx);
   OwningOpRef<ModuleOp> copy(cast<ModuleOp>(task->clone()));
   PassManager lowering(ctx);
-  buildLoweringPipeline(lowering);
+  buildKernelLoweringPipeline(lowering);
   if (failed(lowering.run(*copy)))
     return failure();
   func::FuncOp kernel;
@@ -577,7 +462,7 @@ static LogicalResult lowerKernels(
     std::vector<KernelSchedule> &schedules, bundle::BundleContents &contents) {
   MLIRContext *ctx = module.getContext();
   PassManager lowering(ctx);
-  buildLoweringPipeline(lowering);
+  buildKernelLoweringPipeline(lowering);
   if (failed(lowering.run(module)))
     return failure();
   schedules.assign(kernels.size(), KernelSchedule());
@@ -602,7 +487,7 @@ static LogicalResult lowerKernels(
   for (target::PlacedKernel &k : kernels)
     copyPassedThroughResults(k.kernel);
   PassManager bufferizing(ctx);
-  buildBufferizationPipeline(bufferizing);
+  buildKernelBufferizationPipeline(bufferizing);
   if (failed(bufferizing.run(module)))
     return failure();
   for (auto [k, schedule] : llvm::zip(kernels, schedules)) {

@@ -1,0 +1,286 @@
+//===- VulkanKernel.cpp - one kernel's pipelines and buffers --------------===//
+//
+// Pipelines are compiled once per kernel because that is the expensive
+// step (the driver compiles the SPIR-V to machine code); buffers are kept
+// with the kernel so that a session running the same bundle repeatedly
+// allocates nothing after its first run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "VulkanKernel.h"
+
+#include <cstring>
+
+namespace ign::vulkan {
+
+namespace {
+
+std::string failed(const char *step, VkResult r) {
+  return std::string(step) + " failed: " + resultName(r);
+}
+
+bool createSetLayout(VulkanContext &ctx, const Dispatch &d, Pipeline &p,
+                     std::string &why) {
+  std::vector<VkDescriptorSetLayoutBinding> bindings(d.bindings.size());
+  for (size_t k = 0; k < bindings.size(); ++k) {
+    bindings[k].binding = uint32_t(k);
+    bindings[k].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    bindings[k].descriptorCount = 1;
+    bindings[k].stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+  }
+  auto info = vkStruct<VkDescriptorSetLayoutCreateInfo>(
+      VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO);
+  info.bindingCount = uint32_t(bindings.size());
+  info.pBindings = bindings.data();
+  VkResult r = ctx.vkd.vkCreateDescriptorSetLayout(ctx.device, &info, nullptr,
+                                                   &p.setLayout);
+  if (r != VK_SUCCESS) {
+    why = failed("vkCreateDescriptorSetLayout", r);
+    return false;
+  }
+  auto layout = vkStruct<VkPipelineLayoutCreateInfo>(
+      VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO);
+  layout.setLayoutCount = 1;
+  layout.pSetLayouts = &p.setLayout;
+  r = ctx.vkd.vkCreatePipelineLayout(ctx.device, &layout, nullptr, &p.layout);
+  if (r != VK_SUCCESS)
+    why = failed("vkCreatePipelineLayout", r);
+  return r == VK_SUCCESS;
+}
+
+bool createPipeline(VulkanContext &ctx, const ignrt_device_call &call,
+                    const Dispatch &d, Pipeline &p, std::string &why) {
+  if (!createSetLayout(ctx, d, p, why))
+    return false;
+  // pCode must be 4-byte aligned; the blob slice need not be.
+  std::vector<uint32_t> words(d.bytes / 4);
+  std::memcpy(words.data(), static_cast<const char *>(call.blob) + d.offset,
+              d.bytes);
+  auto module = vkStruct<VkShaderModuleCreateInfo>(
+      VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO);
+  module.codeSize = d.bytes;
+  module.pCode = words.data();
+  VkResult r =
+      ctx.vkd.vkCreateShaderModule(ctx.device, &module, nullptr, &p.module);
+  if (r != VK_SUCCESS) {
+    why = failed("vkCreateShaderModule", r);
+    return false;
+  }
+  auto info = vkStruct<VkComputePipelineCreateInfo>(
+      VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO);
+  info.stage = vkStruct<VkPipelineShaderStageCreateInfo>(
+      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO);
+  info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  info.stage.module = p.module;
+  info.stage.pName = d.entry.c_str();
+  info.layout = p.layout;
+  r = ctx.vkd.vkCreateComputePipelines(ctx.device, VK_NULL_HANDLE, 1, &info,
+                                       nullptr, &p.pipeline);
+  if (r != VK_SUCCESS)
+    why =
+        failed("vkCreateComputePipelines", r) + " for entry '" + d.entry + "'";
+  return r == VK_SUCCESS;
+}
+
+bool allocateSets(VulkanContext &ctx, const KernelDescriptor &kernel,
+                  CachedKernel &out, std::string &why) {
+  uint32_t descriptors = 0;
+  for (const Dispatch &d : kernel.dispatches)
+    descriptors += uint32_t(d.bindings.size());
+  // A pool size of 0 descriptors is invalid, even for binding-less sets.
+  VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                               descriptors ? descriptors : 1};
+  auto pool = vkStruct<VkDescriptorPoolCreateInfo>(
+      VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO);
+  pool.maxSets = uint32_t(kernel.dispatches.size());
+  pool.poolSizeCount = 1;
+  pool.pPoolSizes = &size;
+  VkResult r = ctx.vkd.vkCreateDescriptorPool(ctx.device, &pool, nullptr,
+                                              &out.descriptorPool);
+  if (r != VK_SUCCESS) {
+    why = failed("vkCreateDescriptorPool", r);
+    return false;
+  }
+  for (Pipeline &p : out.pipelines) {
+    auto alloc = vkStruct<VkDescriptorSetAllocateInfo>(
+        VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO);
+    alloc.descriptorPool = out.descriptorPool;
+    alloc.descriptorSetCount = 1;
+    alloc.pSetLayouts = &p.setLayout;
+    r = ctx.vkd.vkAllocateDescriptorSets(ctx.device, &alloc, &p.set);
+    if (r != VK_SUCCESS) {
+      why = failed("vkAllocateDescriptorSets", r);
+      return false;
+    }
+  }
+  return true;
+}
+
+/// A memory type for \p bits that the host can map coherently; cached
+/// when possible, since outputs are read back with memcpy.
+bool findMemoryType(const VulkanContext &ctx, uint32_t bits, uint32_t &type) {
+  const VkMemoryPropertyFlags need = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                     VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  bool found = false;
+  for (uint32_t i = 0; i < ctx.memory.memoryTypeCount; ++i) {
+    VkMemoryPropertyFlags flags = ctx.memory.memoryTypes[i].propertyFlags;
+    if (!(bits & (1u << i)) || (flags & need) != need)
+      continue;
+    bool cached = flags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+    if (!found || cached) {
+      type = i;
+      found = true;
+    }
+    if (cached)
+      break;
+  }
+  return found;
+}
+
+VkResult allocateBuffer(VulkanContext &ctx, uint64_t bytes, Buffer &b,
+                        std::string &why) {
+  const DeviceFunctions &vk = ctx.vkd;
+  auto info =
+      vkStruct<VkBufferCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO);
+  info.size = bytes;
+  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+  info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  VkResult r = vk.vkCreateBuffer(ctx.device, &info, nullptr, &b.buffer);
+  if (r != VK_SUCCESS)
+    return why = failed("vkCreateBuffer", r), r;
+  VkMemoryRequirements req;
+  vk.vkGetBufferMemoryRequirements(ctx.device, b.buffer, &req);
+  auto alloc =
+      vkStruct<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
+  alloc.allocationSize = req.size;
+  if (!findMemoryType(ctx, req.memoryTypeBits, alloc.memoryTypeIndex)) {
+    why = "the device has no host-visible, host-coherent memory for storage "
+          "buffers";
+    return VK_ERROR_FEATURE_NOT_PRESENT;
+  }
+  r = vk.vkAllocateMemory(ctx.device, &alloc, nullptr, &b.memory);
+  if (r != VK_SUCCESS)
+    return why = failed("vkAllocateMemory", r) + " (" + std::to_string(bytes) +
+                 " bytes)",
+           r;
+  r = vk.vkBindBufferMemory(ctx.device, b.buffer, b.memory, 0);
+  if (r != VK_SUCCESS)
+    return why = failed("vkBindBufferMemory", r), r;
+  r = vk.vkMapMemory(ctx.device, b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped);
+  if (r != VK_SUCCESS)
+    return why = failed("vkMapMemory", r), r;
+  b.capacity = bytes;
+  return VK_SUCCESS;
+}
+
+void freeBuffer(VulkanContext &ctx, Buffer &b) {
+  // Freeing the memory unmaps it.
+  if (b.buffer)
+    ctx.vkd.vkDestroyBuffer(ctx.device, b.buffer, nullptr);
+  if (b.memory)
+    ctx.vkd.vkFreeMemory(ctx.device, b.memory, nullptr);
+  b = Buffer();
+}
+
+VkResult ensureBuffer(VulkanContext &ctx, uint64_t bytes, Buffer &b,
+                      std::string &why) {
+  if (b.capacity >= bytes)
+    return VK_SUCCESS;
+  freeBuffer(ctx, b);
+  VkResult r = allocateBuffer(ctx, bytes, b, why);
+  if (r != VK_SUCCESS)
+    freeBuffer(ctx, b);
+  return r;
+}
+
+} // namespace
+
+bool buildKernel(VulkanContext &ctx, const ignrt_device_call &call,
+                 const KernelDescriptor &kernel, CachedKernel &out,
+                 std::string &why) {
+  out.pipelines.resize(kernel.dispatches.size());
+  for (size_t i = 0; i < kernel.dispatches.size(); ++i)
+    if (!createPipeline(ctx, call, kernel.dispatches[i], out.pipelines[i],
+                        why)) {
+      why = "dispatch " + std::to_string(i) + ": " + why;
+      return false;
+    }
+  out.args.resize(call.num_args);
+  out.scratch.resize(kernel.scratch.size());
+  out.constants.resize(kernel.constants.size());
+  return allocateSets(ctx, kernel, out, why);
+}
+
+void releaseBuffers(VulkanContext &ctx, CachedKernel &kernel) {
+  for (Buffer &b : kernel.args)
+    freeBuffer(ctx, b);
+  for (Buffer &b : kernel.scratch)
+    freeBuffer(ctx, b);
+  for (Buffer &b : kernel.constants)
+    freeBuffer(ctx, b);
+  kernel.constantsLoaded = false;
+}
+
+void destroyKernel(VulkanContext &ctx, CachedKernel &kernel) {
+  const DeviceFunctions &vk = ctx.vkd;
+  releaseBuffers(ctx, kernel);
+  // Destroying the pool frees its sets; null handles are ignored.
+  vk.vkDestroyDescriptorPool(ctx.device, kernel.descriptorPool, nullptr);
+  for (Pipeline &p : kernel.pipelines) {
+    vk.vkDestroyPipeline(ctx.device, p.pipeline, nullptr);
+    vk.vkDestroyShaderModule(ctx.device, p.module, nullptr);
+    vk.vkDestroyPipelineLayout(ctx.device, p.layout, nullptr);
+    vk.vkDestroyDescriptorSetLayout(ctx.device, p.setLayout, nullptr);
+  }
+  kernel = CachedKernel();
+}
+
+VkResult bindBuffers(VulkanContext &ctx, const ignrt_device_call &call,
+                     const KernelDescriptor &kernel, CachedKernel &cached,
+                     std::string &why) {
+  // Another call may reach this cached kernel with more arguments.
+  if (cached.args.size() < call.num_args)
+    cached.args.resize(call.num_args);
+  size_t total = 0;
+  for (const Dispatch &d : kernel.dispatches)
+    total += d.bindings.size();
+  // The writes point into `infos`: it must not reallocate.
+  std::vector<VkDescriptorBufferInfo> infos;
+  infos.reserve(total);
+  std::vector<VkWriteDescriptorSet> writes;
+  for (size_t i = 0; i < kernel.dispatches.size(); ++i)
+    for (size_t k = 0; k < kernel.dispatches[i].bindings.size(); ++k) {
+      const Binding &b = kernel.dispatches[i].bindings[k];
+      uint64_t bytes = bufferBytes(kernel.boundBytes(call, b));
+      Buffer &buffer = b.kind == Binding::Arg       ? cached.args[b.index]
+                       : b.kind == Binding::Scratch ? cached.scratch[b.index]
+                                                    : cached.constants[b.index];
+      VkResult r = ensureBuffer(ctx, bytes, buffer, why);
+      if (r != VK_SUCCESS)
+        return r;
+      // The exact range, so that OpArrayLength sees the tensor's length.
+      infos.push_back({buffer.buffer, 0, bytes});
+      auto w = vkStruct<VkWriteDescriptorSet>(
+          VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
+      w.dstSet = cached.pipelines[i].set;
+      w.dstBinding = uint32_t(k);
+      w.descriptorCount = 1;
+      w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      w.pBufferInfo = &infos.back();
+      writes.push_back(w);
+    }
+  ctx.vkd.vkUpdateDescriptorSets(ctx.device, uint32_t(writes.size()),
+                                 writes.data(), 0, nullptr);
+  if (!cached.constantsLoaded) {
+    for (size_t c = 0; c < kernel.constants.size(); ++c)
+      if (cached.constants[c].mapped)
+        std::memcpy(cached.constants[c].mapped,
+                    static_cast<const char *>(call.blob) +
+                        kernel.constants[c].offset,
+                    kernel.constants[c].bytes);
+    cached.constantsLoaded = true;
+  }
+  return VK_SUCCESS;
+}
+
+} // namespace ign::vulkan

@@ -1,0 +1,70 @@
+//===- VulkanKernel.h - one kernel's pipelines and buffers -------*- C++
+//-*-===//
+//
+// The Vulkan objects of one kernel (a descriptor and its SPIR-V): a compute
+// pipeline and descriptor set per dispatch, built once, and host-visible
+// storage buffers for its bound arguments and scratch, kept between calls
+// and grown when a call needs more.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IGN_TARGETS_VULKAN_VULKANKERNEL_H
+#define IGN_TARGETS_VULKAN_VULKANKERNEL_H
+
+#include "VulkanContext.h"
+#include "VulkanDescriptor.h"
+
+#include <string>
+#include <vector>
+
+namespace ign::vulkan {
+
+/// A host-visible, host-coherent storage buffer, mapped for its lifetime.
+struct Buffer {
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  void *mapped = nullptr;
+  uint64_t capacity = 0; // bytes; 0 before the first allocation
+};
+
+struct Pipeline {
+  VkShaderModule module = VK_NULL_HANDLE;
+  VkDescriptorSetLayout setLayout = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+};
+
+struct CachedKernel {
+  std::vector<Pipeline> pipelines; // one per dispatch
+  VkDescriptorPool descriptorPool = VK_NULL_HANDLE;
+  std::vector<Buffer> args;      // by argument index
+  std::vector<Buffer> scratch;   // by scratch index
+  std::vector<Buffer> constants; // by constant index, filled once
+  bool constantsLoaded = false;
+  uint64_t lastUse = 0;
+};
+
+/// Builds the pipelines and descriptor sets of \p kernel's dispatches.
+/// On failure \p why names the step and \p out holds what was made (for
+/// destroyKernel).
+bool buildKernel(VulkanContext &ctx, const ignrt_device_call &call,
+                 const KernelDescriptor &kernel, CachedKernel &out,
+                 std::string &why);
+
+/// Frees every object of \p kernel; it must not be in use on the device.
+void destroyKernel(VulkanContext &ctx, CachedKernel &kernel);
+
+/// Frees \p kernel's buffers only (they are remade on its next call).
+void releaseBuffers(VulkanContext &ctx, CachedKernel &kernel);
+
+/// Gives every bound argument and scratch a buffer big enough for this
+/// call, and each constant its buffer filled from the blob (once), and
+/// points the descriptor sets at them. Returns the failing
+/// result (VK_SUCCESS when none) with \p why naming the step.
+VkResult bindBuffers(VulkanContext &ctx, const ignrt_device_call &call,
+                     const KernelDescriptor &kernel, CachedKernel &cached,
+                     std::string &why);
+
+} // namespace ign::vulkan
+
+#endif

@@ -1,0 +1,557 @@
+//===- VulkanDeviceTest.cpp - the Vulkan driver on a real device ----------===//
+//
+// Runs SPIR-V test shaders (Inputs/vulkan/*.spvasm, assembled here with
+// spirv-as) through runVulkanCall, the body of libignrt's "vulkan" driver,
+// and checks results, dispatch ordering, pipeline caching and descriptor
+// errors. The tests that need a device skip where there is none (Mesa's
+// lavapipe is one, on the CPU); the missing-loader test runs everywhere.
+//
+//===----------------------------------------------------------------------===//
+
+#include "VulkanDevice.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <thread>
+#include <vector>
+
+#ifndef IGN_TEST_INPUTS_DIR
+#error "IGN_TEST_INPUTS_DIR must name test/unit/Inputs"
+#endif
+#ifndef IGN_SPIRV_AS
+#define IGN_SPIRV_AS "spirv-as"
+#endif
+
+extern char **environ;
+
+using namespace ign::vulkan;
+using nlohmann::json;
+
+namespace {
+
+/// The bytes of Inputs/vulkan/NAME.spvasm assembled for Vulkan 1.1, or
+/// empty with \p why set.
+std::vector<uint8_t> assembleUncached(const std::string &name,
+                                      std::string &why) {
+  std::string source =
+      std::string(IGN_TEST_INPUTS_DIR) + "/vulkan/" + name + ".spvasm";
+  char out[] = "/tmp/ign-vulkan-test-XXXXXX";
+  int fd = mkstemp(out);
+  if (fd < 0)
+    return why = "cannot make a temporary file", std::vector<uint8_t>();
+  close(fd);
+  std::string command = std::string(IGN_SPIRV_AS) +
+                        " --target-env vulkan1.1 '" + source + "' -o " + out +
+                        " 2>&1";
+  std::string log;
+  if (FILE *p = popen(command.c_str(), "r")) {
+    char line[512];
+    while (fgets(line, sizeof line, p))
+      log += line;
+    if (pclose(p) != 0)
+      why = command + " failed: " + log;
+  } else {
+    why = "cannot run " + command;
+  }
+  std::ifstream in(out, std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+  std::remove(out);
+  if (why.empty() && bytes.empty())
+    why = command + " wrote nothing";
+  return why.empty() ? bytes : std::vector<uint8_t>();
+}
+
+bool haveSpirvAs() {
+  static const bool have =
+      std::system(
+          (std::string(IGN_SPIRV_AS) + " --version >/dev/null 2>&1").c_str()) ==
+      0;
+  return have;
+}
+
+std::vector<uint8_t> assemble(const std::string &name, std::string &why) {
+  static std::map<std::string, std::vector<uint8_t>> cache;
+  auto it = cache.find(name);
+  if (it != cache.end())
+    return it->second;
+  std::vector<uint8_t> bytes = assembleUncached(name, why);
+  if (!bytes.empty())
+    cache[name] = bytes;
+  return bytes;
+}
+
+/// A launch built the way libignrt builds one: arguments are byte vectors,
+/// inputs first; the last `results` are outputs.
+struct Launch {
+  std::string kernel = "test_kernel";
+  json descriptor;
+  std::vector<uint8_t> blob;
+  std::vector<std::vector<uint8_t>> tensors;
+  size_t results = 1;
+
+  template <typename T> void addTensor(const std::vector<T> &values) {
+    const uint8_t *p = reinterpret_cast<const uint8_t *>(values.data());
+    tensors.emplace_back(p, p + values.size() * sizeof(T));
+  }
+  template <typename T> std::vector<T> tensor(size_t i) const {
+    std::vector<T> v(tensors[i].size() / sizeof(T));
+    std::memcpy(v.data(), tensors[i].data(), tensors[i].size());
+    return v;
+  }
+
+  int run(std::string &error, ignrt_device_stats *statsOut = nullptr) {
+    return runText(descriptor.dump(), error, statsOut);
+  }
+
+  int runText(const std::string &text, std::string &error,
+              ignrt_device_stats *statsOut = nullptr) {
+    std::vector<void *> data;
+    std::vector<ignrt_tensor_info> args(tensors.size());
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      data.push_back(tensors[i].data());
+      args[i].name = "t";
+      args[i].dtype = IGNRT_U8;
+      args[i].rank = 1;
+      args[i].dims[0] = int64_t(tensors[i].size());
+      args[i].bytes = tensors[i].size();
+    }
+    ignrt_device_call call = {kernel.c_str(), text.c_str(),   blob.data(),
+                              blob.size(),    tensors.size(), results,
+                              data.data(),    args.data()};
+    ignrt_device_stats stats = {-1, -1, -1};
+    int rc = runVulkanCall(call, stats, error);
+    if (statsOut)
+      *statsOut = stats;
+    return rc;
+  }
+};
+
+json dispatchJson(const std::string &entry, size_t offset, size_t bytes,
+                  uint32_t groups, uint32_t local, json bindings) {
+  return {{"entry", entry},         {"offset", offset},
+          {"bytes", bytes},         {"groups", {groups, 1, 1}},
+          {"local", {local, 1, 1}}, {"bindings", bindings}};
+}
+
+std::vector<float> iota(size_t n, float start, float step) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = start + step * float(i);
+  return v;
+}
+
+class VulkanDeviceTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string why;
+    if (!probeVulkanDevice(info, why))
+      GTEST_SKIP() << "no Vulkan device: " << why;
+    if (!haveSpirvAs())
+      GTEST_SKIP() << IGN_SPIRV_AS << " does not run: install spirv-tools";
+  }
+
+  /// A launch of add or mul (entry "main"), bound a, b, out, over `n`
+  /// floats.
+  Launch binaryLaunch(const std::string &shader, size_t n) {
+    Launch l;
+    std::string why;
+    l.blob = assemble(shader, why);
+    EXPECT_TRUE(why.empty()) << why;
+    l.descriptor = {
+        {"format", "spirv"},
+        {"scratch", json::array()},
+        {"dispatches",
+         {dispatchJson("main", 0, l.blob.size(), (n + 63) / 64, 64,
+                       {{{"arg", 0}}, {{"arg", 1}}, {{"arg", 2}}})}}};
+    l.addTensor(iota(n, 1.0f, 0.5f));
+    l.addTensor(iota(n, -3.0f, 2.0f));
+    l.addTensor(std::vector<float>(n, -1.0f));
+    return l;
+  }
+
+  VulkanDeviceInfo info;
+};
+
+TEST_F(VulkanDeviceTest, ProbeReportsTheDevice) {
+  EXPECT_FALSE(info.name.empty());
+  EXPECT_FALSE(info.type.empty());
+  EXPECT_GT(info.subgroupSize, 0u);
+  EXPECT_GE(info.apiVersion, (1u << 22) | (1u << 12)); // Vulkan 1.1
+  EXPECT_GE(info.maxInvocations, 128u);                // the Vulkan minimum
+  for (int i = 0; i < 3; ++i)
+    EXPECT_GT(info.maxWorkgroupCount[i], 0u);
+  EXPECT_GE(info.maxSharedMemoryBytes, 16384u);
+}
+
+TEST_F(VulkanDeviceTest, AddsTwoBuffersWithAPartialLastWorkgroup) {
+  const size_t n = 1000; // 15 full workgroups of 64 and one of 40
+  Launch l = binaryLaunch("add", n);
+  std::string error;
+  ignrt_device_stats stats;
+  ASSERT_EQ(l.run(error, &stats), 0) << error;
+  std::vector<float> a = l.tensor<float>(0), b = l.tensor<float>(1),
+                     out = l.tensor<float>(2);
+  for (size_t i = 0; i < n; ++i)
+    ASSERT_EQ(out[i], a[i] + b[i]) << "element " << i;
+  EXPECT_EQ(stats.cycles, 0);
+  EXPECT_GT(stats.device_ns, 0.0);
+  EXPECT_EQ(stats.utilization, 0.0);
+}
+
+TEST_F(VulkanDeviceTest, EnablesEightBitStorage) {
+  if (!info.storageBuffer8BitAccess || !info.shaderInt8)
+    GTEST_SKIP() << info.name << " lacks 8-bit storage or int8";
+  const size_t n = 1001; // the buffers are padded to 1004 bytes
+  Launch l;
+  std::string why;
+  l.blob = assemble("add_u8", why);
+  ASSERT_TRUE(why.empty()) << why;
+  l.descriptor = {{"format", "spirv"},
+                  {"dispatches",
+                   {dispatchJson("add_u8", 0, l.blob.size(), (n + 31) / 32, 32,
+                                 {{{"arg", 0}}, {{"arg", 1}}, {{"arg", 2}}})}}};
+  std::vector<uint8_t> a(n), b(n);
+  for (size_t i = 0; i < n; ++i)
+    a[i] = uint8_t(i), b[i] = uint8_t(200 + 3 * i);
+  l.addTensor(a);
+  l.addTensor(b);
+  l.addTensor(std::vector<uint8_t>(n, 0));
+  ASSERT_EQ(l.run(why), 0) << why;
+  std::vector<uint8_t> out = l.tensor<uint8_t>(2);
+  ASSERT_EQ(out.size(), n);
+  for (size_t i = 0; i < n; ++i)
+    ASSERT_EQ(out[i], uint8_t(a[i] + b[i])) << "element " << i;
+}
+
+// lavapipe runs dispatches one after the other, so a missing barrier shows
+// only on a GPU, or here under VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation
+// with VK_LAYER_ENABLES=VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_-
+// VALIDATION_EXT (it reports SYNC-HAZARD-READ-AFTER-WRITE).
+TEST_F(VulkanDeviceTest, SecondDispatchSeesTheFirstThroughScratch) {
+  const size_t n = 777;
+  std::string why;
+  std::vector<uint8_t> scale = assemble("scale", why);
+  std::vector<uint8_t> reverse = assemble("reverse_add", why);
+  ASSERT_TRUE(why.empty()) << why;
+  Launch l;
+  l.blob = scale;
+  l.blob.insert(l.blob.end(), reverse.begin(), reverse.end());
+  l.descriptor = {
+      {"format", "spirv"},
+      {"scratch", {n * 4}},
+      {"dispatches",
+       {dispatchJson("scale", 0, scale.size(), (n + 63) / 64, 64,
+                     {{{"arg", 0}}, {{"scratch", 0}}}),
+        dispatchJson("reverse_add", scale.size(), reverse.size(), (n + 15) / 16,
+                     16, {{{"scratch", 0}}, {{"arg", 1}}, {{"arg", 2}}})}}};
+  l.addTensor(iota(n, 0.25f, 1.0f));
+  l.addTensor(iota(n, 100.0f, -0.5f));
+  l.addTensor(std::vector<float>(n, 0.0f));
+  ASSERT_EQ(l.run(why), 0) << why;
+  std::vector<float> a = l.tensor<float>(0), b = l.tensor<float>(1),
+                     out = l.tensor<float>(2);
+  for (size_t i = 0; i < n; ++i)
+    ASSERT_EQ(out[i], a[n - 1 - i] * 2.0f + b[i]) << "element " << i;
+}
+
+TEST_F(VulkanDeviceTest, SameCallTwiceGivesTheSameResult) {
+  Launch l = binaryLaunch("add", 300);
+  std::string error;
+  ASSERT_EQ(l.run(error), 0) << error;
+  std::vector<float> first = l.tensor<float>(2);
+  l.tensors[2].assign(l.tensors[2].size(), 0xFF); // poison, as libignrt does
+  ASSERT_EQ(l.run(error), 0) << error;
+  EXPECT_EQ(l.tensor<float>(2), first);
+  // New inputs in the pooled buffers, the cached pipeline reused.
+  l.tensors[0] = l.tensors[1];
+  ASSERT_EQ(l.run(error), 0) << error;
+  std::vector<float> b = l.tensor<float>(1), out = l.tensor<float>(2);
+  for (size_t i = 0; i < b.size(); ++i)
+    ASSERT_EQ(out[i], b[i] + b[i]) << "element " << i;
+}
+
+TEST_F(VulkanDeviceTest, CacheKeyIncludesTheBlobsContents) {
+  // The same kernel name and descriptor (add and mul have one size and
+  // entry name), another module: it must not run add's pipeline.
+  Launch add = binaryLaunch("add", 200), mul = binaryLaunch("mul", 200);
+  ASSERT_EQ(add.descriptor, mul.descriptor);
+  std::string why;
+  add.kernel = mul.kernel = "same_name";
+  ASSERT_EQ(add.run(why), 0) << why;
+  ASSERT_EQ(mul.run(why), 0) << why;
+  std::vector<float> a = mul.tensor<float>(0), b = mul.tensor<float>(1),
+                     out = mul.tensor<float>(2), sum = add.tensor<float>(2);
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(out[i], a[i] * b[i]) << "element " << i;
+    ASSERT_EQ(sum[i], a[i] + b[i]) << "element " << i;
+  }
+}
+
+TEST_F(VulkanDeviceTest, BufferGrowsWithTheArguments) {
+  // The same kernel (descriptor and blob) with larger arguments: the
+  // pooled buffers must grow and the shader see the new lengths.
+  for (size_t n : {64, 4096, 100}) {
+    Launch l = binaryLaunch("add", n);
+    l.descriptor["dispatches"][0]["groups"] = {64, 1, 1};
+    std::string error;
+    ASSERT_EQ(l.run(error), 0) << error;
+    std::vector<float> a = l.tensor<float>(0), b = l.tensor<float>(1),
+                       out = l.tensor<float>(2);
+    for (size_t i = 0; i < n; ++i)
+      ASSERT_EQ(out[i], a[i] + b[i]) << "n " << n << " element " << i;
+  }
+}
+
+TEST_F(VulkanDeviceTest, UnboundArgumentsAreNotTouched) {
+  Launch l = binaryLaunch("add", 64);
+  l.addTensor(std::vector<float>(8, 42.0f)); // a second output, unbound
+  l.results = 2;
+  std::string error;
+  ASSERT_EQ(l.run(error), 0) << error;
+  EXPECT_EQ(l.tensor<float>(3), std::vector<float>(8, 42.0f));
+}
+
+TEST_F(VulkanDeviceTest, CallsFromManyThreads) {
+  std::string why;
+  assemble("add", why); // fills assemble's cache before the threads read it
+  assemble("mul", why);
+  ASSERT_TRUE(why.empty()) << why;
+  std::vector<std::thread> threads;
+  std::vector<std::string> errors(4);
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < 10 && errors[t].empty(); ++k) {
+        Launch l = binaryLaunch(t % 2 ? "mul" : "add", 100 + 37 * t);
+        std::string error;
+        if (l.run(error)) {
+          errors[t] = error;
+          break;
+        }
+        std::vector<float> a = l.tensor<float>(0), b = l.tensor<float>(1),
+                           out = l.tensor<float>(2);
+        for (size_t i = 0; i < a.size(); ++i)
+          if (out[i] != (t % 2 ? a[i] * b[i] : a[i] + b[i]))
+            errors[t] = "wrong element " + std::to_string(i);
+      }
+    });
+  for (std::thread &t : threads)
+    t.join();
+  for (const std::string &e : errors)
+    EXPECT_EQ(e, "");
+}
+
+/// Runs \p l and expects an error mentioning every one of \p needles.
+void expectError(Launch &l, const std::string &text,
+                 std::vector<std::string> needles) {
+  std::string error;
+  EXPECT_NE(l.runText(text, error), 0);
+  EXPECT_NE(error.find("vulkan kernel 'test_kernel'"), std::string::npos)
+      << error;
+  for (const std::string &n : needles)
+    EXPECT_NE(error.find(n), std::string::npos)
+        << "'" << n << "' not in: " << error;
+}
+
+TEST_F(VulkanDeviceTest, BadDescriptorsAreErrors) {
+  Launch l = binaryLaunch("add", 64);
+  json good = l.descriptor;
+  auto with = [&](const char *key, json value) {
+    json d = good;
+    d["dispatches"][0][key] = value;
+    return d.dump();
+  };
+  size_t size = l.blob.size();
+  expectError(l, with("offset", size), {"dispatch 0", "beyond the blob"});
+  expectError(l, with("bytes", size + 4), {"beyond the blob"});
+  expectError(l, with("bytes", size - 2), {"multiple of 4"});
+  expectError(l, with("bindings", {{{"arg", 0}}, {{"arg", 1}}, {{"arg", 3}}}),
+              {"binding 2", "argument index 3", "out of range"});
+  expectError(l, with("bindings", {{{"arg", 0}}, {{"scratch", 0}}}),
+              {"binding 1", "scratch index 0", "out of range"});
+  expectError(l, with("bindings", {{{"arg", 0}}, {{"arg", 1}}}),
+              {"uses binding 2", "lists 2 bindings"});
+  expectError(l, with("bindings", {{{"arg", 0}}, {{"const", 0}}, {{"arg", 2}}}),
+              {"binding 1", "constant index 0", "out of range"});
+  expectError(l, with("bindings", {{{"arg", 0}}, {{"arg", 1}, {"const", 0}}}),
+              {"binding 1", "is not {\"arg\": N}"});
+  json constant = good;
+  constant["constants"] = {{{"offset", size - 4}, {"bytes", 8}}};
+  expectError(l, constant.dump(), {"constant 0", "slice of the"});
+  expectError(l, with("entry", "nope"), {"no GLCompute entry point", "'nope'"});
+  expectError(l, with("groups", {1, 0, 1}), {"\"groups\""});
+  expectError(l,
+              with("groups", {uint64_t(info.maxWorkgroupCount[0]) + 1, 1, 1}),
+              {"maximum workgroup count"});
+  expectError(l, with("local", {uint64_t(info.maxInvocations) * 2, 1, 1}),
+              {"workgroup size"});
+  expectError(l, with("local", {32, 1, 1}), {"differs", "LocalSize"});
+  json missing = good;
+  missing["dispatches"][0].erase("bindings");
+  expectError(l, missing.dump(), {"\"bindings\" is missing"});
+  expectError(l, "{\"format\": \"spirv\", \"dispatches\": [", {"not JSON"});
+  expectError(l, "[1, 2]", {"not a JSON object"});
+  expectError(l, "{\"format\": \"ptx\", \"dispatches\": []}", {"format"});
+  // After all that the driver still runs good launches.
+  std::string error;
+  EXPECT_EQ(l.run(error), 0) << error;
+}
+
+TEST_F(VulkanDeviceTest, BadBlobIsAnError) {
+  Launch l = binaryLaunch("add", 64);
+  std::vector<uint8_t> good = l.blob;
+  l.blob[0] ^= 0xFF; // the magic number
+  expectError(l, l.descriptor.dump(), {"not a SPIR-V module"});
+  l.blob = good;
+  l.blob[22] = l.blob[23] = 0xFF; // the first instruction's word count
+  expectError(l, l.descriptor.dump(), {"malformed SPIR-V"});
+}
+
+TEST_F(VulkanDeviceTest, MoreResultsThanArgumentsIsAnError) {
+  Launch l = binaryLaunch("add", 64);
+  l.results = 4;
+  expectError(l, l.descriptor.dump(), {"4 results but 3 arguments"});
+}
+
+//===----------------------------------------------------------------------===//
+// Fresh processes: the loader and the device are chosen once per process,
+// so the environment variables that steer them are tested in a child (this
+// same binary, caught by the hook below before gtest's main).
+//===----------------------------------------------------------------------===//
+
+/// A module with just a GLCompute entry point "main": it passes the
+/// driver's checks, so a launch of it reaches the loader without spirv-as.
+std::vector<uint8_t> minimalModule() {
+  const uint32_t words[] = {0x07230203,      0x00010300, 0, 2,          0,
+                            (5u << 16) | 15, 5,          1, 0x6e69616d, 0};
+  const uint8_t *p = reinterpret_cast<const uint8_t *>(words);
+  return std::vector<uint8_t>(p, p + sizeof words);
+}
+
+/// The child's work: probe, then run a launch, printing what each says.
+int childMain() {
+  VulkanDeviceInfo info;
+  std::string why;
+  if (probeVulkanDevice(info, why))
+    std::printf("probe: ok %s\n", info.name.c_str());
+  else
+    std::printf("probe: %s\n", why.c_str());
+  Launch l;
+  std::string assembleError;
+  l.blob = assemble("add", assembleError);
+  if (l.blob.empty()) // enough to get past the descriptor checks
+    l.blob = minimalModule();
+  l.descriptor = {{"format", "spirv"},
+                  {"dispatches",
+                   {dispatchJson("main", 0, l.blob.size(), 1, 64,
+                                 {{{"arg", 0}}, {{"arg", 1}}, {{"arg", 2}}})}}};
+  for (int i = 0; i < 3; ++i)
+    l.addTensor(std::vector<float>(64, 1.0f));
+  std::string error;
+  int rc = l.run(error);
+  std::printf("run: %s\n", rc ? error.c_str() : "ok");
+  std::fflush(stdout);
+  return 0;
+}
+
+const bool isChild = [] {
+  if (std::getenv("IGN_VULKAN_TEST_CHILD"))
+    std::exit(childMain());
+  return false;
+}();
+
+/// Runs this binary as a child with \p env added; its output.
+std::string runChild(const std::vector<std::string> &env, int &status) {
+  std::vector<std::string> strings(env);
+  strings.push_back("IGN_VULKAN_TEST_CHILD=1");
+  for (char **e = environ; *e; ++e)
+    if (std::strncmp(*e, "IGN_VULKAN_", 11))
+      strings.push_back(*e);
+  std::vector<char *> envp;
+  for (std::string &s : strings)
+    envp.push_back(s.data());
+  envp.push_back(nullptr);
+  int fds[2];
+  if (pipe(fds))
+    return "pipe failed";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  char self[] = "/proc/self/exe";
+  char *argv[] = {self, nullptr};
+  pid_t pid = 0;
+  int err = posix_spawn(&pid, self, &actions, nullptr, argv, envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  std::string out;
+  char buffer[512];
+  for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) > 0;)
+    out.append(buffer, size_t(n));
+  close(fds[0]);
+  if (err)
+    return "posix_spawn failed: " + std::string(std::strerror(err));
+  waitpid(pid, &status, 0);
+  return out;
+}
+
+TEST(VulkanLoaderTest, MissingLoaderIsAClearError) {
+  (void)isChild;
+  int status = -1;
+  std::string out =
+      runChild({"IGN_VULKAN_LOADER=/nonexistent/libvulkan.so.1"}, status);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "the child crashed (status " << status << "): " << out;
+  const char *expected[] = {
+      "probe: cannot load /nonexistent/libvulkan.so.1 (",
+      "install libvulkan1 and a Vulkan driver such as mesa-vulkan-drivers",
+      "run: vulkan kernel 'test_kernel': cannot load /nonexistent/"};
+  for (const char *e : expected)
+    EXPECT_NE(out.find(e), std::string::npos) << e << "\nnot in:\n" << out;
+}
+
+TEST_F(VulkanDeviceTest, NoDriverIsAClearError) {
+  // A loader with no driver (ICD) to load.
+  int status = -1;
+  std::string out = runChild({"VK_ICD_FILENAMES=/nonexistent/icd.json",
+                              "VK_DRIVER_FILES=/nonexistent/icd.json"},
+                             status);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+  EXPECT_NE(out.find("install mesa-vulkan-drivers or your GPU's Vulkan "
+                     "driver"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("run: vulkan kernel 'test_kernel': "), std::string::npos)
+      << out;
+}
+
+TEST_F(VulkanDeviceTest, DeviceChosenByEnvironment) {
+  int status = -1;
+  std::string out = runChild({"IGN_VULKAN_DEVICE=no-such-gpu"}, status);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+  EXPECT_NE(out.find("probe: IGN_VULKAN_DEVICE=no-such-gpu names none of "
+                     "the Vulkan devices"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find(info.name), std::string::npos) << out; // listed
+  // By a substring of its name, in another case.
+  std::string part = info.name.substr(0, 4);
+  for (char &c : part)
+    c = char(std::toupper(static_cast<unsigned char>(c)));
+  out = runChild({"IGN_VULKAN_DEVICE=" + part}, status);
+  EXPECT_NE(out.find("probe: ok " + info.name), std::string::npos) << out;
+  EXPECT_NE(out.find("run: ok"), std::string::npos) << out;
+}
+
+} // namespace

@@ -9,6 +9,7 @@ DEBIAN_PKGS=(
   libcli11-dev nlohmann-json3-dev libgtest-dev
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata liblld-19-dev
   libsqlite3-dev libxgboost-dev
+  libvulkan-dev libvulkan1 mesa-vulkan-drivers spirv-tools
 )
 
 missing=()

@@ -27,3 +27,13 @@ try:
             config.available_features.add("avx512bf16")
 except OSError:
     pass
+# Tests that run Vulkan bundles need a Vulkan device (lavapipe here): ignc
+# lists the chip "device" only where it found one.
+import subprocess
+try:
+    listing = subprocess.run([os.path.join(config.ign_tools_dir, "ignc"), "targets"],
+                             capture_output=True, text=True, timeout=60).stdout
+    if "--chip device" in listing:
+        config.available_features.add("vulkan")
+except (OSError, subprocess.SubprocessError):
+    pass

@@ -1,5 +1,4 @@
-//===- KernelBufferization.cpp - kernels from ign to buffers
-//---------------===//
+//===- KernelBufferization.cpp - kernels from ign to buffers --------------===//
 //
 // The reference lowering and bufferization shared by every target's kernel
 // compile (ign/Conversion/KernelBufferization.h).

@@ -15,6 +15,8 @@
 
 #include "ign/Target/TargetRegistry.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -43,6 +45,7 @@ struct DeviceTotals {
   int64_t launches = 0, cycles = 0;
   double ns = 0, utilizationCycles = 0;
   std::vector<int64_t> perLaunchCycles; // -1: a host launch
+  std::vector<double> perLaunchNs;      // device time, 0 for the host
 };
 DeviceTotals deviceTotals(ignrt_session *session) {
   DeviceTotals t;
@@ -51,6 +54,7 @@ DeviceTotals deviceTotals(ignrt_session *session) {
     ignrt_device_stats s;
     if (ignrt_session_kernel_device(session, k, &s) != IGNRT_OK) {
       t.perLaunchCycles.push_back(-1);
+      t.perLaunchNs.push_back(0);
       continue;
     }
     ++t.launches;
@@ -58,8 +62,26 @@ DeviceTotals deviceTotals(ignrt_session *session) {
     t.ns += s.device_ns;
     t.utilizationCycles += s.utilization * double(s.cycles);
     t.perLaunchCycles.push_back(s.cycles);
+    t.perLaunchNs.push_back(s.device_ns);
   }
   return t;
+}
+
+/// The device's share of a run: a simulated device counts cycles at its
+/// chip's clock; a GPU reports the time its own timestamps measured.
+void printDeviceLine(const DeviceTotals &d, const char *simulationNote) {
+  if (!d.launches)
+    return;
+  if (d.cycles > 0)
+    std::printf("device: %lld launches on the simulated array, %lld cycles, "
+                "%.2f%% utilization, %.3f ms at the chip's clock%s\n",
+                (long long)d.launches, (long long)d.cycles,
+                100.0 * d.utilizationCycles / double(d.cycles), d.ns / 1e6,
+                simulationNote);
+  else
+    std::printf("device: %lld launches, %.3f ms on the device (its own "
+                "timestamps)\n",
+                (long long)d.launches, d.ns / 1e6);
 }
 
 BundlePtr openBundle(const std::string &path, int &code) {
@@ -218,13 +240,7 @@ int runBundle(const RunOptions &options) {
   }
   if (options.verbosity != Verbosity::Quiet) {
     std::cout << "latency: " << ms << " ms (one run, including first-touch)\n";
-    DeviceTotals d = deviceTotals(session.get());
-    if (d.launches)
-      std::printf("device: %lld launches on the simulated array, %lld cycles, "
-                  "%.2f%% utilization, %.3f ms at the chip's clock\n",
-                  (long long)d.launches, (long long)d.cycles,
-                  d.cycles ? 100.0 * d.utilizationCycles / double(d.cycles) : 0,
-                  d.ns / 1e6);
+    printDeviceLine(deviceTotals(session.get()), "");
   }
   return kExitOk;
 }
@@ -294,8 +310,10 @@ int benchBundle(const BenchOptions &options) {
     ignrt_session_kernel_timing(session.get(), k, &name, &ns);
     nlohmann::json entry = {{"name", name},
                             {"median_ms", stat(perKernel[k], 0.5)}};
-    if (device.perLaunchCycles[k] >= 0)
+    if (device.perLaunchCycles[k] > 0)
       entry["device_cycles"] = device.perLaunchCycles[k];
+    else if (device.perLaunchCycles[k] == 0)
+      entry["device_ms"] = device.perLaunchNs[k] / 1e6;
     report["kernels"].push_back(entry);
   }
   if (device.launches)
@@ -313,20 +331,20 @@ int benchBundle(const BenchOptions &options) {
               "%.3f ms, p90 %.3f ms\n",
               options.repeat, options.warmup, stat(totals, 0),
               stat(totals, 0.5), stat(totals, 0.9));
-  if (device.launches)
-    std::printf("device: %lld launches on the simulated array, %lld cycles, "
-                "%.2f%% utilization, %.3f ms at the chip's clock (host wall "
-                "time above includes the simulation)\n",
-                (long long)device.launches, (long long)device.cycles,
-                100.0 * report["device"]["utilization"].get<double>(),
-                device.ns / 1e6);
-  std::printf("%-32s %12s %14s\n", "kernel", "median ms", "device cycles");
-  for (const auto &k : report["kernels"])
+  printDeviceLine(device, " (host wall time above includes the simulation)");
+  // Simulated devices count cycles; GPUs time themselves.
+  std::printf("%-32s %12s %14s\n", "kernel", "median ms",
+              device.cycles > 0 || !device.launches ? "device cycles"
+                                                    : "device ms");
+  for (const auto &k : report["kernels"]) {
+    std::string where = "host";
+    if (k.contains("device_cycles"))
+      where = std::to_string(k["device_cycles"].get<int64_t>());
+    else if (k.contains("device_ms"))
+      where = llvm::formatv("{0:F3}", k["device_ms"].get<double>()).str();
     std::printf("%-32s %12.3f %14s\n", k["name"].get<std::string>().c_str(),
-                k["median_ms"].get<double>(),
-                k.contains("device_cycles")
-                    ? std::to_string(k["device_cycles"].get<int64_t>()).c_str()
-                    : "host");
+                k["median_ms"].get<double>(), where.c_str());
+  }
   return kExitOk;
 }
 

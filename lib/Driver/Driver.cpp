@@ -347,11 +347,15 @@ int runCompile(const DriverOptions &options) {
                  << why << "\n";
     return kExitUsage;
   }
-  if (options.emit == "llvm" && selection->target->lowLevelIRName() != "llvm") {
-    llvm::errs() << "ignc: error: --emit=llvm is for --target=host; the "
-                 << selection->target->name()
-                 << " target's kernels are not LLVM IR (ignc inspect shows "
-                    "them)\n";
+  bool lowLevel = options.emit == "llvm" || options.emit == "gpu";
+  if (lowLevel && selection->target->lowLevelIRName() != options.emit) {
+    llvm::errs() << "ignc: error: --emit=" << options.emit << " is for "
+                 << (options.emit == "llvm" ? "--target=host"
+                                            : "the GPU targets (vulkan)")
+                 << "; the " << selection->target->name()
+                 << " target's kernels are not "
+                 << (options.emit == "llvm" ? "LLVM IR" : "GPU kernels")
+                 << " (ignc inspect shows them)\n";
     return kExitUsage;
   }
   OwningOpRef<ModuleOp> module =
@@ -360,7 +364,7 @@ int runCompile(const DriverOptions &options) {
     return kExitImport;
   if (options.emit.empty() || options.emit == "schedule")
     return compileBundle(*module, options, *selection, config);
-  if (options.emit == "kernels" || options.emit == "llvm")
+  if (options.emit == "kernels" || lowLevel)
     return emitTargetView(*module, options, *selection, config);
   if (options.emit == "linalg") {
     PassManager pm(&context);

@@ -1,18 +1,20 @@
 //===- conformance.cpp - ONNX backend test data: import and end to end ----===//
 //
 // Usage: ign-conformance import|run DATA_DIR [--expect FILE] [--write FILE]
-//                        [--filter TEXT] [--jobs N] [--timeout SECONDS] [-v]
+//                        [--filter TEXT] [--jobs N] [--timeout SECONDS]
+//                        [--target T [--chip C]] [-v]
 //
 // `import` imports each `<suite>/<test>/model.onnx` under DATA_DIR (Debian's
 // libonnx-testdata) and verifies the module. `run` also compiles it for the
-// host, runs every test_data_set_* through libignrt and compares the outputs
-// with output_*.pb (per-dtype tolerances, NaN must match NaN, integers
-// exact); each model runs in a child process with a time limit, so a crash
-// or hang is recorded, not fatal. A model whose shape operands are graph
-// inputs (e.g. Reshape's shape in test_reshape_*) is retried with those
-// inputs frozen to test_data_set_0's values, as a user would with
-// --freeze-input. Prints the failures and totals; with --expect, exits 1
-// when a listed test no longer passes.
+// host (or --target, whose declined kernels run on the host), runs every
+// test_data_set_* through libignrt and compares the outputs with output_*.pb
+// (per-dtype tolerances, NaN must match NaN, integers exact); each model runs
+// in a child process with a time limit, so a crash or hang is recorded, not
+// fatal. A model whose shape operands are graph inputs (e.g. Reshape's shape in
+// test_reshape_*) is retried with those inputs frozen to test_data_set_0's
+// values, as a user would with --freeze-input. Prints the failures and
+// totals; with --expect, exits 1 when a listed test no longer passes, and 77
+// (skipped) when --target's kernels cannot run on this machine.
 //
 //===----------------------------------------------------------------------===//
 
@@ -185,6 +187,24 @@ bool compareOutput(const ign::TensorData &expected, const void *data,
   return true;
 }
 
+/// The target the models compile for (--target, --chip): the host unless
+/// asked otherwise; a device target's declined kernels run on the host.
+struct Placement {
+  std::string target = "host", chip;
+};
+Placement placement;
+
+/// "k of n kernels on T" for a device target's bundle.
+std::string deviceShare(const ign::bundle::BundleContents &c) {
+  if (placement.target == "host")
+    return "";
+  size_t onDevice = 0;
+  for (const ign::bundle::KernelSpec &k : c.kernels)
+    onDevice += k.device == placement.target;
+  return std::to_string(onDevice) + " of " + std::to_string(c.kernels.size()) +
+         " kernels on " + placement.target;
+}
+
 /// Compiles, runs every data set and compares (inside the child process).
 Result runTest(const fs::path &dir) {
   mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
@@ -199,10 +219,14 @@ Result runTest(const fs::path &dir) {
     return mlir::success();
   });
   ign::target::registerBuiltinTargets();
-  const ign::target::Target &host = *ign::target::findTarget("host");
+  const ign::target::Target &target =
+      *ign::target::findTarget(placement.target);
+  target.registerRuntimeDriver();
   ign::target::PipelineOptions pipeline;
-  pipeline.compile.config.chip = host.defaultChip();
-  auto compiled = ign::target::compileModule(*imported.module, host, pipeline);
+  pipeline.compile.config.chip =
+      placement.chip.empty() ? target.defaultChip() : placement.chip;
+  auto compiled =
+      ign::target::compileModule(*imported.module, target, pipeline);
   if (mlir::failed(compiled)) {
     bool lowering = messages.find("failed to legalize") != std::string::npos ||
                     messages.find("not lowered yet") != std::string::npos;
@@ -210,6 +234,7 @@ Result runTest(const fs::path &dir) {
             "compile: " + messages};
   }
   ign::bundle::BundleContents &c = *compiled;
+  std::string share = deviceShare(c);
   std::string path = (fs::temp_directory_path() /
                       ("ign-conformance-" + std::to_string(getpid()) + ".ignb"))
                          .string();
@@ -280,7 +305,7 @@ Result runTest(const fs::path &dir) {
   ignrt_bundle_close(bundle);
   if (sets == 0)
     return {Status::Fail, "no test_data_set_*"};
-  return {Status::Pass, ""};
+  return {Status::Pass, share};
 }
 
 /// Runs `runTest` in a child process with a time limit.
@@ -347,7 +372,9 @@ int main(int argc, char **argv) {
   if (argc < 3 ||
       (std::string(argv[1]) != "import" && std::string(argv[1]) != "run")) {
     std::cerr << "usage: ign-conformance import|run DATA_DIR [--expect FILE] "
-                 "[--write FILE] [--filter TEXT] [--timeout SECONDS] [-v]\n";
+                 "[--write FILE] [--filter TEXT] [--timeout SECONDS] [--target "
+                 "T [--chip C]] "
+                 "[-v]\n";
     return 2;
   }
   bool runMode = std::string(argv[1]) == "run";
@@ -365,12 +392,36 @@ int main(int argc, char **argv) {
       filter = argv[++i];
     else if (a == "--timeout" && i + 1 < argc)
       timeout = std::atoi(argv[++i]);
+    else if (a == "--target" && i + 1 < argc)
+      placement.target = argv[++i];
+    else if (a == "--chip" && i + 1 < argc)
+      placement.chip = argv[++i];
     else if (a == "-v")
       verbose = true;
     else {
       std::cerr << "unknown argument '" << a << "'\n";
       return 2;
     }
+  }
+  ign::target::registerBuiltinTargets();
+  const ign::target::Target *target = ign::target::findTarget(placement.target);
+  if (!target) {
+    std::cerr << "ign-conformance: unknown target '" << placement.target
+              << "'\n";
+    return 2;
+  }
+  // A device target whose kernels cannot run here (no Vulkan device, say)
+  // is skipped, not failed: its tuning refusal says why.
+  ign::target::TargetConfig config;
+  config.chip = placement.chip.empty() ? target->defaultChip() : placement.chip;
+  if (std::string why = target->checkChip(config.chip); !why.empty()) {
+    std::cerr << "ign-conformance: " << why << "\n";
+    return 2;
+  }
+  if (std::string why = target->tuningRefusal(config);
+      runMode && placement.target != "host" && !why.empty()) {
+    std::cout << "skipped: " << why << "\n";
+    return 77;
   }
   if (!fs::is_directory(dataDir)) {
     std::cerr << "ign-conformance: '" << dataDir.string()

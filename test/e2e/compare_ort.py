@@ -10,6 +10,7 @@ for fp32) and max absolute error. Prints a table; exits 1 on any failure.
 Needs: numpy, onnxruntime (pip). Usage:
   python3 test/e2e/compare_ort.py [--ignc build/bin/ignc] [--work DIR]
       [--target systolic --chip gemmini-16] [--threshold 3e-2]
+      [--target vulkan --chip lavapipe]
 """
 import argparse
 import os
@@ -65,8 +66,9 @@ def main():
                              "there by benchmarks/models/gen_zoo.py (large: not run by CTest)")
     parser.add_argument("--threads", type=int, default=0)
     parser.add_argument("--target", default="host",
-                        help="compile for this target (systolic: run on the simulator)")
-    parser.add_argument("--chip", default=None, help="--target=systolic's machine")
+                        help="compile for this target (systolic: run on the simulator; "
+                             "vulkan: on this machine's Vulkan device, lavapipe here)")
+    parser.add_argument("--chip", default=None, help="the target's chip")
     args = parser.parse_args()
     target_args = [f"--target={args.target}"] + ([f"--chip={args.chip}"] if args.chip else [])
     try:
@@ -75,6 +77,12 @@ def main():
         print("skipped: onnxruntime is not installed (pip install onnxruntime)")
         return 77
 
+    if args.target == "vulkan":
+        # `ignc targets` lists the chip "device" only where one was found.
+        listing = subprocess.run([args.ignc, "targets"], capture_output=True, text=True).stdout
+        if "--chip device" not in listing:
+            print("skipped: no Vulkan device on this machine (install mesa-vulkan-drivers)")
+            return 77
     work = args.work or tempfile.mkdtemp(prefix="ignc-e2e-")
     rng = np.random.default_rng(2026)
     failures = 0

@@ -267,7 +267,12 @@ TEST(TargetRegistry, ResolvesNamesSpellingsAndChips) {
   EXPECT_FALSE(resolveTarget("x86-64-v3", "znver4", error));
   EXPECT_FALSE(resolveTarget("tpu9000", "", error));
   EXPECT_NE(error.find("unknown target 'tpu9000'"), std::string::npos);
+  auto gpu = resolveTarget("vulkan", "mali-g710", error);
+  ASSERT_TRUE(gpu) << error;
+  EXPECT_EQ(gpu->target->name(), "vulkan");
+  EXPECT_FALSE(resolveTarget("vulkan", "mali-g999", error));
+  EXPECT_NE(error.find("unknown vulkan chip 'mali-g999'"), std::string::npos);
   // The built-in targets, once each: registration is idempotent.
   registerBuiltinTargets();
-  EXPECT_EQ(registeredTargets().size(), 2u);
+  EXPECT_EQ(registeredTargets().size(), 3u);
 }

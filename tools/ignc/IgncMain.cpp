@@ -75,9 +75,13 @@ void addCompileOptions(CLI::App &app, CompileArgs &args) {
                  "what to produce: ign (the imported module), linalg (the "
                  "reference lowering), kernels (the fused kernels: ops, "
                  "shapes, FLOPs, bytes, task ids), llvm (the host kernels' "
-                 "optimized LLVM IR), schedule (each kernel's schedule: "
-                 "tuned from the database, or the default)")
-      ->check(CLI::IsMember({"ign", "linalg", "kernels", "llvm", "schedule"}));
+                 "optimized LLVM IR), gpu (each GPU kernel, bufferized, with "
+                 "its mapping script: ign-opt --split-input-file "
+                 "--transform-interpreter replays it), schedule (each "
+                 "kernel's schedule: tuned from the database, or the "
+                 "default)")
+      ->check(CLI::IsMember(
+          {"ign", "linalg", "kernels", "llvm", "gpu", "schedule"}));
   app.add_flag("--json", options.json, "--emit=kernels as JSON");
   app.add_flag("--no-fuse", args.noFuse,
                "one op per kernel (for comparison and debugging)");

@@ -49,6 +49,18 @@ struct ChipInfo {
   std::vector<std::pair<std::string, int64_t>> memoryBytes; // per level
 };
 
+/// Marks `spec` as a kernel of device `device` (no host symbol): the
+/// driver's descriptor and program, and the schedule applied.
+inline void placeOnDevice(bundle::KernelSpec &spec, std::string device,
+                          std::string descriptor, std::string blob,
+                          std::string schedule) {
+  spec.symbol = "";
+  spec.device = std::move(device);
+  spec.deviceJson = std::move(descriptor);
+  spec.deviceBlob = std::move(blob);
+  spec.scheduleJson = std::move(schedule);
+}
+
 /// What a compile asks of its target.
 struct TargetConfig {
   std::string chip;                 // one of the target's chips

@@ -191,11 +191,9 @@ mlir::LogicalResult SystolicTarget::compileKernels(
       k.declined = true;
       continue;
     }
-    k.spec->symbol = "";
-    k.spec->device = name();
-    k.spec->deviceJson = std::move(compiled->deviceJson);
-    k.spec->deviceBlob = std::move(compiled->blob);
-    k.spec->scheduleJson = std::move(compiled->scheduleJson);
+    target::placeOnDevice(*k.spec, name(), std::move(compiled->deviceJson),
+                          std::move(compiled->blob),
+                          std::move(compiled->scheduleJson));
   }
   return mlir::success();
 }

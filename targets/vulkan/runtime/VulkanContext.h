@@ -1,5 +1,4 @@
-//===- VulkanContext.h - the process-wide Vulkan device ----------*- C++
-//-*-===//
+//===- VulkanContext.h - the process-wide Vulkan device ---------*- C++ -*-===//
 //
 // One instance, physical device, logical device and compute queue for the
 // whole process, with the few objects every launch reuses (command buffer,

@@ -1,5 +1,4 @@
-//===- VulkanDescriptor.h - a Vulkan kernel's launch descriptor --*- C++
-//-*-===//
+//===- VulkanDescriptor.h - a Vulkan kernel's descriptor --------*- C++ -*-===//
 //
 // The contract with the compiler side: the manifest's "device" object of a
 // Vulkan kernel (format, scratch sizes, dispatches with their SPIR-V slices,

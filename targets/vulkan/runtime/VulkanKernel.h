@@ -1,5 +1,4 @@
-//===- VulkanKernel.h - one kernel's pipelines and buffers -------*- C++
-//-*-===//
+//===- VulkanKernel.h - one kernel's pipelines and buffers ------*- C++ -*-===//
 //
 // The Vulkan objects of one kernel (a descriptor and its SPIR-V): a compute
 // pipeline and descriptor set per dispatch, built once, and host-visible

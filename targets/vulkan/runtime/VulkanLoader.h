@@ -1,5 +1,4 @@
-//===- VulkanLoader.h - libvulkan opened at run time -------------*- C++
-//-*-===//
+//===- VulkanLoader.h - libvulkan opened at run time ------------*- C++ -*-===//
 //
 // The Vulkan driver must link and run on machines without a Vulkan loader,
 // so nothing links libvulkan: it is dlopen'ed at first use and every entry

@@ -1,0 +1,299 @@
+//===- GpuMapping.cpp - a bufferized kernel onto GPU workgroups -----------===//
+//
+// Builds and applies the Transform-dialect script of a kernel's GPU
+// schedule, then lowers and outlines its launches (GpuMapping.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuMapping.h"
+
+#include "ign/Conversion/KernelBufferization.h"
+
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/TransformOps/GPUTransformOps.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/Linalg/TransformOps/DialectExtension.h"
+#include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/TransformOps/SCFTransformOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Transform/IR/TransformDialect.h"
+#include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "mlir/Transforms/Passes.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <numeric>
+
+using namespace mlir;
+
+namespace ign::gpu {
+
+namespace {
+
+constexpr llvm::StringLiteral kOpTag = "ign.gpu_op";
+
+std::string listOf(ArrayRef<int64_t> values) {
+  return "[" +
+         llvm::join(llvm::map_range(
+                        values, [](int64_t v) { return std::to_string(v); }),
+                    ", ") +
+         "]";
+}
+
+/// `#gpu.block<x>, ...` for the loops a level distributes (nonzero
+/// `sizes`), in loop order; every such loop is a mapped loop.
+std::string mappingOf(const OpMapping &m, ArrayRef<int64_t> sizes,
+                      llvm::StringRef kind) {
+  std::vector<std::string> dims;
+  unsigned mapped = 0;
+  for (unsigned i = 0; i < sizes.size(); ++i) {
+    if (m.workgroupTile[i] == 0)
+      continue;
+    if (sizes[i] != 0)
+      dims.push_back(
+          llvm::formatv("#gpu.{0}<{1}>", kind, m.dims[mapped]).str());
+    ++mapped;
+  }
+  return "[" + llvm::join(dims, ", ") + "]";
+}
+
+/// The script's steps for op `index`: tile to workgroups, then to
+/// threads, then map both levels onto a gpu.launch.
+std::string opSteps(unsigned index, const OpMapping &m) {
+  return llvm::formatv(
+             R"(    %op{0} = transform.structured.match attributes {{{1} = {0} : i64} in %root : (!transform.any_op) -> !transform.any_op
+    %tile{0}, %wg{0} = transform.structured.tile_using_forall %op{0} tile_sizes {2} (mapping = {3}) : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %thread{0}, %tf{0} = transform.structured.tile_using_forall %tile{0} num_threads {4} (mapping = {5}) : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %launch{0} = transform.gpu.map_forall_to_blocks %wg{0} generate_gpu_launch : (!transform.any_op) -> !transform.any_op
+    %mapped{0} = transform.gpu.map_nested_forall_to_threads %launch{0} block_dims = {6} : (!transform.any_op) -> !transform.any_op
+)",
+             index, kOpTag, listOf(m.workgroupTile),
+             mappingOf(m, m.workgroupTile, "block"), listOf(m.threads),
+             mappingOf(m, m.threads, "thread"), listOf(m.blockSize))
+      .str();
+}
+
+/// The script's step for op `index` that has no parallel loop (a
+/// reduction to one element, a scalar's fill): wrapped in a one-iteration
+/// scf.forall (wrapInOneWorkgroup), it runs as one thread of one
+/// workgroup.
+std::string singleThreadSteps(unsigned index) {
+  return llvm::formatv(
+             R"(    %op{0} = transform.structured.match attributes {{{1} = {0} : i64} in %root : (!transform.any_op) -> !transform.any_op
+    %launch{0} = transform.gpu.map_forall_to_blocks %op{0} generate_gpu_launch : (!transform.any_op) -> !transform.any_op
+)",
+             index, kOpTag)
+      .str();
+}
+
+/// Puts `op` into a one-iteration scf.forall mapped to a workgroup, which
+/// takes over the op's tag.
+void wrapInOneWorkgroup(linalg::LinalgOp op) {
+  OpBuilder b(op);
+  MLIRContext *ctx = op->getContext();
+  Location loc = op.getLoc();
+  auto mapping = b.getArrayAttr(
+      {mlir::gpu::GPUBlockMappingAttr::get(ctx, mlir::gpu::MappingId::DimX)});
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  auto forall = b.create<scf::ForallOp>(
+      loc, ArrayRef<OpFoldResult>{zero}, ArrayRef<OpFoldResult>{one},
+      ArrayRef<OpFoldResult>{one}, ValueRange{}, mapping);
+  op->moveBefore(forall.getBody()->getTerminator());
+  forall->setAttr(kOpTag, op->getAttr(kOpTag));
+  op->removeAttr(kOpTag);
+}
+
+/// Clones the view ops (and constants) a launch body uses from outside
+/// into it, so that outlining passes the base buffers (kernel arguments
+/// and scratch allocations) and the views fold into loads and stores.
+void sinkViewsIntoLaunch(mlir::gpu::LaunchOp launch) {
+  for (bool changed = true; changed;) {
+    changed = false;
+    llvm::SetVector<Value> above;
+    getUsedValuesDefinedAbove(launch.getBody(), above);
+    OpBuilder b(&launch.getBody().front(), launch.getBody().front().begin());
+    for (Value v : above) {
+      Operation *def = v.getDefiningOp();
+      if (!def ||
+          !(isa<ViewLikeOpInterface>(def) || matchPattern(def, m_Constant())))
+        continue;
+      Operation *clone = b.clone(*def);
+      replaceAllUsesInRegionWith(
+          v, clone->getResult(cast<OpResult>(v).getResultNumber()),
+          launch.getBody());
+      changed = true;
+    }
+  }
+}
+
+/// What may stay in the kernel function after outlining.
+bool staysOnHost(Operation *op) {
+  return isa<arith::ConstantOp, memref::AllocOp, memref::DeallocOp,
+             memref::GetGlobalOp, mlir::gpu::LaunchFuncOp, func::ReturnOp>(
+             op) ||
+         isa<ViewLikeOpInterface>(op);
+}
+
+} // namespace
+
+void rewriteReshapesAsViews(func::FuncOp kernel) {
+  SmallVector<tensor::ReshapeOp> reshapes;
+  kernel.walk([&](tensor::ReshapeOp r) { reshapes.push_back(r); });
+  for (tensor::ReshapeOp r : reshapes) {
+    auto from = cast<RankedTensorType>(r.getSource().getType());
+    auto to = cast<RankedTensorType>(r.getType());
+    if (!from.hasStaticShape() || !to.hasStaticShape())
+      continue;
+    OpBuilder b(r);
+    Location loc = r.getLoc();
+    Value v = r.getSource();
+    // Through one dimension (or none, for one element): a collapse then
+    // an expand, with empty reassociations to and from rank 0.
+    auto all = [](int64_t rank) {
+      SmallVector<ReassociationIndices> groups;
+      if (rank > 0) {
+        groups.emplace_back(rank);
+        std::iota(groups[0].begin(), groups[0].end(), 0);
+      }
+      return groups;
+    };
+    if (from.getRank() > 1 || (from.getRank() == 1 && to.getRank() == 0))
+      v = b.create<tensor::CollapseShapeOp>(
+          loc, v, all(to.getRank() == 0 ? 0 : from.getRank()));
+    if (cast<RankedTensorType>(v.getType()) != to)
+      v = b.create<tensor::ExpandShapeOp>(
+          loc, to, v,
+          all(cast<RankedTensorType>(v.getType()).getRank() ? to.getRank()
+                                                            : 0));
+    r.replaceAllUsesWith(v);
+    r.erase();
+  }
+}
+
+void fuseElementwiseChains(func::FuncOp kernel) {
+  RewritePatternSet patterns(kernel.getContext());
+  linalg::populateElementwiseOpsFusionPatterns(
+      patterns, [](OpOperand *operand) {
+        Operation *producer = operand->get().getDefiningOp();
+        return producer && producer->hasOneUse();
+      });
+  (void)applyPatternsAndFoldGreedily(kernel, std::move(patterns));
+}
+
+void registerGpuMappingDialects(DialectRegistry &registry) {
+  linalg::registerTransformDialectExtension(registry);
+  mlir::gpu::registerTransformDialectExtension(registry);
+  scf::registerTransformDialectExtension(registry);
+  linalg::registerTilingInterfaceExternalModels(registry);
+  registry.insert<transform::TransformDialect, mlir::gpu::GPUDialect,
+                  affine::AffineDialect, arith::ArithDialect, math::MathDialect,
+                  memref::MemRefDialect, scf::SCFDialect, linalg::LinalgDialect,
+                  tensor::TensorDialect>();
+}
+
+void prepareGpuContext(MLIRContext *ctx) {
+  registerKernelLoweringInterfaces(ctx);
+  DialectRegistry registry;
+  registerGpuMappingDialects(registry);
+  ctx->appendDialectRegistry(registry);
+  ctx->loadDialect<transform::TransformDialect, mlir::gpu::GPUDialect,
+                   affine::AffineDialect, arith::ArithDialect,
+                   math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
+                   linalg::LinalgDialect>();
+}
+
+std::string buildTransformScript(func::FuncOp kernel,
+                                 const GpuSchedule &schedule,
+                                 const ChipLimits &limits, std::string &why) {
+  std::string steps;
+  unsigned index = 0;
+  bool nested = false;
+  SmallVector<linalg::LinalgOp> singles;
+  kernel.walk([&](linalg::LinalgOp op) {
+    if (op->getParentOp() != kernel.getOperation()) {
+      nested = true;
+      return WalkResult::interrupt();
+    }
+    op->setAttr(kOpTag, IntegerAttr::get(IntegerType::get(op->getContext(), 64),
+                                         index));
+    if (!hasMappableLoop(op)) {
+      singles.push_back(op);
+      steps += singleThreadSteps(index++);
+      return WalkResult::advance();
+    }
+    std::optional<OpMapping> m = mapOp(op, schedule, limits, why);
+    if (!m) {
+      why = op->getName().getStringRef().str() + ": " + why;
+      return WalkResult::interrupt();
+    }
+    steps += opSteps(index++, *m);
+    return WalkResult::advance();
+  });
+  for (linalg::LinalgOp op : singles)
+    wrapInOneWorkgroup(op);
+  if (nested)
+    why = "a linalg op inside a loop of the kernel";
+  if (!why.empty())
+    return "";
+  return "module attributes {transform.with_named_sequence} {\n"
+         "  transform.named_sequence @__transform_main(%root: "
+         "!transform.any_op {transform.readonly}) {\n" +
+         steps + "    transform.yield\n  }\n}\n";
+}
+
+LogicalResult mapKernelToGpu(ModuleOp module, func::FuncOp kernel,
+                             llvm::StringRef script, std::string &why) {
+  MLIRContext *ctx = module.getContext();
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error && diagnostics.empty())
+      diagnostics = d.str();
+    return success();
+  });
+  auto fail = [&](llvm::StringRef step) {
+    why = (step + (diagnostics.empty() ? "" : ": " + diagnostics)).str();
+    return failure();
+  };
+  OwningOpRef<ModuleOp> transforms = parseSourceString<ModuleOp>(script, ctx);
+  if (!transforms)
+    return fail("the mapping script does not parse");
+  Operation *entry = transforms->lookupSymbol("__transform_main");
+  if (!entry || failed(transform::applyTransformNamedSequence(
+                    module, entry, *transforms, transform::TransformOptions())))
+    return fail("the mapping script failed");
+  kernel.walk([](mlir::gpu::LaunchOp launch) { sinkViewsIntoLaunch(launch); });
+  PassManager pm(ctx);
+  OpPassManager &fn = pm.nest<func::FuncOp>();
+  fn.addPass(createConvertLinalgToLoopsPass());
+  fn.addPass(memref::createFoldMemRefAliasOpsPass());
+  fn.addPass(createLowerAffinePass());
+  fn.addPass(createCanonicalizerPass());
+  fn.addPass(createCSEPass());
+  pm.addPass(createGpuLauchSinkIndexComputationsPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  if (failed(pm.run(module)))
+    return fail("lowering the launches failed");
+  for (Operation &op : kernel.getBody().front())
+    if (!staysOnHost(&op))
+      return fail(
+          ("'" + op.getName().getStringRef() + "' stays outside every launch")
+              .str());
+  return success();
+}
+
+} // namespace ign::gpu

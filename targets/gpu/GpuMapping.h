@@ -1,0 +1,58 @@
+//===- GpuMapping.h - a bufferized kernel onto GPU workgroups ---*- C++ -*-===//
+//
+// The target-neutral half of every GPU backend: a kernel after the
+// reference lowering and bufferization is mapped by a Transform-dialect
+// script (each linalg op tiled to workgroups and threads, scf.forall mapped
+// to gpu.launch) and its launches outlined into gpu.modules. Vulkan lowers
+// the result to SPIR-V; CUDA and ROCm will lower the same IR to NVVM and
+// ROCDL.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef IGN_TARGETS_GPU_GPUMAPPING_H
+#define IGN_TARGETS_GPU_GPUMAPPING_H
+
+#include "GpuSchedule.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+
+namespace ign::gpu {
+
+/// The dialects, tiling interfaces and Transform-dialect extensions a
+/// mapping script uses (ign-opt registers them to replay one).
+void registerGpuMappingDialects(mlir::DialectRegistry &registry);
+
+/// Loads the dialects and registers the interfaces and Transform-dialect
+/// extensions the GPU mapping needs.
+void prepareGpuContext(mlir::MLIRContext *ctx);
+
+/// Static tensor.reshape ops of `kernel` (after the reference lowering)
+/// become collapse_shape/expand_shape views: SPIR-V has no lowering of
+/// memref.reshape, and views fold into the kernels' loads and stores.
+void rewriteReshapesAsViews(mlir::func::FuncOp kernel);
+
+/// Fuses elementwise producers into their only consumer (on tensors, after
+/// the reference lowering): one dispatch and no scratch buffer for a chain
+/// of elementwise ops.
+void fuseElementwiseChains(mlir::func::FuncOp kernel);
+
+/// The Transform-dialect script that maps `kernel` (bufferized) under
+/// `schedule`; tags each of its linalg ops with `ign.gpu_op` for the
+/// script to match. Empty, with `why` set, when an op has no mapping.
+std::string buildTransformScript(mlir::func::FuncOp kernel,
+                                 const GpuSchedule &schedule,
+                                 const ChipLimits &limits, std::string &why);
+
+/// Applies `script` to `module` (holding `kernel`), then lowers the
+/// launches' bodies to loops and outlines them: `kernel` is left with
+/// constants, allocations (scratch buffers) and gpu.launch_func ops.
+/// Failure with `why` set (diagnostics are captured, not printed).
+mlir::LogicalResult mapKernelToGpu(mlir::ModuleOp module,
+                                   mlir::func::FuncOp kernel,
+                                   llvm::StringRef script, std::string &why);
+
+} // namespace ign::gpu
+
+#endif // IGN_TARGETS_GPU_GPUMAPPING_H

@@ -1,0 +1,86 @@
+//===- GpuSchedule.h - the GPU schedule of a kernel, as data ----*- C++ -*-===//
+//
+// The shared GPU layer's schedule (../shared/DESIGN.md, "GPU targets"): the
+// knobs a GPU target tunes for a kernel, the chip limits that prune them,
+// and the per-op plan they give: which loops map to workgroups and threads,
+// and the tile each workgroup and thread computes. The plan is materialized
+// as a Transform-dialect script (GpuMapping.h), so that a schedule can be
+// printed and replayed with `ign-opt --transform-interpreter`.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef IGN_TARGETS_GPU_GPUSCHEDULE_H
+#define IGN_TARGETS_GPU_GPUSCHEDULE_H
+
+#include "ign/Search/ScheduleSpace.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ign::gpu {
+
+/// Knob names (a bundle's schedule.knobs and the tuning database use them).
+inline constexpr const char *kThreadsX = "gpu.threads_x";
+inline constexpr const char *kThreadsY = "gpu.threads_y";
+inline constexpr const char *kElemsX = "gpu.elems_x";
+inline constexpr const char *kElemsY = "gpu.elems_y";
+
+/// What a chip allows a kernel (Vulkan's limits, CUDA's, a preset's).
+struct ChipLimits {
+  int64_t subgroupSize = 32;
+  int64_t maxInvocations = 1024; // threads of one workgroup
+  std::array<int64_t, 3> maxWorkgroupSize = {1024, 1024, 64};
+  std::array<int64_t, 3> maxWorkgroupCount = {65535, 65535, 65535};
+  int64_t sharedMemoryBytes = 32768;
+};
+
+/// A kernel's knob values: threads of a workgroup along x (the innermost
+/// parallel loop) and y (the next one), and the elements each thread
+/// computes along each.
+struct GpuSchedule {
+  int64_t threadsX = 64, threadsY = 1, elemsX = 1, elemsY = 1;
+
+  search::Schedule knobs() const;
+};
+
+/// The schedule a compile without tuning uses: a workgroup of at least a
+/// few subgroups, one element per thread.
+GpuSchedule defaultGpuSchedule(const ChipLimits &limits);
+
+/// `tuned`'s knobs where it has them, else the default's.
+GpuSchedule scheduleFromKnobs(const search::Schedule *tuned,
+                              const ChipLimits &limits);
+
+/// The knobs and their legal values; defaults = defaultGpuSchedule.
+search::ScheduleSpace gpuScheduleSpace(const ChipLimits &limits);
+
+/// How one linalg op of a kernel maps: per loop, the tile of a workgroup
+/// (0: the loop runs whole inside each thread) and the threads of a
+/// workgroup over it (0: not distributed), and which GPU dimension each
+/// mapped loop takes.
+struct OpMapping {
+  std::vector<int64_t> workgroupTile, threads;
+  std::vector<char> dims; // 'x', 'y', 'z' per mapped loop, in
+                          // loop order
+  std::array<int64_t, 3> blockSize{1, 1, 1}; // x, y, z
+  std::array<int64_t, 3> gridSize{1, 1, 1};
+};
+
+/// Whether `op` has a loop a workgroup grid can cover: a parallel loop,
+/// where every operand reads every loop in increasing order (linalg's
+/// tiling needs that). Ops without one run as one thread.
+bool hasMappableLoop(mlir::linalg::LinalgOp op);
+
+/// The mapping of `op` under `schedule`, or why it has none (no mappable
+/// loop, dynamic sizes, a grid over the chip's limits).
+std::optional<OpMapping> mapOp(mlir::linalg::LinalgOp op,
+                               const GpuSchedule &schedule,
+                               const ChipLimits &limits, std::string &why);
+
+} // namespace ign::gpu
+
+#endif // IGN_TARGETS_GPU_GPUSCHEDULE_H

@@ -1,0 +1,135 @@
+//===- VulkanChips.cpp - the chips --target=vulkan compiles for -----------===//
+//
+// Preset numbers are the vendors' public figures (fp32 peak with FMA at
+// boost clock, memory bandwidth) and the limits their Vulkan drivers
+// report; lavapipe's were read on these machines (../shared/gpu-notes.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "VulkanChips.h"
+
+#include "VulkanDevice.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace ign::vulkan {
+
+namespace {
+
+VulkanChip preset(std::string name, std::string summary, bool float64,
+                  int64_t subgroup, int64_t invocations, int64_t shared,
+                  int64_t units, double mhz, double gflops, double gbs) {
+  VulkanChip c;
+  c.float64 = float64;
+  c.name = std::move(name);
+  c.summary = std::move(summary);
+  c.limits.subgroupSize = subgroup;
+  c.limits.maxInvocations = invocations;
+  c.limits.maxWorkgroupSize = {invocations, invocations, 64};
+  c.limits.sharedMemoryBytes = shared;
+  c.computeUnits = units;
+  c.clockMHz = mhz;
+  c.peakGflops = gflops;
+  c.bandwidthGBs = gbs;
+  return c;
+}
+
+std::vector<VulkanChip> presets() {
+  return {
+      preset("mali-g710", "Arm Mali-G710 MC10 (mobile)", false, 16, 512, 32768,
+             10, 850, 1088, 51.2),
+      preset("adreno-740", "Qualcomm Adreno 740 (mobile)", false, 64, 1024,
+             32768, 6, 680, 2089, 67.0),
+      preset("rdna3", "AMD RDNA3, Radeon RX 7900 XTX (desktop)", true, 64, 1024,
+             65536, 96, 2500, 61400, 960),
+      preset("nvidia-vulkan", "NVIDIA Ada, GeForce RTX 4090 (desktop)", true,
+             32, 1024, 49152, 128, 2520, 82600, 1008),
+  };
+}
+
+/// The probed device's limits (the driver's VulkanDevice.h).
+std::optional<VulkanChip> probedChip(std::string name, std::string &why) {
+  VulkanDeviceInfo info;
+  if (!probeVulkanDevice(info, why))
+    return std::nullopt;
+  VulkanChip c;
+  c.name = std::move(name);
+  c.summary = "this machine's Vulkan device: " + info.name;
+  c.limits.subgroupSize = info.subgroupSize;
+  c.limits.maxInvocations = info.maxInvocations;
+  c.limits.sharedMemoryBytes = info.maxSharedMemoryBytes;
+  for (int i = 0; i < 3; ++i) {
+    c.limits.maxWorkgroupSize[i] = info.maxWorkgroupSize[i];
+    c.limits.maxWorkgroupCount[i] = info.maxWorkgroupCount[i];
+  }
+  c.float16 = info.shaderFloat16 && info.storageBuffer16BitAccess;
+  c.float64 = info.shaderFloat64;
+  c.runsHere = true;
+  c.deviceName = info.name;
+  return c;
+}
+
+} // namespace
+
+std::vector<std::string> vulkanChipNames() {
+  std::vector<std::string> names = {"device", "lavapipe"};
+  for (const VulkanChip &c : presets())
+    names.push_back(c.name);
+  return names;
+}
+
+std::optional<VulkanChip> vulkanChip(const std::string &name,
+                                     std::string &why) {
+  if (name == "device") {
+    std::optional<VulkanChip> chip = probedChip(name, why);
+    if (!chip)
+      why = "--chip=device needs this machine's Vulkan device: " + why +
+            "; compile for a preset instead (--chip " +
+            llvm::join(llvm::drop_begin(vulkanChipNames()), ", ") + ")";
+    return chip;
+  }
+  if (name == "lavapipe") {
+    // Its limits as read here; compiling for it needs no device, running
+    // does (the tests skip without one).
+    VulkanChip c = preset("lavapipe", "Mesa lavapipe (Vulkan on the CPU)", true,
+                          8, 1024, 32768, 0, 0, 0, 0);
+    c.limits.maxWorkgroupSize = {1024, 1024, 1024};
+    c.runsHere = true;
+    std::string ignored;
+    VulkanDeviceInfo info;
+    if (probeVulkanDevice(info, ignored))
+      c.deviceName = info.name;
+    return c;
+  }
+  for (VulkanChip &c : presets())
+    if (c.name == name)
+      return c;
+  why = "unknown vulkan chip '" + name +
+        "' (known: " + llvm::join(vulkanChipNames(), ", ") + ")";
+  return std::nullopt;
+}
+
+std::string spirvTargetEnv(const VulkanChip &chip) {
+  const gpu::ChipLimits &l = chip.limits;
+  std::string caps = "Shader, Int64, Int16, Int8, StorageBuffer8BitAccess, "
+                     "StorageBuffer16BitAccess, GroupNonUniform, "
+                     "GroupNonUniformArithmetic, GroupNonUniformShuffle";
+  if (chip.float16)
+    caps += ", Float16";
+  if (chip.float64)
+    caps += ", Float64";
+  return llvm::formatv(
+             "#spirv.target_env<#spirv.vce<v1.3, [{0}], "
+             "[SPV_KHR_storage_buffer_storage_class, SPV_KHR_8bit_storage, "
+             "SPV_KHR_16bit_storage]>, api=Vulkan, "
+             "#spirv.resource_limits<max_compute_shared_memory_size = {1}, "
+             "max_compute_workgroup_invocations = {2}, "
+             "max_compute_workgroup_size = [{3}, {4}, {5}], subgroup_size = "
+             "{6}>>",
+             caps, l.sharedMemoryBytes, l.maxInvocations, l.maxWorkgroupSize[0],
+             l.maxWorkgroupSize[1], l.maxWorkgroupSize[2], l.subgroupSize)
+      .str();
+}
+
+} // namespace ign::vulkan

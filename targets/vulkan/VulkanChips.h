@@ -1,0 +1,47 @@
+//===- VulkanChips.h - the chips --target=vulkan compiles for ---*- C++ -*-===//
+//
+// Presets of mobile and desktop GPUs with their limits and public numbers,
+// lavapipe (Mesa's Vulkan on the CPU, what runs here), and "device": the
+// Vulkan device this machine has, probed at compile time. Each gives the
+// GPU layer's chip limits and the SPIR-V target environment.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef IGN_TARGETS_VULKAN_VULKANCHIPS_H
+#define IGN_TARGETS_VULKAN_VULKANCHIPS_H
+
+#include "GpuSchedule.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ign::vulkan {
+
+struct VulkanChip {
+  std::string name, summary;
+  gpu::ChipLimits limits;
+  bool float16 = true, float64 = false; // arithmetic and storage
+  int64_t computeUnits = 0;
+  double clockMHz = 0, peakGflops = 0, bandwidthGBs = 0;
+  /// Kernels for it run on this machine's Vulkan device (tuning measures
+  /// there); a preset of another GPU is compiled for, not run.
+  bool runsHere = false;
+  /// The probed device's name, for "device" and lavapipe (the tuning
+  /// database keys measurements by it).
+  std::string deviceName;
+};
+
+/// "device", "lavapipe" and the presets, in `ignc targets` order.
+std::vector<std::string> vulkanChipNames();
+
+/// The chip `name`; nullopt with `why` set for an unknown name, or for
+/// "device" on a machine without a Vulkan device.
+std::optional<VulkanChip> vulkanChip(const std::string &name, std::string &why);
+
+/// The #spirv.target_env attribute of `chip`, as text.
+std::string spirvTargetEnv(const VulkanChip &chip);
+
+} // namespace ign::vulkan
+
+#endif // IGN_TARGETS_VULKAN_VULKANCHIPS_H

@@ -1,0 +1,160 @@
+//===- VulkanCompiler.cpp - one kernel -> SPIR-V dispatches ---------------===//
+
+#include "VulkanCompiler.h"
+
+#include "GpuMapping.h"
+#include "SpirvLowering.h"
+
+#include "ign/Conversion/KernelBufferization.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace mlir;
+
+namespace ign::vulkan {
+
+namespace {
+
+bool storable(Type t, const VulkanChip &chip) {
+  if (t.isF32() || (t.isF16() && chip.float16) || (t.isF64() && chip.float64))
+    return true;
+  auto i = dyn_cast<IntegerType>(t);
+  return i && llvm::is_contained({1u, 8u, 16u, 32u, 64u}, i.getWidth());
+}
+
+/// The kernel after the reference lowering and bufferization, in a module
+/// of its own: arguments read-only, results as out-parameters.
+FailureOr<func::FuncOp> bufferizedCopy(func::FuncOp kernel, ModuleOp module,
+                                       std::string &why) {
+  MLIRContext *ctx = kernel.getContext();
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  auto copy = cast<func::FuncOp>(b.clone(*kernel));
+  copy.setPublic();
+  for (unsigned i = 0; i < copy.getNumArguments(); ++i)
+    copy.setArgAttr(i, "bufferization.writable", b.getBoolAttr(false));
+  PassManager lowering(ctx);
+  buildKernelLoweringPipeline(lowering);
+  if (failed(lowering.run(module))) {
+    why = "the reference lowering failed";
+    return failure();
+  }
+  gpu::rewriteReshapesAsViews(copy);
+  gpu::fuseElementwiseChains(copy);
+  copyPassedThroughResults(copy);
+  PassManager bufferizing(ctx);
+  buildKernelBufferizationPipeline(bufferizing);
+  if (failed(bufferizing.run(module))) {
+    why = "bufferization failed";
+    return failure();
+  }
+  return copy;
+}
+
+/// The kernel's module with its mapping script inside, as
+/// `ign-opt --transform-interpreter` reads it; inputs are `// -----`
+/// separated.
+void appendReplay(ModuleOp module, llvm::StringRef script,
+                  std::string &replay) {
+  OwningOpRef<ModuleOp> transforms =
+      parseSourceString<ModuleOp>(script, module.getContext());
+  if (!transforms)
+    return;
+  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+  copy->getBody()->push_back(transforms.release());
+  llvm::raw_string_ostream os(replay);
+  if (!replay.empty())
+    os << "// -----\n";
+  copy->print(os);
+  os << "\n";
+}
+
+std::string summaryOf(const SpirvKernel &k) {
+  const SpirvDispatch &d = k.dispatches.front();
+  return llvm::formatv("vulkan, {0} dispatch{1}, first {2}x{3}x{4} groups of "
+                       "{5}x{6}x{7}",
+                       k.dispatches.size(),
+                       k.dispatches.size() == 1 ? "" : "es", d.groups[0],
+                       d.groups[1], d.groups[2], d.local[0], d.local[1],
+                       d.local[2])
+      .str();
+}
+
+} // namespace
+
+bool hasVulkanTypes(func::FuncOp kernel, const VulkanChip &chip,
+                    std::string &why) {
+  for (Type t : llvm::concat<const Type>(kernel.getArgumentTypes(),
+                                         kernel.getResultTypes())) {
+    auto shaped = dyn_cast<ShapedType>(t);
+    Type element = shaped ? shaped.getElementType() : t;
+    if (!storable(element, chip)) {
+      llvm::raw_string_ostream os(why);
+      os << "element type " << element << " (not computed on " << chip.name
+         << ")";
+      return false;
+    }
+  }
+  return true;
+}
+
+FailureOr<CompiledKernel> compileVulkanKernel(func::FuncOp kernel,
+                                              const search::Schedule *tuned,
+                                              const VulkanChip &chip,
+                                              std::string &why,
+                                              std::string *replay) {
+  MLIRContext *ctx = kernel.getContext();
+  gpu::prepareGpuContext(ctx);
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error && diagnostics.empty())
+      diagnostics = d.str();
+    return success();
+  });
+  OwningOpRef<ModuleOp> module = ModuleOp::create(kernel.getLoc());
+  FailureOr<func::FuncOp> copy = bufferizedCopy(kernel, *module, why);
+  if (failed(copy)) {
+    why += diagnostics.empty() ? "" : ": " + diagnostics;
+    return failure();
+  }
+  gpu::GpuSchedule schedule = gpu::scheduleFromKnobs(tuned, chip.limits);
+  std::string script =
+      gpu::buildTransformScript(*copy, schedule, chip.limits, why);
+  if (script.empty())
+    return failure();
+  if (replay)
+    appendReplay(*module, script, *replay);
+  if (failed(gpu::mapKernelToGpu(*module, *copy, script, why)))
+    return failure();
+  FailureOr<SpirvKernel> spirv =
+      lowerToSpirv(*module, *copy, spirvTargetEnv(chip), why);
+  if (failed(spirv))
+    return failure();
+  CompiledKernel out;
+  out.deviceJson = spirv->descriptorJson(out.blob);
+  nlohmann::json knobs;
+  for (auto &[name, value] : schedule.knobs())
+    knobs[name] = value;
+  // Per dispatch its workgroup grid and size (`ignc inspect` shows them);
+  // no dispatch stages data in shared memory yet.
+  nlohmann::json dispatches = nlohmann::json::array();
+  for (const SpirvDispatch &d : spirv->dispatches)
+    dispatches.push_back({{"groups", d.groups}, {"local", d.local}});
+  out.scheduleJson = nlohmann::json{
+      {"kind", "gpu"},
+      {"knobs", knobs},
+      {"shared_bytes", 0},
+      {"dispatches",
+       dispatches}}.dump();
+  out.summary = summaryOf(*spirv);
+  return out;
+}
+
+} // namespace ign::vulkan

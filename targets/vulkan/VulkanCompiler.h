@@ -1,0 +1,46 @@
+//===- VulkanCompiler.h - one kernel -> SPIR-V dispatches -------*- C++ -*-===//
+//
+// The Vulkan target's compile of one kernel: the reference lowering and
+// bufferization every target shares, the GPU layer's schedule and mapping
+// (targets/gpu), then SPIR-V. A kernel it cannot map is declined (the host
+// runs it) with the reason.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef IGN_TARGETS_VULKAN_VULKANCOMPILER_H
+#define IGN_TARGETS_VULKAN_VULKANCOMPILER_H
+
+#include "VulkanChips.h"
+
+#include "ign/Search/ScheduleSpace.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <string>
+
+namespace ign::vulkan {
+
+struct CompiledKernel {
+  std::string deviceJson;   // the manifest's "device" object
+  std::string blob;         // the SPIR-V modules it indexes
+  std::string scheduleJson; // {"kind": "gpu", "knobs": {...}, ...}
+  std::string summary;      // one line for -v
+};
+
+/// Whether every tensor of `kernel` has an element type `chip` computes
+/// with and stores as the runtime does: f32, f16 and f64 where the chip has
+/// them, and integers of 1 (as bytes), 8, 16, 32 or 64 bits (no bf16).
+bool hasVulkanTypes(mlir::func::FuncOp kernel, const VulkanChip &chip,
+                    std::string &why);
+
+/// Compiles a copy of `kernel` (ign dialect; left unchanged) for `chip`
+/// with `tuned`'s knobs, or the default schedule's without. With `replay`,
+/// appends the bufferized kernel and its mapping script (--emit=gpu).
+mlir::FailureOr<CompiledKernel>
+compileVulkanKernel(mlir::func::FuncOp kernel, const search::Schedule *tuned,
+                    const VulkanChip &chip, std::string &why,
+                    std::string *replay = nullptr);
+
+} // namespace ign::vulkan
+
+#endif // IGN_TARGETS_VULKAN_VULKANCOMPILER_H

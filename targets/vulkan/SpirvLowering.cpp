@@ -27,7 +27,9 @@
 #include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
 #include "mlir/Dialect/SPIRV/Transforms/Passes.h"
 #include "mlir/Dialect/SPIRV/Transforms/SPIRVConversion.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/SPIRV/Serialization.h"
@@ -58,9 +60,16 @@ std::optional<int64_t> constantOf(Value v) {
 std::optional<std::string> constantBytes(memref::GetGlobalOp get) {
   auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
       get, get.getNameAttr());
-  auto value =
-      global ? dyn_cast_or_null<DenseElementsAttr>(global.getInitialValueAttr())
-             : nullptr;
+  Attribute initial = global ? global.getInitialValueAttr() : nullptr;
+  // Large constants are resources: their blob holds the bytes as stored.
+  if (auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(initial)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob || resource.getElementType().isInteger(1))
+      return std::nullopt;
+    ArrayRef<char> data = blob->getData();
+    return std::string(data.begin(), data.end());
+  }
+  auto value = dyn_cast_or_null<DenseElementsAttr>(initial);
   if (!value)
     return std::nullopt;
   std::string bytes;
@@ -106,7 +115,7 @@ std::optional<Binding> bindingOf(Value v, func::FuncOp kernel, SpirvKernel &out,
   if (auto get = dyn_cast_or_null<memref::GetGlobalOp>(def)) {
     std::optional<std::string> bytes = constantBytes(get);
     if (!bytes) {
-      why = "a constant buffer of an unsupported element type";
+      why = "a constant whose bytes are not in the module";
       return std::nullopt;
     }
     out.constants.push_back(std::move(*bytes));

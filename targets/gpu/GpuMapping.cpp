@@ -23,6 +23,8 @@
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/TransformOps/SCFTransformOps.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Transform/IR/TransformDialect.h"
 #include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
@@ -183,6 +185,43 @@ void rewriteReshapesAsViews(func::FuncOp kernel) {
     r.replaceAllUsesWith(v);
     r.erase();
   }
+}
+
+LogicalResult unrollRecurrences(func::FuncOp kernel, int64_t maxOps,
+                                std::string &why) {
+  // Innermost loops first (post-order), so that an outer loop unrolls
+  // bodies already flat.
+  SmallVector<scf::ForOp> loops;
+  kernel.walk([&](scf::ForOp loop) {
+    if (loop->walk([](linalg::LinalgOp) { return WalkResult::interrupt(); })
+            .wasInterrupted())
+      loops.push_back(loop);
+  });
+  IRRewriter rewriter(kernel.getContext());
+  for (scf::ForOp loop : loops) {
+    std::optional<int64_t> trips = constantTripCount(
+        loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
+    int64_t ops = 0;
+    loop->walk([&](linalg::LinalgOp) { ++ops; });
+    if (!trips || *trips * ops > maxOps) {
+      why = trips ? "a loop of " + std::to_string(*trips) + " steps of " +
+                        std::to_string(ops) + " ops (over " +
+                        std::to_string(maxOps) + " dispatches)"
+                  : "a loop without a constant trip count";
+      return failure();
+    }
+    if (*trips == 0) {
+      rewriter.replaceOp(loop, loop.getInitArgs());
+      continue;
+    }
+    // Unrolled by its trip count, the loop runs once and is replaced by
+    // its body (loopUnrollByFactor promotes it).
+    if (failed(loopUnrollByFactor(loop, uint64_t(*trips)))) {
+      why = "a loop that does not unroll";
+      return failure();
+    }
+  }
+  return success();
 }
 
 void fuseElementwiseChains(func::FuncOp kernel) {

@@ -33,6 +33,14 @@ void prepareGpuContext(mlir::MLIRContext *ctx);
 /// memref.reshape, and views fold into the kernels' loads and stores.
 void rewriteReshapesAsViews(mlir::func::FuncOp kernel);
 
+/// Fully unrolls the loops of `kernel` (on tensors, after the reference
+/// lowering) whose bodies hold linalg ops, such as a recurrent cell's loop
+/// over time steps: each step's ops become dispatches of their own. Fails,
+/// with `why`, for a loop without a constant trip count or one that would
+/// unroll to more than `maxOps` linalg ops.
+mlir::LogicalResult unrollRecurrences(mlir::func::FuncOp kernel,
+                                      int64_t maxOps, std::string &why);
+
 /// Fuses elementwise producers into their only consumer (on tensors, after
 /// the reference lowering): one dispatch and no scratch buffer for a chain
 /// of elementwise ops.

@@ -96,10 +96,6 @@ std::optional<VulkanChip> vulkanChip(const std::string &name,
                           8, 1024, 32768, 0, 0, 0, 0);
     c.limits.maxWorkgroupSize = {1024, 1024, 1024};
     c.runsHere = true;
-    std::string ignored;
-    VulkanDeviceInfo info;
-    if (probeVulkanDevice(info, ignored))
-      c.deviceName = info.name;
     return c;
   }
   for (VulkanChip &c : presets())
@@ -108,6 +104,14 @@ std::optional<VulkanChip> vulkanChip(const std::string &name,
   why = "unknown vulkan chip '" + name +
         "' (known: " + llvm::join(vulkanChipNames(), ", ") + ")";
   return std::nullopt;
+}
+
+std::string vulkanDeviceName(const VulkanChip &chip) {
+  if (!chip.runsHere || !chip.deviceName.empty())
+    return chip.deviceName;
+  std::string ignored;
+  VulkanDeviceInfo info;
+  return probeVulkanDevice(info, ignored) ? info.name : "";
 }
 
 std::string spirvTargetEnv(const VulkanChip &chip) {

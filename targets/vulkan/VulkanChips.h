@@ -27,8 +27,8 @@ struct VulkanChip {
   /// Kernels for it run on this machine's Vulkan device (tuning measures
   /// there); a preset of another GPU is compiled for, not run.
   bool runsHere = false;
-  /// The probed device's name, for "device" and lavapipe (the tuning
-  /// database keys measurements by it).
+  /// The probed device's name, for "device" (vulkanDeviceName gives it
+  /// for lavapipe too, opening the device only then).
   std::string deviceName;
 };
 
@@ -38,6 +38,11 @@ std::vector<std::string> vulkanChipNames();
 /// The chip `name`; nullopt with `why` set for an unknown name, or for
 /// "device" on a machine without a Vulkan device.
 std::optional<VulkanChip> vulkanChip(const std::string &name, std::string &why);
+
+/// The name of the device `chip`'s kernels run on here ("" for a preset
+/// of another GPU, or without a device): the tuning database keys
+/// measurements by it.
+std::string vulkanDeviceName(const VulkanChip &chip);
 
 /// The #spirv.target_env attribute of `chip`, as text.
 std::string spirvTargetEnv(const VulkanChip &chip);

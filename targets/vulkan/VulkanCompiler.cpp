@@ -46,6 +46,11 @@ FailureOr<func::FuncOp> bufferizedCopy(func::FuncOp kernel, ModuleOp module,
     why = "the reference lowering failed";
     return failure();
   }
+  // A recurrent cell's steps, each a few dispatches: up to 64 steps of a
+  // 16-op LSTM cell (longer sequences stay on the host until the steps
+  // run as one persistent kernel).
+  if (failed(gpu::unrollRecurrences(copy, /*maxOps=*/1024, why)))
+    return failure();
   gpu::rewriteReshapesAsViews(copy);
   gpu::fuseElementwiseChains(copy);
   copyPassedThroughResults(copy);

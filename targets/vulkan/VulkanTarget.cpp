@@ -68,8 +68,8 @@ public:
   chipInfo(const std::string &chip) const override;
   std::string fingerprint(const target::TargetConfig &config) const override {
     VulkanChip chip = chipOf(config);
-    std::string text =
-        spirvTargetEnv(chip) + "|" + chip.deviceName + "|" IGN_VERSION_STRING;
+    std::string text = spirvTargetEnv(chip) + "|" + vulkanDeviceName(chip) +
+                       "|" IGN_VERSION_STRING;
     return "vulkan/" + config.chip + "/" +
            llvm::utohexstr(llvm::xxh3_64bits(text), /*LowerCase=*/true);
   }

@@ -24,10 +24,10 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/TransformOps/SCFTransformOps.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Transform/IR/TransformDialect.h"
 #include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
@@ -258,7 +258,8 @@ void prepareGpuContext(MLIRContext *ctx) {
 
 std::string buildTransformScript(func::FuncOp kernel,
                                  const GpuSchedule &schedule,
-                                 const ChipLimits &limits, std::string &why) {
+                                 const ChipLimits &limits, std::string &why,
+                                 std::vector<std::string> &oneThread) {
   std::string steps;
   unsigned index = 0;
   bool nested = false;
@@ -270,7 +271,8 @@ std::string buildTransformScript(func::FuncOp kernel,
     }
     op->setAttr(kOpTag, IntegerAttr::get(IntegerType::get(op->getContext(), 64),
                                          index));
-    if (!hasMappableLoop(op)) {
+    oneThread.push_back(whyOneThread(op));
+    if (!oneThread.back().empty()) {
       singles.push_back(op);
       steps += singleThreadSteps(index++);
       return WalkResult::advance();

@@ -38,8 +38,8 @@ void rewriteReshapesAsViews(mlir::func::FuncOp kernel);
 /// over time steps: each step's ops become dispatches of their own. Fails,
 /// with `why`, for a loop without a constant trip count or one that would
 /// unroll to more than `maxOps` linalg ops.
-mlir::LogicalResult unrollRecurrences(mlir::func::FuncOp kernel,
-                                      int64_t maxOps, std::string &why);
+mlir::LogicalResult unrollRecurrences(mlir::func::FuncOp kernel, int64_t maxOps,
+                                      std::string &why);
 
 /// Fuses elementwise producers into their only consumer (on tensors, after
 /// the reference lowering): one dispatch and no scratch buffer for a chain
@@ -49,9 +49,12 @@ void fuseElementwiseChains(mlir::func::FuncOp kernel);
 /// The Transform-dialect script that maps `kernel` (bufferized) under
 /// `schedule`; tags each of its linalg ops with `ign.gpu_op` for the
 /// script to match. Empty, with `why` set, when an op has no mapping.
+/// `oneThread` receives, per op (one dispatch each, in order), why it runs
+/// as one thread, or "".
 std::string buildTransformScript(mlir::func::FuncOp kernel,
                                  const GpuSchedule &schedule,
-                                 const ChipLimits &limits, std::string &why);
+                                 const ChipLimits &limits, std::string &why,
+                                 std::vector<std::string> &oneThread);
 
 /// Applies `script` to `module` (holding `kernel`), then lowers the
 /// launches' bodies to loops and outlines them: `kernel` is left with

@@ -66,9 +66,12 @@ SmallVector<unsigned, 3> mappedLoops(linalg::LinalgOp op,
 
 } // namespace
 
-bool hasMappableLoop(linalg::LinalgOp op) {
-  return readsInIncreasingOrder(op) &&
-         !mappedLoops(op, op.getStaticLoopRanges()).empty();
+std::string whyOneThread(linalg::LinalgOp op) {
+  if (!readsInIncreasingOrder(op))
+    return "reads a loop backwards (linalg tiles only increasing accesses)";
+  if (mappedLoops(op, op.getStaticLoopRanges()).empty())
+    return "no parallel loop";
+  return "";
 }
 
 search::Schedule GpuSchedule::knobs() const {

@@ -70,10 +70,10 @@ struct OpMapping {
   std::array<int64_t, 3> gridSize{1, 1, 1};
 };
 
-/// Whether `op` has a loop a workgroup grid can cover: a parallel loop,
-/// where every operand reads every loop in increasing order (linalg's
-/// tiling needs that). Ops without one run as one thread.
-bool hasMappableLoop(mlir::linalg::LinalgOp op);
+/// Why `op` runs as one thread of one workgroup, or "" when a workgroup
+/// grid can cover it: it needs a parallel loop, and every operand must
+/// read every loop in increasing order (linalg's tiling needs that).
+std::string whyOneThread(mlir::linalg::LinalgOp op);
 
 /// The mapping of `op` under `schedule`, or why it has none (no mappable
 /// loop, dynamic sizes, a grid over the chip's limits).

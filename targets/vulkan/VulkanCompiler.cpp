@@ -1,4 +1,11 @@
 //===- VulkanCompiler.cpp - one kernel -> SPIR-V dispatches ---------------===//
+//
+// A kernel's copy through the shared start (reference lowering,
+// bufferization), the GPU layer's preparation, schedule and mapping, and
+// the SPIR-V lowering; its descriptor, blob and schedule JSON
+// (VulkanCompiler.h).
+//
+//===----------------------------------------------------------------------===//
 
 #include "VulkanCompiler.h"
 
@@ -130,8 +137,9 @@ FailureOr<CompiledKernel> compileVulkanKernel(func::FuncOp kernel,
     return failure();
   }
   gpu::GpuSchedule schedule = gpu::scheduleFromKnobs(tuned, chip.limits);
+  std::vector<std::string> oneThread;
   std::string script =
-      gpu::buildTransformScript(*copy, schedule, chip.limits, why);
+      gpu::buildTransformScript(*copy, schedule, chip.limits, why, oneThread);
   if (script.empty())
     return failure();
   if (replay)
@@ -150,8 +158,13 @@ FailureOr<CompiledKernel> compileVulkanKernel(func::FuncOp kernel,
   // Per dispatch its workgroup grid and size (`ignc inspect` shows them);
   // no dispatch stages data in shared memory yet.
   nlohmann::json dispatches = nlohmann::json::array();
-  for (const SpirvDispatch &d : spirv->dispatches)
-    dispatches.push_back({{"groups", d.groups}, {"local", d.local}});
+  // Ops run as one thread say why (one dispatch per op, in order).
+  for (auto [i, d] : llvm::enumerate(spirv->dispatches)) {
+    nlohmann::json entry = {{"groups", d.groups}, {"local", d.local}};
+    if (oneThread.size() == spirv->dispatches.size() && !oneThread[i].empty())
+      entry["one_thread"] = oneThread[i];
+    dispatches.push_back(entry);
+  }
   out.scheduleJson = nlohmann::json{
       {"kind", "gpu"},
       {"knobs", knobs},

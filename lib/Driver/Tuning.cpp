@@ -637,13 +637,16 @@ std::string tuningReport(const TuningRun &run, const std::string &modelPath,
     std::string name = llvm::join(k.ops, "+");
     if (name.size() > 34)
       name = name.substr(0, 31) + "...";
+    char share[16] = "-";
+    if (peak > 0)
+      std::snprintf(share, sizeof share, "%.1f%%", 100 * gflops / peak);
     if (def > 0 && best > 0)
       std::snprintf(
           line, sizeof line,
-          "%-16s %-34s %5u %8.3fms %8.3fms %6.2fx %8.1f %5.1f%% %6lld %8.1e\n",
+          "%-16s %-34s %5u %8.3fms %8.3fms %6.2fx %8.1f %6s %6lld %8.1e\n",
           k.task.c_str(), name.c_str(), k.launches, def / 1e6, best / 1e6,
-          def / best, gflops, peak > 0 ? 100 * gflops / peak : 0.0,
-          (long long)o.trials, o.best ? o.best->relL2 : 0.0);
+          def / best, gflops, share, (long long)o.trials,
+          o.best ? o.best->relL2 : 0.0);
     else // the budget ended before the task was measured (or all failed)
       std::snprintf(line, sizeof line,
                     "%-16s %-34s %5u %10s %10s %7s %8s %6s %6lld %8s\n",
@@ -653,11 +656,16 @@ std::string tuningReport(const TuningRun &run, const std::string &modelPath,
   }
   std::snprintf(line, sizeof line,
                 "model (sum of kernel latencies x launches): default %.3f ms, "
-                "tuned %.3f ms, %.2fx; %lld new trials in %.1f s; peak %.1f "
-                "GFLOP/s (FMA, %d thread(s))\n",
+                "tuned %.3f ms, %.2fx; %lld new trials in %.1f s; ",
                 before / 1e6, after / 1e6, after > 0 ? before / after : 0.0,
-                (long long)run.summary.newTrials, run.summary.seconds, peak,
-                run.threads);
+                (long long)run.summary.newTrials, run.summary.seconds);
+  t += line;
+  // A chip without a known peak (a Vulkan device) says so instead of 0.
+  if (peak > 0)
+    std::snprintf(line, sizeof line, "peak %.1f GFLOP/s (FMA, %d thread(s))\n",
+                  peak, run.threads);
+  else
+    std::snprintf(line, sizeof line, "peak unknown for this chip\n");
   t += line;
   if (table)
     *table = t;

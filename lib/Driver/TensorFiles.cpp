@@ -1,5 +1,4 @@
-//===- TensorFiles.cpp - .npy and ONNX .pb tensor files
-//--------------------===//
+//===- TensorFiles.cpp - .npy and ONNX .pb tensor files -------------------===//
 
 #include "ign/Driver/TensorFiles.h"
 #include "ign/Import/OnnxImporter.h"
@@ -14,9 +13,21 @@ namespace {
 const struct {
   const char *descr; // numpy descr without byte order
   const char *dtype;
-} kNpyTypes[] = {{"f4", "f32"}, {"f8", "f64"}, {"f2", "f16"}, {"i1", "i8"},
-                 {"i2", "i16"}, {"i4", "i32"}, {"i8", "i64"}, {"u1", "u8"},
-                 {"u2", "u16"}, {"u4", "u32"}, {"u8", "u64"}, {"b1", "bool"}};
+} kNpyTypes[] = {{"f4", "f32"},
+                 {"f8", "f64"},
+                 {"f2", "f16"},
+                 {"i1", "i8"},
+                 {"i2", "i16"},
+                 {"i4", "i32"},
+                 {"i8", "i64"},
+                 {"u1", "u8"},
+                 {"u2", "u16"},
+                 {"u4", "u32"},
+                 {"u8", "u64"},
+                 {"b1", "bool"},
+                 // bfloat16 as ml_dtypes' arrays save it: two raw bytes per
+                 // element (np.load(f).view(ml_dtypes.bfloat16)).
+                 {"V2", "bf16"}};
 
 bool endsWith(const std::string &s, const std::string &suffix) {
   return s.size() >= suffix.size() &&
@@ -66,8 +77,8 @@ bool readNpy(const std::string &path, TensorData &t, std::string &error) {
   }
   std::string header = data.substr(offset, headerLen);
   std::smatch m;
-  if (!std::regex_search(header, m,
-                         std::regex("'descr':\\s*'([<>|=])([a-z][0-9]+)'"))) {
+  if (!std::regex_search(
+          header, m, std::regex("'descr':\\s*'([<>|=])([a-zA-Z][0-9]+)'"))) {
     error = "'" + path + "': no dtype in the .npy header";
     return false;
   }
@@ -136,8 +147,10 @@ bool writeNpy(const std::string &path, const TensorData &t,
   }
   std::ostringstream dict;
   dict << "{'descr': '"
-       << (std::string(descr) == "b1" || descr[1] == '1' ? "|" : "<") << descr
-       << "', 'fortran_order': False, 'shape': (";
+       << (std::string(descr) == "b1" || descr[1] == '1' || descr[0] == 'V'
+               ? "|"
+               : "<")
+       << descr << "', 'fortran_order': False, 'shape': (";
   for (size_t i = 0; i < t.shape.size(); ++i)
     dict << t.shape[i]
          << (t.shape.size() == 1 || i + 1 < t.shape.size() ? ", " : "");

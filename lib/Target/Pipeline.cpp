@@ -26,6 +26,9 @@ const Target &placeKernel(const Target &selected, func::FuncOp kernel,
   const Target *host = fallbackTarget();
   if (!host || &selected == host)
     return selected;
+  // The reference is the target-neutral lowering run on the host (DESIGN).
+  if (config.schedule == "reference")
+    return *host;
   std::string why;
   return selected.claims(kernel, config, why) ? selected : *host;
 }
@@ -156,8 +159,9 @@ compileModule(ModuleOp module, const Target &target,
       placed.summary = it->second;
     const Target &where = placeKernel(target, placed.kernel, config);
     if (&where != &target && options.compile.log) {
-      std::string why;
-      target.claims(placed.kernel, config, why);
+      std::string why = "--schedule=reference runs every kernel on the host";
+      if (config.schedule != "reference")
+        target.claims(placed.kernel, config, why);
       options.compile.log(name + ": " + where.name() + " (" + why + ")");
     }
     if (options.lookup && placed.summary && config.schedule == "default")

@@ -40,6 +40,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <sys/resource.h>
 #include <thread>
 #include <unistd.h>
 
@@ -493,6 +494,18 @@ bool measureInjected(const TuneOptions &tune, target::Runner &runner,
   return true;
 }
 
+/// CPU seconds of this process and of the children it has waited for.
+double cpuSecondsWithChildren() {
+  double total = 0;
+  for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
+    struct rusage u {};
+    getrusage(who, &u);
+    total += double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+             double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+  }
+  return total;
+}
+
 /// The measuring threads' share of the chip's peak.
 double peakOfThreads(const target::Target &t, const std::string &chip,
                      int threads) {
@@ -573,6 +586,8 @@ tuneModel(ModuleOp module, const target::Selection &selection,
     return std::nullopt;
   search::SearchOptions options =
       searchOptions(tune, verbosity, runner->batchSize(), log);
+  search::TuningRunRecord cost{run.fingerprint, search::nowUtcText()};
+  double cpuBefore = cpuSecondsWithChildren();
   run.summary = search::runSearch(
       searchTasks,
       [&](size_t i, const std::vector<search::Schedule> &batch) {
@@ -583,6 +598,14 @@ tuneModel(ModuleOp module, const target::Selection &selection,
   run.threads = runner->threads();
   run.peakGflops = peakOfThreads(t, selection.chip, run.threads);
   run.tasks = std::move(searchTasks);
+  cost.seconds = run.summary.seconds;
+  cost.cpuSeconds = run.cpuSeconds = cpuSecondsWithChildren() - cpuBefore;
+  cost.newTrials = run.summary.newTrials;
+  for (const search::SearchTask &st : run.tasks)
+    cost.tasks.push_back(st.task);
+  std::string error;
+  if (cost.newTrials > 0 && !db.addRun(cost, error))
+    log("tune: warning: " + error);
   return run;
 }
 
@@ -674,6 +697,7 @@ std::string tuningReport(const TuningRun &run, const std::string &modelPath,
                            {"threads", run.threads},
                            {"peak_gflops", peak},
                            {"tuning_seconds", run.summary.seconds},
+                           {"tuning_cpu_seconds", run.cpuSeconds},
                            {"new_trials", run.summary.newTrials},
                            {"stopped_by_time", run.summary.stoppedByTime},
                            {"kernels", kernels},

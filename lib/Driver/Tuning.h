@@ -18,6 +18,7 @@ struct TuningRun {
   int threads = 1;
   std::string fingerprint;
   double peakGflops = 0; // of the threads measurements used
+  double cpuSeconds = 0; // of ignc and its workers while searching
 };
 
 /// Tunes the kernels of `module` (consumed) that the selected target runs,

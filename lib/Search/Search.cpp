@@ -10,6 +10,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <sys/resource.h>
 
 namespace ign::search {
 
@@ -115,12 +116,28 @@ std::string formatDuration(double seconds) {
 
 /// The candidates of one round of a task: schedules new to it, each with its
 /// origin.
+/// CPU seconds (user + system) of this process so far.
+double processCpuSeconds() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+}
+
 struct Batch {
   const TaskState &st;
   int64_t limit;
   std::vector<Schedule> schedules;
   std::vector<std::string> origins;
   std::set<std::string> chosen;
+  /// The cost model's score of each schedule it ranked (NaN for the rest).
+  std::vector<double> predicted;
+
+  /// Notes the cost model's score of the schedule taken last.
+  void scoreLast(double score) {
+    predicted.resize(schedules.size() - 1, std::nan(""));
+    predicted.push_back(score);
+  }
 
   /// Adds `s` unless the batch is full or `s` was measured or chosen before.
   bool take(const Schedule &s) {
@@ -313,22 +330,44 @@ void SearchRun::proposeByModel(size_t i, Sampler &sampler, Batch &batch) {
   // learning about the rest of the space (epsilon-greedy).
   int64_t exploit = scores.empty() ? n : n - std::max<int64_t>(1, n / 4);
   size_t k = 0;
+  auto score = [&](size_t p) {
+    return p < scores.size() ? double(scores[p]) : std::nan("");
+  };
   for (; k < order.size() && int64_t(batch.schedules.size()) < exploit; ++k)
-    if (batch.take(pool[order[k]]))
+    if (batch.take(pool[order[k]])) {
       batch.origins.push_back(poolOrigin[order[k]]);
+      batch.scoreLast(score(order[k]));
+    }
   std::vector<size_t> rest(order.begin() + k, order.end());
   std::shuffle(rest.begin(), rest.end(), rng);
   for (size_t r : rest)
-    if (batch.take(pool[r]))
+    if (batch.take(pool[r])) {
       batch.origins.push_back(poolOrigin[r] == "random" ? "random"
                                                         : "explored");
+      batch.scoreLast(score(r));
+    }
 }
 
 void SearchRun::measureAndRecord(size_t i, const Batch &batch) {
   TaskState &st = states[i];
+  auto start = std::chrono::steady_clock::now();
+  double cpuBefore = processCpuSeconds();
   std::vector<TuningRecord> records = measure(i, batch.schedules);
+  // A runner without worker processes (a simulator in this process): its
+  // cost is this process's, shared evenly.
+  double share = 1.0 / double(std::max<size_t>(1, records.size()));
+  double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  double cpu = processCpuSeconds() - cpuBefore;
   for (size_t k = 0; k < records.size() && k < batch.schedules.size(); ++k) {
     TuningRecord &r = records[k];
+    if (r.workerWallSeconds == 0 && r.workerCpuSeconds == 0) {
+      r.workerWallSeconds = wall * share;
+      r.workerCpuSeconds = cpu * share;
+    }
+    if (k < batch.predicted.size())
+      r.predicted = batch.predicted[k];
     r.task = st.task->task;
     r.fingerprint = fingerprint;
     r.schedule = scheduleToJson(batch.schedules[k]);

@@ -6,13 +6,15 @@
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 namespace ign::search {
 
 namespace {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 
 const char *kSchema = R"sql(
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -32,14 +34,36 @@ CREATE TABLE IF NOT EXISTS records (
   message TEXT NOT NULL DEFAULT '',
   kernel TEXT NOT NULL DEFAULT '',
   flops INTEGER NOT NULL DEFAULT 0,
-  created TEXT NOT NULL
+  created TEXT NOT NULL,
+  predicted REAL,
+  worker_cpu_s REAL NOT NULL DEFAULT 0,
+  worker_wall_s REAL NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS records_by_task ON records (task, fingerprint);
+CREATE TABLE IF NOT EXISTS tuning_runs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  fingerprint TEXT NOT NULL,
+  started TEXT NOT NULL,
+  seconds REAL NOT NULL,
+  cpu_s REAL NOT NULL,
+  new_trials INTEGER NOT NULL,
+  tasks TEXT NOT NULL
+);
+)sql";
+
+/// Version 1 lacked the cost columns (version 2 adds them; tuning_runs is
+/// created by the schema above).
+const char *kMigrateFrom1 = R"sql(
+ALTER TABLE records ADD COLUMN predicted REAL;
+ALTER TABLE records ADD COLUMN worker_cpu_s REAL NOT NULL DEFAULT 0;
+ALTER TABLE records ADD COLUMN worker_wall_s REAL NOT NULL DEFAULT 0;
+UPDATE meta SET value = '2' WHERE key = 'schema';
 )sql";
 
 const char *kColumns =
     "id, task, fingerprint, schedule, status, median_ns, min_ns, p90_ns, "
-    "runs, rel_l2, max_abs, origin, message, kernel, flops, created";
+    "runs, rel_l2, max_abs, origin, message, kernel, flops, created, "
+    "predicted, worker_cpu_s, worker_wall_s";
 
 std::string text(sqlite3_stmt *st, int col) {
   const unsigned char *t = sqlite3_column_text(st, col);
@@ -123,12 +147,27 @@ std::unique_ptr<TuningDatabase> TuningDatabase::open(const std::string &path,
     return nullptr;
   }
   {
-    Statement get(db, "SELECT value FROM meta WHERE key = 'schema'");
-    if (get.st && sqlite3_step(get.st) == SQLITE_ROW) {
-      if (text(get.st, 0) != std::to_string(kSchemaVersion)) {
-        error = "tuning database '" + path + "' has schema version " +
-                text(get.st, 0) + "; this ignc reads version " +
-                std::to_string(kSchemaVersion);
+    std::string version;
+    {
+      Statement get(db, "SELECT value FROM meta WHERE key = 'schema'");
+      if (get.st && sqlite3_step(get.st) == SQLITE_ROW)
+        version = text(get.st, 0);
+    }
+    if (version == "1" && sqlite3_exec(db, kMigrateFrom1, nullptr, nullptr,
+                                       &message) != SQLITE_OK) {
+      error = "cannot upgrade tuning database '" + path +
+              "' from schema version 1: " +
+              (message ? message : sqlite3_errmsg(db));
+      sqlite3_free(message);
+      sqlite3_close(db);
+      return nullptr;
+    }
+    if (version == "1")
+      version = std::to_string(kSchemaVersion);
+    if (!version.empty()) {
+      if (version != std::to_string(kSchemaVersion)) {
+        error = "tuning database '" + path + "' has schema version " + version +
+                "; this ignc reads version " + std::to_string(kSchemaVersion);
         sqlite3_close(db);
         return nullptr;
       }
@@ -161,9 +200,10 @@ static bool insert(sqlite3 *db, TuningRecord &r, bool skipDuplicate,
   }
   Statement st(db, "INSERT INTO records (task, fingerprint, schedule, "
                    "status, median_ns, min_ns, p90_ns, runs, rel_l2, "
-                   "max_abs, origin, message, kernel, flops, created) VALUES "
+                   "max_abs, origin, message, kernel, flops, created, "
+                   "predicted, worker_cpu_s, worker_wall_s) VALUES "
                    "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
-                   "?14, ?15)");
+                   "?14, ?15, ?16, ?17, ?18)");
   if (!st.st) {
     error = sqlite3_errmsg(db);
     return false;
@@ -186,6 +226,12 @@ static bool insert(sqlite3 *db, TuningRecord &r, bool skipDuplicate,
   bindText(13, r.kernel);
   sqlite3_bind_int64(st.st, 14, r.flops);
   bindText(15, r.created);
+  if (std::isfinite(r.predicted))
+    sqlite3_bind_double(st.st, 16, r.predicted);
+  else
+    sqlite3_bind_null(st.st, 16);
+  sqlite3_bind_double(st.st, 17, r.workerCpuSeconds);
+  sqlite3_bind_double(st.st, 18, r.workerWallSeconds);
   if (sqlite3_step(st.st) != SQLITE_DONE) {
     error = std::string("cannot store a tuning record: ") + sqlite3_errmsg(db);
     return false;
@@ -254,6 +300,11 @@ TuningDatabase::query(const std::string &where,
     r.kernel = text(st.st, 13);
     r.flops = sqlite3_column_int64(st.st, 14);
     r.created = text(st.st, 15);
+    r.predicted = sqlite3_column_type(st.st, 16) == SQLITE_NULL
+                      ? std::nan("")
+                      : sqlite3_column_double(st.st, 16);
+    r.workerCpuSeconds = sqlite3_column_double(st.st, 17);
+    r.workerWallSeconds = sqlite3_column_double(st.st, 18);
     out.push_back(std::move(r));
   }
   return out;
@@ -295,6 +346,55 @@ TuningDatabase::otherFingerprints(const std::string &task,
   return out;
 }
 
+bool TuningDatabase::addRun(const TuningRunRecord &run, std::string &error) {
+  Statement st(db_,
+               "INSERT INTO tuning_runs (fingerprint, started, seconds, "
+               "cpu_s, new_trials, tasks) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  std::string tasks = nlohmann::json(run.tasks).dump();
+  sqlite3_bind_text(st.st, 1, run.fingerprint.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st.st, 2, run.started.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_double(st.st, 3, run.seconds);
+  sqlite3_bind_double(st.st, 4, run.cpuSeconds);
+  sqlite3_bind_int64(st.st, 5, run.newTrials);
+  sqlite3_bind_text(st.st, 6, tasks.c_str(), -1, SQLITE_TRANSIENT);
+  if (!st.st || sqlite3_step(st.st) != SQLITE_DONE) {
+    error = std::string("cannot store the tuning run: ") + sqlite3_errmsg(db_);
+    return false;
+  }
+  return true;
+}
+
+std::vector<TuningRunRecord>
+TuningDatabase::runsFor(const std::vector<std::string> &tasks,
+                        const std::string &fingerprint) const {
+  std::vector<TuningRunRecord> out;
+  Statement st(db_, "SELECT fingerprint, started, seconds, cpu_s, new_trials, "
+                    "tasks FROM tuning_runs WHERE fingerprint = ?1 ORDER BY "
+                    "id ASC");
+  sqlite3_bind_text(st.st, 1, fingerprint.c_str(), -1, SQLITE_TRANSIENT);
+  while (st.st && sqlite3_step(st.st) == SQLITE_ROW) {
+    TuningRunRecord r{text(st.st, 0),
+                      text(st.st, 1),
+                      sqlite3_column_double(st.st, 2),
+                      sqlite3_column_double(st.st, 3),
+                      sqlite3_column_int64(st.st, 4),
+                      {}};
+    nlohmann::json list = nlohmann::json::parse(text(st.st, 5), nullptr, false);
+    if (list.is_array())
+      for (const auto &t : list)
+        if (t.is_string())
+          r.tasks.push_back(t.get<std::string>());
+    bool touches = std::any_of(r.tasks.begin(), r.tasks.end(), [&](auto &t) {
+      return std::find(tasks.begin(), tasks.end(), t) != tasks.end();
+    });
+    if (touches)
+      out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::string nowUtcText() { return nowUtc(); }
+
 std::string defaultTuningDatabasePath() {
   if (const char *p = std::getenv("IGNC_TUNING_DB"); p && *p)
     return p;
@@ -323,7 +423,12 @@ std::string recordsToJson(const std::vector<TuningRecord> &records) {
          {"message", r.message},
          {"kernel", r.kernel},
          {"flops", r.flops},
-         {"created", r.created}});
+         {"created", r.created},
+         {"worker_cpu_s", r.workerCpuSeconds},
+         {"worker_wall_s", r.workerWallSeconds}});
+  for (size_t i = 0; i < records.size(); ++i)
+    if (std::isfinite(records[i].predicted))
+      list[i]["predicted"] = records[i].predicted;
   nlohmann::json j = {
       {"format", "ignc-tuning-records"}, {"version", 1}, {"records", list}};
   return j.dump(1);
@@ -379,6 +484,10 @@ recordsFromJson(const std::string &text, std::string &error) {
       r.kernel = e.value("kernel", std::string());
       r.flops = e.value("flops", int64_t(0));
       r.created = e.at("created").get<std::string>();
+      if (e.contains("predicted") && e["predicted"].is_number())
+        r.predicted = e["predicted"].get<double>();
+      r.workerCpuSeconds = e.value("worker_cpu_s", 0.0);
+      r.workerWallSeconds = e.value("worker_wall_s", 0.0);
     } catch (const std::exception &ex) {
       error = where + ": " + ex.what();
       return std::nullopt;

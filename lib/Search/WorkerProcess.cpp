@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -102,8 +103,16 @@ void drain(int &fd, std::string &into, size_t keep) {
 
 void finish(Child &c) {
   int status = 0;
-  while (waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+  struct rusage usage {};
+  while (wait4(c.pid, &status, 0, &usage) < 0 && errno == EINTR) {
   }
+  auto seconds = [](const timeval &t) {
+    return double(t.tv_sec) + double(t.tv_usec) / 1e6;
+  };
+  c.result.cpuSeconds = seconds(usage.ru_utime) + seconds(usage.ru_stime);
+  c.result.wallSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - c.start)
+          .count();
   if (WIFEXITED(status))
     c.result.exitCode = WEXITSTATUS(status);
   else if (WIFSIGNALED(status) && !c.result.timedOut)

@@ -118,6 +118,8 @@ void WorkerRunner::measureOne(size_t task, const std::string &bundle,
       options_.timeoutSeconds);
   std::error_code ec;
   fs::remove(bundle, ec);
+  r.workerCpuSeconds += m.cpuSeconds;
+  r.workerWallSeconds += m.wallSeconds;
   if (!m.ok()) {
     r.status = m.timedOut ? Status::Timeout
                : m.signal ? Status::Crash
@@ -155,6 +157,8 @@ WorkerRunner::run(size_t task, const std::vector<Schedule> &batch) {
   auto built = runWorkers(builds, options_.jobs, options_.timeoutSeconds);
   for (size_t k = 0; k < batch.size(); ++k) {
     TuningRecord &r = records[k];
+    r.workerCpuSeconds = built[k].cpuSeconds;
+    r.workerWallSeconds = built[k].wallSeconds;
     if (!built[k].ok()) {
       r.status = built[k].timedOut ? Status::Timeout
                  : built[k].signal ? Status::Crash

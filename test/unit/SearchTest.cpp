@@ -8,6 +8,7 @@
 #include "ign/Target/TargetRegistry.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <cmath>
 #include <cstdio>
@@ -112,6 +113,79 @@ TEST(TuningDatabase, RejectsMalformedRecordsAndForeignFiles) {
   EXPECT_NE(error.find("not a usable tuning database"), std::string::npos);
 }
 
+TEST(TuningDatabase, KeepsCostsPredictionsAndRuns) {
+  std::string error;
+  auto db = TuningDatabase::open(freshPath("costs"), error);
+  ASSERT_TRUE(db) << error;
+  TuningRecord picked = record("t", "fp", R"({"a":1})", Status::Ok, 10);
+  picked.predicted = 0.25;
+  picked.workerCpuSeconds = 1.5;
+  picked.workerWallSeconds = 2.5;
+  TuningRecord unranked = record("t", "fp", R"({"a":2})", Status::Ok, 20);
+  ASSERT_TRUE(db->add(picked, error) && db->add(unranked, error)) << error;
+  auto rs = db->records("t", "fp");
+  ASSERT_EQ(rs.size(), 2u);
+  EXPECT_DOUBLE_EQ(rs[0].predicted, 0.25);
+  EXPECT_DOUBLE_EQ(rs[0].workerCpuSeconds, 1.5);
+  EXPECT_DOUBLE_EQ(rs[0].workerWallSeconds, 2.5);
+  EXPECT_TRUE(std::isnan(rs[1].predicted)); // not ranked by the model
+  // Export and import keep them.
+  auto parsed = recordsFromJson(recordsToJson(rs), error);
+  ASSERT_TRUE(parsed) << error;
+  EXPECT_DOUBLE_EQ((*parsed)[0].predicted, 0.25);
+  EXPECT_TRUE(std::isnan((*parsed)[1].predicted));
+  EXPECT_DOUBLE_EQ((*parsed)[0].workerCpuSeconds, 1.5);
+  // Runs are found by any task they measured, on their fingerprint.
+  ASSERT_TRUE(
+      db->addRun({"fp", "2026-01-01T00:00:00Z", 9, 17, 2, {"t", "u"}}, error))
+      << error;
+  ASSERT_TRUE(
+      db->addRun({"other", "2026-01-01T00:00:00Z", 1, 1, 1, {"t"}}, error));
+  auto runs = db->runsFor({"u"}, "fp");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_DOUBLE_EQ(runs[0].cpuSeconds, 17);
+  EXPECT_EQ(runs[0].tasks, (std::vector<std::string>{"t", "u"}));
+  EXPECT_TRUE(db->runsFor({"v"}, "fp").empty());
+}
+
+TEST(TuningDatabase, UpgradesSchemaOneKeepingItsRecords) {
+  std::string path = freshPath("schema1");
+  sqlite3 *raw = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &raw), SQLITE_OK);
+  // The version 1 schema, as ignc before 2026-12-02 created it.
+  const char *v1 = R"sql(
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    INSERT INTO meta VALUES ('schema', '1');
+    CREATE TABLE records (id INTEGER PRIMARY KEY AUTOINCREMENT,
+      task TEXT NOT NULL, fingerprint TEXT NOT NULL, schedule TEXT NOT NULL,
+      status TEXT NOT NULL, median_ns REAL NOT NULL DEFAULT 0,
+      min_ns REAL NOT NULL DEFAULT 0, p90_ns REAL NOT NULL DEFAULT 0,
+      runs INTEGER NOT NULL DEFAULT 0, rel_l2 REAL NOT NULL DEFAULT 0,
+      max_abs REAL NOT NULL DEFAULT 0, origin TEXT NOT NULL DEFAULT '',
+      message TEXT NOT NULL DEFAULT '', kernel TEXT NOT NULL DEFAULT '',
+      flops INTEGER NOT NULL DEFAULT 0, created TEXT NOT NULL);
+    INSERT INTO records (task, fingerprint, schedule, status, median_ns,
+      created) VALUES ('t', 'fp', '{"a":1}', 'ok', 42, '2026-01-01');)sql";
+  ASSERT_EQ(sqlite3_exec(raw, v1, nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  std::string error;
+  auto db = TuningDatabase::open(path, error);
+  ASSERT_TRUE(db) << error;
+  auto best = db->best("t", "fp");
+  ASSERT_TRUE(best);
+  EXPECT_DOUBLE_EQ(best->medianNs, 42);
+  EXPECT_TRUE(std::isnan(best->predicted));
+  TuningRecord more = record("t", "fp", R"({"a":2})", Status::Ok, 7);
+  more.workerCpuSeconds = 3;
+  ASSERT_TRUE(db->add(more, error)) << error;
+  db.reset();
+  // Opened again: version 2 now, both records there.
+  db = TuningDatabase::open(path, error);
+  ASSERT_TRUE(db) << error;
+  EXPECT_EQ(db->records("t", "fp").size(), 2u);
+  EXPECT_DOUBLE_EQ(db->best("t", "fp")->workerCpuSeconds, 3);
+}
+
 TEST(WorkerProcess, TellsExitCrashAndTimeoutApart) {
   auto ok = runWorker({"/bin/sh", "-c", "echo hi"}, 10);
   EXPECT_TRUE(ok.ok());
@@ -124,6 +198,12 @@ TEST(WorkerProcess, TellsExitCrashAndTimeoutApart) {
   auto hang = runWorker({"/bin/sh", "-c", "sleep 30"}, 0.3);
   EXPECT_TRUE(hang.timedOut);
   EXPECT_FALSE(hang.ok());
+  // What a worker cost: its CPU time and its wall time.
+  auto busy = runWorker(
+      {"/bin/sh", "-c", "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done"},
+      30);
+  EXPECT_GT(busy.cpuSeconds, 0.0);
+  EXPECT_GE(busy.wallSeconds, busy.cpuSeconds * 0.5);
   // Several at once keep their order.
   auto many = runWorkers(
       {{"/bin/sh", "-c", "sleep 0.2; echo a"}, {"/bin/sh", "-c", "echo b"}}, 2,

@@ -12,6 +12,7 @@
 #ifndef IGN_SEARCH_TUNINGDATABASE_H
 #define IGN_SEARCH_TUNINGDATABASE_H
 
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -50,6 +51,20 @@ struct TuningRecord {
   std::string kernel;  // what the kernel is (ops and shapes), for humans
   int64_t flops = 0;
   std::string created; // UTC, ISO 8601
+  /// The cost model's score for the schedule when it was picked (its
+  /// predicted log(default / latency)); NaN when not picked by the model.
+  double predicted = std::nan("");
+  /// What building and measuring it cost the worker processes (CPU and
+  /// wall seconds; builds of a batch run in parallel).
+  double workerCpuSeconds = 0, workerWallSeconds = 0;
+};
+
+/// One tuning run as a whole (`ignc --trials/--tune-time`): what it cost.
+struct TuningRunRecord {
+  std::string fingerprint, started; // started: UTC, ISO 8601
+  double seconds = 0, cpuSeconds = 0;
+  int64_t newTrials = 0;
+  std::vector<std::string> tasks;
 };
 
 class TuningDatabase {
@@ -78,6 +93,11 @@ public:
                                     const std::string &fingerprint) const;
   /// Every record (of one fingerprint when given), oldest first.
   std::vector<TuningRecord> all(const std::string &fingerprint = "") const;
+  /// Records a finished tuning run; false and `error` on failure.
+  bool addRun(const TuningRunRecord &run, std::string &error);
+  /// The tuning runs that measured any of `tasks` on `fingerprint`.
+  std::vector<TuningRunRecord> runsFor(const std::vector<std::string> &tasks,
+                                       const std::string &fingerprint) const;
   /// Fingerprints other than `fingerprint` with records for `task`.
   std::vector<std::string>
   otherFingerprints(const std::string &task,
@@ -97,6 +117,9 @@ private:
 /// The default database: $IGNC_TUNING_DB, else
 /// $XDG_CACHE_HOME/ignc/tuning.db, else ~/.cache/ignc/tuning.db.
 std::string defaultTuningDatabasePath();
+
+/// The time now, UTC, ISO 8601 (as records' `created`).
+std::string nowUtcText();
 
 /// Records as JSON ({"format": "ignc-tuning-records", "version": 1,
 /// "records": [...]}) and back; nullopt and `error` on malformed input.

@@ -21,6 +21,9 @@ struct WorkerResult {
   int exitCode = -1;     // when it exited
   int signal = 0;        // when a signal ended it (SIGSEGV, ...)
   std::string out, err;  // captured stdout and stderr (err: last 64 KiB)
+  /// What it cost: CPU seconds (user + system, of the child and what it
+  /// waited for) and wall seconds from start to exit.
+  double cpuSeconds = 0, wallSeconds = 0;
 
   bool ok() const { return started && !timedOut && !signal && exitCode == 0; }
   /// "exit code 3", "killed by signal 11 (Segmentation fault)", "timed out

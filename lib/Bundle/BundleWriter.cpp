@@ -51,6 +51,10 @@ std::string manifestWithOffsets(const BundleContents &c,
     m["target"]["chip"] = c.chip;
   m["model"] = {
       {"source", c.modelSource}, {"producer", c.producer}, {"opset", c.opset}};
+  if (!c.modelSha256.empty())
+    m["model"]["sha256"] = c.modelSha256;
+  if (!c.compileArgs.empty())
+    m["compile"] = {{"args", c.compileArgs}};
   m["inputs"] = nlohmann::json::array();
   for (const auto &t : c.inputs)
     m["inputs"].push_back(tensorJson(t));

@@ -1,6 +1,7 @@
 //===- Driver.cpp - compile pipeline and diagnostics for ignc -------------===//
 
 #include "ign/Driver/Driver.h"
+#include "Digest.h"
 #include "KernelReport.h"
 #include "Tuning.h"
 #include "ign/Bundle/BundleWriter.h"
@@ -219,6 +220,33 @@ static int emitSchedules(const bundle::BundleContents &contents,
   return kExitOk;
 }
 
+/// The compile's options as ignc arguments (after the model), so that a
+/// bundle says how to compile it again.
+static std::vector<std::string>
+compileArgsOf(const DriverOptions &options,
+              const target::Selection &selection) {
+  std::vector<std::string> args = {"--target",    selection.target->name(),
+                                   "--chip",      selection.chip,
+                                   "--precision", options.precision};
+  if (options.schedule != "default")
+    args.insert(args.end(), {"--schedule", options.schedule});
+  if (!options.fuse)
+    args.push_back("--no-fuse");
+  for (const auto &[name, dims] : options.import.inputShapes) {
+    std::string text;
+    for (int64_t d : dims)
+      text += (text.empty() ? "" : "x") + std::to_string(d);
+    args.insert(args.end(), {"--input-shape", name + "=" + text});
+  }
+  for (const auto &[name, path] : options.import.frozenInputs) {
+    llvm::SmallString<256> absolute(path);
+    llvm::sys::fs::make_absolute(absolute);
+    args.insert(args.end(),
+                {"--freeze-input", name + "=" + absolute.str().str()});
+  }
+  return args;
+}
+
 /// Writes the bundle and says where its kernels run.
 static int writeBundleFile(bundle::BundleContents &contents, ModuleOp module,
                            const target::Selection &selection,
@@ -228,6 +256,8 @@ static int writeBundleFile(bundle::BundleContents &contents, ModuleOp module,
   contents.modelSource = llvm::sys::path::filename(options.modelPath).str();
   contents.producer = producer ? producer.str() : "";
   contents.opset = opset ? opset.getInt() : 0;
+  contents.modelSha256 = sha256OfFile(options.modelPath);
+  contents.compileArgs = compileArgsOf(options, selection);
   std::string outPath = options.outputPath;
   if (outPath.empty())
     outPath = llvm::sys::path::stem(options.modelPath).str() + ".ignb";

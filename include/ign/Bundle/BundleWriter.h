@@ -60,6 +60,10 @@ struct BundleContents {
   std::string chip; // an accelerator target's machine (e.g. gemmini-16)
   std::vector<std::string> features; // "+avx2", ...
   std::string modelSource, producer;
+  std::string modelSha256; // of the model file, hex
+  /// The options the bundle was compiled with, as ignc's command-line
+  /// arguments after the model (`ignc report` recompiles from them).
+  std::vector<std::string> compileArgs;
   int64_t opset = 0;
   std::vector<TensorSpec> inputs, outputs;
   std::vector<std::pair<TensorSpec, std::string_view>> weights;

@@ -190,6 +190,10 @@ public:
   createRunner(const std::vector<const TaskModule *> &tasks,
                const TargetConfig &config,
                const RunnerContext &context) const = 0;
+  /// The relative L2 error a whole model's float outputs may carry on this
+  /// chip where it computes in less than their dtype (an int8 array
+  /// quantizes its operands); 0: the dtype's own threshold.
+  virtual double modelRelL2Tolerance(const TargetConfig &) const { return 0; }
   /// Why tuning is refused for this configuration ("" when it is not).
   virtual std::string tuningRefusal(const TargetConfig &) const { return ""; }
 

@@ -10,6 +10,7 @@ DEBIAN_PKGS=(
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata liblld-19-dev
   libsqlite3-dev libxgboost-dev
   libvulkan-dev libvulkan1 mesa-vulkan-drivers spirv-tools
+  chromium
 )
 
 missing=()

@@ -37,3 +37,14 @@ try:
         config.available_features.add("vulkan")
 except (OSError, subprocess.SubprocessError):
     pass
+# `ignc report` measures onnxruntime when Python has it (setup.sh installs
+# it), and its HTML render test needs Debian's chromium.
+try:
+    if subprocess.run([sys.executable, "-c", "import onnxruntime"],
+                      capture_output=True, timeout=120).returncode == 0:
+        config.available_features.add("onnxruntime")
+except (OSError, subprocess.SubprocessError):
+    pass
+import shutil
+if shutil.which("chromium"):
+    config.available_features.add("chromium")

@@ -202,6 +202,44 @@ CLI::App *addDbCommand(CLI::App &app, ign::DbCommand &db) {
   return dbCmd;
 }
 
+CLI::App *addReportCommand(CLI::App &app, ign::ReportOptions &report) {
+  auto *cmd = app.add_subcommand(
+      "report", "measure a bundle against its default schedules, the "
+                "reference and onnxruntime; write HTML or JSON; or --verify a "
+                "report's claims");
+  cmd->add_option("bundle", report.bundlePath, "the .ignb bundle")->required();
+  cmd->add_option("-o,--output", report.outputPath,
+                  "report.html or report.json");
+  cmd->add_flag("--verify", report.verify,
+                "re-measure and check the claims of --claims");
+  cmd->add_option("--claims", report.claimsPath,
+                  "the report (.json or .html) whose claims --verify checks");
+  cmd->add_option(
+      "--model", report.modelPath,
+      "the ONNX model (default: the manifest's, beside the bundle)");
+  cmd->add_option("--tuning-db", report.tuningDb,
+                  "the tuning database (default: as for compiling)");
+  cmd->add_option("--baseline", report.baseline, "onnxruntime or none")
+      ->capture_default_str();
+  cmd->add_option("--python", report.python,
+                  "the Python that runs the onnxruntime peer")
+      ->capture_default_str();
+  cmd->add_option("--threads", report.threads, "threads (0: one per core)");
+  cmd->add_option("--rounds", report.rounds, "interleaved rounds")
+      ->capture_default_str();
+  cmd->add_option("--runs", report.runs, "warm runs per round and contender")
+      ->capture_default_str();
+  cmd->add_option("--cold-runs", report.coldRuns,
+                  "runs per round after flushing the caches")
+      ->capture_default_str();
+  cmd->add_option("--seed", report.seed, "seed of the random inputs")
+      ->capture_default_str();
+  cmd->add_option("--tolerance", report.tolerance,
+                  "--verify: slack on timing claims (0.15: 15%)")
+      ->capture_default_str();
+  return cmd;
+}
+
 int runCommand(RunArgs &args, bool quiet) {
   for (const std::string &s : args.inputs) {
     std::string name, file;
@@ -337,6 +375,8 @@ int ign::igncMain(int argc, char **argv) {
   CLI::App *benchCmd = addBenchCommand(app, bench);
   ign::DbCommand db;
   CLI::App *dbCmd = addDbCommand(app, db);
+  ign::ReportOptions report;
+  CLI::App *reportCmd = addReportCommand(app, report);
 
   // The targets' own subcommands (`ignc sim`, ...).
   ign::target::registerBuiltinTargets();
@@ -348,7 +388,8 @@ int ign::igncMain(int argc, char **argv) {
   auto *inspectCmd = app.add_subcommand("inspect", "describe a bundle");
   inspectCmd->add_option("bundle", inspectPath, "the .ignb bundle")->required();
   // -v/-q given after a subcommand still reach the app.
-  for (CLI::App *sub : {runCmd, benchCmd, inspectCmd, targets, dbCmd})
+  for (CLI::App *sub :
+       {runCmd, benchCmd, inspectCmd, targets, dbCmd, reportCmd})
     sub->fallthrough();
   for (ign::target::Subcommand &sub : targetCommands)
     sub.app->fallthrough();
@@ -368,6 +409,11 @@ int ign::igncMain(int argc, char **argv) {
     return dbCommand(db);
   if (benchCmd->parsed())
     return ign::benchBundle(bench);
+  if (reportCmd->parsed()) {
+    report.verbosity =
+        compileArgs.quiet ? ign::Verbosity::Quiet : ign::Verbosity::Normal;
+    return ign::runReport(report);
+  }
   for (ign::target::Subcommand &sub : targetCommands)
     if (sub.app->parsed())
       return sub.run();

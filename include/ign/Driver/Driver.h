@@ -98,6 +98,26 @@ struct BenchOptions {
 /// `ignc bench`: latency on random inputs, with a per-kernel breakdown.
 int benchBundle(const BenchOptions &options);
 
+struct ReportOptions {
+  std::string bundlePath;
+  std::string modelPath;  // default: the manifest's source, found nearby
+  std::string tuningDb;   // default: as for compiling
+  std::string outputPath; // .html or .json
+  std::string claimsPath; // --verify: the report to check
+  bool verify = false;
+  std::string baseline = "onnxruntime"; // or "none"
+  std::string python = "python3";       // runs the baseline's peer script
+  int threads = 0;                      // 0: one per core
+  int rounds = 5, runs = 10, coldRuns = 3;
+  uint64_t seed = 1;
+  double tolerance = 0.15; // --verify: slack on latency claims
+  Verbosity verbosity = Verbosity::Normal;
+};
+/// `ignc report`: measures a bundle against its default schedules, the
+/// reference lowering and onnxruntime, and writes the report; with
+/// `verify`, re-measures and checks a report's claims.
+int runReport(const ReportOptions &options);
+
 /// `ignc inspect`: the manifest in human form.
 int inspectBundle(const std::string &path);
 

@@ -18,6 +18,7 @@ enum ExitCode : int {
   kExitOutput = 4,   // an output file cannot be written
   kExitLowering = 5, // an op of the model cannot be compiled yet
   kExitRuntime = 6,  // a bundle is invalid, refused, or fails to run
+  kExitClaims = 7,   // ignc report --verify: a claim does not hold
 };
 
 } // namespace ign

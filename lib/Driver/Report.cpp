@@ -63,15 +63,29 @@ std::string findModel(const ReportOptions &options,
   return "";
 }
 
+namespace {} // namespace
+
+std::vector<std::string> recordedArgs(const nlohmann::json &manifest) {
+  std::vector<std::string> args;
+  auto compile = manifest.find("compile");
+  if (compile == manifest.end() || !compile->is_object())
+    return args;
+  auto list = compile->find("args");
+  if (list != compile->end() && list->is_array())
+    for (const auto &a : *list)
+      if (a.is_string())
+        args.push_back(a.get<std::string>());
+  return args;
+}
+
 namespace {
 
 std::string argAfter(const nlohmann::json &manifest, const std::string &flag,
                      const std::string &otherwise) {
-  const auto &args = manifest.contains("compile") ? manifest["compile"]["args"]
-                                                  : nlohmann::json::array();
+  std::vector<std::string> args = recordedArgs(manifest);
   for (size_t i = 0; i + 1 < args.size(); ++i)
     if (args[i] == flag)
-      return args[i + 1].get<std::string>();
+      return args[i + 1];
   return otherwise;
 }
 
@@ -87,8 +101,7 @@ std::optional<BundleTarget> bundleTarget(const nlohmann::json &manifest) {
   if (!selection)
     return std::nullopt;
   bool fuse = true;
-  for (const auto &a : manifest.value("compile", nlohmann::json::object())
-                           .value("args", nlohmann::json::array()))
+  for (const std::string &a : recordedArgs(manifest))
     fuse &= a != "--no-fuse";
   return BundleTarget{*selection,
                       {selection->chip, "default", fuse,
@@ -101,11 +114,8 @@ namespace {
 /// `--schedule` replaced when `schedule` is given.
 std::vector<std::string> compileArgs(const nlohmann::json &manifest,
                                      const std::string &schedule) {
-  std::vector<std::string> args;
-  if (manifest.contains("compile") && manifest["compile"]["args"].is_array())
-    for (const auto &a : manifest["compile"]["args"])
-      args.push_back(a.get<std::string>());
-  else // bundles written before the manifest recorded its options
+  std::vector<std::string> args = recordedArgs(manifest);
+  if (args.empty()) // bundles written before the manifest recorded options
     args = {"--target", manifest["target"].value("name", "host")};
   for (size_t i = 0; i + 1 < args.size(); ++i)
     if (args[i] == "--schedule")
@@ -204,8 +214,15 @@ bool measure(const ReportOptions &options, const std::string &modelPath,
   m.options.warmRuns = options.runs;
   m.options.coldRuns = options.coldRuns;
   m.options.flushBytes = 2 * lastLevelCacheBytes();
-  return measureInterleaved({&m.tuned, &m.defaults}, m.peer.get(), m.options,
-                            m.samples, error);
+  std::string peerError;
+  if (!measureInterleaved({&m.tuned, &m.defaults}, m.peer.get(), m.options,
+                          m.samples, error, peerError))
+    return false;
+  if (!peerError.empty()) {
+    m.peer.reset();
+    m.peerUnavailable = "failed while measured: " + peerError;
+  }
+  return true;
 }
 
 namespace {
@@ -268,9 +285,8 @@ bool peerOutputs(Measurement &m, size_t set, std::vector<TensorData> &out,
 
 nlohmann::json checkCorrectness(Measurement &m, bool withPeer) {
   std::optional<ignrt_dtype> computedIn;
-  for (const auto &a : m.tuned.manifest["compile"]["args"])
-    if (a == "bf16")
-      computedIn = IGNRT_BF16;
+  if (argAfter(m.tuned.manifest, "--precision", "fp32") == "bf16")
+    computedIn = IGNRT_BF16;
   nlohmann::json sets = nlohmann::json::array();
   for (size_t s = 0; s < m.inputs.sets.size(); ++s) {
     nlohmann::json entry = {{"set", s},

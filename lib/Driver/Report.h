@@ -42,6 +42,9 @@ struct Measurement {
   ~Measurement();
 };
 
+/// The manifest's compile.args (empty for bundles written before them).
+std::vector<std::string> recordedArgs(const nlohmann::json &manifest);
+
 /// The target, chip and options a bundle was compiled for.
 struct BundleTarget {
   target::Selection selection;

@@ -85,10 +85,15 @@ nlohmann::json kernelTuning(const std::vector<search::TuningRecord> &records) {
 std::optional<size_t> matchingKernel(const nlohmann::json &tuned,
                                      const nlohmann::json &defaults, size_t k) {
   const auto &a = tuned["kernels"], &b = defaults["kernels"];
-  if (k < b.size() && b[k]["task"] == a[k]["task"])
+  auto task = [](const nlohmann::json &kernel) {
+    return kernel.value("task", std::string());
+  };
+  if (task(a[k]).empty())
+    return std::nullopt;
+  if (k < b.size() && task(b[k]) == task(a[k]))
     return k;
   for (size_t i = 0; i < b.size(); ++i)
-    if (b[i]["task"] == a[k]["task"])
+    if (task(b[i]) == task(a[k]))
       return i;
   return std::nullopt;
 }
@@ -324,9 +329,8 @@ static std::vector<std::string>
 reproduceCommands(const ReportOptions &o, const std::string &model,
                   const nlohmann::json &manifest, const std::string &db) {
   std::string compile = "ignc " + model;
-  for (const auto &a : manifest.value("compile", nlohmann::json::object())
-                           .value("args", nlohmann::json::array()))
-    compile += " " + a.get<std::string>();
+  for (const std::string &a : recordedArgs(manifest))
+    compile += " " + a;
   std::string dbArg = db.empty() ? "" : " --tuning-db " + db;
   std::string claims = o.outputPath;
   return {compile + dbArg + " -o " + o.bundlePath,
@@ -396,7 +400,21 @@ static bool checkReportOptions(const ReportOptions &o) {
   return false;
 }
 
+static int runReportChecked(const ReportOptions &given);
+
 int runReport(const ReportOptions &given) {
+  // Manifests and reports are validated before use; a field of an
+  // unexpected type deep inside one is still an error, never a crash.
+  try {
+    return runReportChecked(given);
+  } catch (const nlohmann::json::exception &e) {
+    std::cerr << "ignc: error: unexpected content in a manifest or report: "
+              << e.what() << "\n";
+    return kExitRuntime;
+  }
+}
+
+static int runReportChecked(const ReportOptions &given) {
   ReportOptions options = given;
   if (!checkReportOptions(options))
     return kExitUsage;

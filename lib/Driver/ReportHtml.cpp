@@ -285,6 +285,51 @@ const char *kStyle =
     ".ok{color:#080}.bad{color:#b00;font-weight:bold}"
     ".chart{border:1px solid #eee;margin:0.5em 0}code{background:#f4f4f4}";
 
+/// What `--verify` reads of a report, checked before it is read: "" or
+/// what is missing.
+std::string malformed(const nlohmann::json &r) {
+  auto has = [](const nlohmann::json &o, const char *key, auto isType) {
+    return o.is_object() && o.contains(key) && isType(o[key]);
+  };
+  auto isString = [](const nlohmann::json &v) { return v.is_string(); };
+  auto isObject = [](const nlohmann::json &v) { return v.is_object(); };
+  auto isNumber = [](const nlohmann::json &v) { return v.is_number(); };
+  auto isArray = [](const nlohmann::json &v) { return v.is_array(); };
+  if (!has(r, "bundle", isObject) || !has(r["bundle"], "sha256", isString) ||
+      !has(r["bundle"], "weights_sha256", isObject))
+    return "no bundle digests";
+  if (!has(r, "model", isObject) || !has(r["model"], "sha256", isString) ||
+      !has(r["model"], "path", isString))
+    return "no model path or digest";
+  if (!has(r, "environment", isObject) || !has(r, "end_to_end", isObject) ||
+      !has(r, "measurement", isObject) ||
+      !has(r["measurement"], "threads", isNumber))
+    return "no environment or measurement";
+  if (!has(r, "kernels", isArray) || !has(r, "claims", isArray))
+    return "no kernels or claims";
+  for (const auto &k : r["kernels"])
+    if (!has(k, "name", isString) || !k.contains("schedule"))
+      return "a kernel without a name or schedule";
+  for (const auto &c : r["claims"]) {
+    if (!has(c, "id", isString))
+      return "a claim without an id";
+    if (c.contains("interval")) {
+      const auto &i = c["interval"];
+      if (!has(i, "value", isNumber) || !has(i, "lo", isNumber) ||
+          !has(i, "hi", isNumber))
+        return "claim '" + c["id"].get<std::string>() + "' has no interval";
+    }
+    bool speedup = c["id"].get<std::string>().find("speedup/") == 0 ||
+                   c["id"].get<std::string>().find("kernel/") == 0;
+    if (speedup && !c.contains("interval"))
+      return "claim '" + c["id"].get<std::string>() + "' has no interval";
+    if (c["id"] == "latency" &&
+        (!has(c, "median_ms", isNumber) || !has(c, "p90_ms", isNumber)))
+      return "the latency claim has no figures";
+  }
+  return "";
+}
+
 } // namespace
 
 std::string renderHtml(const nlohmann::json &r) {
@@ -382,6 +427,10 @@ std::optional<nlohmann::json> readReportFile(const std::string &path,
     error = "'" + path +
             "' is not an ignc report (JSON, or HTML that embeds "
             "it)";
+    return std::nullopt;
+  }
+  if (std::string why = malformed(j); !why.empty()) {
+    error = "the report '" + path + "' is damaged: " + why;
     return std::nullopt;
   }
   return j;

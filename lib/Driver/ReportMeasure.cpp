@@ -237,7 +237,8 @@ bool runOnce(Contender &c, size_t set, std::vector<TensorData> &outputs,
 
 bool measureInterleaved(std::vector<Contender *> contenders, PeerProcess *peer,
                         const MeasureOptions &options,
-                        std::vector<Samples> &samples, std::string &error) {
+                        std::vector<Samples> &samples, std::string &error,
+                        std::string &peerError) {
   size_t n = contenders.size() + (peer ? 1 : 0);
   samples.assign(n, Samples{});
   std::vector<char> flush(options.coldRuns > 0 ? options.flushBytes : 0);
@@ -247,11 +248,14 @@ bool measureInterleaved(std::vector<Contender *> contenders, PeerProcess *peer,
       // Thread pools spin for a while after a run (onnxruntime's and
       // ours): let the last contender's go idle first.
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      bool ok = who < contenders.size()
-                    ? measureContender(*contenders[who], options, flush, round,
-                                       samples[who], error)
-                    : measurePeer(*peer, options, samples[who], error);
-      if (!ok)
+      if (who == contenders.size()) {
+        // A peer that fails stops being measured; ignc's figures stand.
+        if (peer && !measurePeer(*peer, options, samples[who], peerError))
+          peer = nullptr;
+        continue;
+      }
+      if (!measureContender(*contenders[who], options, flush, round,
+                            samples[who], error))
         return false;
     }
   return true;

@@ -82,9 +82,12 @@ struct MeasureOptions {
 /// Measures every contender (and the peer, when given: warm and cold runs
 /// through its "run" request) in `rounds` rounds; each round runs them in a
 /// rotated order. `samples` gets one entry per contender, then the peer's.
+/// A peer that fails is dropped with `peerError` set; a contender that
+/// fails ends the measurement (false, `error`).
 bool measureInterleaved(std::vector<Contender *> contenders, PeerProcess *peer,
                         const MeasureOptions &options,
-                        std::vector<Samples> &samples, std::string &error);
+                        std::vector<Samples> &samples, std::string &error,
+                        std::string &peerError);
 
 struct Stats {
   double median = 0, p10 = 0, p90 = 0, min = 0;

@@ -1,6 +1,7 @@
 //===- PeerProcess.cpp - a baseline runtime in a child process ------------===//
 
 #include "PeerProcess.h"
+#include "ign/Search/WorkerProcess.h"
 
 #include <chrono>
 #include <csignal>
@@ -14,42 +15,20 @@ namespace ign {
 
 std::unique_ptr<PeerProcess>
 PeerProcess::start(const std::vector<std::string> &argv, std::string &error) {
-  int toPeer[2], fromPeer[2];
-  if (argv.empty() || pipe2(toPeer, O_CLOEXEC) != 0) {
-    error = "cannot create a pipe";
+  search::SpawnOptions options;
+  options.pipeStdin = true;
+  options.pipeStderr = false; // the peer's warnings reach the user
+  options.searchPath = true;
+  options.failureLine = "{\"error\": \"cannot execute the peer\"}\n";
+  options.failureOnStdout = true;
+  search::SpawnedChild child;
+  if (!search::spawnChild(argv, options, child)) {
+    error = "cannot start the peer process";
     return nullptr;
   }
-  if (pipe2(fromPeer, O_CLOEXEC) != 0) {
-    close(toPeer[0]);
-    close(toPeer[1]);
-    error = "cannot create a pipe";
-    return nullptr;
-  }
-  std::vector<char *> args;
-  for (const std::string &a : argv)
-    args.push_back(const_cast<char *>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    for (int fd : {toPeer[0], toPeer[1], fromPeer[0], fromPeer[1]})
-      close(fd);
-    error = "cannot fork";
-    return nullptr;
-  }
-  if (pid == 0) {
-    setpgid(0, 0);
-    dup2(toPeer[0], 0);
-    dup2(fromPeer[1], 1);
-    execvp(args[0], args.data());
-    const char msg[] = "{\"error\": \"cannot execute the peer\"}\n";
-    (void)!write(1, msg, sizeof msg - 1);
-    _exit(127);
-  }
-  close(toPeer[0]);
-  close(fromPeer[1]);
   signal(SIGPIPE, SIG_IGN); // a dead peer is an error reply, not our end
   return std::unique_ptr<PeerProcess>(
-      new PeerProcess(pid, toPeer[1], fromPeer[0]));
+      new PeerProcess(child.pid, child.stdinFd, child.stdoutFd));
 }
 
 PeerProcess::~PeerProcess() {
@@ -104,13 +83,15 @@ std::optional<nlohmann::json> PeerProcess::call(const nlohmann::json &request,
                                                 double timeoutSeconds,
                                                 std::string &error) {
   std::string text = request.dump() + "\n";
-  if (write(in_, text.data(), text.size()) != ssize_t(text.size())) {
-    error = "the peer process is gone";
+  bool sent = write(in_, text.data(), text.size()) == ssize_t(text.size());
+  // A peer gone before the request still said why on its way out (a
+  // program that could not be executed): read that first.
+  std::string line;
+  if (!readLine(line, sent ? timeoutSeconds : 5, error)) {
+    if (!sent)
+      error = "the peer process is gone";
     return std::nullopt;
   }
-  std::string line;
-  if (!readLine(line, timeoutSeconds, error))
-    return std::nullopt;
   nlohmann::json reply = nlohmann::json::parse(line, nullptr, false);
   if (reply.is_discarded() || !reply.is_object()) {
     error = "the peer answered '" + line.substr(0, 200) + "'";

@@ -35,6 +35,54 @@ std::string WorkerResult::describe(double timeoutSeconds) const {
   return what;
 }
 
+bool spawnChild(const std::vector<std::string> &argv,
+                const SpawnOptions &options, SpawnedChild &child) {
+  if (argv.empty())
+    return false;
+  // [0] read end, [1] write end; -1 where the stream is not a pipe.
+  int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+  auto closeAll = [&] {
+    for (int fd : {in[0], in[1], out[0], out[1], err[0], err[1]})
+      if (fd >= 0)
+        close(fd);
+  };
+  if ((options.pipeStdin && pipe2(in, O_CLOEXEC) != 0) ||
+      pipe2(out, O_CLOEXEC) != 0 ||
+      (options.pipeStderr && pipe2(err, O_CLOEXEC) != 0)) {
+    closeAll();
+    return false;
+  }
+  std::vector<char *> args;
+  for (const std::string &a : argv)
+    args.push_back(const_cast<char *>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    closeAll();
+    return false;
+  }
+  if (pid == 0) {
+    // Its own process group, so a timeout kills whatever it started.
+    setpgid(0, 0);
+    dup2(options.pipeStdin ? in[0] : open("/dev/null", O_RDONLY), 0);
+    dup2(out[1], 1);
+    if (options.pipeStderr)
+      dup2(err[1], 2);
+    if (options.searchPath)
+      execvp(args[0], args.data());
+    else
+      execv(args[0], args.data());
+    int fd = options.failureOnStdout ? 1 : 2;
+    (void)!write(fd, options.failureLine.data(), options.failureLine.size());
+    _exit(127);
+  }
+  for (int *fd : {&in[0], &out[1], &err[1]})
+    if (*fd >= 0)
+      close(*fd);
+  child = {pid, in[1], out[0], err[0]};
+  return true;
+}
+
 namespace {
 
 struct Child {
@@ -46,41 +94,14 @@ struct Child {
 };
 
 bool spawn(const std::vector<std::string> &argv, Child &c) {
-  int out[2], err[2];
-  if (pipe2(out, O_CLOEXEC) != 0)
+  SpawnedChild child;
+  SpawnOptions options;
+  options.failureLine = "worker: exec failed\n";
+  if (!spawnChild(argv, options, child))
     return false;
-  if (pipe2(err, O_CLOEXEC) != 0) {
-    close(out[0]);
-    close(out[1]);
-    return false;
-  }
-  std::vector<char *> args;
-  for (const std::string &a : argv)
-    args.push_back(const_cast<char *>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid < 0) {
-    for (int fd : {out[0], out[1], err[0], err[1]})
-      close(fd);
-    return false;
-  }
-  if (pid == 0) {
-    // Its own process group, so a timeout kills whatever it started.
-    setpgid(0, 0);
-    int devnull = open("/dev/null", O_RDONLY);
-    dup2(devnull, 0);
-    dup2(out[1], 1);
-    dup2(err[1], 2);
-    execv(args[0], args.data());
-    const char msg[] = "worker: exec failed\n";
-    (void)!write(2, msg, sizeof msg - 1);
-    _exit(127);
-  }
-  close(out[1]);
-  close(err[1]);
-  c.pid = pid;
-  c.outFd = out[0];
-  c.errFd = err[0];
+  c.pid = child.pid;
+  c.outFd = child.stdoutFd;
+  c.errFd = child.stderrFd;
   c.start = std::chrono::steady_clock::now();
   c.result.started = true;
   return true;

@@ -42,6 +42,27 @@ std::vector<WorkerResult>
 runWorkers(const std::vector<std::vector<std::string>> &commands, int jobs,
            double timeoutSeconds);
 
+/// How spawnChild connects a child's streams.
+struct SpawnOptions {
+  bool pipeStdin = false;  // else /dev/null
+  bool pipeStderr = true;  // else inherited
+  bool searchPath = false; // argv[0] looked up in PATH
+  /// Written when the program cannot be executed (then exit code 127),
+  /// to stdout when `failureOnStdout`, else to stderr.
+  std::string failureLine = "exec failed\n";
+  bool failureOnStdout = false;
+};
+/// A started child, in its own process group: its pid and the parent's
+/// ends of its pipes (-1 where a stream is not piped).
+struct SpawnedChild {
+  int pid = -1;
+  int stdinFd = -1, stdoutFd = -1, stderrFd = -1;
+};
+/// Starts `argv` with its stdout piped (and stdin, stderr as asked); false
+/// when no pipe or process could be made.
+bool spawnChild(const std::vector<std::string> &argv,
+                const SpawnOptions &options, SpawnedChild &child);
+
 /// The path of the running executable (/proc/self/exe).
 std::string selfExecutable();
 

@@ -341,8 +341,9 @@ nlohmann::json environment() {
 std::vector<std::string> environmentDifferences(const nlohmann::json &a,
                                                 const nlohmann::json &b) {
   std::vector<std::string> out;
-  for (const char *key : {"cpu_model", "cpu_name", "cpu_features",
-                          "logical_cpus", "ignc_version", "llvm_version"})
+  for (const char *key :
+       {"cpu_model", "cpu_name", "cpu_features", "logical_cpus", "ignc_version",
+        "llvm_version", "target_fingerprint"})
     if (a.value(key, nlohmann::json()) != b.value(key, nlohmann::json()))
       out.push_back(key);
   return out;

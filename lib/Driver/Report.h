@@ -70,6 +70,9 @@ nlohmann::json checkCorrectness(Measurement &m, bool withPeer);
 
 /// This machine: CPU, features, cores, OS, ignc and LLVM versions.
 nlohmann::json environment();
+/// environment() and the fingerprint of the bundle's target and chip (a
+/// GPU's device, for instance).
+nlohmann::json environmentFor(const nlohmann::json &manifest);
 /// Which fields of two environments differ (those that change speed).
 std::vector<std::string> environmentDifferences(const nlohmann::json &a,
                                                 const nlohmann::json &b);

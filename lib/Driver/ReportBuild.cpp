@@ -100,6 +100,14 @@ std::optional<size_t> matchingKernel(const nlohmann::json &tuned,
 
 } // namespace
 
+nlohmann::json environmentFor(const nlohmann::json &manifest) {
+  nlohmann::json e = environment();
+  // The chip's fingerprint: a GPU's device name, a CPU's features and
+  // versions, as tuning keys its records.
+  e["target_fingerprint"] = fingerprints(manifest).second;
+  return e;
+}
+
 static nlohmann::json roofline(const nlohmann::json &kernel, double ms,
                                const Machine &machine) {
   double flops = kernel.value("flops", 0.0);
@@ -467,7 +475,7 @@ static int runReportChecked(const ReportOptions &given) {
       {"compile", manifest.value("compile", nlohmann::json())},
       {"weights_sha256", weightDigests(options.bundlePath, manifest)}};
   r["model"] = {{"path", model}, {"sha256", sha256OfFile(model)}};
-  r["environment"] = environment();
+  r["environment"] = environmentFor(manifest);
   r["machine"] = {{"peak_gflops", machine.peakGflops},
                   {"bandwidth_gbs", machine.bandwidthGBs},
                   {"threads", options.threads}};

@@ -216,8 +216,8 @@ int verifyReport(const ReportOptions &options) {
   checkCorrect(correctness, "reference", v);
   if ((*claims)["end_to_end"].contains("speedup_vs_onnxruntime"))
     checkCorrect(correctness, "onnxruntime", v);
-  std::vector<std::string> differ =
-      environmentDifferences((*claims)["environment"], environment());
+  std::vector<std::string> differ = environmentDifferences(
+      (*claims)["environment"], environmentFor(manifest));
   if ((*claims)["measurement"]["threads"] != o.threads)
     differ.push_back("threads (" + (*claims)["measurement"]["threads"].dump() +
                      " reported, " + std::to_string(o.threads) + " now)");

@@ -87,45 +87,65 @@ def report_one(args, name, model, inputs, batch, tuned, log):
              "-o", html] + (["--tuning-db", db] if tuned else []), log)
     if r.returncode != 0:
         return {"model": stem, "error": "report: " + first_error(r)}
-    text = open(html).read()
-    marker = "<script type='application/json' id='ignc-report'>"
-    data = json.loads(text[text.index(marker) + len(marker):text.index("</script>",
-                                                                        text.index(marker))])
-    return {"model": stem, "batch": batch, "tuned": tuned, "compile_s": tune_s, "report": data}
+    return {"model": stem, "batch": batch, "tuned": tuned, "compile_s": tune_s,
+            "report": read_report(html)}
+
+
+def worst(report, against):
+    """The largest relative L2 error of any output against `against`."""
+    errs = [o.get("rel_l2", float("inf")) for s in report["correctness"]
+            for o in s.get(against, [])]
+    return max(errs) if errs else None
 
 
 def row(entry):
     if "error" in entry:
-        return f"| {entry['model']} | | | | | | | {entry['error']} |"
+        return f"| {entry['model']} | | | | | | | | {entry['error']} |"
     r = entry["report"]
     e = r["end_to_end"]
 
     def iv(i):
         return f"{i['value']:.2f} [{i['lo']:.2f}, {i['hi']:.2f}]"
+
+    def err(against):
+        w = worst(r, against)
+        held = next((c["holds"] for c in r["claims"] if c["id"] == "correct/" + against), None)
+        return "-" if w is None else f"{w:.1e}" + ("" if held else " (over threshold)")
     ort = e["onnxruntime"]
     ort_ms = f"{ort['warm']['median_ms']:.3f}" if "warm" in ort else "-"
     vs_ort = iv(e["speedup_vs_onnxruntime"]) if "speedup_vs_onnxruntime" in e else \
         "-: " + ort.get("unavailable", "")[:60]
-    ok = all(c["holds"] for c in r["claims"] if "holds" in c)
     t = r["tuning"]
     trials = t.get("trials", 0) if t.get("database") else 0
     return (f"| {entry['model']} | {e['bundle']['warm']['median_ms']:.3f} | "
             f"{e['default']['warm']['median_ms']:.3f} | {ort_ms} | "
             f"{iv(e['speedup_vs_default'])} | {vs_ort} | {trials} | "
-            f"{'match' if ok else 'DIFFER'} |")
+            f"{err('reference')} | {err('onnxruntime')} |")
+
+
+def read_report(path):
+    text = open(path).read()
+    marker = "<script type='application/json' id='ignc-report'>"
+    start = text.index(marker) + len(marker)
+    return json.loads(text[start:text.index("</script>", start)])
 
 
 def summary(args, entries, cpu):
     lines = [f"# `ignc report` on the zoo ({time.strftime('%Y-%m-%d')})", "",
              f"Machine: {cpu}, {os.cpu_count()} logical CPUs; {args.threads} thread(s). "
-             f"Command: `python3 benchmarks/report_zoo.py {' '.join(sys.argv[1:])}`.",
+             f"Command: `python3 benchmarks/report_zoo.py --tune-time {args.tune_time} "
+             f"--batches {args.batches} --rounds {args.rounds} --runs {args.runs} "
+             f"--threads {args.threads}" + (f" --only {args.only}" if args.only else "") + "`.",
              f"Each model tuned for {args.tune_time} (batch 1; other batches untuned), then "
              f"`ignc report --rounds {args.rounds} --runs {args.runs} --cold-runs 2`. "
              "Latencies are warm medians in ms; speedups are ratios of medians with 95% "
              "bootstrap intervals (above 1: the bundle is faster). Each model's page is "
              "NAME.html here; `ignc report --verify` checks it.", "",
+             "Errors are the worst relative L2 over outputs and the three input sets; "
+             "the thresholds are the tuner's (docs/search.md).", "",
              "| model | bundle ms | default ms | onnxruntime ms | bundle vs default | "
-             "bundle vs onnxruntime | trials | outputs |", "|---|---|---|---|---|---|---|---|"]
+             "bundle vs onnxruntime | trials | rel L2 vs reference | rel L2 vs onnxruntime |",
+             "|---|---|---|---|---|---|---|---|---|"]
     lines += [row(e) for e in entries]
     for key, label in (("speedup_vs_default", "default"), ("speedup_vs_onnxruntime",
                                                            "onnxruntime")):
@@ -152,8 +172,22 @@ def main():
     p.add_argument("--batches", default="1")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--runs", type=int, default=6)
+    p.add_argument("--summarize", action="store_true",
+                   help="only rewrite OUT/README.md from the reports already in OUT")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
+    if args.summarize:
+        entries = []
+        for f in sorted(os.listdir(args.out)):
+            if f.endswith(".html"):
+                stem = f[:-5]
+                batch = int(stem.rsplit(".b", 1)[1]) if ".b" in stem else 1
+                entries.append({"model": stem, "batch": batch, "tuned": batch == 1,
+                                "report": read_report(os.path.join(args.out, f))})
+        cpu = entries[0]["report"]["environment"]["cpu_model"] if entries else "?"
+        with open(os.path.join(args.out, "README.md"), "w") as f:
+            f.write(summary(args, entries, cpu))
+        return
     os.makedirs(args.work, exist_ok=True)
     only = {n for n in args.only.split(",") if n}
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")

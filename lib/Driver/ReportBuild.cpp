@@ -39,12 +39,13 @@ fingerprints(const nlohmann::json &manifest) {
 }
 
 /// What tuning the kernel cost and found, from the database's records.
-nlohmann::json kernelTuning(const std::vector<search::TuningRecord> &records) {
+nlohmann::json kernelTuning(const std::vector<search::TuningRecord> &records,
+                            bool onDevice) {
   nlohmann::json t = {{"trials", records.size()}};
   nlohmann::json byStatus = nlohmann::json::object();
   nlohmann::json curve = nlohmann::json::array();
   nlohmann::json predicted = nlohmann::json::array();
-  double best = 0, defaultNs = 0, cpu = 0, wall = 0;
+  double best = 0, defaultNs = 0, cpu = 0, wall = 0, device = 0;
   for (const search::TuningRecord &r : records)
     if (r.origin == "default" && r.status == search::Status::Ok)
       defaultNs = r.medianNs;
@@ -53,6 +54,9 @@ nlohmann::json kernelTuning(const std::vector<search::TuningRecord> &records) {
     byStatus[status] = byStatus.value(status, 0) + 1;
     cpu += r.workerCpuSeconds;
     wall += r.workerWallSeconds;
+    // Candidates measured on a device ran there for their timed runs.
+    if (onDevice)
+      device += double(r.runs) * r.medianNs / 1e9;
     if (r.status == search::Status::Ok && (best == 0 || r.medianNs < best))
       best = r.medianNs;
     curve.push_back(best / 1e6);
@@ -76,6 +80,7 @@ nlohmann::json kernelTuning(const std::vector<search::TuningRecord> &records) {
   t["predicted_vs_measured"] = predicted;
   t["worker_cpu_seconds"] = cpu;
   t["worker_wall_seconds"] = wall;
+  t["device_seconds"] = device;
   if (defaultNs > 0)
     t["isolated_default_ms"] = defaultNs / 1e6;
   return t;
@@ -159,7 +164,8 @@ nlohmann::json kernelsSection(Measurement &m, const Machine &machine,
       j["roofline"] = roofline(kernel, ts.median, machine);
     if (db && !j["task"].get<std::string>().empty())
       j["tuning"] = kernelTuning(
-          db->records(j["task"], j["where"] == "host" ? hostFp : deviceFp));
+          db->records(j["task"], j["where"] == "host" ? hostFp : deviceFp),
+          j["where"] != "host");
     out.push_back(j);
   }
   return out;
@@ -175,7 +181,7 @@ nlohmann::json tuningSection(const nlohmann::json &kernels,
   auto [hostFp, deviceFp] = fingerprints(manifest);
   std::vector<std::string> tasks;
   nlohmann::json byStatus = nlohmann::json::object();
-  double cpu = 0, wall = 0;
+  double cpu = 0, wall = 0, device = 0;
   int64_t trials = 0;
   for (const auto &k : kernels) {
     tasks.push_back(k["task"]);
@@ -185,6 +191,7 @@ nlohmann::json tuningSection(const nlohmann::json &kernels,
     trials += t["trials"].get<int64_t>();
     cpu += t["worker_cpu_seconds"].get<double>();
     wall += t["worker_wall_seconds"].get<double>();
+    device += t["device_seconds"].get<double>();
     for (auto &[status, n] : t["by_status"].items())
       byStatus[status] = byStatus.value(status, 0) + n.get<int64_t>();
   }
@@ -203,15 +210,11 @@ nlohmann::json tuningSection(const nlohmann::json &kernels,
     if (deviceFp == hostFp)
       break;
   }
-  return {{"database", db->path()},
-          {"fingerprints", {hostFp, deviceFp}},
-          {"trials", trials},
-          {"by_status", byStatus},
-          {"worker_cpu_seconds", cpu},
-          {"worker_wall_seconds", wall},
-          {"runs", runs},
-          {"wall_seconds", runSeconds},
-          {"cpu_seconds", runCpu}};
+  return {{"database", db->path()},     {"fingerprints", {hostFp, deviceFp}},
+          {"trials", trials},           {"by_status", byStatus},
+          {"worker_cpu_seconds", cpu},  {"worker_wall_seconds", wall},
+          {"device_seconds", device},   {"runs", runs},
+          {"wall_seconds", runSeconds}, {"cpu_seconds", runCpu}};
 }
 
 std::string nowUtc() {

@@ -209,6 +209,39 @@ std::string curvesChart(const nlohmann::json &r) {
   return s.str();
 }
 
+/// The cost model's score of each candidate it ranked against what the
+/// candidate measured (both log(default / latency)): a good model's points
+/// rise from left to right.
+std::string predictionsChart(const nlohmann::json &r) {
+  std::vector<std::pair<double, double>> points;
+  for (const auto &k : r["kernels"])
+    if (k.contains("tuning"))
+      for (const auto &p : k["tuning"]["predicted_vs_measured"])
+        points.emplace_back(p[0].get<double>(), p[1].get<double>());
+  if (points.size() < 2)
+    return "<p>No candidate was ranked by the cost model.</p>";
+  double x0 = 1e9, x1 = -1e9, y0 = 1e9, y1 = -1e9;
+  for (auto &[x, y] : points) {
+    x0 = std::min(x0, x), x1 = std::max(x1, x);
+    y0 = std::min(y0, y), y1 = std::max(y1, y);
+  }
+  double dx = std::max(1e-6, x1 - x0), dy = std::max(1e-6, y1 - y0);
+  int w = 420, h = 320, l = 50, b = 40;
+  std::ostringstream s;
+  s << "<svg class='chart' width='" << w << "' height='" << h << "'>";
+  for (auto &[x, y] : points)
+    s << "<circle cx='" << l + (w - l - 10) * (x - x0) / dx << "' cy='"
+      << (h - b) - (h - b - 10) * (y - y0) / dy
+      << "' r='3' fill='#25a' fill-opacity='0.5'/>";
+  s << "<text x='" << w / 2 << "' y='" << h - 8
+    << "' font-size='12' text-anchor='middle'>predicted (" << num(x0) << " .. "
+    << num(x1) << ")</text><text x='14' y='" << h / 2
+    << "' font-size='12' text-anchor='middle' transform='rotate(-90 14 "
+    << h / 2 << ")'>measured log(default / latency) (" << num(y0) << " .. "
+    << num(y1) << ")</text></svg>";
+  return s.str();
+}
+
 std::string kernelTableHtml(const nlohmann::json &r) {
   std::ostringstream s;
   s << "<table><tr><th>kernel</th><th>where</th><th>schedule</th><th>bundle"
@@ -380,7 +413,9 @@ std::string renderHtml(const nlohmann::json &r) {
     << rooflineChart(r);
   s << "<h2>Kernels</h2>" << kernelTableHtml(r);
   s << "<h2>Correctness</h2>" << correctnessHtml(r);
-  s << "<h2>Tuning</h2>" << curvesChart(r);
+  s << "<h2>Tuning</h2>" << curvesChart(r)
+    << "<h3>The cost model's predictions against the measurements</h3>"
+    << predictionsChart(r);
   nlohmann::json cost = r["tuning"];
   cost.erase("runs");
   s << definitionList(cost);

@@ -1,5 +1,6 @@
 """report-html.test: headless Chromium renders the report."""
 import os
+import re
 import subprocess
 import sys
 
@@ -10,7 +11,9 @@ flags = ["chromium", "--headless", "--no-sandbox", "--disable-gpu",
 dom = subprocess.run(flags + ["--dump-dom", "file://" + os.path.abspath(page)],
                      capture_output=True, text=True, timeout=120).stdout
 # The script ran to its end: the embedded JSON parsed, charts were found.
-assert 'data-rendered="3 kernels, 3 charts"' in dom, dom[-2000:]
+# Speedups, roofline and best-vs-trials always; predictions when the cost
+# model ranked a candidate.
+assert re.search(r'data-rendered="3 kernels, [34] charts"', dom), dom[-2000:]
 assert "Correctness" in dom and "Roofline" in dom
 subprocess.run(flags + ["--screenshot=" + shot, "file://" + os.path.abspath(page)],
                capture_output=True, timeout=120)

@@ -55,7 +55,7 @@ def rebatch(path, batch, out):
     m = onnx.load(path)
     for i in m.graph.input:
         dims = i.type.tensor_type.shape.dim
-        if dims:
+        if dims and (dims[0].dim_param or dims[0].dim_value == 1):
             dims[0].ClearField("dim_param")
             dims[0].dim_value = batch
     for o in m.graph.output:
@@ -72,7 +72,10 @@ def report_one(args, name, model, inputs, batch, tuned, log):
     stem = name if batch == 1 else f"{name}.b{batch}"
     bundle = os.path.join(args.work, stem + ".ignb")
     db = os.path.join(args.work, "tuning.db")
-    shapes = {n: dict(s, shape=[batch] + s["shape"][1:]) for n, s in inputs.items()}
+    # Other batches: inputs whose first dim is the model's batch of 1.
+    shapes = {n: dict(s, shape=[batch] + s["shape"][1:])
+              if batch != 1 and s["shape"] and s["shape"][0] == 1 else s
+              for n, s in inputs.items()}
     compile_cmd = [args.ignc, model, "-q", "-o", bundle] + shape_args(shapes)
     compile_cmd += ["--tuning-db", db, "--tune-time", args.tune_time] if tuned \
         else ["--no-tuning-db"]

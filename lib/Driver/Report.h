@@ -64,9 +64,9 @@ std::string findModel(const ReportOptions &options,
 bool measure(const ReportOptions &options, const std::string &modelPath,
              Measurement &m, std::string &error);
 
-/// Per input set and output: the tuned bundle's error against the
-/// reference lowering's outputs and against the peer's.
-nlohmann::json checkCorrectness(Measurement &m, bool withPeer);
+/// Per input set (the first `sets`) and output: the tuned bundle's error
+/// against the reference lowering's outputs and against the peer's.
+nlohmann::json checkCorrectness(Measurement &m, bool withPeer, int sets);
 
 /// This machine: CPU, features, cores, OS, ignc and LLVM versions.
 nlohmann::json environment();

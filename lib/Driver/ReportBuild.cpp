@@ -403,6 +403,8 @@ static bool checkReportOptions(const ReportOptions &o) {
   else if (o.rounds < 1 || o.runs < 1 || o.coldRuns < 0 || o.threads < 0)
     why = "--rounds and --runs must be positive, --cold-runs and --threads "
           "not negative";
+  else if (o.checkSets < 1 || o.checkSets > 3)
+    why = "--check-sets is 1, 2 or 3";
   else if (o.baseline != "onnxruntime" && o.baseline != "none")
     why = "--baseline is onnxruntime or none";
   if (why.empty())
@@ -485,7 +487,7 @@ static int runReportChecked(const ReportOptions &given) {
   r["measurement"] = measurementSection(m, options.threads, options.seed);
   r["end_to_end"] = endToEnd(m);
   r["kernels"] = kernelsSection(m, machine, db.get());
-  r["correctness"] = checkCorrectness(m, true);
+  r["correctness"] = checkCorrectness(m, true, options.checkSets);
   r["tuning"] = tuningSection(r["kernels"], db.get(), manifest);
   r["claims"] = claimsOf(r);
   r["reproduce"] =

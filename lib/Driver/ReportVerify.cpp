@@ -212,7 +212,7 @@ int verifyReport(const ReportOptions &options) {
     std::cerr << "ignc: error: " << error << "\n";
     return kExitRuntime;
   }
-  nlohmann::json correctness = checkCorrectness(m, true);
+  nlohmann::json correctness = checkCorrectness(m, true, o.checkSets);
   for (const char *against : {"reference", "onnxruntime"}) {
     // Only what the report claimed: a report that found the outputs
     // differing (onnxruntime's approximate sigmoid, say) claimed nothing.

@@ -232,6 +232,11 @@ CLI::App *addReportCommand(CLI::App &app, ign::ReportOptions &report) {
   cmd->add_option("--cold-runs", report.coldRuns,
                   "runs per round after flushing the caches")
       ->capture_default_str();
+  cmd->add_option(
+         "--check-sets", report.checkSets,
+         "input sets (1-3) checked against the reference and "
+         "onnxruntime (the reference's loops are slow on large models)")
+      ->capture_default_str();
   cmd->add_option("--seed", report.seed, "seed of the random inputs")
       ->capture_default_str();
   cmd->add_option("--tolerance", report.tolerance,

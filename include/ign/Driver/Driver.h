@@ -109,6 +109,9 @@ struct ReportOptions {
   std::string python = "python3";       // runs the baseline's peer script
   int threads = 0;                      // 0: one per core
   int rounds = 5, runs = 10, coldRuns = 3;
+  /// Input sets whose outputs are checked against the reference lowering
+  /// (its naive loops dominate a large model's report) and onnxruntime.
+  int checkSets = 3;
   uint64_t seed = 1;
   double tolerance = 0.15; // --verify: slack on latency claims
   Verbosity verbosity = Verbosity::Normal;

@@ -326,8 +326,12 @@ static std::unique_ptr<search::TuningDatabase>
 openDatabase(const std::string &given) {
   std::string path =
       given.empty() ? search::defaultTuningDatabasePath() : given;
-  if (!llvm::sys::fs::exists(path))
+  if (!llvm::sys::fs::exists(path)) {
+    if (!given.empty())
+      std::cerr << "ignc: warning: no tuning database at '" << given
+                << "'; the report has no tuning records\n";
     return nullptr;
+  }
   std::string error;
   auto db = search::TuningDatabase::open(path, error);
   if (!db)

@@ -40,7 +40,6 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
-#include <sys/resource.h>
 #include <thread>
 #include <unistd.h>
 
@@ -494,18 +493,6 @@ bool measureInjected(const TuneOptions &tune, target::Runner &runner,
   return true;
 }
 
-/// CPU seconds of this process and of the children it has waited for.
-double cpuSecondsWithChildren() {
-  double total = 0;
-  for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
-    struct rusage u {};
-    getrusage(who, &u);
-    total += double(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-             double(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
-  }
-  return total;
-}
-
 /// The measuring threads' share of the chip's peak.
 double peakOfThreads(const target::Target &t, const std::string &chip,
                      int threads) {
@@ -587,7 +574,7 @@ tuneModel(ModuleOp module, const target::Selection &selection,
   search::SearchOptions options =
       searchOptions(tune, verbosity, runner->batchSize(), log);
   search::TuningRunRecord cost{run.fingerprint, search::nowUtcText()};
-  double cpuBefore = cpuSecondsWithChildren();
+  double cpuBefore = search::processCpuSeconds(/*withChildren=*/true);
   run.summary = search::runSearch(
       searchTasks,
       [&](size_t i, const std::vector<search::Schedule> &batch) {
@@ -599,7 +586,8 @@ tuneModel(ModuleOp module, const target::Selection &selection,
   run.peakGflops = peakOfThreads(t, selection.chip, run.threads);
   run.tasks = std::move(searchTasks);
   cost.seconds = run.summary.seconds;
-  cost.cpuSeconds = run.cpuSeconds = cpuSecondsWithChildren() - cpuBefore;
+  cost.cpuSeconds = run.cpuSeconds =
+      search::processCpuSeconds(/*withChildren=*/true) - cpuBefore;
   cost.newTrials = run.summary.newTrials;
   for (const search::SearchTask &st : run.tasks)
     cost.tasks.push_back(st.task);

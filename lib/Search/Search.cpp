@@ -2,6 +2,7 @@
 
 #include "ign/Search/Search.h"
 #include "ign/Search/CostModel.h"
+#include "ign/Search/WorkerProcess.h"
 
 #include <algorithm>
 #include <chrono>
@@ -10,7 +11,6 @@
 #include <map>
 #include <random>
 #include <set>
-#include <sys/resource.h>
 
 namespace ign::search {
 
@@ -116,14 +116,6 @@ std::string formatDuration(double seconds) {
 
 /// The candidates of one round of a task: schedules new to it, each with its
 /// origin.
-/// CPU seconds (user + system) of this process so far.
-double processCpuSeconds() {
-  struct rusage usage {};
-  getrusage(RUSAGE_SELF, &usage);
-  return double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-         double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
-}
-
 struct Batch {
   const TaskState &st;
   int64_t limit;
@@ -351,7 +343,7 @@ void SearchRun::proposeByModel(size_t i, Sampler &sampler, Batch &batch) {
 void SearchRun::measureAndRecord(size_t i, const Batch &batch) {
   TaskState &st = states[i];
   auto start = std::chrono::steady_clock::now();
-  double cpuBefore = processCpuSeconds();
+  double cpuBefore = processCpuSeconds(/*withChildren=*/false);
   std::vector<TuningRecord> records = measure(i, batch.schedules);
   // A runner without worker processes (a simulator in this process): its
   // cost is this process's, shared evenly.
@@ -359,7 +351,7 @@ void SearchRun::measureAndRecord(size_t i, const Batch &batch) {
   double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
-  double cpu = processCpuSeconds() - cpuBefore;
+  double cpu = processCpuSeconds(/*withChildren=*/false) - cpuBefore;
   for (size_t k = 0; k < records.size() && k < batch.schedules.size(); ++k) {
     TuningRecord &r = records[k];
     if (r.workerWallSeconds == 0 && r.workerCpuSeconds == 0) {

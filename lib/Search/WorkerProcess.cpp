@@ -122,15 +122,20 @@ void drain(int &fd, std::string &into, size_t keep) {
   }
 }
 
+double seconds(const timeval &t) {
+  return double(t.tv_sec) + double(t.tv_usec) / 1e6;
+}
+
+double cpuOf(const struct rusage &u) {
+  return seconds(u.ru_utime) + seconds(u.ru_stime);
+}
+
 void finish(Child &c) {
   int status = 0;
   struct rusage usage {};
   while (wait4(c.pid, &status, 0, &usage) < 0 && errno == EINTR) {
   }
-  auto seconds = [](const timeval &t) {
-    return double(t.tv_sec) + double(t.tv_usec) / 1e6;
-  };
-  c.result.cpuSeconds = seconds(usage.ru_utime) + seconds(usage.ru_stime);
+  c.result.cpuSeconds = cpuOf(usage);
   c.result.wallSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - c.start)
           .count();
@@ -221,6 +226,15 @@ runWorkers(const std::vector<std::vector<std::string>> &commands, int jobs,
 WorkerResult runWorker(const std::vector<std::string> &argv,
                        double timeoutSeconds) {
   return runWorkers({argv}, 1, timeoutSeconds).front();
+}
+
+double processCpuSeconds(bool withChildren) {
+  struct rusage self {
+  }, children{};
+  getrusage(RUSAGE_SELF, &self);
+  if (withChildren)
+    getrusage(RUSAGE_CHILDREN, &children);
+  return cpuOf(self) + (withChildren ? cpuOf(children) : 0);
 }
 
 std::string selfExecutable() {

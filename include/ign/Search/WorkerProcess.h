@@ -63,6 +63,10 @@ struct SpawnedChild {
 bool spawnChild(const std::vector<std::string> &argv,
                 const SpawnOptions &options, SpawnedChild &child);
 
+/// CPU seconds (user + system) of this process so far, and with
+/// `withChildren` of the children it has waited for.
+double processCpuSeconds(bool withChildren);
+
 /// The path of the running executable (/proc/self/exe).
 std::string selfExecutable();
 

@@ -108,6 +108,13 @@ ignrt_dtype dtypeOf(const std::string &name) {
   return ignrt_dtype(0);
 }
 
+/// Element i of an integer tensor, widened.
+template <typename T> long long intAt(const void *data, size_t i) {
+  T v;
+  std::memcpy(&v, static_cast<const char *>(data) + i * sizeof(T), sizeof v);
+  return static_cast<long long>(v);
+}
+
 /// A short preview of a tensor's first values.
 std::string preview(const void *data, size_t bytes, ignrt_dtype dtype) {
   std::string s;
@@ -115,6 +122,22 @@ std::string preview(const void *data, size_t bytes, ignrt_dtype dtype) {
   for (size_t i = 0; i < n && i < 6; ++i) {
     char buf[32];
     switch (dtype) {
+    case IGNRT_I8:
+      std::snprintf(buf, sizeof buf, "%lld", intAt<int8_t>(data, i));
+      break;
+    case IGNRT_I16:
+      std::snprintf(buf, sizeof buf, "%lld", intAt<int16_t>(data, i));
+      break;
+    case IGNRT_U16:
+      std::snprintf(buf, sizeof buf, "%lld", intAt<uint16_t>(data, i));
+      break;
+    case IGNRT_U32:
+      std::snprintf(buf, sizeof buf, "%lld", intAt<uint32_t>(data, i));
+      break;
+    case IGNRT_U64:
+      std::snprintf(buf, sizeof buf, "%llu",
+                    static_cast<unsigned long long>(intAt<uint64_t>(data, i)));
+      break;
     case IGNRT_F32:
       std::snprintf(buf, sizeof buf, "%.6g",
                     double(static_cast<const float *>(data)[i]));

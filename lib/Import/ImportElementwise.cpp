@@ -374,6 +374,33 @@ LogicalResult importWhere(NodeImporter &n) {
   return n.setOutput(0, *r);
 }
 
+/// Shrink: y = x + bias where x < -lambd, x - bias where x > lambd, else 0
+/// (lambd and bias in the input's element type).
+LogicalResult importShrink(NodeImporter &n) {
+  auto type = n.inputType(0);
+  auto lambd = n.attrFloat("lambd", 0.5f), bias = n.attrFloat("bias", 0.0f);
+  auto x = n.input(0);
+  if (failed(type) || failed(lambd) || failed(bias) || failed(x))
+    return failure();
+  Type element = type->getElementType();
+  Value lo = n.scalarConstant(element, -*lambd),
+        hi = n.scalarConstant(element, *lambd),
+        b = n.scalarConstant(element, *bias),
+        zero = n.scalarConstant(element, 0.0);
+  auto below = n.createValue<LessOp>({*x, lo});
+  auto above = n.createValue<GreaterOp>({*x, hi});
+  auto plus = n.createValue<AddOp>({*x, b});
+  auto minus = n.createValue<SubOp>({*x, b});
+  if (failed(below) || failed(above) || failed(plus) || failed(minus))
+    return failure();
+  auto upper = n.createValue<SelectOp>({*above, *minus, zero});
+  if (failed(upper))
+    return failure();
+  if (element.isUnsignedInteger()) // nothing is below -lambd
+    return n.setOutput(0, *upper);
+  return done(n, n.createValue<SelectOp>({*below, *plus, *upper}));
+}
+
 LogicalResult importPow(NodeImporter &n) {
   // ONNX lets the exponent's type differ from the base's: cast it.
   auto base = n.inputType(0), exponent = n.inputType(1);
@@ -418,6 +445,34 @@ LogicalResult importMod(NodeImporter &n) {
       [fmod = *fmod](int64_t a, int64_t b) {
         return b == 0 ? 0 : (fmod ? a % b : pyMod(a, b));
       }};
+  return importBinary(n, spec);
+}
+
+LogicalResult importBitShift(NodeImporter &n) {
+  auto direction = n.attrString("direction", "");
+  auto type = n.inputType(0);
+  if (failed(direction) || failed(type))
+    return failure();
+  if (*direction != "LEFT" && *direction != "RIGHT")
+    return n.error() << "BitShift direction must be \"LEFT\" or \"RIGHT\", "
+                        "got '"
+                     << *direction << "'";
+  Type element = type->getElementType();
+  if (!element.isUnsignedInteger())
+    return n.error() << "BitShift is defined for unsigned integers, got "
+                     << element;
+  bool left = *direction == "LEFT";
+  uint64_t width = element.getIntOrFloatBitWidth();
+  BinarySpec spec{[left](NodeImporter &n, Value a, Value b) {
+                    return n.createValue<BitShiftOp>(
+                        {a, b}, {n.namedBool("left", left)});
+                  },
+                  nullptr, [left, width](int64_t a, int64_t b) -> int64_t {
+                    uint64_t x = uint64_t(a), by = uint64_t(b);
+                    if (by >= width)
+                      return 0;
+                    return int64_t(left ? x << by : x >> by);
+                  }};
   return importBinary(n, spec);
 }
 
@@ -581,6 +636,8 @@ void registerElementwiseHandlers(HandlerMap &m) {
   IGN_COMPARE("GreaterOrEqual", GreaterEqualOp, a >= b)
 #undef IGN_COMPARE
   m["Where"] = importWhere;
+  m["Shrink"] = importShrink;
+  m["BitShift"] = importBitShift;
   m["Sum"] = [add](NodeImporter &n) { return importVariadic(n, add, false); };
   m["Mean"] = [add](NodeImporter &n) { return importVariadic(n, add, true); };
   m["Max"] = [max](NodeImporter &n) { return importVariadic(n, max, false); };

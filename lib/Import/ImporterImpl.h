@@ -226,6 +226,27 @@ void registerQuantizationHandlers(HandlerMap &map);
 /// Every op type the importer handles (the union of the above).
 const HandlerMap &allHandlers();
 
+/// An operator ONNX defines as a function of other operators, expanded for
+/// one node: the body's nodes (renamed into the graph) and the opset they
+/// are written against.
+struct ExpandedFunction {
+  onnx::GraphProto graph;
+  int64_t opset = 0;
+};
+/// True when ONNX defines `opType` at `opset` by a function body (fixed, or
+/// built per node from its attributes and input types).
+bool hasFunctionBody(llvm::StringRef opType, int64_t opset);
+/// `node`'s function body: its formal inputs and outputs renamed to the
+/// node's, its other values prefixed with `prefix`. `inputTypes[i]` is input
+/// i's type (context-dependent bodies, like the losses', depend on them).
+mlir::FailureOr<ExpandedFunction>
+expandFunction(const onnx::NodeProto &node, int64_t opset,
+               const std::vector<onnx::TypeProto> &inputTypes,
+               llvm::StringRef prefix, mlir::Location loc);
+/// An ONNX tensor type for `type` (element type and static shape).
+onnx::TypeProto tensorTypeProto(mlir::MLIRContext *ctx,
+                                mlir::RankedTensorType type);
+
 /// Normalizes `axis` against `rank`, reporting an error at `node` if out of
 /// range.
 mlir::FailureOr<int64_t> normalizeAxis(NodeImporter &node, int64_t axis,

@@ -193,6 +193,8 @@ public:
   llvm::StringMap<unsigned> useCounts;
   llvm::StringMap<std::vector<int64_t>> onnxShapes; // ONNX inference hints
   unsigned blobCounter = 0;
+  /// Function bodies expanded so far, and how deeply they are nested now.
+  unsigned functionCounter = 0, functionDepth = 0;
 
   Location modelLoc() { return FileLineColLoc::get(ctx, file, 0, 0); }
 
@@ -323,7 +325,9 @@ public:
   }
 
   LogicalResult checkSupported(const onnx::ModelProto &model);
-  LogicalResult importNodes(const onnx::GraphProto &g);
+  LogicalResult importNodes(const onnx::GraphProto &g, int64_t nodeOpset);
+  LogicalResult importFunction(const onnx::NodeProto &node, int64_t nodeOpset);
+  FailureOr<onnx::TypeProto> typeOf(const std::string &name, Location loc);
   LogicalResult importIf(const onnx::NodeProto &node);
   void crossCheck(const onnx::NodeProto &node);
   LogicalResult readOpset(const onnx::ModelProto &model);
@@ -657,7 +661,8 @@ LogicalResult GraphImporter::checkSupported(const onnx::ModelProto &model) {
           std::string key =
               standard ? node.op_type() : node.domain() + "." + node.op_type();
           if (!standard ||
-              (node.op_type() != "If" && !allHandlers().count(node.op_type())))
+              (node.op_type() != "If" && !allHandlers().count(node.op_type()) &&
+               !hasFunctionBody(node.op_type(), opset)))
             unsupported[key].push_back(
                 node.name().empty()
                     ? (node.output_size() ? "->" + node.output(0) : "?")
@@ -732,7 +737,7 @@ LogicalResult GraphImporter::importIf(const onnx::NodeProto &node) {
   for (const auto &init : branch->initializer())
     if (failed(addInitializer(const_cast<onnx::TensorProto &>(init))))
       return failure();
-  if (failed(importNodes(*branch)))
+  if (failed(importNodes(*branch, opset)))
     return failure();
   for (int i = 0; i < node.output_size(); ++i) {
     const std::string &from = branch->output(i).name();
@@ -751,7 +756,67 @@ LogicalResult GraphImporter::importIf(const onnx::NodeProto &node) {
   return success();
 }
 
-LogicalResult GraphImporter::importNodes(const onnx::GraphProto &g) {
+/// The ONNX type of a known value (for function bodies built per node).
+FailureOr<onnx::TypeProto> GraphImporter::typeOf(const std::string &name,
+                                                 Location loc) {
+  if (auto it = lazyInitializers.find(name); it != lazyInitializers.end()) {
+    onnx::TypeProto proto;
+    auto &tensor = *proto.mutable_tensor_type();
+    tensor.set_elem_type(it->second->data_type());
+    for (int64_t d : it->second->dims())
+      tensor.mutable_shape()->add_dim()->set_dim_value(d);
+    return proto;
+  }
+  if (auto it = constants.find(name); it != constants.end())
+    return tensorTypeProto(ctx, it->second.type());
+  auto v = lookup(name, loc);
+  if (failed(v))
+    return failure();
+  auto type = dyn_cast<RankedTensorType>(v->getType());
+  if (!type)
+    return emitError(loc) << "input '" << name << "' is not a ranked tensor";
+  return tensorTypeProto(ctx, type);
+}
+
+/// Imports a node whose operator ONNX defines as a function of others by
+/// importing that function's body in its place.
+LogicalResult GraphImporter::importFunction(const onnx::NodeProto &node,
+                                            int64_t nodeOpset) {
+  Location loc = nodeLoc(node);
+  if (functionDepth >= 8)
+    return emitError(loc) << "function bodies of " << node.op_type()
+                          << " nest more than 8 deep";
+  std::vector<onnx::TypeProto> types(node.input_size());
+  for (int i = 0; i < node.input_size(); ++i) {
+    if (node.input(i).empty())
+      continue;
+    auto type = typeOf(node.input(i), loc);
+    if (failed(type))
+      return failure();
+    types[i] = std::move(*type);
+  }
+  std::string prefix = (node.name().empty() ? node.op_type() : node.name()) +
+                       "/body" + std::to_string(functionCounter++) + "/";
+  auto body = expandFunction(node, nodeOpset, types, prefix, loc);
+  if (failed(body))
+    return failure();
+  // What the body uses and ign cannot import, named at once (its location
+  // is the calling node's).
+  for (const auto &inner : body->graph.node())
+    if (inner.op_type() != "If" && !allHandlers().count(inner.op_type()) &&
+        !hasFunctionBody(inner.op_type(), body->opset))
+      return emitError(loc) << "unsupported operators (1): "
+                            << inner.op_type() << " (in the function body of "
+                            << node.op_type() << ")";
+  countUses(body->graph);
+  ++functionDepth;
+  LogicalResult result = importNodes(body->graph, body->opset);
+  --functionDepth;
+  return result;
+}
+
+LogicalResult GraphImporter::importNodes(const onnx::GraphProto &g,
+                                         int64_t nodeOpset) {
   for (const auto &node : g.node()) {
     for (const auto &in : node.input())
       if (!in.empty() && !isKnown(in))
@@ -764,9 +829,14 @@ LogicalResult GraphImporter::importNodes(const onnx::GraphProto &g) {
         return failure();
       continue;
     }
-    NodeImporter ni(*this, node, nodeLoc(node), opset);
-    const NodeHandler &handler = allHandlers().find(node.op_type())->second;
-    if (failed(handler(ni)))
+    auto handler = allHandlers().find(node.op_type());
+    if (handler == allHandlers().end()) {
+      if (failed(importFunction(node, nodeOpset)))
+        return failure();
+      continue;
+    }
+    NodeImporter ni(*this, node, nodeLoc(node), nodeOpset);
+    if (failed(handler->second(ni)))
       return failure();
     for (const auto &out : node.output())
       if (!out.empty() && !isKnown(out) && useCounts.lookup(out))
@@ -1003,7 +1073,7 @@ OwningOpRef<ModuleOp> GraphImporter::importModel(onnx::ModelProto &model) {
   }
   builder.setInsertionPointToEnd(entry);
 
-  if (failed(importNodes(graph)))
+  if (failed(importNodes(graph, opset)))
     return nullptr;
 
   // The cross-check runs after ign accepted the model: ONNX 1.12's inference

@@ -149,6 +149,10 @@ def Ign_MinOp : Ign_BinaryOp<"min">;
 def Ign_AndOp : Ign_BinaryOp<"and">;
 def Ign_OrOp : Ign_BinaryOp<"or">;
 def Ign_XorOp : Ign_BinaryOp<"xor">;
+// Unsigned integers shifted left (`left = true`) or right by rhs bits; a
+// shift by the element's width or more gives 0.
+def Ign_BitShiftOp : Ign_BinaryOp<"bit_shift", 0,
+    (ins DefaultValuedAttr<BoolAttr, "true">:$left)>;
 // x where x >= 0, slope * x elsewhere (slope broadcasts to x).
 def Ign_PReluOp : Ign_BinaryOp<"prelu">;
 def Ign_EqualOp : Ign_BinaryOp<"equal", 1>;

@@ -105,28 +105,41 @@ LogicalResult importGemm(NodeImporter &n) {
                                                n.namedBool("trans_b", *tb)}));
 }
 
-LogicalResult importConv(NodeImporter &n) {
-  auto x = n.inputType(0), w = n.inputType(1);
-  if (failed(x) || failed(w))
-    return failure();
-  if (x->getRank() < 3 || w->getRank() != x->getRank())
-    return n.error() << "Conv input " << *x << " and weight " << *w
-                     << " must have the same rank >= 3";
-  auto window = readWindow(n, x->getShape(), w->getShape().drop_front(2));
+} // namespace
+
+FailureOr<Value> buildConv(NodeImporter &n, Value input, Value weight,
+                           std::optional<Value> bias) {
+  auto x = cast<RankedTensorType>(input.getType()),
+       w = cast<RankedTensorType>(weight.getType());
+  if (x.getRank() < 3 || w.getRank() != x.getRank())
+    return n.error() << n.node().op_type() << " input " << x << " and weight "
+                     << w << " must have the same rank >= 3";
+  auto window = readWindow(n, x.getShape(), w.getShape().drop_front(2));
   auto group = n.attrInt("group", 1);
   if (failed(window) || failed(group))
     return failure();
-  if (ArrayRef<int64_t>(window->kernel) != w->getShape().drop_front(2))
+  if (ArrayRef<int64_t>(window->kernel) != w.getShape().drop_front(2))
     return n.error() << "kernel_shape disagrees with the weight shape";
+  SmallVector<Value> operands{input, weight};
+  if (bias)
+    operands.push_back(*bias);
+  return n.createValue<ConvOp>(
+      operands, {n.named("strides", n.i64Array(window->strides)),
+                 n.named("pads", n.i64Array(window->pads)),
+                 n.named("dilations", n.i64Array(window->dilations)),
+                 n.namedI64("group", *group)});
+}
+
+namespace {
+
+LogicalResult importConv(NodeImporter &n) {
   auto operands = inputs(n, n.hasInput(2) ? 3 : 2);
   if (failed(operands))
     return failure();
-  return done(
-      n, n.createValue<ConvOp>(
-             *operands, {n.named("strides", n.i64Array(window->strides)),
-                         n.named("pads", n.i64Array(window->pads)),
-                         n.named("dilations", n.i64Array(window->dilations)),
-                         n.namedI64("group", *group)}));
+  std::optional<Value> bias;
+  if (operands->size() == 3)
+    bias = (*operands)[2];
+  return done(n, buildConv(n, (*operands)[0], (*operands)[1], bias));
 }
 
 LogicalResult importConvTranspose(NodeImporter &n) {

@@ -223,8 +223,16 @@ void registerElementwiseHandlers(HandlerMap &map);
 void registerNNHandlers(HandlerMap &map);
 void registerTensorHandlers(HandlerMap &map);
 void registerQuantizationHandlers(HandlerMap &map);
+void registerIntegerOpHandlers(HandlerMap &map);
 /// Every op type the importer handles (the union of the above).
 const HandlerMap &allHandlers();
+
+/// An ign.conv of `input` and `weight` (and `bias`) with the window
+/// attributes (strides, pads or auto_pad, dilations, group, kernel_shape)
+/// of the node `n`, as ONNX's Conv reads them.
+mlir::FailureOr<mlir::Value> buildConv(NodeImporter &n, mlir::Value input,
+                                       mlir::Value weight,
+                                       std::optional<mlir::Value> bias);
 
 /// An operator ONNX defines as a function of other operators, expanded for
 /// one node: the body's nodes (renamed into the graph) and the opset they

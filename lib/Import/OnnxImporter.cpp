@@ -646,6 +646,7 @@ const HandlerMap &allHandlers() {
     registerNNHandlers(m);
     registerTensorHandlers(m);
     registerQuantizationHandlers(m);
+    registerIntegerOpHandlers(m);
     return m;
   }();
   return map;

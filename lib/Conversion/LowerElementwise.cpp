@@ -284,9 +284,9 @@ Value ScalarBody::binary() {
         return b.create<arith::XOrIOp>(l, a[0], a[1]);
       })
       .Case([&](BitShiftOp s) -> Value {
-        Value shifted =
-            s.getLeft() ? Value(b.create<arith::ShLIOp>(l, a[0], a[1]))
-                        : Value(b.create<arith::ShRUIOp>(l, a[0], a[1]));
+        Value shifted = s.getLeft()
+                            ? Value(b.create<arith::ShLIOp>(l, a[0], a[1]))
+                            : Value(b.create<arith::ShRUIOp>(l, a[0], a[1]));
         // arith's shifts by the width or more are poison; ONNX's give 0.
         Value tooFar = cmpI(b, l, P::uge, a[1], c(t.getIntOrFloatBitWidth()));
         return sel(b, l, tooFar, c(0), shifted);
@@ -353,8 +353,8 @@ void populateElementwisePatterns(RewritePatternSet &patterns) {
                  SeluOp, CeluOp, ThresholdedReluOp, ClipOp, IsNaNOp, IsInfOp,
                  CastOp>(patterns);
   addElementwise<AddOp, SubOp, MulOp, DivOp, PowOp, ModOp, MaxOp, MinOp, AndOp,
-                 OrOp, XorOp, BitShiftOp, PReluOp, EqualOp, LessOp, LessEqualOp, GreaterOp,
-                 GreaterEqualOp, SelectOp>(patterns);
+                 OrOp, XorOp, BitShiftOp, PReluOp, EqualOp, LessOp, LessEqualOp,
+                 GreaterOp, GreaterEqualOp, SelectOp>(patterns);
 }
 
 } // namespace ign::lowering

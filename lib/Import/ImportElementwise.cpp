@@ -463,16 +463,17 @@ LogicalResult importBitShift(NodeImporter &n) {
                      << element;
   bool left = *direction == "LEFT";
   uint64_t width = element.getIntOrFloatBitWidth();
-  BinarySpec spec{[left](NodeImporter &n, Value a, Value b) {
-                    return n.createValue<BitShiftOp>(
-                        {a, b}, {n.namedBool("left", left)});
-                  },
-                  nullptr, [left, width](int64_t a, int64_t b) -> int64_t {
-                    uint64_t x = uint64_t(a), by = uint64_t(b);
-                    if (by >= width)
-                      return 0;
-                    return int64_t(left ? x << by : x >> by);
-                  }};
+  BinarySpec spec{
+      [left](NodeImporter &n, Value a, Value b) {
+        return n.createValue<BitShiftOp>({a, b}, {n.namedBool("left", left)});
+      },
+      nullptr,
+      [left, width](int64_t a, int64_t b) -> int64_t {
+        uint64_t x = uint64_t(a), by = uint64_t(b);
+        if (by >= width)
+          return 0;
+        return int64_t(left ? x << by : x >> by);
+      }};
   return importBinary(n, spec);
 }
 

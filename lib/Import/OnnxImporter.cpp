@@ -806,9 +806,9 @@ LogicalResult GraphImporter::importFunction(const onnx::NodeProto &node,
   for (const auto &inner : body->graph.node())
     if (inner.op_type() != "If" && !allHandlers().count(inner.op_type()) &&
         !hasFunctionBody(inner.op_type(), body->opset))
-      return emitError(loc) << "unsupported operators (1): "
-                            << inner.op_type() << " (in the function body of "
-                            << node.op_type() << ")";
+      return emitError(loc)
+             << "unsupported operators (1): " << inner.op_type()
+             << " (in the function body of " << node.op_type() << ")";
   countUses(body->graph);
   ++functionDepth;
   LogicalResult result = importNodes(body->graph, body->opset);

@@ -179,6 +179,8 @@ public:
 
   /// A scalar constant of `elementType` (materialized in the IR).
   mlir::Value scalarConstant(mlir::Type elementType, double value);
+  /// `t` as a constant in the IR.
+  mlir::Value constant(const HostTensor &t);
   /// Reshape helper (no-op when the shape already matches).
   mlir::FailureOr<mlir::Value> reshape(mlir::Value v,
                                        llvm::ArrayRef<int64_t> shape);
@@ -224,6 +226,7 @@ void registerNNHandlers(HandlerMap &map);
 void registerTensorHandlers(HandlerMap &map);
 void registerQuantizationHandlers(HandlerMap &map);
 void registerIntegerOpHandlers(HandlerMap &map);
+void registerSignalHandlers(HandlerMap &map);
 /// Every op type the importer handles (the union of the above).
 const HandlerMap &allHandlers();
 

@@ -620,6 +620,10 @@ Value NodeImporter::scalarConstant(Type elementType, double value) {
   return graph_.constantValue(t.toAttr(), loc_);
 }
 
+Value NodeImporter::constant(const HostTensor &t) {
+  return graph_.constantValue(t.toAttr(), loc_);
+}
+
 FailureOr<Value> NodeImporter::reshape(Value v, llvm::ArrayRef<int64_t> shape) {
   auto type = cast<RankedTensorType>(v.getType());
   if (type.getShape() == shape)
@@ -647,6 +651,7 @@ const HandlerMap &allHandlers() {
     registerTensorHandlers(m);
     registerQuantizationHandlers(m);
     registerIntegerOpHandlers(m);
+    registerSignalHandlers(m);
     return m;
   }();
   return map;

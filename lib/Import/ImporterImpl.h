@@ -227,6 +227,7 @@ void registerTensorHandlers(HandlerMap &map);
 void registerQuantizationHandlers(HandlerMap &map);
 void registerIntegerOpHandlers(HandlerMap &map);
 void registerSignalHandlers(HandlerMap &map);
+void registerSamplingHandlers(HandlerMap &map);
 /// Every op type the importer handles (the union of the above).
 const HandlerMap &allHandlers();
 

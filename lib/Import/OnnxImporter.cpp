@@ -652,6 +652,7 @@ const HandlerMap &allHandlers() {
     registerQuantizationHandlers(m);
     registerIntegerOpHandlers(m);
     registerSignalHandlers(m);
+    registerSamplingHandlers(m);
     return m;
   }();
   return map;

@@ -36,6 +36,9 @@ struct ChipLimits {
   std::array<int64_t, 3> maxWorkgroupSize = {1024, 1024, 64};
   std::array<int64_t, 3> maxWorkgroupCount = {65535, 65535, 65535};
   int64_t sharedMemoryBytes = 32768;
+  /// Buffers one dispatch may bind (Vulkan's
+  /// maxPerStageDescriptorStorageBuffers).
+  int64_t maxStorageBuffers = 32;
 };
 
 /// A kernel's knob values: threads of a workgroup along x (the innermost

@@ -150,6 +150,13 @@ FailureOr<CompiledKernel> compileVulkanKernel(func::FuncOp kernel,
       lowerToSpirv(*module, *copy, spirvTargetEnv(chip), why);
   if (failed(spirv))
     return failure();
+  for (const SpirvDispatch &d : spirv->dispatches)
+    if (int64_t(d.bindings.size()) > chip.limits.maxStorageBuffers) {
+      why = "a dispatch binds " + std::to_string(d.bindings.size()) +
+            " buffers, more than the chip's " +
+            std::to_string(chip.limits.maxStorageBuffers) + " per stage";
+      return failure();
+    }
   CompiledKernel out;
   out.deviceJson = spirv->descriptorJson(out.blob);
   nlohmann::json knobs;

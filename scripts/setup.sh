@@ -11,6 +11,8 @@ DEBIAN_PKGS=(
   libsqlite3-dev libxgboost-dev
   libvulkan-dev libvulkan1 mesa-vulkan-drivers spirv-tools
   chromium
+  # clang's sanitizer and fuzzer runtimes (scripts/fuzz.sh, scripts/sanitize.sh)
+  libclang-rt-19-dev
 )
 
 missing=()

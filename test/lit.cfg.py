@@ -7,7 +7,8 @@ config.name = "ignc"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".onnxtxt", ".test"]
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py",
-                   "models", "conformance", "unit", "Inputs"]
+                   "models", "conformance", "unit", "Inputs", "regressions",
+                   "seeds"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.ign_obj_root, "test")
 config.environment["PATH"] = os.pathsep.join(

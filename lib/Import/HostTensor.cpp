@@ -8,6 +8,17 @@ using namespace mlir;
 
 namespace ign::import {
 
+std::optional<int64_t> checkedElementCount(llvm::ArrayRef<int64_t> dims) {
+  constexpr int64_t kLimit = int64_t(1) << 40;
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0 || (d > 0 && n > kLimit / d))
+      return std::nullopt;
+    n *= d;
+  }
+  return n;
+}
+
 int64_t HostTensor::numElements() const {
   int64_t n = 1;
   for (int64_t d : shape)

@@ -113,7 +113,7 @@ std::optional<HostTensor> foldBinary(const HostTensor &a, const HostTensor &b,
       [&](HostTensor &out, int64_t i, llvm::ArrayRef<int64_t> idx) {
         if (fl) {
           double r = spec.f(a.floats[idx[0]], b.floats[idx[1]]);
-          out.set(i, r, int64_t(r));
+          out.set(i, r, saturatingInt(r));
         } else {
           int64_t r = spec.i(a.ints[idx[0]], b.ints[idx[1]]);
           out.set(i, double(r), out.wrapInt(r));
@@ -241,8 +241,7 @@ LogicalResult castTo(NodeImporter &n, Type to) {
       else if (to.isInteger(1))
         out.ints[i] = d != 0;
       else
-        out.ints[i] =
-            out.wrapInt(t->isFloat() ? int64_t(std::trunc(d)) : t->ints[i]);
+        out.ints[i] = out.wrapInt(t->isFloat() ? saturatingInt(d) : t->ints[i]);
     }
     return n.setOutput(0, std::move(out));
   }
@@ -409,7 +408,7 @@ LogicalResult importPow(NodeImporter &n) {
   BinarySpec spec =
       binary<PowOp>([](double a, double b) { return std::pow(a, b); },
                     [](int64_t a, int64_t b) {
-                      return int64_t(std::pow(double(a), double(b)));
+                      return saturatingInt(std::pow(double(a), double(b)));
                     });
   if (base->getElementType() == exponent->getElementType())
     return importBinary(n, spec);

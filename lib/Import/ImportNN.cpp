@@ -132,6 +132,71 @@ FailureOr<Value> buildConv(NodeImporter &n, Value input, Value weight,
 
 namespace {
 
+/// MaxUnpool(X, I, output_shape?): zeros of the pooled-from shape the
+/// window attributes infer with X's values scattered to I, the flat indices
+/// MaxPool gave (over the whole tensor, batch and channels included), then
+/// padded with zeros at the end of each dim to output_shape when given.
+LogicalResult importMaxUnpool(NodeImporter &n) {
+  auto x = n.inputType(0), idx = n.inputType(1);
+  auto xv = n.input(0), iv = n.input(1);
+  if (failed(x) || failed(idx) || failed(xv) || failed(iv))
+    return failure();
+  if (x->getRank() < 3 || idx->getShape() != x->getShape())
+    return n.error() << "MaxUnpool input " << *x << " and indices " << *idx
+                     << " must have the same shape, rank >= 3";
+  SmallVector<int64_t> kernel(x->getRank() - 2, 1);
+  auto window = readWindow(n, x->getShape(), kernel);
+  if (failed(window))
+    return failure();
+  size_t spatial = x->getRank() - 2;
+  SmallVector<int64_t> shape(x->getShape().take_front(2));
+  for (size_t i = 0; i < spatial; ++i)
+    shape.push_back((x->getDimSize(i + 2) - 1) * window->strides[i] +
+                    window->kernel[i] - window->pads[i] -
+                    window->pads[i + spatial]);
+  SmallVector<int64_t> outShape = shape;
+  if (n.hasInput(2)) {
+    auto given = n.constInts(2, "output_shape");
+    if (failed(given))
+      return failure();
+    if (given->size() != shape.size())
+      return n.error() << "output_shape has " << given->size()
+                       << " dims, the input " << shape.size();
+    for (size_t d = 0; d < shape.size(); ++d)
+      if ((*given)[d] < shape[d])
+        return n.error() << "output_shape dim " << d << " (" << (*given)[d]
+                         << ") is smaller than the window's " << shape[d];
+    outShape.assign(given->begin(), given->end());
+  }
+  std::optional<int64_t> total = checkedElementCount(shape);
+  if (!total || *total < 1)
+    return n.error() << "MaxUnpool's output shape is empty or too large";
+  int64_t count = x->getNumElements();
+  auto zeros =
+      n.createValue<ExpandOp>(n.scalarConstant(x->getElementType(), 0.0),
+                              {n.named("shape", n.i64Array({*total}))});
+  auto flatIdx = n.reshape(*iv, {count});
+  auto flatX = n.reshape(*xv, {count});
+  if (failed(zeros) || failed(flatIdx) || failed(flatX))
+    return failure();
+  auto scattered = n.createValue<ScatterElementsOp>(
+      {*zeros, *flatIdx, *flatX},
+      {n.namedI64("axis", 0), n.namedStr("reduction", "none")});
+  if (failed(scattered))
+    return failure();
+  auto unpooled = n.reshape(*scattered, shape);
+  if (failed(unpooled) || outShape == shape)
+    return done(n, unpooled);
+  SmallVector<int64_t> pads(shape.size(), 0);
+  for (size_t d = 0; d < shape.size(); ++d)
+    pads.push_back(outShape[d] - shape[d]);
+  return done(
+      n, n.createValue<PadOp>(
+             *unpooled,
+             {n.named("pads", n.i64Array(pads)), n.namedStr("mode", "constant"),
+              n.named("value", n.builder().getF64FloatAttr(0))}));
+}
+
 LogicalResult importConv(NodeImporter &n) {
   auto operands = inputs(n, n.hasInput(2) ? 3 : 2);
   if (failed(operands))
@@ -588,6 +653,7 @@ void registerNNHandlers(HandlerMap &m) {
   m["LRN"] = importLRN;
   m["MeanVarianceNormalization"] = importMVN;
   m["MaxPool"] = importPool<MaxPoolOp>;
+  m["MaxUnpool"] = importMaxUnpool;
   m["AveragePool"] = importPool<AvgPoolOp>;
   m["LpPool"] = importPool<LpPoolOp>;
   m["GlobalAveragePool"] = importGlobalPool<ReduceMeanOp>;

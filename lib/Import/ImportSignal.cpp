@@ -278,7 +278,7 @@ LogicalResult importMelWeightMatrix(NodeImporter &n) {
   if (failed(bins) || failed(dft) || failed(rate) || failed(lower) ||
       failed(upper) || failed(dtype))
     return failure();
-  int64_t mels = int64_t(*bins), length = int64_t(*dft);
+  int64_t mels = saturatingInt(*bins), length = saturatingInt(*dft);
   if (mels < 1 || length < 1 || *rate <= 0 || *lower < 0 || *upper <= *lower)
     return n.error() << "MelWeightMatrix needs num_mel_bins, dft_length and "
                         "sample_rate > 0 and 0 <= lower_edge_hertz < "
@@ -301,7 +301,7 @@ LogicalResult importMelWeightMatrix(NodeImporter &n) {
   for (int64_t i = 0; i < mels + 2; ++i) {
     double hz =
         700.0 * std::expm1((double(i) * step + low) / 2595.0 * std::log(10.0));
-    edges[i] = int64_t(std::floor(double(length + 1) * hz / *rate));
+    edges[i] = saturatingInt(std::floor(double(length + 1) * hz / *rate));
   }
   auto at = [&](int64_t j, int64_t i) -> double & {
     return out.floats[j * mels + i];

@@ -472,6 +472,11 @@ LogicalResult importConcat(NodeImporter &n) {
       return failure();
     operands.push_back(*v);
   }
+  for (Value v : operands)
+    if (cast<RankedTensorType>(v.getType()).getRank() !=
+        cast<RankedTensorType>(operands[0].getType()).getRank())
+      return n.error() << "Concat inputs differ in rank: "
+                       << operands[0].getType() << " and " << v.getType();
   // Inputs with no elements along the axis add nothing (exporters emit them
   // around dynamic shapes); keep them all when every input is such.
   SmallVector<Value> nonEmpty;
@@ -700,6 +705,126 @@ LogicalResult importGather(NodeImporter &n) {
   return done(n, n.createValue<GatherOp>({*x, *idx}, {n.namedI64("axis", *a)}));
 }
 
+/// Compress(input, condition, axis?): the slices along `axis` (of the
+/// flattened input without one) whose condition is true. The output's size
+/// depends on the condition's values, so the condition must be known; a
+/// Gather of those indices.
+LogicalResult importCompress(NodeImporter &n) {
+  auto type = n.inputType(0);
+  auto x = n.input(0);
+  const HostTensor *known = n.constInput(1);
+  if (failed(type) || failed(x))
+    return failure();
+  if (!known)
+    return n.error() << "Compress's output size depends on its condition's "
+                        "values: the condition must be known at compile "
+                        "time, but it is computed at run time (--freeze-input "
+                        "binds a graph input)";
+  Value data = *x;
+  int64_t axis = 0;
+  if (n.hasAttr("axis")) {
+    auto a = n.attrInt("axis", 0);
+    if (failed(a))
+      return failure();
+    auto norm = normalizeAxis(n, *a, type->getRank());
+    if (failed(norm))
+      return failure();
+    axis = *norm;
+  } else {
+    auto flat = n.reshape(*x, {type->getNumElements()});
+    if (failed(flat))
+      return failure();
+    data = *flat;
+  }
+  int64_t dim = cast<RankedTensorType>(data.getType()).getDimSize(axis);
+  if (known->numElements() > dim)
+    return n.error() << "Compress condition has " << known->numElements()
+                     << " values for a dim of " << dim;
+  SmallVector<int64_t> kept;
+  for (int64_t i = 0; i < known->numElements(); ++i)
+    if (known->getDouble(i) != 0)
+      kept.push_back(i);
+  Value indices = n.constant(hostI64({int64_t(kept.size())}, kept, n.ctx()));
+  return done(
+      n, n.createValue<GatherOp>({data, indices}, {n.namedI64("axis", axis)}));
+}
+
+/// NonZero(x) of a known x: the [rank, count] indices of its non-zero
+/// elements, in row-major order (its output size depends on the values, so
+/// x must be known: exporters emit it on constant masks).
+LogicalResult importNonZero(NodeImporter &n) {
+  const HostTensor *x = n.constInput(0);
+  if (!x)
+    return n.error() << "NonZero's output size depends on its input's "
+                        "values: the input must be known at compile time, "
+                        "but it is computed at run time";
+  const HostTensor &t = *x;
+  int64_t rank = std::max<int64_t>(int64_t(t.shape.size()), 1);
+  std::vector<int64_t> flat;
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    if (t.getDouble(i) != 0)
+      flat.push_back(i);
+  int64_t count = int64_t(flat.size());
+  std::vector<int64_t> out(rank * count);
+  auto strides = stridesOf(t.shape);
+  for (int64_t k = 0; k < count; ++k)
+    for (int64_t d = 0; d < rank; ++d)
+      out[d * count + k] =
+          t.shape.empty() ? 0 : (flat[k] / strides[d]) % t.shape[d];
+  return n.setOutput(0, hostI64({rank, count}, out, n.ctx()));
+}
+
+/// ReverseSequence(x, sequence_lens): along time_axis, the first
+/// sequence_lens[b] elements of each batch b reversed, the rest kept. A
+/// GatherElements of index t < len[b] ? len[b] - 1 - t : t.
+LogicalResult importReverseSequence(NodeImporter &n) {
+  auto type = n.inputType(0), lensType = n.inputType(1);
+  auto x = n.input(0), lens = n.input(1);
+  auto batchAxis = n.attrInt("batch_axis", 1),
+       timeAxis = n.attrInt("time_axis", 0);
+  if (failed(type) || failed(lensType) || failed(x) || failed(lens) ||
+      failed(batchAxis) || failed(timeAxis))
+    return failure();
+  int64_t ba = *batchAxis, ta = *timeAxis, rank = type->getRank();
+  if (rank < 2 || ba == ta || ba < 0 || ba > 1 || ta < 0 || ta > 1)
+    return n.error() << "ReverseSequence needs rank >= 2 and batch_axis, "
+                        "time_axis one each of 0 and 1";
+  int64_t batch = type->getDimSize(ba), time = type->getDimSize(ta);
+  if (lensType->getRank() != 1 || lensType->getDimSize(0) != batch)
+    return n.error() << "sequence_lens " << *lensType << " must hold " << batch
+                     << " lengths";
+  Type i64 = n.builder().getI64Type();
+  SmallVector<int64_t> timeShape(rank, 1), batchShape(rank, 1);
+  timeShape[ta] = time;
+  batchShape[ba] = batch;
+  std::vector<int64_t> iota(time);
+  for (int64_t t = 0; t < time; ++t)
+    iota[t] = t;
+  Value t = n.constant(hostI64(timeShape, iota, n.ctx()));
+  auto len = n.createValue<CastOp>(*lens, {n.named("to", TypeAttr::get(i64))});
+  if (failed(len))
+    return failure();
+  len = n.reshape(*len, batchShape);
+  if (failed(len))
+    return failure();
+  auto last = n.createValue<SubOp>({*len, n.scalarConstant(i64, 1)});
+  if (failed(last))
+    return failure();
+  auto reversed = n.createValue<SubOp>({*last, t});
+  auto inside = n.createValue<LessOp>({t, *len});
+  if (failed(reversed) || failed(inside))
+    return failure();
+  auto index = n.createValue<SelectOp>({*inside, *reversed, t});
+  if (failed(index))
+    return failure();
+  auto full = n.createValue<ExpandOp>(
+      *index, {n.named("shape", n.i64Array(type->getShape()))});
+  if (failed(full))
+    return failure();
+  return done(n, n.createValue<GatherElementsOp>({*x, *full},
+                                                 {n.namedI64("axis", ta)}));
+}
+
 LogicalResult importGatherElements(NodeImporter &n) {
   auto type = n.inputType(0);
   auto axis = n.attrInt("axis", 0);
@@ -889,7 +1014,7 @@ LogicalResult expandResizeSizes(NodeImporter &n, RankedTensorType type,
     }
     for (int64_t ax : axes) {
       int64_t a2 = ax < 0 ? ax + rank : ax;
-      full[a2] = int64_t(std::round(s * type.getDimSize(a2)));
+      full[a2] = saturatingInt(std::round(s * type.getDimSize(a2)));
     }
     scales.assign(rank, 1.0);
     for (int64_t ax : axes)
@@ -1005,7 +1130,8 @@ LogicalResult importResize(NodeImporter &n, bool upsample) {
       // (onnx/onnx#5783); follow them so outputs match what users compare to.
       if (scales[d] <= 0)
         return n.error() << "Resize scale must be positive";
-      sizes.push_back(int64_t(std::floor(type->getDimSize(d) * scales[d])));
+      sizes.push_back(
+          saturatingInt(std::floor(type->getDimSize(d) * scales[d])));
     }
   } else if (scales.empty()) {
     for (int64_t d = 0; d < rank; ++d)
@@ -1229,18 +1355,22 @@ LogicalResult importRange(NodeImporter &n) {
          d = (*delta)->getDouble(0);
   if (d == 0)
     return n.error() << "Range delta is 0";
-  int64_t count = std::max<int64_t>(int64_t(std::ceil((l - s) / d)), 0);
+  int64_t count = std::max<int64_t>(saturatingInt(std::ceil((l - s) / d)), 0);
   if (!out.isFloat()) {
     int64_t si = (*start)->getInt(0), li = (*limit)->getInt(0),
             di = (*delta)->getInt(0);
-    count = std::max<int64_t>((li - si + di + (di > 0 ? -1 : 1)) / di, 0);
+    // In 128 bits: limits near the int64 range's ends overflow 64.
+    __int128 c = (__int128(li) - si + di + (di > 0 ? -1 : 1)) / di;
+    count = c < 0 ? 0 : c > INT64_MAX ? INT64_MAX : int64_t(c);
   }
   out.shape = {count};
   if (count > kHostFoldLimit * 16)
     return n.error() << "Range of " << count << " elements is too large";
   out.allocate();
   for (int64_t i = 0; i < count; ++i)
-    out.set(i, s + i * d, (*start)->getInt(0) + i * (*delta)->getInt(0));
+    out.set(i, s + i * d,
+            int64_t(uint64_t((*start)->getInt(0)) +
+                    uint64_t(i) * uint64_t((*delta)->getInt(0))));
   return n.setOutput(0, std::move(out));
 }
 
@@ -1323,6 +1453,9 @@ void registerTensorHandlers(HandlerMap &m) {
   m["Split"] = importSplit;
   m["Slice"] = importSlice;
   m["Gather"] = importGather;
+  m["Compress"] = importCompress;
+  m["ReverseSequence"] = importReverseSequence;
+  m["NonZero"] = importNonZero;
   m["GatherElements"] = importGatherElements;
   m["GatherND"] = importGatherND;
   m["ScatterElements"] = importScatterElements;

@@ -21,6 +21,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 
@@ -32,6 +33,18 @@ constexpr int64_t kHostFoldLimit = 1 << 16;
 /// Integer initializers up to this many elements are read on the host when a
 /// node folds them.
 constexpr int64_t kHostIntegerLimit = 1 << 16;
+
+/// `v` as an int64: truncated toward zero, saturated at the type's ends, NaN
+/// as 0 (a plain cast of a double out of range is undefined behaviour).
+inline int64_t saturatingInt(double v) {
+  if (v != v)
+    return 0;
+  if (v >= 9223372036854775807.0)
+    return INT64_MAX;
+  if (v <= -9223372036854775808.0)
+    return INT64_MIN;
+  return static_cast<int64_t>(v);
+}
 
 /// A small tensor whose values are known at import time. Integer and bool
 /// elements live in `ints`, floating-point ones in `floats`.
@@ -47,7 +60,7 @@ struct HostTensor {
     return isFloat() ? floats[i] : static_cast<double>(ints[i]);
   }
   int64_t getInt(int64_t i) const {
-    return isFloat() ? static_cast<int64_t>(floats[i]) : ints[i];
+    return isFloat() ? saturatingInt(floats[i]) : ints[i];
   }
   /// Resizes storage for `shape` (values zeroed).
   void allocate();
@@ -65,6 +78,11 @@ struct HostTensor {
   /// Rounds/wraps a value into this tensor's element type.
   int64_t wrapInt(int64_t v) const;
 };
+
+/// Elements of a tensor of `dims`: nullopt when a dim is negative or the
+/// count passes 2^40 (no tensor a model can mean; the product would
+/// overflow soon after).
+std::optional<int64_t> checkedElementCount(llvm::ArrayRef<int64_t> dims);
 
 /// Row-major strides of `shape`.
 llvm::SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> shape);
@@ -199,6 +217,10 @@ NodeImporter::create(mlir::ValueRange operands,
   mlir::OperationState state(loc_, OpT::getOperationName());
   state.addOperands(operands);
   state.addAttributes(attrs);
+  // Attributes with defaults the caller left out get them: an op's type
+  // inference and lowering read them (a missing one was a null attribute,
+  // and a crash).
+  state.name.populateDefaultAttrs(state.attributes);
   llvm::SmallVector<mlir::Type> types;
   if (mlir::failed(OpT::inferReturnTypes(
           ctx(), loc_, state.operands, state.attributes.getDictionary(ctx()),

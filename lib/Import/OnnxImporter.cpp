@@ -88,9 +88,10 @@ FailureOr<std::string> takeTensorBytes(onnx::TensorProto &t,
              << "cannot read external data of tensor '" << t.name()
              << "' from '" << path << "': " << buffer.getError().message();
     size_t size = (*buffer)->getBufferSize();
-    if (length < 0)
+    if (length < 0 && offset >= 0)
       length = size > size_t(offset) ? size - offset : 0;
-    if (offset < 0 || size_t(offset + length) > size)
+    if (offset < 0 || length < 0 || size_t(offset) > size ||
+        size_t(length) > size - size_t(offset))
       return emitError(loc)
              << "external data of tensor '" << t.name() << "' lies outside '"
              << path << "' (" << size << " bytes)";
@@ -98,6 +99,8 @@ FailureOr<std::string> takeTensorBytes(onnx::TensorProto &t,
   } else if (t.has_raw_data()) {
     bytes = std::move(*t.mutable_raw_data());
     t.clear_raw_data();
+  } else if (count == 0) {
+    // No elements: the typed fields hold nothing to copy.
   } else {
     bytes.resize(expected);
     char *out = bytes.data();
@@ -225,11 +228,15 @@ public:
   LogicalResult addInitializer(onnx::TensorProto &t) {
     if (t.data_location() != onnx::TensorProto::EXTERNAL) {
       Type element = convertElementType(ctx, t.data_type());
-      int64_t count = 1;
-      for (int64_t d : t.dims())
-        count *= d;
-      if (element && count * std::max(1u, element.getIntOrFloatBitWidth() / 8) <
-                         int64_t(options.resourceThresholdBytes)) {
+      std::optional<int64_t> count = checkedElementCount(
+          llvm::ArrayRef<int64_t>(t.dims().data(), t.dims_size()));
+      if (!count)
+        return emitError(modelLoc())
+               << "tensor '" << t.name()
+               << "' has a negative dim or too many elements";
+      if (element &&
+          *count * std::max(1u, element.getIntOrFloatBitWidth() / 8) <
+              int64_t(options.resourceThresholdBytes)) {
         auto host = tensorToHost(t);
         if (failed(host))
           return failure();
@@ -249,14 +256,12 @@ public:
              << onnx::TensorProto::DataType_Name(
                     onnx::TensorProto::DataType(t.data_type()));
     llvm::SmallVector<int64_t> shape(t.dims().begin(), t.dims().end());
-    int64_t count = 1;
-    for (int64_t d : shape) {
-      if (d < 0)
-        return emitError(modelLoc())
-               << "tensor '" << t.name() << "' has a negative dim";
-      count *= d;
-    }
-    auto bytes = takeTensorBytes(t, dir, element, count, modelLoc());
+    std::optional<int64_t> count = checkedElementCount(shape);
+    if (!count)
+      return emitError(modelLoc())
+             << "tensor '" << t.name()
+             << "' has a negative dim or too many elements";
+    auto bytes = takeTensorBytes(t, dir, element, *count, modelLoc());
     if (failed(bytes))
       return failure();
     return hostFromBytes(shape, element, *bytes);
@@ -269,16 +274,17 @@ public:
       return emitError(loc) << "initializer '" << t.name()
                             << "' has an unsupported element type";
     llvm::SmallVector<int64_t> shape(t.dims().begin(), t.dims().end());
-    int64_t count = 1;
-    for (int64_t d : shape)
-      count *= d;
+    std::optional<int64_t> count = checkedElementCount(shape);
+    if (!count)
+      return emitError(loc) << "initializer '" << t.name()
+                            << "' has a negative dim or too many elements";
     if (element.isInteger(1)) {
       auto host = tensorToHost(t);
       if (failed(host))
         return failure();
       return constantValue(host->toAttr(), loc);
     }
-    auto bytes = takeTensorBytes(t, dir, element, count, loc);
+    auto bytes = takeTensorBytes(t, dir, element, *count, loc);
     if (failed(bytes))
       return failure();
     // The blob takes ownership of the bytes: weights are copied only once.
@@ -493,11 +499,10 @@ const HostTensor *NodeImporter::constInput(size_t i, int64_t initializerLimit,
     return nullptr;
   onnx::TensorProto &t = *lazy->second;
   Type element = convertElementType(ctx(), t.data_type());
-  int64_t count = 1;
-  for (int64_t d : t.dims())
-    count *= d;
-  if (!element || (!isa<IntegerType>(element) && !floatsToo) ||
-      count > initializerLimit)
+  std::optional<int64_t> count = checkedElementCount(
+      llvm::ArrayRef<int64_t>(t.dims().data(), t.dims_size()));
+  if (!element || !count || (!isa<IntegerType>(element) && !floatsToo) ||
+      *count > initializerLimit)
     return nullptr;
   auto host = graph_.tensorToHost(t);
   if (failed(host))
@@ -616,7 +621,7 @@ Value NodeImporter::scalarConstant(Type elementType, double value) {
   HostTensor t;
   t.elementType = elementType;
   t.allocate();
-  t.set(0, value, t.wrapInt(int64_t(value)));
+  t.set(0, value, t.wrapInt(saturatingInt(value)));
   return graph_.constantValue(t.toAttr(), loc_);
 }
 
@@ -1147,18 +1152,16 @@ bool readTensorProtoFile(const std::string &path, std::string &name,
     error = "'" + path + "' holds an unsupported element type";
     return false;
   }
-  int64_t count = 1;
-  for (int64_t d : t.dims()) {
-    if (d < 0) {
-      error = "'" + path + "' has a negative dim";
-      return false;
-    }
-    count *= d;
+  std::optional<int64_t> count = import::checkedElementCount(
+      llvm::ArrayRef<int64_t>(t.dims().data(), t.dims_size()));
+  if (!count) {
+    error = "'" + path + "' has a negative dim or too many elements";
+    return false;
   }
   llvm::SmallString<128> dir(path);
   llvm::sys::path::remove_filename(dir);
   auto data =
-      import::takeTensorBytes(t, dir, element, count, UnknownLoc::get(&ctx));
+      import::takeTensorBytes(t, dir, element, *count, UnknownLoc::get(&ctx));
   if (failed(data))
     return false;
   name = t.name();

@@ -437,13 +437,17 @@ std::string recordsToJson(const std::vector<TuningRecord> &records) {
 std::optional<std::vector<TuningRecord>>
 recordsFromJson(const std::string &text, std::string &error) {
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  // value() throws when a key holds another type than its default's.
+  auto field = [&](const char *key) -> nlohmann::json {
+    return j.is_object() && j.contains(key) ? j[key] : nlohmann::json();
+  };
   if (j.is_discarded() || !j.is_object() ||
-      j.value("format", "") != "ignc-tuning-records") {
+      field("format") != "ignc-tuning-records") {
     error = "not an ignc tuning-records JSON file (format "
             "\"ignc-tuning-records\")";
     return std::nullopt;
   }
-  if (j.value("version", 0) != 1) {
+  if (field("version") != 1) {
     error = "unsupported tuning-records version";
     return std::nullopt;
   }

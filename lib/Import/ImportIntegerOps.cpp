@@ -15,8 +15,6 @@
 
 #include "ImporterImpl.h"
 
-#include <cmath>
-
 using namespace mlir;
 
 namespace ign::import {
@@ -117,20 +115,10 @@ FailureOr<Value> requantize(NodeImporter &n, Value acc, size_t aScale,
     if (failed(v))
       return failure();
   }
-  unsigned width = out.getIntOrFloatBitWidth();
-  bool isUnsigned = out.isUnsignedInteger();
-  double lo = isUnsigned ? 0 : -std::ldexp(1.0, width - 1);
-  double hi =
-      isUnsigned ? std::ldexp(1.0, width) - 1 : std::ldexp(1.0, width - 1) - 1;
   v = n.createValue<RoundOp>(*v);
   if (failed(v))
     return failure();
-  auto b = n.builder();
-  v = n.createValue<ClipOp>(*v, {n.named("min", b.getF64FloatAttr(lo)),
-                                 n.named("max", b.getF64FloatAttr(hi))});
-  if (failed(v))
-    return failure();
-  return castTo(n, *v, out);
+  return saturateToInteger(n, *v, out);
 }
 
 LogicalResult importMatMulInteger(NodeImporter &n) {

@@ -189,11 +189,6 @@ LogicalResult importQuantizeLinear(NodeImporter &n) {
   auto p = quantParams(n, *x, integer);
   if (failed(p))
     return failure();
-  unsigned width = integer.getIntOrFloatBitWidth();
-  bool isUnsigned = integer.isUnsignedInteger();
-  double lo = isUnsigned ? 0 : -std::ldexp(1.0, width - 1);
-  double hi =
-      isUnsigned ? std::ldexp(1.0, width) - 1 : std::ldexp(1.0, width - 1) - 1;
   auto in = n.input(0);
   auto s = alongAxis(n, 1, p->axis, x->getRank());
   if (failed(in) || failed(s))
@@ -207,16 +202,26 @@ LogicalResult importQuantizeLinear(NodeImporter &n) {
   v = withZeroPoint<AddOp>(n, *v, p->axis, x->getRank());
   if (failed(v))
     return failure();
-  auto b = n.builder();
-  v = n.createValue<ClipOp>(*v, {n.named("min", b.getF64FloatAttr(lo)),
-                                 n.named("max", b.getF64FloatAttr(hi))});
-  if (failed(v))
-    return failure();
-  return done(
-      n, n.createValue<CastOp>(*v, {n.named("to", TypeAttr::get(integer))}));
+  return done(n, saturateToInteger(n, *v, integer));
 }
 
 } // namespace
+
+FailureOr<Value> saturateToInteger(NodeImporter &n, Value v, Type integer) {
+  unsigned width = integer.getIntOrFloatBitWidth();
+  bool isUnsigned = integer.isUnsignedInteger();
+  double lo = isUnsigned ? 0 : -std::ldexp(1.0, width - 1);
+  double hi =
+      isUnsigned ? std::ldexp(1.0, width) - 1 : std::ldexp(1.0, width - 1) - 1;
+  auto b = n.builder();
+  auto clipped =
+      n.createValue<ClipOp>(v, {n.named("min", b.getF64FloatAttr(lo)),
+                                n.named("max", b.getF64FloatAttr(hi))});
+  if (failed(clipped))
+    return failure();
+  return n.createValue<CastOp>(*clipped,
+                               {n.named("to", TypeAttr::get(integer))});
+}
 
 void registerQuantizationHandlers(HandlerMap &m) {
   m["DequantizeLinear"] = importDequantizeLinear;

@@ -253,6 +253,11 @@ void registerSamplingHandlers(HandlerMap &map);
 /// Every op type the importer handles (the union of the above).
 const HandlerMap &allHandlers();
 
+/// Float values `v` (already rounded) clipped to `integer`'s range and cast
+/// to it, as QuantizeLinear and the QLinear operators saturate.
+mlir::FailureOr<mlir::Value> saturateToInteger(NodeImporter &n, mlir::Value v,
+                                               mlir::Type integer);
+
 /// An ign.conv of `input` and `weight` (and `bias`) with the window
 /// attributes (strides, pads or auto_pad, dilations, group, kernel_shape)
 /// of the node `n`, as ONNX's Conv reads them.

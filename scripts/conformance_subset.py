@@ -40,7 +40,7 @@ def main():
             m = re.search(r"operators \(\d+\): (\w+)", why)
             left[m.group(1) if m else why.strip()[:70]] += 1
     for what, count in left.most_common():
-        print(f"{count:4d}  {what}")
+        print(f"{count:4d}  {what}", flush=True)
 
 
 if __name__ == "__main__":

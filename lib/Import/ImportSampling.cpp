@@ -1,4 +1,4 @@
-//===- ImportSampling.cpp - GridSample ------------------------------------===//
+//===- ImportSampling.cpp - GridSample and RoiAlign -----------------------===//
 //
 // GridSample (opset 16, 4-D) imports as its arithmetic, as ONNX's reference
 // computes it: the grid's normalized coordinates are mapped to pixels
@@ -8,6 +8,9 @@
 // and every tap of the interpolation (1 nearest, 2 x 2 bilinear, 4 x 4
 // bicubic with a = -0.75) is a GatherElements of the image's rows flattened,
 // weighted and summed; `zeros` padding selects 0 for taps outside it.
+// RoiAlign likewise: each region's bins sampled on a fixed grid
+// (sampling_ratio), each sample a bilinear interpolation of four gathered
+// pixels (onnxruntime's and ONNX's rules at the borders), averaged or maxed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +29,9 @@ public:
   bool failed() const { return bad; }
 
   Value c(double v) { return n.scalarConstant(f32, v); }
+  Value i64(int64_t v) {
+    return n.scalarConstant(IntegerType::get(f32.getContext(), 64), double(v));
+  }
   template <typename OpT> Value op(ValueRange operands) {
     if (bad)
       return operands[0];
@@ -271,9 +277,165 @@ LogicalResult importGridSample(NodeImporter &n) {
   return n.setOutput(0, result);
 }
 
+struct RoiAlignSpec {
+  int64_t outH, outW, grid;
+  double scale;
+  bool halfPixel, average;
+};
+
+/// The value of one sample point (y, x) [R, OH, OW] of every region and
+/// channel, [R, C, OH, OW]: the bilinear interpolation of four pixels with
+/// ONNX's border rules (0 outside [-1, size], clamped to the last pixel).
+/// `average` sums the weighted corners, else takes their maximum (as
+/// onnxruntime's max mode does).
+Value roiSample(Arith &a, Value flat, Value base, Value y, Value x, int64_t h,
+                int64_t w, bool average, ArrayRef<int64_t> outShape) {
+  int64_t r = outShape[0], oh = outShape[2], ow = outShape[3];
+  Value outside =
+      a.either(a.either(a.less(y, a.c(-1)), a.greater(y, a.c(double(h)))),
+               a.either(a.less(x, a.c(-1)), a.greater(x, a.c(double(w)))));
+  auto axis = [&](Value v, int64_t size, Value &low, Value &high) {
+    v = a.select(a.less(v, a.c(0)), a.c(0), v);
+    Value floor = a.floor(v);
+    Value last = a.greater(floor, a.c(double(size - 2)));
+    low = a.select(last, a.c(double(size - 1)), floor);
+    high = a.select(last, a.c(double(size - 1)), a.add(floor, a.c(1)));
+    return a.sub(a.select(last, a.c(double(size - 1)), v), low); // fraction
+  };
+  Value yl, yh, xl, xh;
+  Value ly = axis(y, h, yl, yh), lx = axis(x, w, xl, xh);
+  Value hy = a.sub(a.c(1), ly), hx = a.sub(a.c(1), lx);
+  Type i64 = IntegerType::get(flat.getContext(), 64);
+  auto corner = [&](Value yy, Value xx, Value weight) {
+    Value pixel = a.cast(a.add(a.mul(yy, a.c(double(w))), xx), i64);
+    Value index = a.op<AddOp>({base, a.reshape(pixel, {r, 1, oh, ow})});
+    if (a.failed())
+      return index;
+    auto g = a.node().createValue<GatherOp>({flat, index},
+                                            {a.node().namedI64("axis", 0)});
+    if (failed(g))
+      return a.op<AddOp>({index, index}) /* marks the failure */;
+    return a.mul(a.reshape(weight, {r, 1, oh, ow}), *g);
+  };
+  Value v1 = corner(yl, xl, a.mul(hy, hx)), v2 = corner(yl, xh, a.mul(hy, lx)),
+        v3 = corner(yh, xl, a.mul(ly, hx)), v4 = corner(yh, xh, a.mul(ly, lx));
+  Value value =
+      average ? a.add(a.add(v1, v2), a.add(v3, v4))
+              : a.op<MaxOp>({a.op<MaxOp>({v1, v2}), a.op<MaxOp>({v3, v4})});
+  return a.select(a.reshape(outside, {r, 1, oh, ow}), a.c(0), value);
+}
+
+// RoiAlign(X [N, C, H, W], rois [R, 4], batch_indices [R]) -> [R, C, OH, OW]
+LogicalResult importRoiAlign(NodeImporter &n) {
+  auto xType = n.inputType(0), roisType = n.inputType(1),
+       batchType = n.inputType(2);
+  auto x = n.input(0), rois = n.input(1), batch = n.input(2);
+  auto oh = n.attrInt("output_height", 1), ow = n.attrInt("output_width", 1),
+       ratio = n.attrInt("sampling_ratio", 0);
+  auto scale = n.attrFloat("spatial_scale", 1.0f);
+  auto mode = n.attrString("mode", "avg");
+  auto transform =
+      n.attrString("coordinate_transformation_mode",
+                   n.opset() >= 16 ? "half_pixel" : "output_half_pixel");
+  if (failed(xType) || failed(roisType) || failed(batchType) || failed(x) ||
+      failed(rois) || failed(batch) || failed(oh) || failed(ow) ||
+      failed(ratio) || failed(scale) || failed(mode) || failed(transform))
+    return failure();
+  if (xType->getRank() != 4 || !xType->getElementType().isF32() ||
+      roisType->getRank() != 2 || roisType->getDimSize(1) != 4 ||
+      batchType->getRank() != 1 ||
+      batchType->getDimSize(0) != roisType->getDimSize(0))
+    return n.error() << "RoiAlign of " << *xType << " with rois " << *roisType
+                     << " and batch indices " << *batchType
+                     << ": an f32 [N, C, H, W], [R, 4] and [R] are supported";
+  if (*mode != "avg" && *mode != "max")
+    return n.error() << "RoiAlign mode '" << *mode << "' is not supported";
+  if (*transform != "half_pixel" && *transform != "output_half_pixel")
+    return n.error() << "RoiAlign coordinate_transformation_mode '"
+                     << *transform << "' is not supported";
+  if (*ratio <= 0)
+    return n.error() << "RoiAlign with sampling_ratio " << *ratio
+                     << " samples as many points as each region's size, "
+                        "known only at run time: only a fixed "
+                        "sampling_ratio > 0 is supported";
+  if (*oh < 1 || *ow < 1)
+    return n.error() << "RoiAlign output_height and output_width must be "
+                        "positive";
+  RoiAlignSpec spec{
+      *oh, *ow, *ratio, *scale, *transform == "half_pixel", *mode == "avg"};
+  int64_t nImages = xType->getDimSize(0), c = xType->getDimSize(1),
+          h = xType->getDimSize(2), w = xType->getDimSize(3),
+          r = roisType->getDimSize(0);
+  SmallVector<int64_t> outShape{r, c, spec.outH, spec.outW};
+  Arith a(n);
+  Type i64 = n.builder().getI64Type();
+  Value flat = a.reshape(*x, {nImages * c * h * w});
+  // Each region's first element of each channel: (batch * C + c) * H * W.
+  Value batchBase =
+      a.mul(a.reshape(a.cast(*batch, i64), {r, 1, 1, 1}), a.i64(c * h * w));
+  HostTensor channels;
+  channels.elementType = i64;
+  channels.shape = {1, c, 1, 1};
+  channels.allocate();
+  for (int64_t k = 0; k < c; ++k)
+    channels.ints[k] = k * h * w;
+  Value base = a.op<AddOp>({batchBase, n.constant(channels)});
+  // Region corners and bins, [R, 1, 1] (y along OH, x along OW).
+  double offset = spec.halfPixel ? 0.5 : 0.0;
+  auto corner = [&](int64_t k) {
+    SmallVector<int64_t> starts{0, k}, sizes{r, 1};
+    auto s =
+        n.createValue<SliceOp>(*rois, {n.named("starts", n.i64Array(starts)),
+                                       n.named("sizes", n.i64Array(sizes)),
+                                       n.named("steps", n.i64Array({1, 1}))});
+    if (failed(s))
+      return a.op<AddOp>({*rois, *rois});
+    return a.sub(a.mul(a.reshape(*s, {r, 1, 1}), a.c(spec.scale)), a.c(offset));
+  };
+  Value x0 = corner(0), y0 = corner(1), x1 = corner(2), y1 = corner(3);
+  Value roiW = a.sub(x1, x0), roiH = a.sub(y1, y0);
+  if (!spec.halfPixel) {
+    roiW = a.select(a.less(roiW, a.c(1)), a.c(1), roiW);
+    roiH = a.select(a.less(roiH, a.c(1)), a.c(1), roiH);
+  }
+  Value binH = a.div(roiH, a.c(double(spec.outH))),
+        binW = a.div(roiW, a.c(double(spec.outW)));
+  HostTensor rows, cols;
+  rows.elementType = cols.elementType = n.builder().getF32Type();
+  rows.shape = {1, spec.outH, 1};
+  cols.shape = {1, 1, spec.outW};
+  rows.allocate();
+  cols.allocate();
+  for (int64_t i = 0; i < spec.outH; ++i)
+    rows.floats[i] = double(i);
+  for (int64_t i = 0; i < spec.outW; ++i)
+    cols.floats[i] = double(i);
+  Value binY = a.add(y0, a.mul(n.constant(rows), binH)),
+        binX = a.add(x0, a.mul(n.constant(cols), binW));
+  Value result;
+  for (int64_t iy = 0; iy < spec.grid; ++iy)
+    for (int64_t ix = 0; ix < spec.grid; ++ix) {
+      Value y = a.add(binY, a.mul(a.c((iy + 0.5) / spec.grid), binH));
+      Value xs = a.add(binX, a.mul(a.c((ix + 0.5) / spec.grid), binW));
+      // Both to [R, OH, OW].
+      Value zeros = a.mul(a.add(y, xs), a.c(0));
+      Value sample = roiSample(a, flat, base, a.add(y, zeros), a.add(xs, zeros),
+                               h, w, spec.average, outShape);
+      result = !result        ? sample
+               : spec.average ? a.add(result, sample)
+                              : a.op<MaxOp>({result, sample});
+    }
+  if (spec.average)
+    result = a.div(result, a.c(double(spec.grid * spec.grid)));
+  if (a.failed())
+    return failure();
+  return n.setOutput(0, result);
+}
+
 } // namespace
 
 void registerSamplingHandlers(HandlerMap &m) {
+  m["RoiAlign"] = importRoiAlign;
   m["GridSample"] = importGridSample;
 }
 

@@ -6,11 +6,12 @@ of the batch.
 """
 import itertools
 import os
-import subprocess
 import sys
 
 import numpy as np
-import onnxruntime as ort
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
+from ort_compare import run_both  # noqa: E402
 
 work, ignc = sys.argv[1:3]
 variants = list(itertools.product(["avg", "max"], ["half_pixel", "output_half_pixel"]))
@@ -19,11 +20,9 @@ nodes = "\n".join(
     f'  y{i} = RoiAlign <mode = "{m}", coordinate_transformation_mode = "{t}", '
     f"output_height = 3, output_width = 2, sampling_ratio = 2, spatial_scale = 0.5> "
     f"(x, rois, batch)" for i, (m, t) in enumerate(variants))
-model = os.path.join(work, "roialign.onnxtxt")
-with open(model, "w") as f:
-    f.write('<ir_version: 8, opset_import: ["" : 16]>\n'
-            f"roialign (float[2, 3, 8, 9] x, float[4, 4] rois, int64[4] batch) => ({outs}) {{\n"
-            f"{nodes}\n}}\n")
+text = ('<ir_version: 8, opset_import: ["" : 16]>\n'
+        f"roialign (float[2, 3, 8, 9] x, float[4, 4] rois, int64[4] batch) => ({outs}) {{\n"
+        f"{nodes}\n}}\n")
 rng = np.random.default_rng(0)
 feeds = {"x": rng.standard_normal((2, 3, 8, 9)).astype(np.float32),
          # x1, y1, x2, y2 in input pixels (spatial_scale 0.5): inside, past
@@ -31,19 +30,7 @@ feeds = {"x": rng.standard_normal((2, 3, 8, 9)).astype(np.float32),
          "rois": np.array([[2, 2, 10, 12], [8, 6, 22, 20], [-4, -3, 5, 4], [3, 3, 3.5, 4]],
                           np.float32),
          "batch": np.array([0, 1, 1, 0], np.int64)}
-args = []
-for name, v in feeds.items():
-    np.save(os.path.join(work, name + ".npy"), v)
-    args += ["--input", f"{name}={os.path.join(work, name + '.npy')}"]
-bundle = os.path.join(work, "r.ignb")
-subprocess.run([ignc, model, "-q", "-o", bundle], check=True)
-subprocess.run([ignc, "run", bundle, *args, "--output-dir", work, "-q"], check=True)
-onnx_model = os.path.join(work, "r.onnx")
-subprocess.run([sys.executable, "-c", "import onnx, sys; "
-                "onnx.save(onnx.parser.parse_model(open(sys.argv[1]).read()), sys.argv[2])",
-                model, onnx_model], check=True)
-want = ort.InferenceSession(onnx_model, providers=["CPUExecutionProvider"]).run(None, feeds)
+got, want = run_both(text, feeds, work, ignc)
 for i, (m, t) in enumerate(variants):
-    got = np.load(os.path.join(work, f"y{i}.npy"))
-    err = np.abs(got - want[i]).max()
+    err = np.abs(got[i] - want[i]).max()
     print(f"{m} {t}: {'match' if err <= 1e-5 else 'DIFFERS'} (max abs {err:.1e})")

@@ -8,7 +8,8 @@
 # fix); exits 1 if any.
 #
 #   scripts/fuzz.sh [SECONDS | --runs RUNS] [NAME...]
-# NAME: onnx-import onnx-text-import tuning-records scalesim (default: all).
+# NAME: onnx-import onnx-text-import tuning-records scalesim bundle-manifest
+# (default: all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 limit=(-max_total_time=60)
@@ -20,7 +21,7 @@ elif [ $# -gt 0 ] && [[ $1 =~ ^[0-9]+$ ]]; then
   shift
 fi
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(onnx-import onnx-text-import tuning-records scalesim)
+[ ${#names[@]} -gt 0 ] || names=(onnx-import onnx-text-import tuning-records scalesim bundle-manifest)
 BUILD_DIR=${BUILD_DIR:-build-fuzz}
 if [ ! -f /usr/lib/llvm-19/lib/clang/19/lib/linux/libclang_rt.fuzzer-x86_64.a ]; then
   echo "fuzz: clang's fuzzer runtime is missing (apt-get install libclang-rt-19-dev)" >&2
@@ -43,6 +44,7 @@ seed onnx-import test/models/*.onnx \
   $(ls /usr/share/libonnx-testdata/data/node/*/model.onnx 2>/dev/null | head -400)
 seed onnx-text-import $(find test -name '*.onnxtxt')
 seed tuning-records test/fuzz/seeds/tuning-records.json
+seed bundle-manifest test/fuzz/seeds/manifest.json
 mkdir -p "$work/scalesim"
 i=0
 for f in test/systolic/Inputs/*.csv test/systolic/Inputs/*.cfg; do

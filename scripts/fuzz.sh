@@ -55,12 +55,14 @@ done
 # MLIR keeps its context's allocations to the end: leaks are not bugs here.
 export ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1
 status=0
+passed=0
+failed=0
 for name in "${names[@]}"; do
   if [ -d "test/fuzz/regressions/$name" ]; then
     echo "fuzz: $name replays test/fuzz/regressions/$name"
     "$BUILD_DIR/bin/fuzz-$name" test/fuzz/regressions/$name/* >"$work/$name.replay" 2>&1 \
       || { echo "fuzz: $name: a regression input crashes again" >&2;
-           tail -20 "$work/$name.replay" >&2; status=1; }
+           tail -20 "$work/$name.replay" >&2; status=1; failed=$((failed + 1)); }
   fi
   mkdir -p "fuzz-artifacts/$name"
   echo "fuzz: $name (${limit[*]})"
@@ -70,8 +72,11 @@ for name in "${names[@]}"; do
     echo "fuzz: $name FOUND A CRASH (fuzz-artifacts/$name/):" >&2
     grep -m5 -E "ERROR|SUMMARY|runtime error|deadly signal" "$work/$name.log" >&2 || tail -20 "$work/$name.log" >&2
     status=1
+    failed=$((failed + 1))
   else
     grep -E "stat::number_of_executed_units|cov:" "$work/$name.log" | tail -2
+    passed=$((passed + 1))
   fi
 done
+echo "fuzz: $passed passed, $failed failed"
 exit $status

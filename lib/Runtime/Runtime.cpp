@@ -35,6 +35,26 @@ namespace {
 
 thread_local std::string lastError;
 
+/// An integer of the manifest. nlohmann converts a float to an integer
+/// type with a plain cast, undefined out of range (a damaged manifest's
+/// 5e23): anything but a JSON integer is a format error (thrown as
+/// std::runtime_error; the loader reports it).
+int64_t manifestInt(const json &j) {
+  if (!j.is_number_integer())
+    throw std::runtime_error("expected an integer, got " +
+                             j.dump().substr(0, 40));
+  return j.get<int64_t>();
+}
+
+/// A size, offset or index of the manifest: a non-negative integer.
+uint64_t manifestCount(const json &j) {
+  if (!j.is_number_unsigned() &&
+      !(j.is_number_integer() && j.get<int64_t>() >= 0))
+    throw std::runtime_error("expected a non-negative integer, got " +
+                             j.dump().substr(0, 40));
+  return j.get<uint64_t>();
+}
+
 /// The registered device drivers (process-wide).
 struct DeviceDriver {
   ignrt_device_fn fn = nullptr;
@@ -97,9 +117,9 @@ bool parseTensor(const json &j, Tensor &t, std::string &error) {
   }
   size_t count = 1;
   for (const json &d : j["shape"]) {
-    int64_t v = d.get<int64_t>();
-    if (v < 0) {
-      error = "tensor '" + t.name + "' has a negative dim";
+    int64_t v = manifestInt(d);
+    if (v < 0 || (v > 0 && count > (size_t(1) << 48) / size_t(v))) {
+      error = "tensor '" + t.name + "' has a negative dim or too many elements";
       return false;
     }
     t.dims.push_back(v);
@@ -482,7 +502,7 @@ ignrt_status parseTensors(ignrt_bundle &b, const json &m, const Sections &s) {
       if (!parseTensor(t, tensor, error))
         return fail(IGNRT_ERROR_FORMAT, "manifest: " + error);
       if (std::string(key) == "weights") {
-        uint64_t offset = t.at("offset").get<uint64_t>();
+        uint64_t offset = manifestCount(t.at("offset"));
         if (!s.weights || offset > s.weightsSize ||
             tensor.bytes > s.weightsSize - offset)
           return fail(IGNRT_ERROR_FORMAT,
@@ -505,7 +525,7 @@ ignrt_status parseKernels(ignrt_bundle &b, const json &m,
     ignrt_bundle::Kernel kernel;
     kernel.name = k.at("name").get<std::string>();
     kernel.symbol = k.at("symbol").get<std::string>();
-    kernel.workgroups = k.at("workgroups").get<int64_t>();
+    kernel.workgroups = manifestInt(k.at("workgroups"));
     if (kernel.workgroups < 1)
       return fail(IGNRT_ERROR_FORMAT,
                   "kernel '" + kernel.name + "' has no workgroups");
@@ -516,8 +536,8 @@ ignrt_status parseKernels(ignrt_bundle &b, const json &m,
         return fail(IGNRT_ERROR_TARGET, "kernel '" + kernel.name +
                                             "' runs on device '" + dev +
                                             "', which has no driver");
-      uint64_t off = d.at("blob_offset").get<uint64_t>();
-      uint64_t bytes = d.at("blob_bytes").get<uint64_t>();
+      uint64_t off = manifestCount(d.at("blob_offset"));
+      uint64_t bytes = manifestCount(d.at("blob_bytes"));
       if (!s.device || off > s.deviceSize || bytes > s.deviceSize - off)
         return fail(IGNRT_ERROR_FORMAT,
                     "kernel '" + kernel.name +
@@ -527,7 +547,7 @@ ignrt_status parseKernels(ignrt_bundle &b, const json &m,
       kernel.deviceJson = d.dump();
       kernel.blob = s.device + off;
       kernel.blobBytes = bytes;
-      kernel.results = k.at("results").get<size_t>();
+      kernel.results = manifestCount(k.at("results"));
     }
     b.kernels.push_back(kernel);
   }
@@ -551,10 +571,10 @@ ignrt_status parseArg(const ignrt_bundle &b, const json &a,
   // The bytes the argument may touch must lie inside its buffer.
   uint64_t limit = 0;
   if (argKind == "arena") {
-    arg.offset = a.at("offset").get<uint64_t>();
+    arg.offset = manifestCount(a.at("offset"));
     limit = arg.offset > b.arenaBytes ? 0 : b.arenaBytes - arg.offset;
   } else {
-    arg.index = a.at("index").get<size_t>();
+    arg.index = manifestCount(a.at("index"));
     const std::vector<Tensor> *table = argKind == "input"    ? &b.inputs
                                        : argKind == "weight" ? &b.weights
                                        : argKind == "output" ? &b.outputs
@@ -581,7 +601,7 @@ ignrt_status parseLaunches(ignrt_bundle &b, const json &m) {
       return fail(IGNRT_ERROR_FORMAT, "unknown launch kind '" + kind + "'");
     launch.copy = kind == "copy";
     if (!launch.copy) {
-      launch.kernel = l.at("kernel").get<size_t>();
+      launch.kernel = manifestCount(l.at("kernel"));
       if (launch.kernel >= b.kernels.size())
         return fail(IGNRT_ERROR_FORMAT, "a launch names a missing kernel");
     }
@@ -652,7 +672,7 @@ ignrt_status loadBundle(ignrt_bundle &b, const char *path) {
       return st;
     if (ignrt_status st = parseTensors(b, m, s); st != IGNRT_OK)
       return st;
-    b.arenaBytes = m.at("memory").at("arena_bytes").get<uint64_t>();
+    b.arenaBytes = manifestCount(m.at("memory").at("arena_bytes"));
     if (ignrt_status st = parseKernels(b, m, name, driver, s); st != IGNRT_OK)
       return st;
     if (ignrt_status st = parseLaunches(b, m); st != IGNRT_OK)

@@ -480,13 +480,22 @@ recordsFromJson(const std::string &text, std::string &error) {
       r.medianNs = e.value("median_ns", 0.0);
       r.minNs = e.value("min_ns", 0.0);
       r.p90Ns = e.value("p90_ns", 0.0);
-      r.runs = e.value("runs", int64_t(0));
+      // value<int64_t>() casts a float, undefined out of range: integers
+      // must be JSON integers.
+      auto integer = [&](const char *key) -> int64_t {
+        if (!e.contains(key))
+          return 0;
+        if (!e[key].is_number_integer())
+          throw std::runtime_error(std::string(key) + " is not an integer");
+        return e[key].get<int64_t>();
+      };
+      r.runs = integer("runs");
       r.relL2 = e.value("rel_l2", 0.0);
       r.maxAbs = e.value("max_abs", 0.0);
       r.origin = e.value("origin", std::string("imported"));
       r.message = e.value("message", std::string());
       r.kernel = e.value("kernel", std::string());
-      r.flops = e.value("flops", int64_t(0));
+      r.flops = integer("flops");
       r.created = e.at("created").get<std::string>();
       if (e.contains("predicted") && e["predicted"].is_number())
         r.predicted = e["predicted"].get<double>();

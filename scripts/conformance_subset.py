@@ -22,7 +22,10 @@ NOT_TENSORS = re.compile(r"(?<!Reverse)Sequence|Optional|not a tensor|STRING")
 
 
 def main():
-    text = open(sys.argv[1]) if len(sys.argv) > 1 else sys.stdin
+    try:
+        text = open(sys.argv[1]) if len(sys.argv) > 1 else sys.stdin
+    except OSError as e:
+        sys.exit(f"conformance_subset: cannot read {sys.argv[1]}: {e.strerror}")
     rows = []
     for line in text:
         m = re.match(r"(PASS|FAIL|UNSUPPORTED) (\S+?)(?::|$)(.*)", line.strip())

@@ -12,8 +12,13 @@
 # (default: all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+all=(onnx-import onnx-text-import tuning-records scalesim bundle-manifest)
 limit=(-max_total_time=60)
 if [ "${1:-}" = --runs ]; then
+  if ! [[ ${2:-} =~ ^[0-9]+$ ]]; then
+    echo "fuzz: --runs needs a number of inputs" >&2
+    exit 2
+  fi
   limit=(-runs="$2" -seed=1)
   shift 2
 elif [ $# -gt 0 ] && [[ $1 =~ ^[0-9]+$ ]]; then
@@ -21,7 +26,13 @@ elif [ $# -gt 0 ] && [[ $1 =~ ^[0-9]+$ ]]; then
   shift
 fi
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(onnx-import onnx-text-import tuning-records scalesim bundle-manifest)
+[ ${#names[@]} -gt 0 ] || names=("${all[@]}")
+for name in "${names[@]}"; do
+  if [[ " ${all[*]} " != *" $name "* ]]; then
+    echo "fuzz: no harness '$name' (harnesses: ${all[*]})" >&2
+    exit 2
+  fi
+done
 BUILD_DIR=${BUILD_DIR:-build-fuzz}
 if [ ! -f /usr/lib/llvm-19/lib/clang/19/lib/linux/libclang_rt.fuzzer-x86_64.a ]; then
   echo "fuzz: clang's fuzzer runtime is missing (apt-get install libclang-rt-19-dev)" >&2

@@ -24,6 +24,22 @@ using namespace mlir;
 namespace ign::import {
 namespace {
 
+/// Elements a table this file builds at import may hold (256 MiB of
+/// floats): a dft_length or num_mel_bins past it is a damaged model, not a
+/// table to allocate.
+constexpr int64_t kTableLimit = int64_t(1) << 26;
+
+/// Whether a [rows, cols] table fits kTableLimit (an error at `n` if not).
+LogicalResult checkTable(NodeImporter &n, int64_t rows, int64_t cols,
+                         StringRef what) {
+  std::optional<int64_t> count = checkedElementCount({rows, cols});
+  if (count && *count <= kTableLimit)
+    return success();
+  return n.error() << what << " would hold " << rows << " x " << cols
+                   << " values, more than the " << kTableLimit
+                   << " ignc builds at import";
+}
+
 struct DftSpec {
   int64_t axis = 1;
   int64_t length = 0; // n: the DFT's length
@@ -96,6 +112,8 @@ FailureOr<Value> buildDft(NodeImporter &n, Value x, const DftSpec &spec) {
     return n.error() << "dft_length " << spec.length << " must be positive";
   int64_t used = std::min(type.getDimSize(spec.axis), spec.length);
   int64_t bins = spec.onesided ? spec.length / 2 + 1 : spec.length;
+  if (failed(checkTable(n, used, bins, "the DFT's cos/sin tables")))
+    return failure();
   // Axes of the signal without its last dim, `axis` moved last, and back.
   SmallVector<int64_t> perm, back(rank - 1);
   for (int64_t d = 0; d < rank - 1; ++d)
@@ -232,6 +250,8 @@ LogicalResult importStft(NodeImporter &n) {
     return n.error() << "STFT frames of " << frameLength << " samples every "
                      << *step << " do not fit a signal of " << length;
   int64_t frames = 1 + (length - frameLength) / *step;
+  if (failed(checkTable(n, frames, frameLength, "the STFT's frame indices")))
+    return failure();
   HostTensor index;
   index.elementType = n.builder().getI64Type();
   index.shape = {frames, frameLength};
@@ -289,6 +309,8 @@ LogicalResult importMelWeightMatrix(NodeImporter &n) {
     return n.error() << "output_datatype " << *dtype
                      << " is not a floating-point type";
   int64_t spectrogramBins = length / 2 + 1;
+  if (failed(checkTable(n, spectrogramBins, mels, "MelWeightMatrix")))
+    return failure();
   out.shape = {spectrogramBins, mels};
   out.allocate();
   // Spelled as ONNX's reference spells them: a last-bit difference would

@@ -663,6 +663,14 @@ const HandlerMap &allHandlers() {
   return map;
 }
 
+/// Whether the importer takes a default-domain operator at `opset`: it has
+/// a handler, is If (imported by GraphImporter), or ONNX defines a function
+/// body for it.
+static bool importable(const std::string &opType, int64_t opset) {
+  return opType == "If" || allHandlers().count(opType) ||
+         hasFunctionBody(opType, opset);
+}
+
 LogicalResult GraphImporter::checkSupported(const onnx::ModelProto &model) {
   // op type -> node names, for every op the importer cannot take.
   std::map<std::string, std::vector<std::string>> unsupported;
@@ -672,9 +680,7 @@ LogicalResult GraphImporter::checkSupported(const onnx::ModelProto &model) {
           bool standard = node.domain().empty() || node.domain() == "ai.onnx";
           std::string key =
               standard ? node.op_type() : node.domain() + "." + node.op_type();
-          if (!standard ||
-              (node.op_type() != "If" && !allHandlers().count(node.op_type()) &&
-               !hasFunctionBody(node.op_type(), opset)))
+          if (!standard || !importable(node.op_type(), opset))
             unsupported[key].push_back(
                 node.name().empty()
                     ? (node.output_size() ? "->" + node.output(0) : "?")
@@ -815,8 +821,7 @@ LogicalResult GraphImporter::importFunction(const onnx::NodeProto &node,
   // What the body uses and ign cannot import, named at once (its location
   // is the calling node's).
   for (const auto &inner : body->graph.node())
-    if (inner.op_type() != "If" && !allHandlers().count(inner.op_type()) &&
-        !hasFunctionBody(inner.op_type(), body->opset))
+    if (!importable(inner.op_type(), body->opset))
       return emitError(loc)
              << "unsupported operators (1): " << inner.op_type()
              << " (in the function body of " << node.op_type() << ")";

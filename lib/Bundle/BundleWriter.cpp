@@ -107,11 +107,13 @@ std::string manifestWithOffsets(const BundleContents &c,
       arg["shape"] = a.shape;
       args.push_back(arg);
     }
-    if (l.copy)
-      m["launches"].push_back({{"kind", "copy"}, {"args", args}});
-    else
-      m["launches"].push_back(
-          {{"kind", "kernel"}, {"kernel", l.kernel}, {"args", args}});
+    nlohmann::json launch = {{"kind", launchKindName(l.kind)}};
+    if (l.kind == LaunchSpec::Kind::Kernel)
+      launch["kernel"] = l.kernel;
+    if (l.kind == LaunchSpec::Kind::Branch || l.kind == LaunchSpec::Kind::Jump)
+      launch["to"] = l.to;
+    launch["args"] = std::move(args);
+    m["launches"].push_back(std::move(launch));
   }
   return m.dump(2);
 }
@@ -119,6 +121,20 @@ std::string manifestWithOffsets(const BundleContents &c,
 std::string writeSections(const std::string &path,
                           const std::vector<SectionData> &sections);
 } // namespace
+
+const char *launchKindName(LaunchSpec::Kind kind) {
+  switch (kind) {
+  case LaunchSpec::Kind::Kernel:
+    return "kernel";
+  case LaunchSpec::Kind::Copy:
+    return "copy";
+  case LaunchSpec::Kind::Branch:
+    return "branch";
+  case LaunchSpec::Kind::Jump:
+    return "jump";
+  }
+  return "kernel";
+}
 
 std::string writeBundle(const std::string &path,
                         const BundleContents &contents) {

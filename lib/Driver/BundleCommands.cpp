@@ -457,6 +457,15 @@ int inspectBundle(const std::string &path) {
                 << "\n";
       continue;
     }
+    if (l["kind"] == "branch") {
+      std::cout << "if " << where(args[0]) << " is zero: go on at "
+                << l["to"].get<size_t>() << "\n";
+      continue;
+    }
+    if (l["kind"] == "jump") {
+      std::cout << "go on at " << l["to"].get<size_t>() << "\n";
+      continue;
+    }
     const auto &kernel = m["kernels"][l["kernel"].get<size_t>()];
     // A kernel's arguments are its operands, then its results.
     size_t results = kernel["results"].get<size_t>();

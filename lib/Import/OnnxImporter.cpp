@@ -6,6 +6,7 @@
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -198,6 +199,9 @@ public:
   unsigned blobCounter = 0;
   /// Function bodies expanded so far, and how deeply they are nested now.
   unsigned functionCounter = 0, functionDepth = 0;
+  /// The module being built, and how many graph functions it holds.
+  ModuleOp graphModule;
+  unsigned graphCounter = 0;
 
   Location modelLoc() { return FileLineColLoc::get(ctx, file, 0, 0); }
 
@@ -335,6 +339,11 @@ public:
   LogicalResult importFunction(const onnx::NodeProto &node, int64_t nodeOpset);
   FailureOr<onnx::TypeProto> typeOf(const std::string &name, Location loc);
   LogicalResult importIf(const onnx::NodeProto &node);
+  LogicalResult importRuntimeIf(const onnx::NodeProto &node);
+  FailureOr<func::FuncOp>
+  importGraphFunction(const onnx::GraphProto &g,
+                      llvm::ArrayRef<std::string> captures, ValueRange captured,
+                      llvm::StringRef name, Location loc);
   void crossCheck(const onnx::NodeProto &node);
   LogicalResult readOpset(const onnx::ModelProto &model);
   LogicalResult checkInputOptions(const std::set<std::string> &inputNames);
@@ -734,11 +743,14 @@ void GraphImporter::crossCheck(const onnx::NodeProto &node) {
 
 LogicalResult GraphImporter::importIf(const onnx::NodeProto &node) {
   Location loc = nodeLoc(node);
+  if (node.input_size() < 1 || node.input(0).empty())
+    return emitError(loc) << "If has no condition input";
+  if (!constants.count(node.input(0)))
+    return importRuntimeIf(node);
   NodeImporter ni(*this, node, loc, opset);
   auto cond = ni.requireConstInput(0, "cond");
   if (failed(cond))
-    return emitError(loc) << "only an If whose condition is known at compile "
-                             "time can be imported";
+    return failure();
   if ((*cond)->numElements() != 1)
     return emitError(loc) << "If condition must hold one element";
   bool taken = (*cond)->getInt(0) != 0;
@@ -771,6 +783,140 @@ LogicalResult GraphImporter::importIf(const onnx::NodeProto &node) {
       return failure();
     values[to] = *v;
   }
+  return success();
+}
+
+/// The names `g` reads from enclosing scopes (nested subgraphs included),
+/// each once, in the order of first use.
+static void freeNames(const onnx::GraphProto &g, std::set<std::string> bound,
+                      std::set<std::string> &seen,
+                      std::vector<std::string> &out) {
+  for (const auto &in : g.input())
+    bound.insert(in.name());
+  for (const auto &init : g.initializer())
+    bound.insert(init.name());
+  auto read = [&](const std::string &name) {
+    if (!name.empty() && !bound.count(name) && seen.insert(name).second)
+      out.push_back(name);
+  };
+  for (const auto &node : g.node()) {
+    for (const auto &in : node.input())
+      read(in);
+    for (const auto &a : node.attribute())
+      if (a.has_g())
+        freeNames(a.g(), bound, seen, out);
+    for (const auto &o : node.output())
+      bound.insert(o);
+  }
+  for (const auto &o : g.output())
+    read(o.name());
+}
+
+/// Imports a subgraph as a private graph function (`ign.graph`) whose
+/// arguments are the values named `captures`; names the subgraph reads that
+/// are host constants materialize inside it.
+FailureOr<func::FuncOp> GraphImporter::importGraphFunction(
+    const onnx::GraphProto &g, llvm::ArrayRef<std::string> captures,
+    ValueRange captured, llvm::StringRef name, Location loc) {
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(graphModule.getBody());
+  auto func = builder.create<func::FuncOp>(
+      loc, name, builder.getFunctionType(captured.getTypes(), {}));
+  func.setPrivate();
+  func->setAttr(kGraphAttr, builder.getUnitAttr());
+  Block *entry = func.addEntryBlock();
+  // The subgraph sees the captures and constants only: a value of another
+  // function cannot be used here.
+  llvm::StringMap<Value> outer = std::move(values);
+  values = llvm::StringMap<Value>();
+  auto restore = llvm::make_scope_exit([&] { values = std::move(outer); });
+  for (auto [n, arg] : llvm::zip(captures, entry->getArguments()))
+    values[n] = arg;
+  builder.setInsertionPointToEnd(entry);
+  for (const auto &init : g.initializer())
+    if (failed(addInitializer(const_cast<onnx::TensorProto &>(init))))
+      return failure();
+  if (failed(importNodes(g, opset)))
+    return failure();
+  SmallVector<Value> results;
+  for (const auto &out : g.output()) {
+    auto v = lookup(out.name(), loc);
+    if (failed(v))
+      return failure();
+    results.push_back(*v);
+  }
+  builder.create<func::ReturnOp>(loc, results);
+  func.setType(builder.getFunctionType(captured.getTypes(),
+                                       ValueRange(results).getTypes()));
+  return func;
+}
+
+/// An If whose condition is computed at run time: both branches become
+/// graph functions and the node an ign.if that the launch plan turns into a
+/// conditional jump.
+LogicalResult GraphImporter::importRuntimeIf(const onnx::NodeProto &node) {
+  Location loc = nodeLoc(node);
+  const onnx::GraphProto *branches[2] = {nullptr, nullptr};
+  static const char *const kWhich[] = {"then", "else"};
+  for (const auto &a : node.attribute())
+    for (int i = 0; i < 2; ++i)
+      if (a.name() == std::string(kWhich[i]) + "_branch" && a.has_g())
+        branches[i] = &a.g();
+  for (int i = 0; i < 2; ++i) {
+    const char *which = kWhich[i];
+    if (!branches[i])
+      return emitError(loc) << "If has no " << which << "_branch graph";
+    if (branches[i]->output_size() != node.output_size())
+      return emitError(loc)
+             << "If " << which << " branch has " << branches[i]->output_size()
+             << " outputs, the node " << node.output_size();
+  }
+  auto cond = lookup(node.input(0), loc);
+  if (failed(cond))
+    return failure();
+  auto condType = dyn_cast<RankedTensorType>(cond->getType());
+  if (!condType || condType.getNumElements() != 1 ||
+      !condType.getElementType().isIntOrIndex())
+    return emitError(loc) << "If condition must hold one bool, got "
+                          << cond->getType();
+  // Both branches take every outer value either one reads.
+  std::vector<std::string> names, captures;
+  std::set<std::string> seen;
+  for (const auto *g : branches)
+    freeNames(*g, {}, seen, names);
+  SmallVector<Value> captured;
+  for (const std::string &n : names) {
+    if (constants.count(n) || !isKnown(n))
+      continue; // host constants materialize inside; unknown: an error there
+    auto v = lookup(n, loc);
+    if (failed(v))
+      return failure();
+    captures.push_back(n);
+    captured.push_back(*v);
+  }
+  std::string base = "ign_if" + std::to_string(graphCounter++);
+  FailureOr<func::FuncOp> graphs[2];
+  for (int i = 0; i < 2; ++i) {
+    graphs[i] = importGraphFunction(*branches[i], captures, captured,
+                                    base + "_" + kWhich[i], loc);
+    if (failed(graphs[i]))
+      return failure();
+  }
+  auto thenTypes = graphs[0]->getResultTypes();
+  auto elseTypes = graphs[1]->getResultTypes();
+  for (int i = 0; i < node.output_size(); ++i)
+    if (thenTypes[i] != elseTypes[i])
+      return emitError(loc)
+             << "If output " << i << " is " << thenTypes[i]
+             << " in the then branch but " << elseTypes[i]
+             << " in the else branch: ign needs one static type per output";
+  auto op =
+      builder.create<IfOp>(loc, thenTypes, *cond, captured,
+                           FlatSymbolRefAttr::get(graphs[0]->getSymNameAttr()),
+                           FlatSymbolRefAttr::get(graphs[1]->getSymNameAttr()));
+  for (int i = 0; i < node.output_size(); ++i)
+    if (!node.output(i).empty())
+      values[node.output(i)] = op.getResult(i);
   return success();
 }
 
@@ -1080,6 +1226,7 @@ OwningOpRef<ModuleOp> GraphImporter::importModel(onnx::ModelProto &model) {
       return nullptr;
 
   OwningOpRef<ModuleOp> module = ModuleOp::create(modelLoc());
+  graphModule = *module;
   builder.setInsertionPointToEnd(module->getBody());
   auto funcType = builder.getFunctionType(argTypes, {});
   auto func = builder.create<func::FuncOp>(modelLoc(), "main", funcType);

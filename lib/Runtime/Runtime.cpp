@@ -325,8 +325,11 @@ struct ignrt_bundle {
     ignrt_dtype dtype = IGNRT_F32;
   };
   struct Launch {
-    bool copy = false;
+    /// Copy: args[0] into args[1]. Branch: go on at `to` when args[0]'s
+    /// element is zero. Jump: go on at `to`.
+    enum Kind { Kernel, Copy, Branch, Jump } kind = Kernel;
     size_t kernel = 0;
+    size_t to = 0;
     std::vector<Arg> args;
   };
   std::vector<Launch> launches;
@@ -592,28 +595,64 @@ ignrt_status parseArg(const ignrt_bundle &b, const json &a,
   return IGNRT_OK;
 }
 
+/// A launch's kind and, per kind, its kernel or the launch it goes on at.
+ignrt_status parseLaunchKind(const ignrt_bundle &b, const json &l, size_t index,
+                             size_t count, ignrt_bundle::Launch &launch) {
+  using Launch = ignrt_bundle::Launch;
+  std::string kind = l.at("kind").get<std::string>();
+  const std::pair<const char *, Launch::Kind> kinds[] = {
+      {"kernel", Launch::Kernel},
+      {"copy", Launch::Copy},
+      {"branch", Launch::Branch},
+      {"jump", Launch::Jump}};
+  auto it = std::find_if(std::begin(kinds), std::end(kinds),
+                         [&](const auto &k) { return kind == k.first; });
+  if (it == std::end(kinds))
+    return fail(IGNRT_ERROR_FORMAT, "unknown launch kind '" + kind + "'");
+  launch.kind = it->second;
+  if (launch.kind == Launch::Kernel) {
+    launch.kernel = manifestCount(l.at("kernel"));
+    if (launch.kernel >= b.kernels.size())
+      return fail(IGNRT_ERROR_FORMAT, "a launch names a missing kernel");
+  }
+  if (launch.kind == Launch::Branch || launch.kind == Launch::Jump) {
+    // Forward only: every run ends after at most `count` launches.
+    launch.to = manifestCount(l.at("to"));
+    if (launch.to <= index || launch.to > count)
+      return fail(IGNRT_ERROR_FORMAT,
+                  "launch " + std::to_string(index) + " (" + kind +
+                      ") must go on at a later launch, not " +
+                      std::to_string(launch.to));
+  }
+  return IGNRT_OK;
+}
+
 /// The manifest's launches, in order.
 ignrt_status parseLaunches(ignrt_bundle &b, const json &m) {
-  for (const json &l : m.at("launches")) {
+  const json &launches = m.at("launches");
+  for (size_t index = 0; index < launches.size(); ++index) {
+    const json &l = launches.at(index);
     ignrt_bundle::Launch launch;
-    std::string kind = l.at("kind").get<std::string>();
-    if (kind != "kernel" && kind != "copy")
-      return fail(IGNRT_ERROR_FORMAT, "unknown launch kind '" + kind + "'");
-    launch.copy = kind == "copy";
-    if (!launch.copy) {
-      launch.kernel = manifestCount(l.at("kernel"));
-      if (launch.kernel >= b.kernels.size())
-        return fail(IGNRT_ERROR_FORMAT, "a launch names a missing kernel");
-    }
+    if (ignrt_status st = parseLaunchKind(b, l, index, launches.size(), launch);
+        st != IGNRT_OK)
+      return st;
     for (const json &a : l.at("args")) {
       ignrt_bundle::Arg arg;
       if (ignrt_status st = parseArg(b, a, arg); st != IGNRT_OK)
         return st;
       launch.args.push_back(std::move(arg));
     }
-    if (launch.copy && (launch.args.size() != 2 ||
-                        launch.args[0].bytes != launch.args[1].bytes))
+    if (launch.kind == ignrt_bundle::Launch::Copy &&
+        (launch.args.size() != 2 ||
+         launch.args[0].bytes != launch.args[1].bytes))
       return fail(IGNRT_ERROR_FORMAT, "a copy launch is malformed");
+    if (launch.kind == ignrt_bundle::Launch::Branch &&
+        (launch.args.size() != 1 || launch.args[0].bytes == 0 ||
+         launch.args[0].bytes > 8))
+      return fail(IGNRT_ERROR_FORMAT,
+                  "a branch launch must read one condition element");
+    if (launch.kind == ignrt_bundle::Launch::Jump && !launch.args.empty())
+      return fail(IGNRT_ERROR_FORMAT, "a jump launch takes no arguments");
     b.launches.push_back(std::move(launch));
   }
   return IGNRT_OK;
@@ -932,11 +971,26 @@ ignrt_status ignrt_session_run(ignrt_session *s) {
     if (!s->inputSet[i])
       return fail(IGNRT_ERROR_ARGUMENT,
                   "input '" + b.inputs[i].name + "' was not set");
-  for (size_t l = 0; l < b.launches.size(); ++l) {
+  // Launches a branch skips keep no time from an earlier run.
+  std::fill(s->timings.begin(), s->timings.end(), 0.0);
+  for (size_t l = 0, next = 1; l < b.launches.size(); l = next, ++next) {
     const auto &launch = b.launches[l];
     void **args = s->pointers[l].data();
     auto start = std::chrono::steady_clock::now();
-    if (launch.copy) {
+    if (launch.kind == ignrt_bundle::Launch::Jump) {
+      next = launch.to;
+      continue;
+    }
+    if (launch.kind == ignrt_bundle::Launch::Branch) {
+      void *cond;
+      std::memcpy(&cond, args[0], sizeof(void *));
+      uint64_t bits = 0;
+      std::memcpy(&bits, cond, launch.args[0].bytes);
+      if (bits == 0)
+        next = launch.to;
+      continue;
+    }
+    if (launch.kind == ignrt_bundle::Launch::Copy) {
       void *from, *to;
       std::memcpy(&from, args[0], sizeof(void *));
       std::memcpy(&to, args[1], sizeof(void *));
@@ -983,7 +1037,10 @@ ignrt_status ignrt_session_kernel_timing(const ignrt_session *s, size_t index,
   if (!s || index >= s->timings.size() || !name || !nanoseconds)
     return fail(IGNRT_ERROR_ARGUMENT, "kernel index out of range");
   const auto &launch = s->bundle->launches[index];
-  *name = launch.copy ? "copy" : s->bundle->kernels[launch.kernel].name.c_str();
+  static const char *const kindNames[] = {"kernel", "copy", "branch", "jump"};
+  *name = launch.kind == ignrt_bundle::Launch::Kernel
+              ? s->bundle->kernels[launch.kernel].name.c_str()
+              : kindNames[launch.kind];
   *nanoseconds = s->timings[index];
   return IGNRT_OK;
 }

@@ -4,6 +4,7 @@
 #include "ign/Bundle/MemoryPlan.h"
 #include "ign/Dialect/Ign/IR/IgnOps.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 
 using namespace mlir;
@@ -52,10 +53,12 @@ struct PendingArg {
 };
 
 struct PendingLaunch {
+  using Kind = bundle::LaunchSpec::Kind;
+  Kind kind = Kind::Kernel;
   size_t kernel = 0;
-  bool copy = false;
   std::vector<PendingArg> args;
-  size_t copyTo = 0; // copy launches: the output index
+  int64_t copyTo = -1; // copies into a model output: its index
+  size_t to = 0;       // Branch, Jump: the launch to go on at
 };
 
 /// The launches of @main before the arena is laid out: where each value
@@ -64,32 +67,145 @@ struct PendingPlan {
   llvm::DenseMap<Value, Slot> slots;
   std::vector<bundle::BufferLifetime> buffers;
   std::vector<PendingLaunch> launches;
-};
-
-/// Walks @main's body: its constants become weights, its reshapes views, and
-/// each kernel call a launch whose results are new buffers.
-LogicalResult collectLaunches(func::FuncOp main, LaunchPlan &plan,
-                              PendingPlan &pending) {
-  auto &slots = pending.slots;
-  auto &buffers = pending.buffers;
-  auto &launches = pending.launches;
   llvm::StringMap<size_t> kernelIndex;
 
-  auto use = [&](Value v, int64_t launch) -> FailureOr<Slot> {
+  /// The slot of `v`, now read by launch `launch`.
+  FailureOr<Slot> use(Value v, int64_t launch) {
     auto it = slots.find(v);
     if (it == slots.end())
       return failure();
     if (it->second.kind == Slot::Buffer)
       buffers[it->second.index].last = launch;
     return it->second;
-  };
+  }
+  /// A new intermediate for `v`, written first by launch `launch`.
+  Slot define(Value v, int64_t launch) {
+    Slot s{Slot::Buffer, buffers.size()};
+    buffers.push_back({byteSize(v.getType()), launch, launch});
+    slots[v] = s;
+    return s;
+  }
+  int64_t next() const { return int64_t(launches.size()); }
 
-  for (Operation &op : main.getBody().front()) {
+  /// Lets the launches from `from` on that write or read `v`'s buffer use
+  /// the buffer `to` instead (no copy of a branch's result). False when
+  /// `v`'s buffer is not an intermediate of those launches.
+  bool retarget(Value v, Slot to, int64_t from) {
+    auto it = slots.find(v);
+    if (it == slots.end() || it->second.kind != Slot::Buffer ||
+        to.kind != Slot::Buffer || buffers[it->second.index].first < from ||
+        buffers[it->second.index].bytes != buffers[to.index].bytes)
+      return false;
+    size_t old = it->second.index;
+    for (size_t l = size_t(from); l < launches.size(); ++l)
+      for (PendingArg &a : launches[l].args)
+        if (a.slot.kind == Slot::Buffer && a.slot.index == old)
+          a.slot = to;
+    buffers[to.index].last =
+        std::max(buffers[to.index].last, buffers[old].last);
+    buffers[old].bytes = 0; // no launch uses it any more
+    it->second = to;
+    return true;
+  }
+};
+
+LogicalResult collectBody(func::FuncOp f, LaunchPlan &plan,
+                          PendingPlan &pending,
+                          SmallVectorImpl<Value> *returned);
+
+/// A kernel call: one launch whose results are new buffers.
+LogicalResult collectCall(func::CallOp call, LaunchPlan &plan,
+                          PendingPlan &pending) {
+  int64_t index = pending.next();
+  PendingLaunch launch;
+  auto [it, inserted] =
+      pending.kernelIndex.try_emplace(call.getCallee(), plan.kernels.size());
+  if (inserted)
+    plan.kernels.push_back(call.getCallee().str());
+  launch.kernel = it->second;
+  for (Value v : call.getOperands()) {
+    auto slot = pending.use(v, index);
+    if (failed(slot))
+      return call.emitError("a kernel argument without a buffer");
+    launch.args.push_back({*slot, v.getType()});
+  }
+  for (Value r : call.getResults())
+    launch.args.push_back({pending.define(r, index), r.getType()});
+  pending.launches.push_back(std::move(launch));
+  return success();
+}
+
+/// An ign.if: a branch over the then graph's launches to the else graph's,
+/// each ending in copies of its results into the op's result buffers, the
+/// then graph's with a jump past the else graph's.
+LogicalResult collectIf(IfOp op, LaunchPlan &plan, PendingPlan &pending) {
+  auto module = op->getParentOfType<ModuleOp>();
+  int64_t branchAt = pending.next();
+  auto cond = pending.use(op.getCondition(), branchAt);
+  if (failed(cond))
+    return op.emitError("an If condition without a buffer");
+  PendingLaunch branch;
+  branch.kind = PendingLaunch::Kind::Branch;
+  branch.args.push_back({*cond, op.getCondition().getType()});
+  pending.launches.push_back(std::move(branch));
+  // The results are alive from the branch on: neither graph's
+  // intermediates may share their bytes.
+  SmallVector<Slot> results;
+  for (Value r : op.getResults())
+    results.push_back(pending.define(r, branchAt));
+  size_t jumpAt = 0;
+  for (FlatSymbolRefAttr ref : {op.getThenGraphAttr(), op.getElseGraphAttr()}) {
+    auto graph = module.lookupSymbol<func::FuncOp>(ref);
+    if (!graph || graph.isExternal() || !graph.getBody().hasOneBlock())
+      return op.emitError("If graph ") << ref << " is missing";
+    for (auto [arg, capture] :
+         llvm::zip(graph.getArguments(), op.getCaptures())) {
+      auto slot = pending.use(capture, pending.next());
+      if (failed(slot))
+        return op.emitError("an If capture without a buffer");
+      pending.slots[arg] = *slot;
+    }
+    SmallVector<Value> returned;
+    int64_t bodyStart = pending.next();
+    if (failed(collectBody(graph, plan, pending, &returned)))
+      return failure();
+    for (auto [v, to, r] : llvm::zip(returned, results, op.getResults())) {
+      if (pending.retarget(v, to, bodyStart))
+        continue;
+      PendingLaunch copy;
+      copy.kind = PendingLaunch::Kind::Copy;
+      auto from = pending.use(v, pending.next());
+      if (failed(from))
+        return op.emitError("an If result without a buffer");
+      (void)pending.use(r, pending.next());
+      copy.args = {{*from, v.getType()}, {to, r.getType()}};
+      pending.launches.push_back(std::move(copy));
+    }
+    if (ref == op.getThenGraphAttr()) {
+      jumpAt = pending.launches.size();
+      PendingLaunch jump;
+      jump.kind = PendingLaunch::Kind::Jump;
+      pending.launches.push_back(std::move(jump));
+      pending.launches[branchAt].to = pending.launches.size();
+    }
+  }
+  pending.launches[jumpAt].to = pending.launches.size();
+  return success();
+}
+
+/// Walks a graph function's body (@main or a branch): its constants become
+/// weights, its reshapes views, each kernel call a launch whose results are
+/// new buffers, each ign.if a branch. `returned` gets the values returned.
+LogicalResult collectBody(func::FuncOp f, LaunchPlan &plan,
+                          PendingPlan &pending,
+                          SmallVectorImpl<Value> *returned) {
+  auto &slots = pending.slots;
+  for (Operation &op : f.getBody().front()) {
     if (auto c = dyn_cast<ConstantOp>(op)) {
       auto attr = dyn_cast<DenseResourceElementsAttr>(c.getValue());
       AsmResourceBlob *blob = attr ? attr.getRawHandle().getBlob() : nullptr;
       if (!blob)
-        return c.emitError("a constant left in @main after outlining");
+        return c.emitError("a constant left in a graph after outlining");
       slots[c.getResult()] = {Slot::Weight, plan.weights.size()};
       plan.weights.push_back(
           {describe(c.getType(), attr.getRawHandle().getKey()),
@@ -105,27 +221,16 @@ LogicalResult collectLaunches(func::FuncOp main, LaunchPlan &plan,
       Slot view = it->second;
       slots[reshape.getResult()] = view;
     } else if (auto call = dyn_cast<func::CallOp>(op)) {
-      int64_t index = int64_t(launches.size());
-      PendingLaunch launch;
-      auto [it, inserted] =
-          kernelIndex.try_emplace(call.getCallee(), plan.kernels.size());
-      if (inserted)
-        plan.kernels.push_back(call.getCallee().str());
-      launch.kernel = it->second;
-      for (Value v : call.getOperands()) {
-        auto slot = use(v, index);
-        if (failed(slot))
-          return call.emitError("a kernel argument without a buffer");
-        launch.args.push_back({*slot, v.getType()});
-      }
-      for (Value r : call.getResults()) {
-        slots[r] = {Slot::Buffer, buffers.size()};
-        buffers.push_back({byteSize(r.getType()), index, index});
-        launch.args.push_back({slots[r], r.getType()});
-      }
-      launches.push_back(std::move(launch));
-    } else if (!isa<func::ReturnOp>(op)) {
-      return op.emitError("unexpected op in @main after kernel outlining");
+      if (failed(collectCall(call, plan, pending)))
+        return failure();
+    } else if (auto ifOp = dyn_cast<IfOp>(op)) {
+      if (failed(collectIf(ifOp, plan, pending)))
+        return failure();
+    } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      if (returned)
+        returned->append(ret.getOperands().begin(), ret.getOperands().end());
+    } else {
+      return op.emitError("unexpected op in a graph after kernel outlining");
     }
   }
   return success();
@@ -157,8 +262,8 @@ FailureOr<std::vector<int64_t>> assignOutputs(func::FuncOp main,
     if (s.kind == Slot::Buffer)
       buffers[s.index].last = end;
     PendingLaunch copy;
-    copy.copy = true;
-    copy.copyTo = k;
+    copy.kind = PendingLaunch::Kind::Copy;
+    copy.copyTo = int64_t(k);
     copy.args.push_back({s, v.getType()});
     launches.push_back(std::move(copy));
   }
@@ -185,7 +290,7 @@ FailureOr<LaunchPlan> buildLaunchPlan(func::FuncOp main) {
   PendingPlan pending;
   for (BlockArgument arg : main.getArguments())
     pending.slots[arg] = {Slot::Input, arg.getArgNumber()};
-  if (failed(collectLaunches(main, plan, pending)))
+  if (failed(collectBody(main, plan, pending, /*returned=*/nullptr)))
     return failure();
   auto assigned = assignOutputs(main, pending);
   if (failed(assigned))
@@ -230,14 +335,15 @@ FailureOr<LaunchPlan> buildLaunchPlan(func::FuncOp main) {
   };
   for (const PendingLaunch &p : launches) {
     bundle::LaunchSpec spec;
+    spec.kind = p.kind;
     spec.kernel = p.kernel;
-    spec.copy = p.copy;
+    spec.to = p.to;
     for (const PendingArg &a : p.args)
       spec.args.push_back(resolve(a));
-    if (p.copy) {
+    if (p.copyTo >= 0) {
       bundle::LaunchArg to;
       to.kind = "output";
-      to.index = p.copyTo;
+      to.index = uint64_t(p.copyTo);
       to.dtype = plan.outputs[p.copyTo].dtype;
       to.shape = plan.outputs[p.copyTo].shape;
       spec.args.push_back(to);

@@ -3,6 +3,7 @@
 #include "ign/Target/Pipeline.h"
 #include "ign/Target/LaunchPlan.h"
 #include "ign/Target/TargetRegistry.h"
+#include "ign/Transforms/GraphPipeline.h"
 #include "ign/Transforms/KernelTasks.h"
 
 #include "mlir/IR/Builders.h"
@@ -142,8 +143,9 @@ compileModule(ModuleOp module, const Target &target,
   auto plan = buildLaunchPlan(*main);
   if (failed(plan))
     return failure();
-  // @main now lives on as the bundle's launch list; only kernels remain.
-  main->erase();
+  // @main and its graphs now live on as the bundle's launch list; only
+  // kernels remain.
+  eraseGraphs(module);
   bundle::BundleContents contents =
       contentsFromPlan(*plan, target, summaryOf, module);
 

@@ -48,9 +48,13 @@ bool isInlineConstant(Value v) {
   return v.getDefiningOp<ConstantOp>() && !isWeight(v);
 }
 
+/// Whether a constant needs a buffer of its own: it is returned, or an
+/// inline (non-weight) constant that an ign.if passes on to its graphs.
 static bool isReturned(Operation *op) {
-  return llvm::any_of(op->getUsers(),
-                      [](Operation *u) { return isa<func::ReturnOp>(u); });
+  return llvm::any_of(op->getUsers(), [&](Operation *u) {
+    return isa<func::ReturnOp>(u) ||
+           (isa<IfOp>(u) && isInlineConstant(op->getResult(0)));
+  });
 }
 
 bool needsKernel(Operation *op) {
@@ -58,7 +62,7 @@ bool needsKernel(Operation *op) {
     return isReturned(op);
   if (auto reshape = dyn_cast<ReshapeOp>(op))
     return isInlineConstant(reshape.getInput());
-  return !isa<func::ReturnOp, KernelOp>(op);
+  return !isa<func::ReturnOp, KernelOp, IfOp>(op);
 }
 
 namespace {

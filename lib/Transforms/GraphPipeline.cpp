@@ -1,12 +1,14 @@
 //===- GraphPipeline.cpp - an imported model into outlined kernels --------===//
 
 #include "ign/Transforms/GraphPipeline.h"
+#include "ign/Dialect/Ign/IR/IgnOps.h"
 #include "ign/Transforms/Passes.h"
 
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/CSE.h"
+#include "llvm/ADT/DenseSet.h"
 
 using namespace mlir;
 
@@ -28,29 +30,70 @@ static void cleanUpGraph(func::FuncOp main) {
       op.erase();
 }
 
+/// The pipeline on one graph function (@main or a branch of an ign.if).
+static LogicalResult formGraph(ModuleOp module, func::FuncOp graph,
+                               const GraphPolicy &policy) {
+  if (!graph.getBody().hasOneBlock())
+    return graph.emitError("a graph function must have a single block");
+  cleanUpGraph(graph);
+  foldBatchNorm(graph);
+  if (policy.untransposeWeights)
+    untransposeConstantWeights(graph);
+  // Ungrouped convolutions become matmuls with their padding in the
+  // columns; the padding of the rest becomes a kernel of its own.
+  if (policy.convToMatmul) {
+    if (policy.directConvFilterBlock > 0)
+      directConvolutions(graph, policy.directConvFilterBlock);
+    convToMatmul(graph);
+    convTransposeToMatmul(graph);
+  }
+  splitConvPadding(graph);
+  sinkReshapes(graph);
+  if (failed(formKernels(graph, policy.fuse, policy.separateThinColumns)) ||
+      failed(outlineKernels(module, graph)))
+    return failure();
+  return success();
+}
+
 FailureOr<func::FuncOp> runGraphPipeline(ModuleOp module,
                                          const GraphPolicy &policy) {
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main)
     return module.emitError("the module has no @main function");
-  cleanUpGraph(main);
-  foldBatchNorm(main);
-  if (policy.untransposeWeights)
-    untransposeConstantWeights(main);
-  // Ungrouped convolutions become matmuls with their padding in the
-  // columns; the padding of the rest becomes a kernel of its own.
-  if (policy.convToMatmul) {
-    if (policy.directConvFilterBlock > 0)
-      directConvolutions(main, policy.directConvFilterBlock);
-    convToMatmul(main);
-    convTransposeToMatmul(main);
+  // @main first, then the graphs its ign.ifs still launch (cleanups may
+  // have dropped some), and theirs.
+  SmallVector<func::FuncOp> worklist = {main};
+  llvm::DenseSet<Operation *> reached = {main};
+  while (!worklist.empty()) {
+    func::FuncOp graph = worklist.pop_back_val();
+    if (failed(formGraph(module, graph, policy)))
+      return failure();
+    auto result = graph.walk([&](IfOp op) {
+      for (FlatSymbolRefAttr ref :
+           {op.getThenGraphAttr(), op.getElseGraphAttr()}) {
+        auto g = module.lookupSymbol<func::FuncOp>(ref);
+        if (!g || !g->hasAttr(kGraphAttr)) {
+          op.emitError("If graph ") << ref << " is not a graph function";
+          return WalkResult::interrupt();
+        }
+        if (reached.insert(g).second)
+          worklist.push_back(g);
+      }
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return failure();
   }
-  splitConvPadding(main);
-  sinkReshapes(main);
-  if (failed(formKernels(main, policy.fuse, policy.separateThinColumns)) ||
-      failed(outlineKernels(module, main)))
-    return failure();
+  for (auto g : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+    if (g->hasAttr(kGraphAttr) && !reached.count(g))
+      g.erase();
   return main;
+}
+
+void eraseGraphs(ModuleOp module) {
+  for (auto f : llvm::make_early_inc_range(module.getOps<func::FuncOp>()))
+    if (f->hasAttr(kGraphAttr) || f.getSymName() == "main")
+      f.erase();
 }
 
 namespace {

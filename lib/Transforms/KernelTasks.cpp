@@ -116,11 +116,21 @@ uint64_t opFlops(Operation *op) {
   return 0;
 }
 
+/// Calls `fn` on every kernel call of `main` and of the graph functions
+/// (branches) it launches.
+static void forEachLaunch(ModuleOp module, func::FuncOp main,
+                          llvm::function_ref<void(func::CallOp)> fn) {
+  main.walk(fn);
+  for (auto graph : module.getOps<func::FuncOp>())
+    if (graph->hasAttr(kGraphAttr))
+      graph.walk(fn);
+}
+
 std::vector<KernelSummary> summarizeKernels(ModuleOp module,
                                             func::FuncOp main) {
   std::vector<KernelSummary> out;
   llvm::StringMap<size_t> index;
-  main.walk([&](func::CallOp call) {
+  forEachLaunch(module, main, [&](func::CallOp call) {
     auto kernel = module.lookupSymbol<func::FuncOp>(call.getCallee());
     if (!kernel || !kernel->hasAttr(kKernelAttr))
       return;
@@ -160,14 +170,15 @@ static bool isF32Weight(Value v) {
 std::vector<bool> weightArguments(func::FuncOp main, func::FuncOp kernel) {
   std::vector<bool> weights(kernel.getNumArguments(), true);
   bool called = false;
-  main.walk([&](func::CallOp call) {
-    if (call.getCallee() != kernel.getSymName())
-      return;
-    called = true;
-    for (auto [i, v] : llvm::enumerate(call.getOperands()))
-      if (i < weights.size() && !isF32Weight(v))
-        weights[i] = false;
-  });
+  forEachLaunch(main->getParentOfType<ModuleOp>(), main,
+                [&](func::CallOp call) {
+                  if (call.getCallee() != kernel.getSymName())
+                    return;
+                  called = true;
+                  for (auto [i, v] : llvm::enumerate(call.getOperands()))
+                    if (i < weights.size() && !isF32Weight(v))
+                      weights[i] = false;
+                });
   if (!called)
     weights.assign(weights.size(), false);
   return weights;

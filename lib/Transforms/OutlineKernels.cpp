@@ -35,6 +35,20 @@ std::string kernelName(unsigned index, Operation *anchor) {
   return name;
 }
 
+/// The index after every outlined kernel's (`k<index>_...`): the graphs of
+/// a module are outlined one after another into the one symbol table.
+unsigned firstFreeKernelIndex(ModuleOp module) {
+  unsigned next = 0;
+  for (auto f : module.getOps<func::FuncOp>()) {
+    unsigned index = 0;
+    llvm::StringRef name = f.getSymName();
+    if (f->hasAttr(kKernelAttr) && name.consume_front("k") &&
+        !name.consumeInteger(10, index))
+      next = std::max(next, index + 1);
+  }
+  return next;
+}
+
 /// Moves the body of `kernel` into a new private function and calls it
 /// from where the kernel was.
 void outlineOne(ModuleOp module, KernelOp kernel, unsigned index) {
@@ -111,7 +125,7 @@ LogicalResult outlineKernels(ModuleOp module, func::FuncOp main) {
   if (failed(formKernels(main, /*fuse=*/false)))
     return failure();
   SmallVector<KernelOp> kernels(main.getBody().front().getOps<KernelOp>());
-  unsigned index = 0;
+  unsigned index = firstFreeKernelIndex(module);
   for (KernelOp kernel : kernels)
     outlineOne(module, kernel, index++);
   deduplicateKernels(module, main);

@@ -24,7 +24,7 @@ size_t kernelIndex(const target::PlacedKernel &k,
 template <typename Contents> auto launchesOf(size_t index, Contents &c) {
   std::vector<decltype(&c.launches.front())> launches;
   for (auto &l : c.launches)
-    if (!l.copy && l.kernel == index)
+    if (l.kind == bundle::LaunchSpec::Kind::Kernel && l.kernel == index)
       launches.push_back(&l);
   return launches;
 }

@@ -147,6 +147,88 @@ TEST(Runtime, DeviceKernelsRunThroughTheRegisteredDriver) {
   EXPECT_EQ(open(path, message), IGNRT_ERROR_TARGET);
 }
 
+/// deviceBundle() with a bool input `c`: launch 1 (y = 2x on the device)
+/// runs when c is true, else launch 3 copies x into y.
+ign::bundle::BundleContents branchBundle() {
+  using Kind = ign::bundle::LaunchSpec::Kind;
+  ign::bundle::BundleContents c = deviceBundle();
+  c.inputs.push_back({"c", "bool", {}});
+  ign::bundle::LaunchSpec branch, jump, copy;
+  branch.kind = Kind::Branch;
+  branch.args = {{"input", 1, 0, "bool", {}}};
+  branch.to = 3;
+  jump.kind = Kind::Jump;
+  jump.to = 4;
+  copy.kind = Kind::Copy;
+  copy.args = {{"input", 0, 0, "f32", {2}}, {"output", 0, 0, "f32", {2}}};
+  c.launches = {branch, c.launches[0], jump, copy};
+  return c;
+}
+
+TEST(Runtime, BranchLaunchesRunOneSideOnTheCondition) {
+  std::string path = tempPath("branch");
+  ASSERT_EQ(ign::bundle::writeBundle(path, branchBundle()), "");
+  DriverLog log;
+  ASSERT_EQ(ignrt_register_device("testdev", testDriver, &log), IGNRT_OK);
+  ignrt_bundle *b = nullptr;
+  ASSERT_EQ(ignrt_bundle_open(path.c_str(), &b), IGNRT_OK)
+      << ignrt_last_error();
+  ignrt_session *s = nullptr;
+  ASSERT_EQ(ignrt_session_create(b, 1, &s), IGNRT_OK);
+  float x[2] = {1.5f, -3.0f};
+  int64_t dims[1] = {2};
+  ASSERT_EQ(ignrt_session_set_input(s, "x", IGNRT_F32, dims, 1, x, sizeof x),
+            IGNRT_OK);
+  for (bool cond : {true, false, true}) {
+    ASSERT_EQ(ignrt_session_set_input(s, "c", IGNRT_BOOL, nullptr, 0, &cond,
+                                      sizeof cond),
+              IGNRT_OK);
+    int callsBefore = log.calls;
+    ASSERT_EQ(ignrt_session_run(s), IGNRT_OK) << ignrt_last_error();
+    const void *out;
+    size_t bytes;
+    ASSERT_EQ(ignrt_session_output(s, "y", &out, &bytes), IGNRT_OK);
+    float scale = cond ? 2.0f : 1.0f;
+    EXPECT_EQ(static_cast<const float *>(out)[0], 1.5f * scale);
+    EXPECT_EQ(static_cast<const float *>(out)[1], -3.0f * scale);
+    EXPECT_EQ(log.calls - callsBefore, cond ? 1 : 0);
+    // Launches the branch skipped report no time.
+    const char *name;
+    double ns = -1;
+    ASSERT_EQ(ignrt_session_kernel_timing(s, cond ? 3 : 1, &name, &ns),
+              IGNRT_OK);
+    EXPECT_EQ(ns, 0.0) << name;
+  }
+  ignrt_session_destroy(s);
+  ignrt_bundle_close(b);
+  ASSERT_EQ(ignrt_register_device("testdev", nullptr, nullptr), IGNRT_OK);
+}
+
+TEST(Runtime, RefusesBranchesThatDoNotGoForward) {
+  DriverLog log;
+  ASSERT_EQ(ignrt_register_device("testdev", testDriver, &log), IGNRT_OK);
+  std::string path = tempPath("branch-bad");
+  std::string message;
+  auto c = branchBundle();
+  c.launches[2].to = 1; // a jump back: a run that may never end
+  ASSERT_EQ(ign::bundle::writeBundle(path, c), "");
+  EXPECT_EQ(open(path, message), IGNRT_ERROR_FORMAT);
+  EXPECT_NE(message.find("launch 2 (jump) must go on at a later launch"),
+            std::string::npos)
+      << message;
+  c = branchBundle();
+  c.launches[0].to = 9; // past the end
+  ASSERT_EQ(ign::bundle::writeBundle(path, c), "");
+  EXPECT_EQ(open(path, message), IGNRT_ERROR_FORMAT);
+  c = branchBundle();
+  c.launches[0].args.push_back(c.launches[0].args[0]); // two conditions
+  ASSERT_EQ(ign::bundle::writeBundle(path, c), "");
+  EXPECT_EQ(open(path, message), IGNRT_ERROR_FORMAT);
+  EXPECT_NE(message.find("one condition element"), std::string::npos)
+      << message;
+  ASSERT_EQ(ignrt_register_device("testdev", nullptr, nullptr), IGNRT_OK);
+}
+
 TEST(Runtime, RefusesABundleForAnotherArchitecture) {
 #if defined(__x86_64__)
   const char *other = "aarch64-unknown-linux-gnu";

@@ -47,12 +47,19 @@ struct LaunchArg {
   std::vector<int64_t> shape;
 };
 
-/// A kernel launch, or (copy = true) a copy of args[0] into args[1].
+/// One step of the launch list: a kernel launch; a copy of args[0] into
+/// args[1]; a branch, which goes on at launch `to` when args[0]'s element is
+/// zero (an If's else branch); or a jump to launch `to`. Jumps go forward.
 struct LaunchSpec {
+  enum class Kind { Kernel, Copy, Branch, Jump };
+  Kind kind = Kind::Kernel;
   size_t kernel = 0;
   std::vector<LaunchArg> args;
-  bool copy = false;
+  size_t to = 0; // Branch, Jump
 };
+
+/// The manifest's name of a launch kind ("kernel", "copy", ...).
+const char *launchKindName(LaunchSpec::Kind kind);
 
 /// Everything a bundle holds.
 struct BundleContents {

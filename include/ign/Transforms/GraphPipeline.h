@@ -37,10 +37,16 @@ struct GraphPolicy {
   bool separateThinColumns = true;
 };
 
-/// Runs the graph pipeline on `module`'s @main, which it returns (now a
-/// sequence of kernel calls). Diagnostics at the failing op.
+/// Runs the graph pipeline on `module`'s @main and the graph functions of
+/// its ign.ifs, and returns @main (each now a sequence of kernel calls and
+/// ign.ifs). Graph functions no ign.if launches any more are erased.
+/// Diagnostics at the failing op.
 mlir::FailureOr<mlir::func::FuncOp> runGraphPipeline(mlir::ModuleOp module,
                                                      const GraphPolicy &policy);
+
+/// Erases @main and the graph functions once the launch plan holds them:
+/// only kernels remain for the targets to lower.
+void eraseGraphs(mlir::ModuleOp module);
 
 } // namespace ign
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ign/Dialect/Ign/IR/IgnOps.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -1269,6 +1270,39 @@ LogicalResult KernelOp::verify() {
   if (yield.getValues().getTypes() != getResultTypes())
     return emitOpError("yields ") << yield.getValues().getTypes()
                                   << " but has results " << getResultTypes();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// IfOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult IfOp::verify() {
+  auto cond = cast<RankedTensorType>(getCondition().getType());
+  if (!cond.hasStaticShape() || cond.getNumElements() != 1)
+    return emitOpError("condition must hold one element, got ") << cond;
+  if (!cond.getElementType().isIntOrIndex())
+    return emitOpError("condition must be a bool or an integer, got ")
+           << cond.getElementType();
+  return success();
+}
+
+LogicalResult IfOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  for (auto [which, ref] :
+       {std::pair{"then", getThenGraphAttr()}, {"else", getElseGraphAttr()}}) {
+    auto graph = symbols.lookupNearestSymbolFrom<func::FuncOp>(*this, ref);
+    if (!graph || graph.isExternal())
+      return emitOpError() << which << " graph " << ref
+                           << " is not a function with a body";
+    FunctionType type = graph.getFunctionType();
+    if (TypeRange(type.getInputs()) != TypeRange(getCaptures().getTypes()))
+      return emitOpError() << which << " graph takes " << type.getInputs()
+                           << " but the captures are "
+                           << getCaptures().getTypes();
+    if (TypeRange(type.getResults()) != TypeRange(getResultTypes()))
+      return emitOpError() << which << " graph returns " << type.getResults()
+                           << " but the op has results " << getResultTypes();
+  }
   return success();
 }
 

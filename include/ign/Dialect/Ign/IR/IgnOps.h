@@ -12,6 +12,7 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -21,6 +22,10 @@
 #include "ign/Dialect/Ign/IR/IgnDialect.h.inc"
 
 namespace ign {
+
+/// The attribute marking a graph function: a branch or loop body of an ONNX
+/// control-flow op (ign.if), imported and compiled like @main.
+constexpr llvm::StringLiteral kGraphAttr = "ign.graph";
 
 /// Trait of ops that compute each output element from the operand elements
 /// at the same (numpy-broadcast) position (IgnElementwiseOps.td).

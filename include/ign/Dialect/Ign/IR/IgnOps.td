@@ -12,5 +12,6 @@ include "ign/Dialect/Ign/IR/IgnReductionOps.td"
 include "ign/Dialect/Ign/IR/IgnDataMovementOps.td"
 include "ign/Dialect/Ign/IR/IgnRecurrentOps.td"
 include "ign/Dialect/Ign/IR/IgnKernelOps.td"
+include "ign/Dialect/Ign/IR/IgnControlFlowOps.td"
 
 #endif // IGN_OPS_TD

@@ -110,8 +110,12 @@ std::string manifestWithOffsets(const BundleContents &c,
     nlohmann::json launch = {{"kind", launchKindName(l.kind)}};
     if (l.kind == LaunchSpec::Kind::Kernel)
       launch["kernel"] = l.kernel;
-    if (l.kind == LaunchSpec::Kind::Branch || l.kind == LaunchSpec::Kind::Jump)
+    if (l.kind != LaunchSpec::Kind::Kernel && l.kind != LaunchSpec::Kind::Copy)
       launch["to"] = l.to;
+    if (l.kind == LaunchSpec::Kind::Loop && l.maxTrips >= 0)
+      launch["max_trips"] = l.maxTrips;
+    if (l.kind == LaunchSpec::Kind::Copy && !l.at.empty())
+      launch["at"] = l.at;
     launch["args"] = std::move(args);
     m["launches"].push_back(std::move(launch));
   }
@@ -132,6 +136,10 @@ const char *launchKindName(LaunchSpec::Kind kind) {
     return "branch";
   case LaunchSpec::Kind::Jump:
     return "jump";
+  case LaunchSpec::Kind::Loop:
+    return "loop";
+  case LaunchSpec::Kind::Next:
+    return "next";
   }
   return "kernel";
 }

@@ -453,8 +453,24 @@ int inspectBundle(const std::string &path) {
     const auto &args = l["args"];
     std::cout << "  " << index++ << ": ";
     if (l["kind"] == "copy") {
-      std::cout << "copy " << where(args[0]) << " -> " << where(args[1])
-                << "\n";
+      std::string at = l.value("at", std::string());
+      std::cout << "copy " << where(args[0]) << (at == "from" ? " slice" : "")
+                << " -> " << where(args[1]) << (at == "to" ? " slice" : "")
+                << (at.empty() ? "" : " at " + where(args[2])) << "\n";
+      continue;
+    }
+    if (l["kind"] == "loop") {
+      std::cout << "loop over iteration " << where(args[0]) << " while "
+                << where(args[1])
+                << (args.size() > 2 ? " and below " + where(args[2]) : "")
+                << (l.contains("max_trips")
+                        ? " and below " + l["max_trips"].dump()
+                        : "")
+                << "; then go on at " << l["to"].get<size_t>() << "\n";
+      continue;
+    }
+    if (l["kind"] == "next") {
+      std::cout << "next iteration: back to " << l["to"].get<size_t>() << "\n";
       continue;
     }
     if (l["kind"] == "branch") {

@@ -1,12 +1,11 @@
 //===- OnnxImporter.cpp - loading an ONNX model and walking its graph -----===//
 
-#include "ImporterImpl.h"
+#include "GraphImporter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
-#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -150,7 +149,6 @@ FailureOr<std::string> takeTensorBytes(onnx::TensorProto &t,
   return bytes;
 }
 
-namespace {
 HostTensor hostFromBytes(llvm::ArrayRef<int64_t> shape, Type element,
                          llvm::StringRef bytes) {
   HostTensor h;
@@ -172,191 +170,6 @@ HostTensor hostFromBytes(llvm::ArrayRef<int64_t> shape, Type element,
   }
   return h;
 }
-} // namespace
-
-/// The state of one model's import.
-class GraphImporter {
-public:
-  GraphImporter(MLIRContext &ctx, const ImportOptions &options,
-                std::string file, std::string dir)
-      : ctx(&ctx), builder(&ctx), options(options), file(std::move(file)),
-        dir(std::move(dir)) {}
-
-  MLIRContext *ctx;
-  OpBuilder builder;
-  const ImportOptions &options;
-  std::string file, dir;
-  int64_t opset = 0;
-
-  llvm::StringMap<Value> values;
-  llvm::StringMap<HostTensor> constants;
-  llvm::StringMap<onnx::TensorProto *> lazyInitializers;
-  /// Tensors the importer made (a dequantized weight), which
-  /// lazyInitializers may point into.
-  std::deque<onnx::TensorProto> madeTensors;
-  llvm::StringMap<unsigned> useCounts;
-  llvm::StringMap<std::vector<int64_t>> onnxShapes; // ONNX inference hints
-  unsigned blobCounter = 0;
-  /// Function bodies expanded so far, and how deeply they are nested now.
-  unsigned functionCounter = 0, functionDepth = 0;
-  /// The module being built, and how many graph functions it holds.
-  ModuleOp graphModule;
-  unsigned graphCounter = 0;
-
-  Location modelLoc() { return FileLineColLoc::get(ctx, file, 0, 0); }
-
-  Location nodeLoc(const onnx::NodeProto &node) {
-    std::string name = node.name();
-    if (name.empty() && node.output_size() > 0)
-      name = node.output(0);
-    return FusedLoc::get(ctx,
-                         {NameLoc::get(StringAttr::get(ctx, name)), modelLoc()},
-                         StringAttr::get(ctx, node.op_type()));
-  }
-
-  void countUses(const onnx::GraphProto &g) {
-    for (const auto &node : g.node()) {
-      for (const auto &in : node.input())
-        if (!in.empty())
-          ++useCounts[in];
-      for (const auto &a : node.attribute())
-        if (a.has_g())
-          countUses(a.g());
-    }
-    for (const auto &out : g.output())
-      ++useCounts[out.name()];
-  }
-
-  /// Registers an initializer: small ones are folded on the host, large
-  /// ones become dense_resource constants when first used.
-  LogicalResult addInitializer(onnx::TensorProto &t) {
-    if (t.data_location() != onnx::TensorProto::EXTERNAL) {
-      Type element = convertElementType(ctx, t.data_type());
-      std::optional<int64_t> count = checkedElementCount(
-          llvm::ArrayRef<int64_t>(t.dims().data(), t.dims_size()));
-      if (!count)
-        return emitError(modelLoc())
-               << "tensor '" << t.name()
-               << "' has a negative dim or too many elements";
-      if (element &&
-          *count * std::max(1u, element.getIntOrFloatBitWidth() / 8) <
-              int64_t(options.resourceThresholdBytes)) {
-        auto host = tensorToHost(t);
-        if (failed(host))
-          return failure();
-        constants[t.name()] = std::move(*host);
-        return success();
-      }
-    }
-    lazyInitializers[t.name()] = &t;
-    return success();
-  }
-
-  FailureOr<HostTensor> tensorToHost(onnx::TensorProto &t) {
-    Type element = convertElementType(ctx, t.data_type());
-    if (!element)
-      return emitError(modelLoc())
-             << "tensor '" << t.name() << "' has unsupported element type "
-             << onnx::TensorProto::DataType_Name(
-                    onnx::TensorProto::DataType(t.data_type()));
-    llvm::SmallVector<int64_t> shape(t.dims().begin(), t.dims().end());
-    std::optional<int64_t> count = checkedElementCount(shape);
-    if (!count)
-      return emitError(modelLoc())
-             << "tensor '" << t.name()
-             << "' has a negative dim or too many elements";
-    auto bytes = takeTensorBytes(t, dir, element, *count, modelLoc());
-    if (failed(bytes))
-      return failure();
-    return hostFromBytes(shape, element, *bytes);
-  }
-
-  /// A large initializer as an ign.constant backed by a resource blob.
-  FailureOr<Value> materializeInitializer(onnx::TensorProto &t, Location loc) {
-    Type element = convertElementType(ctx, t.data_type());
-    if (!element)
-      return emitError(loc) << "initializer '" << t.name()
-                            << "' has an unsupported element type";
-    llvm::SmallVector<int64_t> shape(t.dims().begin(), t.dims().end());
-    std::optional<int64_t> count = checkedElementCount(shape);
-    if (!count)
-      return emitError(loc) << "initializer '" << t.name()
-                            << "' has a negative dim or too many elements";
-    if (element.isInteger(1)) {
-      auto host = tensorToHost(t);
-      if (failed(host))
-        return failure();
-      return constantValue(host->toAttr(), loc);
-    }
-    auto bytes = takeTensorBytes(t, dir, element, *count, loc);
-    if (failed(bytes))
-      return failure();
-    // The blob takes ownership of the bytes: weights are copied only once.
-    auto *owned = new std::string(std::move(*bytes));
-    AsmResourceBlob blob(
-        llvm::ArrayRef<char>(owned->data(), owned->size()), alignof(int64_t),
-        [owned](void *, size_t, size_t) { delete owned; },
-        /*dataIsMutable=*/false);
-    auto type = RankedTensorType::get(shape, element);
-    std::string blobName =
-        t.name().empty() ? "weight" + std::to_string(blobCounter++) : t.name();
-    auto attr = DenseResourceElementsAttr::get(type, blobName, std::move(blob));
-    return constantValue(attr, loc);
-  }
-
-  Value constantValue(ElementsAttr attr, Location loc) {
-    return builder.create<ConstantOp>(loc, attr.getType(), attr);
-  }
-
-  /// The SSA value named `name`, materializing known constants.
-  FailureOr<Value> lookup(llvm::StringRef name, Location loc) {
-    if (auto it = values.find(name); it != values.end())
-      return it->second;
-    if (auto it = constants.find(name); it != constants.end()) {
-      Value v = constantValue(it->second.toAttr(), loc);
-      values[name] = v;
-      return v;
-    }
-    if (auto it = lazyInitializers.find(name); it != lazyInitializers.end()) {
-      auto v = materializeInitializer(*it->second, loc);
-      if (failed(v))
-        return failure();
-      values[name] = *v;
-      return *v;
-    }
-    return emitError(loc) << "input '" << name
-                          << "' is not produced by any node, initializer or "
-                             "graph input";
-  }
-
-  bool isKnown(llvm::StringRef name) {
-    return values.count(name) || constants.count(name) ||
-           lazyInitializers.count(name);
-  }
-
-  LogicalResult checkSupported(const onnx::ModelProto &model);
-  LogicalResult importNodes(const onnx::GraphProto &g, int64_t nodeOpset);
-  LogicalResult importFunction(const onnx::NodeProto &node, int64_t nodeOpset);
-  FailureOr<onnx::TypeProto> typeOf(const std::string &name, Location loc);
-  LogicalResult importIf(const onnx::NodeProto &node);
-  LogicalResult importRuntimeIf(const onnx::NodeProto &node);
-  FailureOr<func::FuncOp>
-  importGraphFunction(const onnx::GraphProto &g,
-                      llvm::ArrayRef<std::string> captures, ValueRange captured,
-                      llvm::StringRef name, Location loc);
-  void crossCheck(const onnx::NodeProto &node);
-  LogicalResult readOpset(const onnx::ModelProto &model);
-  LogicalResult checkInputOptions(const std::set<std::string> &inputNames);
-  FailureOr<llvm::SmallVector<int64_t>>
-  inputShape(const onnx::ValueInfoProto &in, Location inLoc);
-  FailureOr<HostTensor> readFrozenInput(const onnx::ValueInfoProto &in,
-                                        const std::string &path, Type element,
-                                        llvm::ArrayRef<int64_t> shape,
-                                        Location inLoc);
-  FailureOr<Type> importGraphInput(onnx::ValueInfoProto &in);
-  void crossCheckWithOnnx(onnx::ModelProto &model);
-  OwningOpRef<ModuleOp> importModel(onnx::ModelProto &model);
-};
 
 //===----------------------------------------------------------------------===//
 // NodeImporter
@@ -672,11 +485,16 @@ const HandlerMap &allHandlers() {
   return map;
 }
 
+/// Whether `opType` is control flow, which GraphImporter imports itself
+/// (ImportControlFlow.cpp).
+static bool isControlFlow(const std::string &opType) {
+  return opType == "If" || opType == "Loop" || opType == "Scan";
+}
+
 /// Whether the importer takes a default-domain operator at `opset`: it has
-/// a handler, is If (imported by GraphImporter), or ONNX defines a function
-/// body for it.
+/// a handler, is control flow, or ONNX defines a function body for it.
 static bool importable(const std::string &opType, int64_t opset) {
-  return opType == "If" || allHandlers().count(opType) ||
+  return isControlFlow(opType) || allHandlers().count(opType) ||
          hasFunctionBody(opType, opset);
 }
 
@@ -739,185 +557,6 @@ void GraphImporter::crossCheck(const onnx::NodeProto &node) {
           << shapeString(hint->second) << ", ign infers " << shapeString(ours)
           << " (ign's shape is used)";
   }
-}
-
-LogicalResult GraphImporter::importIf(const onnx::NodeProto &node) {
-  Location loc = nodeLoc(node);
-  if (node.input_size() < 1 || node.input(0).empty())
-    return emitError(loc) << "If has no condition input";
-  if (!constants.count(node.input(0)))
-    return importRuntimeIf(node);
-  NodeImporter ni(*this, node, loc, opset);
-  auto cond = ni.requireConstInput(0, "cond");
-  if (failed(cond))
-    return failure();
-  if ((*cond)->numElements() != 1)
-    return emitError(loc) << "If condition must hold one element";
-  bool taken = (*cond)->getInt(0) != 0;
-  const onnx::GraphProto *branch = nullptr;
-  for (const auto &a : node.attribute())
-    if (a.name() == (taken ? "then_branch" : "else_branch") && a.has_g())
-      branch = &a.g();
-  if (!branch)
-    return emitError(loc) << "If has no " << (taken ? "then" : "else")
-                          << "_branch graph";
-  if (branch->output_size() != node.output_size())
-    return emitError(loc) << "If branch has " << branch->output_size()
-                          << " outputs, the node " << node.output_size();
-  for (const auto &init : branch->initializer())
-    if (failed(addInitializer(const_cast<onnx::TensorProto &>(init))))
-      return failure();
-  if (failed(importNodes(*branch, opset)))
-    return failure();
-  for (int i = 0; i < node.output_size(); ++i) {
-    const std::string &from = branch->output(i).name();
-    const std::string &to = node.output(i);
-    if (to.empty())
-      continue;
-    if (auto it = constants.find(from); it != constants.end()) {
-      constants[to] = it->second;
-      continue;
-    }
-    auto v = lookup(from, loc);
-    if (failed(v))
-      return failure();
-    values[to] = *v;
-  }
-  return success();
-}
-
-/// The names `g` reads from enclosing scopes (nested subgraphs included),
-/// each once, in the order of first use.
-static void freeNames(const onnx::GraphProto &g, std::set<std::string> bound,
-                      std::set<std::string> &seen,
-                      std::vector<std::string> &out) {
-  for (const auto &in : g.input())
-    bound.insert(in.name());
-  for (const auto &init : g.initializer())
-    bound.insert(init.name());
-  auto read = [&](const std::string &name) {
-    if (!name.empty() && !bound.count(name) && seen.insert(name).second)
-      out.push_back(name);
-  };
-  for (const auto &node : g.node()) {
-    for (const auto &in : node.input())
-      read(in);
-    for (const auto &a : node.attribute())
-      if (a.has_g())
-        freeNames(a.g(), bound, seen, out);
-    for (const auto &o : node.output())
-      bound.insert(o);
-  }
-  for (const auto &o : g.output())
-    read(o.name());
-}
-
-/// Imports a subgraph as a private graph function (`ign.graph`) whose
-/// arguments are the values named `captures`; names the subgraph reads that
-/// are host constants materialize inside it.
-FailureOr<func::FuncOp> GraphImporter::importGraphFunction(
-    const onnx::GraphProto &g, llvm::ArrayRef<std::string> captures,
-    ValueRange captured, llvm::StringRef name, Location loc) {
-  OpBuilder::InsertionGuard guard(builder);
-  builder.setInsertionPointToEnd(graphModule.getBody());
-  auto func = builder.create<func::FuncOp>(
-      loc, name, builder.getFunctionType(captured.getTypes(), {}));
-  func.setPrivate();
-  func->setAttr(kGraphAttr, builder.getUnitAttr());
-  Block *entry = func.addEntryBlock();
-  // The subgraph sees the captures and constants only: a value of another
-  // function cannot be used here.
-  llvm::StringMap<Value> outer = std::move(values);
-  values = llvm::StringMap<Value>();
-  auto restore = llvm::make_scope_exit([&] { values = std::move(outer); });
-  for (auto [n, arg] : llvm::zip(captures, entry->getArguments()))
-    values[n] = arg;
-  builder.setInsertionPointToEnd(entry);
-  for (const auto &init : g.initializer())
-    if (failed(addInitializer(const_cast<onnx::TensorProto &>(init))))
-      return failure();
-  if (failed(importNodes(g, opset)))
-    return failure();
-  SmallVector<Value> results;
-  for (const auto &out : g.output()) {
-    auto v = lookup(out.name(), loc);
-    if (failed(v))
-      return failure();
-    results.push_back(*v);
-  }
-  builder.create<func::ReturnOp>(loc, results);
-  func.setType(builder.getFunctionType(captured.getTypes(),
-                                       ValueRange(results).getTypes()));
-  return func;
-}
-
-/// An If whose condition is computed at run time: both branches become
-/// graph functions and the node an ign.if that the launch plan turns into a
-/// conditional jump.
-LogicalResult GraphImporter::importRuntimeIf(const onnx::NodeProto &node) {
-  Location loc = nodeLoc(node);
-  const onnx::GraphProto *branches[2] = {nullptr, nullptr};
-  static const char *const kWhich[] = {"then", "else"};
-  for (const auto &a : node.attribute())
-    for (int i = 0; i < 2; ++i)
-      if (a.name() == std::string(kWhich[i]) + "_branch" && a.has_g())
-        branches[i] = &a.g();
-  for (int i = 0; i < 2; ++i) {
-    const char *which = kWhich[i];
-    if (!branches[i])
-      return emitError(loc) << "If has no " << which << "_branch graph";
-    if (branches[i]->output_size() != node.output_size())
-      return emitError(loc)
-             << "If " << which << " branch has " << branches[i]->output_size()
-             << " outputs, the node " << node.output_size();
-  }
-  auto cond = lookup(node.input(0), loc);
-  if (failed(cond))
-    return failure();
-  auto condType = dyn_cast<RankedTensorType>(cond->getType());
-  if (!condType || condType.getNumElements() != 1 ||
-      !condType.getElementType().isIntOrIndex())
-    return emitError(loc) << "If condition must hold one bool, got "
-                          << cond->getType();
-  // Both branches take every outer value either one reads.
-  std::vector<std::string> names, captures;
-  std::set<std::string> seen;
-  for (const auto *g : branches)
-    freeNames(*g, {}, seen, names);
-  SmallVector<Value> captured;
-  for (const std::string &n : names) {
-    if (constants.count(n) || !isKnown(n))
-      continue; // host constants materialize inside; unknown: an error there
-    auto v = lookup(n, loc);
-    if (failed(v))
-      return failure();
-    captures.push_back(n);
-    captured.push_back(*v);
-  }
-  std::string base = "ign_if" + std::to_string(graphCounter++);
-  FailureOr<func::FuncOp> graphs[2];
-  for (int i = 0; i < 2; ++i) {
-    graphs[i] = importGraphFunction(*branches[i], captures, captured,
-                                    base + "_" + kWhich[i], loc);
-    if (failed(graphs[i]))
-      return failure();
-  }
-  auto thenTypes = graphs[0]->getResultTypes();
-  auto elseTypes = graphs[1]->getResultTypes();
-  for (int i = 0; i < node.output_size(); ++i)
-    if (thenTypes[i] != elseTypes[i])
-      return emitError(loc)
-             << "If output " << i << " is " << thenTypes[i]
-             << " in the then branch but " << elseTypes[i]
-             << " in the else branch: ign needs one static type per output";
-  auto op =
-      builder.create<IfOp>(loc, thenTypes, *cond, captured,
-                           FlatSymbolRefAttr::get(graphs[0]->getSymNameAttr()),
-                           FlatSymbolRefAttr::get(graphs[1]->getSymNameAttr()));
-  for (int i = 0; i < node.output_size(); ++i)
-    if (!node.output(i).empty())
-      values[node.output(i)] = op.getResult(i);
-  return success();
 }
 
 /// The ONNX type of a known value (for function bodies built per node).
@@ -987,8 +626,12 @@ LogicalResult GraphImporter::importNodes(const onnx::GraphProto &g,
                << "input '" << in
                << "' is not produced by any earlier node, initializer or "
                   "graph input (dangling input, or nodes out of order)";
-    if (node.op_type() == "If") {
-      if (failed(importIf(node)))
+    if (isControlFlow(node.op_type())) {
+      LogicalResult imported = node.op_type() == "If" ? importIf(node)
+                               : node.op_type() == "Loop"
+                                   ? importLoop(node)
+                                   : importScan(node, nodeOpset);
+      if (failed(imported))
         return failure();
       continue;
     }

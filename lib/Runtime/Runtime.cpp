@@ -325,11 +325,17 @@ struct ignrt_bundle {
     ignrt_dtype dtype = IGNRT_F32;
   };
   struct Launch {
-    /// Copy: args[0] into args[1]. Branch: go on at `to` when args[0]'s
-    /// element is zero. Jump: go on at `to`.
-    enum Kind { Kernel, Copy, Branch, Jump } kind = Kernel;
+    /// Copy: args[0] into args[1] (`at` To/From: into/from the slice
+    /// args[2] indexes). Branch: go on at `to` when args[0]'s element is
+    /// zero. Jump: go on at `to`. Loop: the iteration args[0] (zeroed when
+    /// not come back to from its Next) against `maxTrips`, the trip count
+    /// args[2] and the condition args[1]; past the loop (`to`) when done.
+    /// Next: counts the iteration, goes back to its Loop (`to`).
+    enum Kind { Kernel, Copy, Branch, Jump, Loop, Next } kind = Kernel;
+    enum At { Whole, To, From } at = Whole;
     size_t kernel = 0;
     size_t to = 0;
+    int64_t maxTrips = -1;
     std::vector<Arg> args;
   };
   std::vector<Launch> launches;
@@ -601,10 +607,9 @@ ignrt_status parseLaunchKind(const ignrt_bundle &b, const json &l, size_t index,
   using Launch = ignrt_bundle::Launch;
   std::string kind = l.at("kind").get<std::string>();
   const std::pair<const char *, Launch::Kind> kinds[] = {
-      {"kernel", Launch::Kernel},
-      {"copy", Launch::Copy},
-      {"branch", Launch::Branch},
-      {"jump", Launch::Jump}};
+      {"kernel", Launch::Kernel}, {"copy", Launch::Copy},
+      {"branch", Launch::Branch}, {"jump", Launch::Jump},
+      {"loop", Launch::Loop},     {"next", Launch::Next}};
   auto it = std::find_if(std::begin(kinds), std::end(kinds),
                          [&](const auto &k) { return kind == k.first; });
   if (it == std::end(kinds))
@@ -615,14 +620,85 @@ ignrt_status parseLaunchKind(const ignrt_bundle &b, const json &l, size_t index,
     if (launch.kernel >= b.kernels.size())
       return fail(IGNRT_ERROR_FORMAT, "a launch names a missing kernel");
   }
-  if (launch.kind == Launch::Branch || launch.kind == Launch::Jump) {
-    // Forward only: every run ends after at most `count` launches.
-    launch.to = manifestCount(l.at("to"));
-    if (launch.to <= index || launch.to > count)
+  if (launch.kind == Launch::Kernel || launch.kind == Launch::Copy) {
+    std::string at = l.value("at", std::string());
+    if (launch.kind == Launch::Kernel
+            ? !at.empty()
+            : !at.empty() && at != "to" && at != "from")
       return fail(IGNRT_ERROR_FORMAT,
-                  "launch " + std::to_string(index) + " (" + kind +
-                      ") must go on at a later launch, not " +
-                      std::to_string(launch.to));
+                  "launch " + std::to_string(index) + " has an invalid 'at'");
+    launch.at = at == "to"     ? Launch::To
+                : at == "from" ? Launch::From
+                               : Launch::Whole;
+    return IGNRT_OK;
+  }
+  // Only a Next goes back, to its own Loop (checkLoop): anything else goes
+  // forward, so a run ends unless a loop's condition never stops it.
+  launch.to = manifestCount(l.at("to"));
+  if (launch.kind != Launch::Next && (launch.to <= index || launch.to > count))
+    return fail(IGNRT_ERROR_FORMAT, "launch " + std::to_string(index) + " (" +
+                                        kind +
+                                        ") must go on at a later launch, not " +
+                                        std::to_string(launch.to));
+  if (launch.kind == Launch::Loop && l.contains("max_trips"))
+    launch.maxTrips = manifestInt(l.at("max_trips"));
+  return IGNRT_OK;
+}
+
+/// Whether `a` and `b` view the same bytes.
+bool sameBuffer(const ignrt_bundle::Arg &a, const ignrt_bundle::Arg &b) {
+  return a.kind == b.kind && a.index == b.index && a.offset == b.offset;
+}
+
+/// The arguments of a control launch: a copy's sizes, a branch's condition,
+/// a loop's counter (one i64), condition and trip count, a next's loop.
+ignrt_status checkControl(const ignrt_bundle &b, size_t index,
+                          const ignrt_bundle::Launch &launch) {
+  using Launch = ignrt_bundle::Launch;
+  const auto &a = launch.args;
+  auto bad = [&](const std::string &what) {
+    return fail(IGNRT_ERROR_FORMAT,
+                "launch " + std::to_string(index) + ": " + what);
+  };
+  auto isCounter = [](const ignrt_bundle::Arg &c) {
+    return c.dtype == IGNRT_I64 && c.bytes == 8;
+  };
+  auto isScalar = [](const ignrt_bundle::Arg &c) {
+    return c.bytes > 0 && c.bytes <= 8;
+  };
+  switch (launch.kind) {
+  case Launch::Kernel:
+    return IGNRT_OK;
+  case Launch::Copy:
+    if (launch.at == Launch::Whole)
+      return a.size() == 2 && a[0].bytes == a[1].bytes
+                 ? IGNRT_OK
+                 : bad("a copy launch is malformed");
+    if (a.size() != 3 || !isCounter(a[2]))
+      return bad("a slice copy needs a source, a destination and an index");
+    if (launch.at == Launch::To ? a[0].bytes == 0 || a[1].bytes % a[0].bytes
+                                : a[1].bytes == 0 || a[0].bytes % a[1].bytes)
+      return bad("a slice copy's sizes do not divide");
+    return IGNRT_OK;
+  case Launch::Branch:
+    return a.size() == 1 && isScalar(a[0])
+               ? IGNRT_OK
+               : bad("a branch launch must read one condition element");
+  case Launch::Jump:
+    return a.empty() ? IGNRT_OK : bad("a jump launch takes no arguments");
+  case Launch::Loop:
+    if ((a.size() != 2 && a.size() != 3) || !isCounter(a[0]) ||
+        !isScalar(a[1]) || (a.size() == 3 && !isCounter(a[2])))
+      return bad("a loop launch needs an i64 counter, a condition and "
+                 "maybe an i64 trip count");
+    return IGNRT_OK;
+  case Launch::Next: {
+    const Launch *loop = launch.to < index ? &b.launches[launch.to] : nullptr;
+    if (a.size() != 1 || !loop || loop->kind != Launch::Loop ||
+        loop->to != index + 1 || !sameBuffer(a[0], loop->args[0]))
+      return bad("a next launch must end the loop it goes back to");
+    return IGNRT_OK;
+  }
   }
   return IGNRT_OK;
 }
@@ -642,17 +718,8 @@ ignrt_status parseLaunches(ignrt_bundle &b, const json &m) {
         return st;
       launch.args.push_back(std::move(arg));
     }
-    if (launch.kind == ignrt_bundle::Launch::Copy &&
-        (launch.args.size() != 2 ||
-         launch.args[0].bytes != launch.args[1].bytes))
-      return fail(IGNRT_ERROR_FORMAT, "a copy launch is malformed");
-    if (launch.kind == ignrt_bundle::Launch::Branch &&
-        (launch.args.size() != 1 || launch.args[0].bytes == 0 ||
-         launch.args[0].bytes > 8))
-      return fail(IGNRT_ERROR_FORMAT,
-                  "a branch launch must read one condition element");
-    if (launch.kind == ignrt_bundle::Launch::Jump && !launch.args.empty())
-      return fail(IGNRT_ERROR_FORMAT, "a jump launch takes no arguments");
+    if (ignrt_status st = checkControl(b, index, launch); st != IGNRT_OK)
+      return st;
     b.launches.push_back(std::move(launch));
   }
   return IGNRT_OK;
@@ -729,6 +796,89 @@ void fillInfo(const Tensor &t, ignrt_tensor_info *info) {
   for (size_t d = 0; d < t.dims.size(); ++d)
     info->dims[d] = t.dims[d];
   info->bytes = t.bytes;
+}
+
+} // namespace
+
+namespace {
+
+/// The data pointer of launch argument `arg`.
+char *argData(void *arg) {
+  char *data;
+  std::memcpy(&data, arg, sizeof(char *));
+  return data;
+}
+
+/// A one-element condition's truth (any nonzero byte).
+bool truth(void *arg, size_t bytes) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, argData(arg), bytes);
+  return bits != 0;
+}
+
+/// Runs a launch that is not a kernel: copies, branches and loops; sets
+/// `next` where control goes elsewhere.
+ignrt_status runControl(const ignrt_bundle::Launch &launch, void **args,
+                        size_t &next, bool &resumed) {
+  using Launch = ignrt_bundle::Launch;
+  const auto &a = launch.args;
+  switch (launch.kind) {
+  case Launch::Copy: {
+    if (launch.at == Launch::Whole) {
+      std::memmove(argData(args[1]), argData(args[0]), a[0].bytes);
+      return IGNRT_OK;
+    }
+    int64_t i;
+    std::memcpy(&i, argData(args[2]), sizeof i);
+    bool into = launch.at == Launch::To;
+    size_t slice = into ? a[0].bytes : a[1].bytes;
+    size_t whole = into ? a[1].bytes : a[0].bytes;
+    if (i < 0 || uint64_t(i) >= whole / slice)
+      return fail(IGNRT_ERROR_RUNTIME,
+                  "a loop's iteration " + std::to_string(i) +
+                      " lies outside its scan tensor of " +
+                      std::to_string(whole / slice) + " slices");
+    char *to = argData(args[1]) + (into ? size_t(i) * slice : 0);
+    char *from = argData(args[0]) + (into ? 0 : size_t(i) * slice);
+    std::memmove(to, from, slice);
+    return IGNRT_OK;
+  }
+  case Launch::Branch:
+    if (!truth(args[0], a[0].bytes))
+      next = launch.to;
+    return IGNRT_OK;
+  case Launch::Jump:
+    next = launch.to;
+    return IGNRT_OK;
+  case Launch::Loop: {
+    int64_t i = 0;
+    if (resumed)
+      std::memcpy(&i, argData(args[0]), sizeof i);
+    else
+      std::memcpy(argData(args[0]), &i, sizeof i);
+    resumed = false;
+    int64_t trips = INT64_MAX;
+    if (a.size() == 3)
+      std::memcpy(&trips, argData(args[2]), sizeof trips);
+    if (launch.maxTrips >= 0)
+      trips = std::min(trips, launch.maxTrips);
+    if (i >= trips || !truth(args[1], a[1].bytes))
+      next = launch.to;
+    return IGNRT_OK;
+  }
+  case Launch::Next: {
+    int64_t i;
+    std::memcpy(&i, argData(args[0]), sizeof i);
+    ++i;
+    std::memcpy(argData(args[0]), &i, sizeof i);
+    next = launch.to;
+    resumed = true;
+    return IGNRT_OK;
+  }
+  case Launch::Kernel:
+    break;
+  }
+  return IGNRT_OK;
 }
 
 } // namespace
@@ -971,30 +1121,18 @@ ignrt_status ignrt_session_run(ignrt_session *s) {
     if (!s->inputSet[i])
       return fail(IGNRT_ERROR_ARGUMENT,
                   "input '" + b.inputs[i].name + "' was not set");
-  // Launches a branch skips keep no time from an earlier run.
+  // A launch's time is summed over a run's loop iterations; launches a
+  // branch skips keep none from an earlier run.
   std::fill(s->timings.begin(), s->timings.end(), 0.0);
+  bool resumed = false; // the next Loop launch was come back to by its Next
   for (size_t l = 0, next = 1; l < b.launches.size(); l = next, ++next) {
     const auto &launch = b.launches[l];
     void **args = s->pointers[l].data();
     auto start = std::chrono::steady_clock::now();
-    if (launch.kind == ignrt_bundle::Launch::Jump) {
-      next = launch.to;
-      continue;
-    }
-    if (launch.kind == ignrt_bundle::Launch::Branch) {
-      void *cond;
-      std::memcpy(&cond, args[0], sizeof(void *));
-      uint64_t bits = 0;
-      std::memcpy(&bits, cond, launch.args[0].bytes);
-      if (bits == 0)
-        next = launch.to;
-      continue;
-    }
-    if (launch.kind == ignrt_bundle::Launch::Copy) {
-      void *from, *to;
-      std::memcpy(&from, args[0], sizeof(void *));
-      std::memcpy(&to, args[1], sizeof(void *));
-      std::memmove(to, from, launch.args[0].bytes);
+    if (launch.kind != ignrt_bundle::Launch::Kernel) {
+      if (ignrt_status st = runControl(launch, args, next, resumed);
+          st != IGNRT_OK)
+        return st;
     } else if (const auto &kernel = b.kernels[launch.kernel]; kernel.deviceFn) {
       if (ignrt_status st = runDeviceLaunch(s, l, kernel); st != IGNRT_OK)
         return st;
@@ -1007,7 +1145,7 @@ ignrt_status ignrt_session_run(ignrt_session *s) {
             [&](int64_t begin, int64_t end) { kernel.fn(args, begin, end); });
     }
     auto end = std::chrono::steady_clock::now();
-    s->timings[l] =
+    s->timings[l] +=
         std::chrono::duration<double, std::nano>(end - start).count();
   }
   return IGNRT_OK;
@@ -1037,7 +1175,8 @@ ignrt_status ignrt_session_kernel_timing(const ignrt_session *s, size_t index,
   if (!s || index >= s->timings.size() || !name || !nanoseconds)
     return fail(IGNRT_ERROR_ARGUMENT, "kernel index out of range");
   const auto &launch = s->bundle->launches[index];
-  static const char *const kindNames[] = {"kernel", "copy", "branch", "jump"};
+  static const char *const kindNames[] = {"kernel", "copy", "branch",
+                                          "jump",   "loop", "next"};
   *name = launch.kind == ignrt_bundle::Launch::Kernel
               ? s->bundle->kernels[launch.kernel].name.c_str()
               : kindNames[launch.kind];

@@ -57,8 +57,10 @@ struct PendingLaunch {
   Kind kind = Kind::Kernel;
   size_t kernel = 0;
   std::vector<PendingArg> args;
-  int64_t copyTo = -1; // copies into a model output: its index
-  size_t to = 0;       // Branch, Jump: the launch to go on at
+  int64_t copyTo = -1;   // copies into a model output: its index
+  size_t to = 0;         // Branch, Jump, Loop, Next: the launch to go on at
+  int64_t maxTrips = -1; // Loop
+  std::string at;        // Copy: "to" or "from" the slice args[2] indexes
 };
 
 /// The launches of @main before the arena is laid out: where each value
@@ -78,12 +80,37 @@ struct PendingPlan {
       buffers[it->second.index].last = launch;
     return it->second;
   }
+  /// A new intermediate of `type`, written first by launch `launch`.
+  Slot buffer(Type type, int64_t launch) {
+    Slot s{Slot::Buffer, buffers.size()};
+    buffers.push_back({byteSize(type), launch, launch});
+    return s;
+  }
   /// A new intermediate for `v`, written first by launch `launch`.
   Slot define(Value v, int64_t launch) {
-    Slot s{Slot::Buffer, buffers.size()};
-    buffers.push_back({byteSize(v.getType()), launch, launch});
+    Slot s = buffer(v.getType(), launch);
     slots[v] = s;
     return s;
+  }
+  /// Keeps `s` (when an intermediate) alive until launch `launch`.
+  void keep(Slot s, int64_t launch) {
+    if (s.kind == Slot::Buffer)
+      buffers[s.index].last = std::max(buffers[s.index].last, launch);
+  }
+  /// Appends a copy of `from` into `to` (views of types `fromType` and
+  /// `toType`), at the slice `index` indexes when `at` is "to" or "from".
+  void copy(Slot from, Type fromType, Slot to, Type toType,
+            llvm::StringRef at = "", std::optional<Slot> index = {},
+            Type indexType = {}) {
+    PendingLaunch c;
+    c.kind = PendingLaunch::Kind::Copy;
+    c.args = {{from, fromType}, {to, toType}};
+    if (index)
+      c.args.push_back({*index, indexType});
+    c.at = at.str();
+    for (const PendingArg &a : c.args)
+      keep(a.slot, next());
+    launches.push_back(std::move(c));
   }
   int64_t next() const { return int64_t(launches.size()); }
 
@@ -135,11 +162,18 @@ LogicalResult collectCall(func::CallOp call, LaunchPlan &plan,
   return success();
 }
 
+/// The graph function `ref` names from `op`, or an error.
+static FailureOr<func::FuncOp> graphOf(Operation *op, FlatSymbolRefAttr ref) {
+  auto graph = op->getParentOfType<ModuleOp>().lookupSymbol<func::FuncOp>(ref);
+  if (!graph || graph.isExternal() || !graph.getBody().hasOneBlock())
+    return op->emitError("graph ") << ref << " is missing";
+  return graph;
+}
+
 /// An ign.if: a branch over the then graph's launches to the else graph's,
 /// each ending in copies of its results into the op's result buffers, the
 /// then graph's with a jump past the else graph's.
 LogicalResult collectIf(IfOp op, LaunchPlan &plan, PendingPlan &pending) {
-  auto module = op->getParentOfType<ModuleOp>();
   int64_t branchAt = pending.next();
   auto cond = pending.use(op.getCondition(), branchAt);
   if (failed(cond))
@@ -155,11 +189,11 @@ LogicalResult collectIf(IfOp op, LaunchPlan &plan, PendingPlan &pending) {
     results.push_back(pending.define(r, branchAt));
   size_t jumpAt = 0;
   for (FlatSymbolRefAttr ref : {op.getThenGraphAttr(), op.getElseGraphAttr()}) {
-    auto graph = module.lookupSymbol<func::FuncOp>(ref);
-    if (!graph || graph.isExternal() || !graph.getBody().hasOneBlock())
-      return op.emitError("If graph ") << ref << " is missing";
+    auto graph = graphOf(op, ref);
+    if (failed(graph))
+      return failure();
     for (auto [arg, capture] :
-         llvm::zip(graph.getArguments(), op.getCaptures())) {
+         llvm::zip(graph->getArguments(), op.getCaptures())) {
       auto slot = pending.use(capture, pending.next());
       if (failed(slot))
         return op.emitError("an If capture without a buffer");
@@ -167,19 +201,15 @@ LogicalResult collectIf(IfOp op, LaunchPlan &plan, PendingPlan &pending) {
     }
     SmallVector<Value> returned;
     int64_t bodyStart = pending.next();
-    if (failed(collectBody(graph, plan, pending, &returned)))
+    if (failed(collectBody(*graph, plan, pending, &returned)))
       return failure();
     for (auto [v, to, r] : llvm::zip(returned, results, op.getResults())) {
       if (pending.retarget(v, to, bodyStart))
         continue;
-      PendingLaunch copy;
-      copy.kind = PendingLaunch::Kind::Copy;
       auto from = pending.use(v, pending.next());
       if (failed(from))
         return op.emitError("an If result without a buffer");
-      (void)pending.use(r, pending.next());
-      copy.args = {{*from, v.getType()}, {to, r.getType()}};
-      pending.launches.push_back(std::move(copy));
+      pending.copy(*from, v.getType(), to, r.getType());
     }
     if (ref == op.getThenGraphAttr()) {
       jumpAt = pending.launches.size();
@@ -190,6 +220,168 @@ LogicalResult collectIf(IfOp op, LaunchPlan &plan, PendingPlan &pending) {
     }
   }
   pending.launches[jumpAt].to = pending.launches.size();
+  return success();
+}
+
+/// The state an ign.loop keeps between iterations, in buffers of its own.
+struct LoopState {
+  Slot counter, cond;
+  SmallVector<Slot> carried, scanOutputs, slices;
+};
+
+/// Sets up an ign.loop's state: the counter, the condition and the carried
+/// values copied in (the carried values live in the op's result buffers),
+/// the scan outputs' buffers, a slice buffer per scan input.
+static FailureOr<LoopState> startLoop(LoopOp op, func::FuncOp body,
+                                      PendingPlan &pending) {
+  LoopState st;
+  int64_t start = pending.next();
+  Type i64 = body.getArgument(0).getType();
+  st.counter = pending.buffer(i64, start);
+  st.cond = pending.buffer(op.getCondition().getType(), start);
+  auto from = pending.use(op.getCondition(), start);
+  if (failed(from))
+    return op.emitError("a loop condition without a buffer");
+  pending.copy(*from, op.getCondition().getType(), st.cond,
+               op.getCondition().getType());
+  for (auto [init, r] : llvm::zip(op.getInits(), op.getResults())) {
+    Slot carried = pending.define(r, start);
+    auto in = pending.use(init, pending.next());
+    if (failed(in))
+      return op.emitError("a carried value without a buffer");
+    pending.copy(*in, init.getType(), carried, r.getType());
+    st.carried.push_back(carried);
+  }
+  for (Value r : op.getResults().drop_front(op.getInits().size()))
+    st.scanOutputs.push_back(pending.define(r, start));
+  size_t firstSlice = 2 + op.getInits().size();
+  for (size_t i = 0; i < op.getScanInputs().size(); ++i)
+    st.slices.push_back(
+        pending.buffer(body.getArgument(firstSlice + i).getType(), start));
+  return st;
+}
+
+/// Copies the body's results into the loop state: scan slices and values
+/// that are themselves loop state go first (into temporaries), so that no
+/// copy reads a state buffer an earlier copy of this iteration wrote.
+static LogicalResult endIteration(LoopOp op, func::FuncOp body,
+                                  ArrayRef<Value> returned, const LoopState &st,
+                                  PendingPlan &pending) {
+  Type i64 = body.getArgument(0).getType();
+  size_t first = op.getBodyCond() ? 1 : 0;
+  ArrayRef<Value> scans = returned.drop_front(first + st.carried.size());
+  for (auto [v, out, r] :
+       llvm::zip(scans, st.scanOutputs,
+                 op.getResults().drop_front(op.getInits().size()))) {
+    auto from = pending.use(v, pending.next());
+    if (failed(from))
+      return op.emitError("a scan output without a buffer");
+    pending.copy(*from, v.getType(), out, r.getType(), "to", st.counter, i64);
+  }
+  SmallVector<std::pair<Value, Slot>> writes;
+  if (op.getBodyCond())
+    writes.push_back({returned[0], st.cond});
+  for (auto [v, to] : llvm::zip(returned.drop_front(first), st.carried))
+    writes.push_back({v, to});
+  auto isState = [&](Slot s) {
+    return s.kind == Slot::Buffer &&
+           (s.index == st.cond.index || llvm::any_of(st.carried, [&](Slot c) {
+              return c.index == s.index;
+            }));
+  };
+  SmallVector<std::tuple<Slot, Slot, Type>> later;
+  for (auto [v, to] : writes) {
+    auto from = pending.use(v, pending.next());
+    if (failed(from))
+      return op.emitError("a loop-carried value without a buffer");
+    if (from->kind == to.kind && from->index == to.index)
+      continue; // carried unchanged
+    if (!isState(*from)) {
+      pending.copy(*from, v.getType(), to, v.getType());
+      continue;
+    }
+    Slot temp = pending.buffer(v.getType(), pending.next());
+    later.push_back({temp, to, v.getType()});
+    pending.copy(*from, v.getType(), temp, v.getType());
+  }
+  // The direct copies above read no state; these read the temporaries.
+  for (auto [temp, to, type] : later)
+    pending.copy(temp, type, to, type);
+  return success();
+}
+
+/// An ign.loop: its state set up, then a loop test (past the loop when the
+/// trip count or condition says so), the scan inputs' slices of this
+/// iteration, the body's launches, the copies into the state, and a next
+/// that counts the iteration and goes back to the test.
+LogicalResult collectLoop(LoopOp op, LaunchPlan &plan, PendingPlan &pending) {
+  auto body = graphOf(op, op.getBodyAttr());
+  if (failed(body))
+    return failure();
+  auto st = startLoop(op, *body, pending);
+  if (failed(st))
+    return failure();
+  Type i64 = body->getArgument(0).getType();
+  int64_t loopAt = pending.next();
+  PendingLaunch test;
+  test.kind = PendingLaunch::Kind::Loop;
+  test.args = {{st->counter, i64}, {st->cond, op.getCondition().getType()}};
+  std::optional<Slot> trip;
+  if (Value t = op.getTripCount()) {
+    auto slot = pending.use(t, loopAt);
+    if (failed(slot))
+      return op.emitError("a trip count without a buffer");
+    trip = *slot;
+    test.args.push_back({*slot, t.getType()});
+  }
+  test.maxTrips = op.getMaxTrips() ? int64_t(*op.getMaxTrips()) : -1;
+  pending.launches.push_back(std::move(test));
+  // The body's arguments: counter, condition, carried, slices, captures.
+  SmallVector<Slot> outer;
+  auto args = body->getArguments();
+  pending.slots[args[0]] = st->counter;
+  pending.slots[args[1]] = st->cond;
+  for (auto [arg, s] : llvm::zip(args.drop_front(2), st->carried))
+    pending.slots[arg] = s;
+  size_t firstSlice = 2 + st->carried.size();
+  for (auto [i, in] : llvm::enumerate(op.getScanInputs())) {
+    auto from = pending.use(in, pending.next());
+    if (failed(from))
+      return op.emitError("a scan input without a buffer");
+    outer.push_back(*from);
+    Value arg = args[firstSlice + i];
+    pending.copy(*from, in.getType(), st->slices[i], arg.getType(), "from",
+                 st->counter, i64);
+    pending.slots[arg] = st->slices[i];
+  }
+  for (auto [arg, capture] : llvm::zip(
+           args.drop_front(firstSlice + st->slices.size()), op.getCaptures())) {
+    auto slot = pending.use(capture, pending.next());
+    if (failed(slot))
+      return op.emitError("a loop capture without a buffer");
+    outer.push_back(*slot);
+    pending.slots[arg] = *slot;
+  }
+  SmallVector<Value> returned;
+  if (failed(collectBody(*body, plan, pending, &returned)) ||
+      failed(endIteration(op, *body, returned, *st, pending)))
+    return failure();
+  PendingLaunch next;
+  next.kind = PendingLaunch::Kind::Next;
+  next.args = {{st->counter, i64}};
+  next.to = size_t(loopAt);
+  pending.launches.push_back(std::move(next));
+  int64_t end = pending.next();
+  pending.launches[loopAt].to = size_t(end);
+  // What the iterations read and carry stays until the loop is over: the
+  // body runs again after its last launch.
+  for (Slot s : {st->counter, st->cond})
+    pending.keep(s, end);
+  for (const auto *list : {&st->carried, &st->scanOutputs, &st->slices, &outer})
+    for (Slot s : *list)
+      pending.keep(s, end);
+  if (trip)
+    pending.keep(*trip, end);
   return success();
 }
 
@@ -225,6 +417,9 @@ LogicalResult collectBody(func::FuncOp f, LaunchPlan &plan,
         return failure();
     } else if (auto ifOp = dyn_cast<IfOp>(op)) {
       if (failed(collectIf(ifOp, plan, pending)))
+        return failure();
+    } else if (auto loop = dyn_cast<LoopOp>(op)) {
+      if (failed(collectLoop(loop, plan, pending)))
         return failure();
     } else if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       if (returned)
@@ -338,6 +533,8 @@ FailureOr<LaunchPlan> buildLaunchPlan(func::FuncOp main) {
     spec.kind = p.kind;
     spec.kernel = p.kernel;
     spec.to = p.to;
+    spec.maxTrips = p.maxTrips;
+    spec.at = p.at;
     for (const PendingArg &a : p.args)
       spec.args.push_back(resolve(a));
     if (p.copyTo >= 0) {

@@ -49,11 +49,12 @@ bool isInlineConstant(Value v) {
 }
 
 /// Whether a constant needs a buffer of its own: it is returned, or an
-/// inline (non-weight) constant that an ign.if passes on to its graphs.
+/// inline (non-weight) constant that an ign.if or ign.loop passes on to its
+/// graphs.
 static bool isReturned(Operation *op) {
   return llvm::any_of(op->getUsers(), [&](Operation *u) {
     return isa<func::ReturnOp>(u) ||
-           (isa<IfOp>(u) && isInlineConstant(op->getResult(0)));
+           (isa<IfOp, LoopOp>(u) && isInlineConstant(op->getResult(0)));
   });
 }
 
@@ -62,7 +63,7 @@ bool needsKernel(Operation *op) {
     return isReturned(op);
   if (auto reshape = dyn_cast<ReshapeOp>(op))
     return isInlineConstant(reshape.getInput());
-  return !isa<func::ReturnOp, KernelOp, IfOp>(op);
+  return !isa<func::ReturnOp, KernelOp, IfOp, LoopOp>(op);
 }
 
 namespace {

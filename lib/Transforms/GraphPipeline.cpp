@@ -55,25 +55,33 @@ static LogicalResult formGraph(ModuleOp module, func::FuncOp graph,
   return success();
 }
 
+/// The graph functions `op` runs (an ign.if's branches, an ign.loop's body).
+static SmallVector<FlatSymbolRefAttr> graphRefs(Operation *op) {
+  if (auto i = dyn_cast<IfOp>(op))
+    return {i.getThenGraphAttr(), i.getElseGraphAttr()};
+  if (auto l = dyn_cast<LoopOp>(op))
+    return {l.getBodyAttr()};
+  return {};
+}
+
 FailureOr<func::FuncOp> runGraphPipeline(ModuleOp module,
                                          const GraphPolicy &policy) {
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main)
     return module.emitError("the module has no @main function");
-  // @main first, then the graphs its ign.ifs still launch (cleanups may
-  // have dropped some), and theirs.
+  // @main first, then the graphs its ign.ifs and ign.loops still launch
+  // (cleanups may have dropped some), and theirs.
   SmallVector<func::FuncOp> worklist = {main};
   llvm::DenseSet<Operation *> reached = {main};
   while (!worklist.empty()) {
     func::FuncOp graph = worklist.pop_back_val();
     if (failed(formGraph(module, graph, policy)))
       return failure();
-    auto result = graph.walk([&](IfOp op) {
-      for (FlatSymbolRefAttr ref :
-           {op.getThenGraphAttr(), op.getElseGraphAttr()}) {
+    auto result = graph.walk([&](Operation *op) {
+      for (FlatSymbolRefAttr ref : graphRefs(op)) {
         auto g = module.lookupSymbol<func::FuncOp>(ref);
         if (!g || !g->hasAttr(kGraphAttr)) {
-          op.emitError("If graph ") << ref << " is not a graph function";
+          op->emitError("graph ") << ref << " is not a graph function";
           return WalkResult::interrupt();
         }
         if (reached.insert(g).second)

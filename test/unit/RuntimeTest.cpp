@@ -229,6 +229,119 @@ TEST(Runtime, RefusesBranchesThatDoNotGoForward) {
   ASSERT_EQ(ignrt_register_device("testdev", nullptr, nullptr), IGNRT_OK);
 }
 
+/// deviceBundle() as a loop: y = x, then n times (while input c is true)
+/// y = 2 y through the device kernel. The iteration lives at arena+0, the
+/// kernel's result at arena+64.
+ign::bundle::BundleContents loopBundle() {
+  using Kind = ign::bundle::LaunchSpec::Kind;
+  ign::bundle::BundleContents c = deviceBundle();
+  c.inputs.push_back({"n", "i64", {}});
+  c.inputs.push_back({"c", "bool", {}});
+  c.arenaBytes = 128;
+  ign::bundle::LaunchArg counter = {"arena", 0, 0, "i64", {}};
+  ign::bundle::LaunchArg doubled = {"arena", 0, 64, "f32", {2}};
+  ign::bundle::LaunchArg y = {"output", 0, 0, "f32", {2}};
+  ign::bundle::LaunchSpec init, loop, kernel, back, next;
+  init.kind = back.kind = Kind::Copy;
+  init.args = {{"input", 0, 0, "f32", {2}}, y};
+  loop.kind = Kind::Loop;
+  loop.args = {
+      counter, {"input", 2, 0, "bool", {}}, {"input", 1, 0, "i64", {}}};
+  loop.to = 5;
+  kernel.args = {y, doubled};
+  back.args = {doubled, y};
+  next.kind = Kind::Next;
+  next.args = {counter};
+  next.to = 1;
+  c.launches = {init, loop, kernel, back, next};
+  return c;
+}
+
+TEST(Runtime, LoopLaunchesRunTheBodyUntilTheTripCountOrCondition) {
+  std::string path = tempPath("loop");
+  ASSERT_EQ(ign::bundle::writeBundle(path, loopBundle()), "");
+  DriverLog log;
+  ASSERT_EQ(ignrt_register_device("testdev", testDriver, &log), IGNRT_OK);
+  ignrt_bundle *b = nullptr;
+  ASSERT_EQ(ignrt_bundle_open(path.c_str(), &b), IGNRT_OK)
+      << ignrt_last_error();
+  ignrt_session *s = nullptr;
+  ASSERT_EQ(ignrt_session_create(b, 1, &s), IGNRT_OK);
+  float x[2] = {1.5f, -3.0f};
+  int64_t dims[1] = {2};
+  ASSERT_EQ(ignrt_session_set_input(s, "x", IGNRT_F32, dims, 1, x, sizeof x),
+            IGNRT_OK);
+  for (auto [n, cond] :
+       {std::pair<int64_t, bool>{3, true}, {0, true}, {1, true}, {5, false}}) {
+    ASSERT_EQ(
+        ignrt_session_set_input(s, "n", IGNRT_I64, nullptr, 0, &n, sizeof n),
+        IGNRT_OK);
+    ASSERT_EQ(ignrt_session_set_input(s, "c", IGNRT_BOOL, nullptr, 0, &cond,
+                                      sizeof cond),
+              IGNRT_OK);
+    int callsBefore = log.calls;
+    ASSERT_EQ(ignrt_session_run(s), IGNRT_OK) << ignrt_last_error();
+    int64_t trips = cond ? n : 0;
+    EXPECT_EQ(log.calls - callsBefore, trips);
+    const void *out;
+    size_t bytes;
+    ASSERT_EQ(ignrt_session_output(s, "y", &out, &bytes), IGNRT_OK);
+    EXPECT_EQ(static_cast<const float *>(out)[1], -3.0f * float(1 << trips));
+  }
+  ignrt_session_destroy(s);
+  ignrt_bundle_close(b);
+  ASSERT_EQ(ignrt_register_device("testdev", nullptr, nullptr), IGNRT_OK);
+}
+
+TEST(Runtime, RefusesLoopsThatDoNotCloseAndSlicesPastTheEnd) {
+  DriverLog log;
+  ASSERT_EQ(ignrt_register_device("testdev", testDriver, &log), IGNRT_OK);
+  std::string path = tempPath("loop-bad");
+  std::string message;
+  auto c = loopBundle();
+  c.launches[4].to = 0; // back to a copy, not to its loop
+  ASSERT_EQ(ign::bundle::writeBundle(path, c), "");
+  EXPECT_EQ(open(path, message), IGNRT_ERROR_FORMAT);
+  EXPECT_NE(message.find("must end the loop it goes back to"),
+            std::string::npos)
+      << message;
+  c = loopBundle();
+  c.launches[1].args[0].dtype = "f32"; // the iteration is an i64
+  c.launches[1].args[0].shape = {2};
+  ASSERT_EQ(ign::bundle::writeBundle(path, c), "");
+  EXPECT_EQ(open(path, message), IGNRT_ERROR_FORMAT);
+  // A slice copy into y's 2 slices on every iteration: the third is refused
+  // at run time instead of writing past y.
+  c = loopBundle();
+  c.launches[3].at = "to";
+  c.launches[3].args = {{"input", 0, 0, "f32", {1}},
+                        {"output", 0, 0, "f32", {2}},
+                        {"arena", 0, 0, "i64", {}}};
+  ASSERT_EQ(ign::bundle::writeBundle(path, c), "");
+  ignrt_bundle *b = nullptr;
+  ASSERT_EQ(ignrt_bundle_open(path.c_str(), &b), IGNRT_OK)
+      << ignrt_last_error();
+  ignrt_session *s = nullptr;
+  ASSERT_EQ(ignrt_session_create(b, 1, &s), IGNRT_OK);
+  float x[2] = {1.0f, 2.0f};
+  int64_t dims[1] = {2}, n = 3;
+  bool cond = true;
+  ASSERT_EQ(ignrt_session_set_input(s, "x", IGNRT_F32, dims, 1, x, sizeof x),
+            IGNRT_OK);
+  ASSERT_EQ(ignrt_session_set_input(s, "n", IGNRT_I64, nullptr, 0, &n, 8),
+            IGNRT_OK);
+  ASSERT_EQ(ignrt_session_set_input(s, "c", IGNRT_BOOL, nullptr, 0, &cond, 1),
+            IGNRT_OK);
+  EXPECT_EQ(ignrt_session_run(s), IGNRT_ERROR_RUNTIME);
+  EXPECT_NE(std::string(ignrt_last_error())
+                .find("iteration 2 lies outside its scan tensor of 2 slices"),
+            std::string::npos)
+      << ignrt_last_error();
+  ignrt_session_destroy(s);
+  ignrt_bundle_close(b);
+  ASSERT_EQ(ignrt_register_device("testdev", nullptr, nullptr), IGNRT_OK);
+}
+
 TEST(Runtime, RefusesABundleForAnotherArchitecture) {
 #if defined(__x86_64__)
   const char *other = "aarch64-unknown-linux-gnu";

@@ -47,15 +47,21 @@ struct LaunchArg {
   std::vector<int64_t> shape;
 };
 
-/// One step of the launch list: a kernel launch; a copy of args[0] into
-/// args[1]; a branch, which goes on at launch `to` when args[0]'s element is
-/// zero (an If's else branch); or a jump to launch `to`. Jumps go forward.
+/// One step of the launch list (docs/bundle-format.md): a kernel launch; a
+/// copy of args[0] into args[1] (with `at`, into or from the slice of index
+/// args[2]); a branch, which goes on at launch `to` when args[0]'s element
+/// is zero (an If's else branch); a jump to launch `to`; a loop test, which
+/// goes on at `to` (past the loop) when the iteration args[0] reached the
+/// trip count args[2] or `maxTrips`, or the condition args[1] is zero; and
+/// the loop's next, which counts the iteration and goes back to its test.
 struct LaunchSpec {
-  enum class Kind { Kernel, Copy, Branch, Jump };
+  enum class Kind { Kernel, Copy, Branch, Jump, Loop, Next };
   Kind kind = Kind::Kernel;
   size_t kernel = 0;
   std::vector<LaunchArg> args;
-  size_t to = 0; // Branch, Jump
+  size_t to = 0;         // Branch, Jump, Loop, Next
+  int64_t maxTrips = -1; // Loop: a static bound (-1: none)
+  std::string at;        // Copy: "", "to" or "from"
 };
 
 /// The manifest's name of a launch kind ("kernel", "copy", ...).

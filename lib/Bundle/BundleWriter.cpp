@@ -110,8 +110,11 @@ std::string manifestWithOffsets(const BundleContents &c,
     nlohmann::json launch = {{"kind", launchKindName(l.kind)}};
     if (l.kind == LaunchSpec::Kind::Kernel)
       launch["kernel"] = l.kernel;
-    if (l.kind != LaunchSpec::Kind::Kernel && l.kind != LaunchSpec::Kind::Copy)
+    if (l.kind != LaunchSpec::Kind::Kernel &&
+        l.kind != LaunchSpec::Kind::Copy && l.kind != LaunchSpec::Kind::Fail)
       launch["to"] = l.to;
+    if (l.kind == LaunchSpec::Kind::Fail)
+      launch["message"] = l.message;
     if (l.kind == LaunchSpec::Kind::Loop && l.maxTrips >= 0)
       launch["max_trips"] = l.maxTrips;
     if (l.kind == LaunchSpec::Kind::Copy && !l.at.empty())
@@ -140,6 +143,8 @@ const char *launchKindName(LaunchSpec::Kind kind) {
     return "loop";
   case LaunchSpec::Kind::Next:
     return "next";
+  case LaunchSpec::Kind::Fail:
+    return "fail";
   }
   return "kernel";
 }

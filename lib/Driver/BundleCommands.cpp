@@ -176,26 +176,22 @@ std::string safeFileName(std::string name) {
 
 } // namespace
 
-int runBundle(const RunOptions &options) {
-  int code = kExitOk;
-  BundlePtr bundle = openBundle(options.bundlePath, code);
-  if (!bundle)
-    return code;
-  ignrt_session *raw = nullptr;
-  if (ignrt_session_create(bundle.get(), options.threads, &raw) != IGNRT_OK)
-    return runtimeError("cannot create a session");
-  SessionPtr session(raw);
-  std::map<std::string, std::string> files(options.inputs.begin(),
-                                           options.inputs.end());
-  std::mt19937_64 rng(options.seed);
-  for (size_t i = 0; i < ignrt_bundle_num_inputs(bundle.get()); ++i) {
+/// Sets the session's inputs from `inputs` (NAME, FILE), the others to
+/// seeded random values when `randomInputs`; an exit code.
+static int
+setInputs(ignrt_bundle *bundle, ignrt_session *session,
+          const std::vector<std::pair<std::string, std::string>> &inputs,
+          bool randomInputs, uint64_t seed) {
+  std::map<std::string, std::string> files(inputs.begin(), inputs.end());
+  std::mt19937_64 rng(seed);
+  for (size_t i = 0; i < ignrt_bundle_num_inputs(bundle); ++i) {
     ignrt_tensor_info info;
-    ignrt_bundle_input(bundle.get(), i, &info);
+    ignrt_bundle_input(bundle, i, &info);
     auto it = files.find(info.name);
-    if (it == files.end() && options.randomInputs) {
+    if (it == files.end() && randomInputs) {
       std::string bytes = randomBytes(info, rng);
-      if (ignrt_session_set_input(session.get(), info.name, info.dtype,
-                                  info.dims, info.rank, bytes.data(),
+      if (ignrt_session_set_input(session, info.name, info.dtype, info.dims,
+                                  info.rank, bytes.data(),
                                   bytes.size()) != IGNRT_OK)
         return runtimeError("setting inputs");
       continue;
@@ -213,7 +209,7 @@ int runBundle(const RunOptions &options) {
       std::cerr << "ignc: error: " << error << "\n";
       return kExitUsage;
     }
-    if (ignrt_session_set_input(session.get(), info.name, dtypeOf(t.dtype),
+    if (ignrt_session_set_input(session, info.name, dtypeOf(t.dtype),
                                 t.shape.data(), t.shape.size(), t.bytes.data(),
                                 t.bytes.size()) != IGNRT_OK)
       return runtimeError(it->second);
@@ -223,6 +219,22 @@ int runBundle(const RunOptions &options) {
     std::cerr << "ignc: error: the bundle has no input '" << name << "'\n";
     return kExitUsage;
   }
+  return kExitOk;
+}
+
+int runBundle(const RunOptions &options) {
+  int code = kExitOk;
+  BundlePtr bundle = openBundle(options.bundlePath, code);
+  if (!bundle)
+    return code;
+  ignrt_session *raw = nullptr;
+  if (ignrt_session_create(bundle.get(), options.threads, &raw) != IGNRT_OK)
+    return runtimeError("cannot create a session");
+  SessionPtr session(raw);
+  if (int code = setInputs(bundle.get(), session.get(), options.inputs,
+                           options.randomInputs, options.seed);
+      code != kExitOk)
+    return code;
   auto start = std::chrono::steady_clock::now();
   if (ignrt_session_run(session.get()) != IGNRT_OK)
     return runtimeError("run failed");
@@ -281,16 +293,10 @@ int benchBundle(const BenchOptions &options) {
   if (ignrt_session_create(bundle.get(), options.threads, &raw) != IGNRT_OK)
     return runtimeError("cannot create a session");
   SessionPtr session(raw);
-  std::mt19937_64 rng(options.seed);
-  for (size_t i = 0; i < ignrt_bundle_num_inputs(bundle.get()); ++i) {
-    ignrt_tensor_info info;
-    ignrt_bundle_input(bundle.get(), i, &info);
-    std::string bytes = randomBytes(info, rng);
-    if (ignrt_session_set_input(session.get(), info.name, info.dtype, info.dims,
-                                info.rank, bytes.data(),
-                                bytes.size()) != IGNRT_OK)
-      return runtimeError("setting inputs");
-  }
+  if (int code = setInputs(bundle.get(), session.get(), options.inputs,
+                           /*randomInputs=*/true, options.seed);
+      code != kExitOk)
+    return code;
   for (int i = 0; i < options.warmup; ++i)
     if (ignrt_session_run(session.get()) != IGNRT_OK)
       return runtimeError("run failed");
@@ -467,6 +473,10 @@ int inspectBundle(const std::string &path) {
                         ? " and below " + l["max_trips"].dump()
                         : "")
                 << "; then go on at " << l["to"].get<size_t>() << "\n";
+      continue;
+    }
+    if (l["kind"] == "fail") {
+      std::cout << "fail: " << l.value("message", std::string()) << "\n";
       continue;
     }
     if (l["kind"] == "next") {

@@ -217,6 +217,10 @@ public:
   FailureOr<onnx::TypeProto> typeOf(const std::string &name, Location loc);
   LogicalResult importIf(const onnx::NodeProto &node);
   LogicalResult importRuntimeIf(const onnx::NodeProto &node);
+  FailureOr<func::FuncOp> importBranch(const onnx::GraphProto &g,
+                                       const Captures &captures,
+                                       llvm::StringRef name, Location loc,
+                                       std::string &error);
   LogicalResult importLoop(const onnx::NodeProto &node);
   LogicalResult importScan(const onnx::NodeProto &node, int64_t nodeOpset);
   LogicalResult setScanOutputs(NodeImporter &ni, LoopOp op, int states,

@@ -176,9 +176,42 @@ FailureOr<Captures> GraphImporter::captureOuterValues(
   return captures;
 }
 
+/// Imports an If branch as a graph function. Where it does not import (its
+/// shapes do not fit the model's: ONNX runtimes only check the branch they
+/// take), returns failure with the first error in `error`, printing
+/// nothing, and leaves the module as it was.
+FailureOr<func::FuncOp> GraphImporter::importBranch(const onnx::GraphProto &g,
+                                                    const Captures &captures,
+                                                    llvm::StringRef name,
+                                                    Location loc,
+                                                    std::string &error) {
+  Block *module = graphModule.getBody();
+  Operation *last = module->empty() ? nullptr : &module->back();
+  FailureOr<func::FuncOp> graph = failure();
+  {
+    ScopedDiagnosticHandler quiet(ctx, [&](Diagnostic &d) {
+      if (d.getSeverity() != DiagnosticSeverity::Error)
+        return failure(); // warnings go on to the usual handler
+      if (error.empty())
+        error = d.str();
+      return success();
+    });
+    graph = importGraphFunction(g, {}, captures, {}, name, loc);
+  }
+  if (succeeded(graph))
+    return graph;
+  while (!module->empty() && &module->back() != last)
+    module->back().erase();
+  if (error.empty())
+    error = "it does not import";
+  return failure();
+}
+
 /// An If whose condition is computed at run time: both branches become
 /// graph functions and the node an ign.if that the launch plan turns into a
-/// conditional jump.
+/// conditional jump. A branch that does not import for the model's shapes
+/// becomes an error the run reports if it takes that branch (a warning
+/// now); both failing is an error now.
 LogicalResult GraphImporter::importRuntimeIf(const onnx::NodeProto &node) {
   Location loc = nodeLoc(node);
   static const char *const kWhich[] = {"then", "else"};
@@ -207,24 +240,44 @@ LogicalResult GraphImporter::importRuntimeIf(const onnx::NodeProto &node) {
     return failure();
   std::string base = "ign_if" + std::to_string(graphCounter++);
   FailureOr<func::FuncOp> graphs[2];
-  for (int i = 0; i < 2; ++i) {
-    graphs[i] = importGraphFunction(*branches[i], {}, *captures, {},
-                                    base + "_" + kWhich[i], loc);
+  std::string errors[2];
+  for (int i = 0; i < 2; ++i)
+    graphs[i] = importBranch(*branches[i], *captures, base + "_" + kWhich[i],
+                             loc, errors[i]);
+  if (failed(graphs[0]) && failed(graphs[1]))
+    return emitError(loc) << "neither branch of the If imports: then: "
+                          << errors[0] << "; else: " << errors[1];
+  for (int i = 0; i < 2; ++i)
     if (failed(graphs[i]))
-      return failure();
-  }
-  auto thenTypes = graphs[0]->getResultTypes();
-  auto elseTypes = graphs[1]->getResultTypes();
-  for (int i = 0; i < node.output_size(); ++i)
-    if (thenTypes[i] != elseTypes[i])
-      return emitError(loc)
-             << "If output " << i << " is " << thenTypes[i]
-             << " in the then branch but " << elseTypes[i]
-             << " in the else branch: ign needs one static type per output";
-  auto op =
-      builder.create<IfOp>(loc, thenTypes, *cond, captures->values,
-                           FlatSymbolRefAttr::get(graphs[0]->getSymNameAttr()),
-                           FlatSymbolRefAttr::get(graphs[1]->getSymNameAttr()));
+      emitWarning(loc) << "the " << kWhich[i]
+                       << " branch does not compile for these shapes ("
+                       << errors[i]
+                       << "): a run that takes it fails with that message";
+  auto resultTypes =
+      (succeeded(graphs[0]) ? *graphs[0] : *graphs[1]).getResultTypes();
+  if (succeeded(graphs[0]) && succeeded(graphs[1]))
+    for (int i = 0; i < node.output_size(); ++i)
+      if (resultTypes[i] != graphs[1]->getResultTypes()[i])
+        return emitError(loc)
+               << "If output " << i << " is " << resultTypes[i]
+               << " in the then branch but " << graphs[1]->getResultTypes()[i]
+               << " in the else branch: ign needs one static type per output";
+  auto ref = [&](int i) {
+    return succeeded(graphs[i])
+               ? FlatSymbolRefAttr::get(graphs[i]->getSymNameAttr())
+               : FlatSymbolRefAttr();
+  };
+  auto error = [&](int i) {
+    return failed(graphs[i])
+               ? builder.getStringAttr(
+                     "If '" + node.name() + "': its " + kWhich[i] +
+                     " branch does not compile for "
+                     "the shapes the bundle was compiled for: " +
+                     errors[i])
+               : StringAttr();
+  };
+  auto op = builder.create<IfOp>(loc, resultTypes, *cond, captures->values,
+                                 ref(0), ref(1), error(0), error(1));
   for (int i = 0; i < node.output_size(); ++i)
     if (!node.output(i).empty())
       values[node.output(i)] = op.getResult(i);

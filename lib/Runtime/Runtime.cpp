@@ -331,11 +331,13 @@ struct ignrt_bundle {
     /// not come back to from its Next) against `maxTrips`, the trip count
     /// args[2] and the condition args[1]; past the loop (`to`) when done.
     /// Next: counts the iteration, goes back to its Loop (`to`).
-    enum Kind { Kernel, Copy, Branch, Jump, Loop, Next } kind = Kernel;
+    /// Fail: ends the run with `message`.
+    enum Kind { Kernel, Copy, Branch, Jump, Loop, Next, Fail } kind = Kernel;
     enum At { Whole, To, From } at = Whole;
     size_t kernel = 0;
     size_t to = 0;
     int64_t maxTrips = -1;
+    std::string message;
     std::vector<Arg> args;
   };
   std::vector<Launch> launches;
@@ -609,7 +611,8 @@ ignrt_status parseLaunchKind(const ignrt_bundle &b, const json &l, size_t index,
   const std::pair<const char *, Launch::Kind> kinds[] = {
       {"kernel", Launch::Kernel}, {"copy", Launch::Copy},
       {"branch", Launch::Branch}, {"jump", Launch::Jump},
-      {"loop", Launch::Loop},     {"next", Launch::Next}};
+      {"loop", Launch::Loop},     {"next", Launch::Next},
+      {"fail", Launch::Fail}};
   auto it = std::find_if(std::begin(kinds), std::end(kinds),
                          [&](const auto &k) { return kind == k.first; });
   if (it == std::end(kinds))
@@ -619,6 +622,10 @@ ignrt_status parseLaunchKind(const ignrt_bundle &b, const json &l, size_t index,
     launch.kernel = manifestCount(l.at("kernel"));
     if (launch.kernel >= b.kernels.size())
       return fail(IGNRT_ERROR_FORMAT, "a launch names a missing kernel");
+  }
+  if (launch.kind == Launch::Fail) {
+    launch.message = l.at("message").get<std::string>();
+    return IGNRT_OK;
   }
   if (launch.kind == Launch::Kernel || launch.kind == Launch::Copy) {
     std::string at = l.value("at", std::string());
@@ -685,7 +692,9 @@ ignrt_status checkControl(const ignrt_bundle &b, size_t index,
                ? IGNRT_OK
                : bad("a branch launch must read one condition element");
   case Launch::Jump:
-    return a.empty() ? IGNRT_OK : bad("a jump launch takes no arguments");
+  case Launch::Fail:
+    return a.empty() ? IGNRT_OK
+                     : bad("a jump or fail launch takes no arguments");
   case Launch::Loop:
     if ((a.size() != 2 && a.size() != 3) || !isCounter(a[0]) ||
         !isScalar(a[1]) || (a.size() == 3 && !isCounter(a[2])))
@@ -875,6 +884,8 @@ ignrt_status runControl(const ignrt_bundle::Launch &launch, void **args,
     resumed = true;
     return IGNRT_OK;
   }
+  case Launch::Fail:
+    return fail(IGNRT_ERROR_RUNTIME, launch.message);
   case Launch::Kernel:
     break;
   }
@@ -1175,8 +1186,8 @@ ignrt_status ignrt_session_kernel_timing(const ignrt_session *s, size_t index,
   if (!s || index >= s->timings.size() || !name || !nanoseconds)
     return fail(IGNRT_ERROR_ARGUMENT, "kernel index out of range");
   const auto &launch = s->bundle->launches[index];
-  static const char *const kindNames[] = {"kernel", "copy", "branch",
-                                          "jump",   "loop", "next"};
+  static const char *const kindNames[] = {"kernel", "copy", "branch", "jump",
+                                          "loop",   "next", "fail"};
   *name = launch.kind == ignrt_bundle::Launch::Kernel
               ? s->bundle->kernels[launch.kernel].name.c_str()
               : kindNames[launch.kind];

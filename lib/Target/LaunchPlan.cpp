@@ -61,6 +61,7 @@ struct PendingLaunch {
   size_t to = 0;         // Branch, Jump, Loop, Next: the launch to go on at
   int64_t maxTrips = -1; // Loop
   std::string at;        // Copy: "to" or "from" the slice args[2] indexes
+  std::string message;   // Fail
 };
 
 /// The launches of @main before the arena is laid out: where each value
@@ -170,9 +171,46 @@ static FailureOr<func::FuncOp> graphOf(Operation *op, FlatSymbolRefAttr ref) {
   return graph;
 }
 
+/// One branch of an ign.if: its graph's launches and the copies of its
+/// results into `results` (none where the last kernel can write them in
+/// place), or a fail launch where the branch has an error instead.
+static LogicalResult collectBranch(IfOp op, FlatSymbolRefAttr ref,
+                                   StringAttr error, ArrayRef<Slot> results,
+                                   LaunchPlan &plan, PendingPlan &pending) {
+  if (!ref) {
+    PendingLaunch fail;
+    fail.kind = PendingLaunch::Kind::Fail;
+    fail.message = error.str();
+    pending.launches.push_back(std::move(fail));
+    return success();
+  }
+  auto graph = graphOf(op, ref);
+  if (failed(graph))
+    return failure();
+  for (auto [arg, capture] :
+       llvm::zip(graph->getArguments(), op.getCaptures())) {
+    auto slot = pending.use(capture, pending.next());
+    if (failed(slot))
+      return op.emitError("an If capture without a buffer");
+    pending.slots[arg] = *slot;
+  }
+  SmallVector<Value> returned;
+  int64_t bodyStart = pending.next();
+  if (failed(collectBody(*graph, plan, pending, &returned)))
+    return failure();
+  for (auto [v, to, r] : llvm::zip(returned, results, op.getResults())) {
+    if (pending.retarget(v, to, bodyStart))
+      continue;
+    auto from = pending.use(v, pending.next());
+    if (failed(from))
+      return op.emitError("an If result without a buffer");
+    pending.copy(*from, v.getType(), to, r.getType());
+  }
+  return success();
+}
+
 /// An ign.if: a branch over the then graph's launches to the else graph's,
-/// each ending in copies of its results into the op's result buffers, the
-/// then graph's with a jump past the else graph's.
+/// the then graph's ending in a jump past the else graph's.
 LogicalResult collectIf(IfOp op, LaunchPlan &plan, PendingPlan &pending) {
   int64_t branchAt = pending.next();
   auto cond = pending.use(op.getCondition(), branchAt);
@@ -187,38 +225,17 @@ LogicalResult collectIf(IfOp op, LaunchPlan &plan, PendingPlan &pending) {
   SmallVector<Slot> results;
   for (Value r : op.getResults())
     results.push_back(pending.define(r, branchAt));
-  size_t jumpAt = 0;
-  for (FlatSymbolRefAttr ref : {op.getThenGraphAttr(), op.getElseGraphAttr()}) {
-    auto graph = graphOf(op, ref);
-    if (failed(graph))
-      return failure();
-    for (auto [arg, capture] :
-         llvm::zip(graph->getArguments(), op.getCaptures())) {
-      auto slot = pending.use(capture, pending.next());
-      if (failed(slot))
-        return op.emitError("an If capture without a buffer");
-      pending.slots[arg] = *slot;
-    }
-    SmallVector<Value> returned;
-    int64_t bodyStart = pending.next();
-    if (failed(collectBody(*graph, plan, pending, &returned)))
-      return failure();
-    for (auto [v, to, r] : llvm::zip(returned, results, op.getResults())) {
-      if (pending.retarget(v, to, bodyStart))
-        continue;
-      auto from = pending.use(v, pending.next());
-      if (failed(from))
-        return op.emitError("an If result without a buffer");
-      pending.copy(*from, v.getType(), to, r.getType());
-    }
-    if (ref == op.getThenGraphAttr()) {
-      jumpAt = pending.launches.size();
-      PendingLaunch jump;
-      jump.kind = PendingLaunch::Kind::Jump;
-      pending.launches.push_back(std::move(jump));
-      pending.launches[branchAt].to = pending.launches.size();
-    }
-  }
+  if (failed(collectBranch(op, op.getThenGraphAttr(), op.getThenErrorAttr(),
+                           results, plan, pending)))
+    return failure();
+  size_t jumpAt = pending.launches.size();
+  PendingLaunch jump;
+  jump.kind = PendingLaunch::Kind::Jump;
+  pending.launches.push_back(std::move(jump));
+  pending.launches[branchAt].to = pending.launches.size();
+  if (failed(collectBranch(op, op.getElseGraphAttr(), op.getElseErrorAttr(),
+                           results, plan, pending)))
+    return failure();
   pending.launches[jumpAt].to = pending.launches.size();
   return success();
 }
@@ -535,6 +552,7 @@ FailureOr<LaunchPlan> buildLaunchPlan(func::FuncOp main) {
     spec.to = p.to;
     spec.maxTrips = p.maxTrips;
     spec.at = p.at;
+    spec.message = p.message;
     for (const PendingArg &a : p.args)
       spec.args.push_back(resolve(a));
     if (p.copyTo >= 0) {

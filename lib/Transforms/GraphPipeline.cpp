@@ -57,8 +57,13 @@ static LogicalResult formGraph(ModuleOp module, func::FuncOp graph,
 
 /// The graph functions `op` runs (an ign.if's branches, an ign.loop's body).
 static SmallVector<FlatSymbolRefAttr> graphRefs(Operation *op) {
-  if (auto i = dyn_cast<IfOp>(op))
-    return {i.getThenGraphAttr(), i.getElseGraphAttr()};
+  if (auto i = dyn_cast<IfOp>(op)) {
+    SmallVector<FlatSymbolRefAttr> refs;
+    for (FlatSymbolRefAttr ref : {i.getThenGraphAttr(), i.getElseGraphAttr()})
+      if (ref)
+        refs.push_back(ref);
+    return refs;
+  }
   if (auto l = dyn_cast<LoopOp>(op))
     return {l.getBodyAttr()};
   return {};

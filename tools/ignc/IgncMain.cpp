@@ -165,11 +165,21 @@ CLI::App *addRunCommand(CLI::App &app, RunArgs &args) {
   return runCmd;
 }
 
-CLI::App *addBenchCommand(CLI::App &app, ign::BenchOptions &bench) {
-  auto *benchCmd =
-      app.add_subcommand("bench", "time a bundle on random inputs");
+/// `ignc bench`'s options as given on the command line.
+struct BenchArgs {
+  ign::BenchOptions bench;
+  std::vector<std::string> inputs;
+};
+
+CLI::App *addBenchCommand(CLI::App &app, BenchArgs &args) {
+  ign::BenchOptions &bench = args.bench;
+  auto *benchCmd = app.add_subcommand(
+      "bench", "time a bundle on random inputs (or some from files)");
   benchCmd->add_option("bundle", bench.bundlePath, "the .ignb bundle")
       ->required();
+  benchCmd->add_option("--input", args.inputs,
+                       "NAME=FILE for an input not to draw at random (one a "
+                       "model branches on), repeatable");
   benchCmd->add_option("--threads", bench.threads,
                        "worker threads (0: one per core)");
   benchCmd->add_option("--warmup", bench.warmup, "untimed runs first")
@@ -245,17 +255,32 @@ CLI::App *addReportCommand(CLI::App &app, ign::ReportOptions &report) {
   return cmd;
 }
 
-int runCommand(RunArgs &args, bool quiet) {
-  for (const std::string &s : args.inputs) {
+/// `--input NAME=FILE` options as (name, file) pairs; false (with an error
+/// printed) on one that is not NAME=FILE.
+bool parseInputs(const std::vector<std::string> &given,
+                 std::vector<std::pair<std::string, std::string>> &inputs) {
+  for (const std::string &s : given) {
     std::string name, file;
     if (!splitAssignment(s, name, file)) {
       std::cerr << "ignc: error: --input '" << s << "' is not NAME=FILE\n";
-      return ign::kExitUsage;
+      return false;
     }
-    args.run.inputs.push_back({name, file});
+    inputs.push_back({name, file});
   }
+  return true;
+}
+
+int runCommand(RunArgs &args, bool quiet) {
+  if (!parseInputs(args.inputs, args.run.inputs))
+    return ign::kExitUsage;
   args.run.verbosity = quiet ? ign::Verbosity::Quiet : ign::Verbosity::Normal;
   return ign::runBundle(args.run);
+}
+
+int benchCommand(BenchArgs &args) {
+  if (!parseInputs(args.inputs, args.bench.inputs))
+    return ign::kExitUsage;
+  return ign::benchBundle(args.bench);
 }
 
 int dbCommand(ign::DbCommand &db) {
@@ -376,7 +401,7 @@ int ign::igncMain(int argc, char **argv) {
   auto *targets = app.add_subcommand("targets", "list the known targets");
   RunArgs runArgs;
   CLI::App *runCmd = addRunCommand(app, runArgs);
-  ign::BenchOptions bench;
+  BenchArgs bench;
   CLI::App *benchCmd = addBenchCommand(app, bench);
   ign::DbCommand db;
   CLI::App *dbCmd = addDbCommand(app, db);
@@ -413,7 +438,7 @@ int ign::igncMain(int argc, char **argv) {
   if (dbCmd->parsed())
     return dbCommand(db);
   if (benchCmd->parsed())
-    return ign::benchBundle(bench);
+    return benchCommand(bench);
   if (reportCmd->parsed()) {
     report.verbosity =
         compileArgs.quiet ? ign::Verbosity::Quiet : ign::Verbosity::Normal;

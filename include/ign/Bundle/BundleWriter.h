@@ -53,15 +53,18 @@ struct LaunchArg {
 /// is zero (an If's else branch); a jump to launch `to`; a loop test, which
 /// goes on at `to` (past the loop) when the iteration args[0] reached the
 /// trip count args[2] or `maxTrips`, or the condition args[1] is zero; and
-/// the loop's next, which counts the iteration and goes back to its test.
+/// the loop's next, which counts the iteration and goes back to its test;
+/// a fail, which ends the run with `message` (an If branch that does not
+/// compile for the model's shapes).
 struct LaunchSpec {
-  enum class Kind { Kernel, Copy, Branch, Jump, Loop, Next };
+  enum class Kind { Kernel, Copy, Branch, Jump, Loop, Next, Fail };
   Kind kind = Kind::Kernel;
   size_t kernel = 0;
   std::vector<LaunchArg> args;
   size_t to = 0;         // Branch, Jump, Loop, Next
   int64_t maxTrips = -1; // Loop: a static bound (-1: none)
   std::string at;        // Copy: "", "to" or "from"
+  std::string message;   // Fail
 };
 
 /// The manifest's name of a launch kind ("kernel", "copy", ...).

@@ -91,11 +91,14 @@ int runBundle(const RunOptions &options);
 
 struct BenchOptions {
   std::string bundlePath;
+  /// Inputs from files (name, file); the others get seeded random values.
+  std::vector<std::pair<std::string, std::string>> inputs;
   int threads = 0, warmup = 3, repeat = 20;
   bool json = false;
   uint64_t seed = 1;
 };
-/// `ignc bench`: latency on random inputs, with a per-kernel breakdown.
+/// `ignc bench`: latency on inputs from files or random ones, with a
+/// per-kernel breakdown.
 int benchBundle(const BenchOptions &options);
 
 struct ReportOptions {

@@ -1288,8 +1288,13 @@ LogicalResult IfOp::verify() {
 }
 
 LogicalResult IfOp::verifySymbolUses(SymbolTableCollection &symbols) {
-  for (auto [which, ref] :
-       {std::pair{"then", getThenGraphAttr()}, {"else", getElseGraphAttr()}}) {
+  for (auto [which, ref, error] :
+       {std::tuple{"then", getThenGraphAttr(), getThenErrorAttr()},
+        {"else", getElseGraphAttr(), getElseErrorAttr()}}) {
+    if (!ref == !error)
+      return emitOpError() << which << " branch needs a graph or an error";
+    if (!ref)
+      continue;
     auto graph = symbols.lookupNearestSymbolFrom<func::FuncOp>(*this, ref);
     if (!graph || graph.isExternal())
       return emitOpError() << which << " graph " << ref

@@ -19,14 +19,18 @@ def Ign_IfOp : Op<Ign_Dialect, "if",
   let description = [{
     `condition` holds one element (bool or integer, nonzero: the then
     branch). Both branches take `captures` and return values of the op's
-    result types.
+    result types. A branch that does not compile for the model's shapes
+    (ONNX runtimes only check the branch they take) has no graph but an
+    error: taking it fails the run with that message.
   }];
   let arguments = (ins Ign_Tensor:$condition, Variadic<Ign_Tensor>:$captures,
-                       FlatSymbolRefAttr:$then_graph,
-                       FlatSymbolRefAttr:$else_graph);
+                       OptionalAttr<FlatSymbolRefAttr>:$then_graph,
+                       OptionalAttr<FlatSymbolRefAttr>:$else_graph,
+                       OptionalAttr<StrAttr>:$then_error,
+                       OptionalAttr<StrAttr>:$else_error);
   let results = (outs Variadic<Ign_Tensor>:$results);
   let assemblyFormat = [{
-    $condition `then` $then_graph `else` $else_graph (`captures` `(` $captures^ `)`)?
+    $condition (`captures` `(` $captures^ `)`)?
     attr-dict `:` type($condition) (`,` type($captures)^)? `->` type($results)
   }];
   let hasVerifier = 1;

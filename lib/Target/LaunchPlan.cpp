@@ -71,6 +71,7 @@ struct PendingPlan {
   std::vector<bundle::BufferLifetime> buffers;
   std::vector<PendingLaunch> launches;
   llvm::StringMap<size_t> kernelIndex;
+  llvm::DenseMap<Attribute, size_t> weightIndex;
 
   /// The slot of `v`, now read by launch `launch`.
   FailureOr<Slot> use(Value v, int64_t launch) {
@@ -415,10 +416,14 @@ LogicalResult collectBody(func::FuncOp f, LaunchPlan &plan,
       AsmResourceBlob *blob = attr ? attr.getRawHandle().getBlob() : nullptr;
       if (!blob)
         return c.emitError("a constant left in a graph after outlining");
-      slots[c.getResult()] = {Slot::Weight, plan.weights.size()};
-      plan.weights.push_back(
-          {describe(c.getType(), attr.getRawHandle().getKey()),
-           blob->getData()});
+      // One weight per blob: graphs that read the same weight share it.
+      auto [it, added] =
+          pending.weightIndex.try_emplace(attr, plan.weights.size());
+      slots[c.getResult()] = {Slot::Weight, it->second};
+      if (added)
+        plan.weights.push_back(
+            {describe(c.getType(), attr.getRawHandle().getKey()),
+             blob->getData()});
     } else if (auto reshape = dyn_cast<ReshapeOp>(op)) {
       auto it = slots.find(reshape.getInput());
       if (it == slots.end())

@@ -69,6 +69,40 @@ static SmallVector<FlatSymbolRefAttr> graphRefs(Operation *op) {
   return {};
 }
 
+/// The captures of a control-flow op and the argument each is in its graph
+/// functions (an ign.loop's captures come last, after its loop state).
+static MutableOperandRange capturesOf(Operation *op) {
+  if (auto i = dyn_cast<IfOp>(op))
+    return i.getCapturesMutable();
+  return cast<LoopOp>(op).getCapturesMutable();
+}
+
+/// Moves the constants `op` passes to its graphs into them: a weight is
+/// then a constant there (packed at compile time, shared in the bundle), an
+/// inline constant folds into the kernels that read it.
+static void inlineConstantCaptures(ModuleOp module, Operation *op) {
+  SmallVector<func::FuncOp> graphs;
+  for (FlatSymbolRefAttr ref : graphRefs(op))
+    if (auto g = module.lookupSymbol<func::FuncOp>(ref);
+        g && g->hasAttr(kGraphAttr) && !g.isExternal())
+      graphs.push_back(g);
+  if (graphs.empty())
+    return;
+  MutableOperandRange captures = capturesOf(op);
+  for (unsigned i = captures.size(); i-- > 0;) {
+    Operation *def = captures[i].get().getDefiningOp();
+    if (!def || !isa<ConstantOp>(def))
+      continue;
+    for (func::FuncOp g : graphs) {
+      unsigned arg = g.getNumArguments() - captures.size() + i;
+      OpBuilder b = OpBuilder::atBlockBegin(&g.getBody().front());
+      g.getArgument(arg).replaceAllUsesWith(b.clone(*def)->getResult(0));
+      g.eraseArgument(arg);
+    }
+    captures.erase(i);
+  }
+}
+
 FailureOr<func::FuncOp> runGraphPipeline(ModuleOp module,
                                          const GraphPolicy &policy) {
   auto main = module.lookupSymbol<func::FuncOp>("main");
@@ -80,6 +114,10 @@ FailureOr<func::FuncOp> runGraphPipeline(ModuleOp module,
   llvm::DenseSet<Operation *> reached = {main};
   while (!worklist.empty()) {
     func::FuncOp graph = worklist.pop_back_val();
+    graph.walk([&](Operation *op) {
+      if (isa<IfOp, LoopOp>(op))
+        inlineConstantCaptures(module, op);
+    });
     if (failed(formGraph(module, graph, policy)))
       return failure();
     auto result = graph.walk([&](Operation *op) {

@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+"""Quantized models: ignc vs onnxruntime running the same int8 model.
+
+Quantizes fp32 models of the zoo with onnxruntime's static quantizer (QDQ
+format, per-channel int8 weights, uint8 activations, calibrated on 8 seeded
+inputs; cached in ~/.cache/ignc-zoo/quant) and takes the zoo's models that
+ship quantized (smart-turn). For each: compile with ignc, check ignc's
+outputs against onnxruntime's on the same quantized model, in quantization
+steps of each output (the scale of the DequantizeLinear that makes it; the
+issue's bar: equal up to one step) and top-1 for classifiers, then time
+ignc, onnxruntime on the quantized model and onnxruntime on the fp32 model,
+interleaved (as zoo_vs_peers.py). Prints and writes (--out) Markdown, --csv
+the raw rows.
+
+  python3 benchmarks/quantized_zoo.py [--threads 1,2] [--rounds 3]
+      [--only NAME,...] [--out FILE.md] [--csv FILE]
+
+Needs numpy and onnxruntime (pip); builds the zoo on first use.
+"""
+import argparse
+import csv
+import os
+import statistics
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import zoo_vs_peers as zoo  # noqa: E402
+
+QUANT = os.path.expanduser("~/.cache/ignc-zoo/quant")
+# fp32 models to quantize: vision CNNs, a transformer encoder, a detector.
+TO_QUANTIZE = ["resnet50", "mobilenet_v3_large", "efficientnet_b0", "zoo_squeezenet",
+               "zoo_inception_v1", "convnext_tiny", "minilm_l6_v2", "vit_s16",
+               "yolo_csp_n", "ppocr_v4_rec"]
+# Models that ship quantized (QDQ) and run as they are.
+SHIPPED = ["smart_turn_v3_2"]
+
+
+def quantize(name, path, inputs):
+    """The QDQ model of `path` (cached); None with the reason if it fails."""
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,
+                                          QuantType, quantize_static)
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+    os.makedirs(QUANT, exist_ok=True)
+    out = os.path.join(QUANT, name + ".qdq.onnx")
+    if os.path.exists(out):
+        return out
+    samples = [zoo.make_inputs(inputs, 100 + i) for i in range(8)]
+
+    class Calibration(CalibrationDataReader):
+        def __init__(self):
+            self.it = iter(samples)
+
+        def get_next(self):
+            return next(self.it, None)
+
+    import onnx
+    pre = os.path.join(QUANT, name + ".pre.onnx")
+    model = onnx.load(path)
+    opset = max(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+    if opset < 13:  # per-channel DequantizeLinear (its axis) needs opset 13
+        model = onnx.version_converter.convert_version(model, 13)
+    source = os.path.join(QUANT, name + ".fp32.onnx")
+    onnx.save(model, source)
+    try:
+        quant_pre_process(source, pre, skip_symbolic_shape=True)
+    except Exception:  # noqa: BLE001 - the pre-pass is an optimization only
+        pre = source
+    quantize_static(pre, out, Calibration(), quant_format=QuantFormat.QDQ,
+                    per_channel=True, activation_type=QuantType.QUInt8,
+                    weight_type=QuantType.QInt8)
+    for f in {pre, source}:
+        os.remove(f)
+    return out
+
+
+def output_steps(path):
+    """Per graph output: the scale of the DequantizeLinear producing it, or
+    None (a float op comes after the last DequantizeLinear)."""
+    import onnx
+    from onnx import numpy_helper
+    m = onnx.load(path, load_external_data=False)
+    consts = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
+    for n in m.graph.node:
+        if n.op_type == "Constant" and n.attribute:
+            consts[n.output[0]] = numpy_helper.to_array(n.attribute[0].t)
+    producer = {o: n for n in m.graph.node for o in n.output}
+    steps = {}
+    for o in m.graph.output:
+        n = producer.get(o.name)
+        scale = consts.get(n.input[1]) if n is not None and n.op_type == "DequantizeLinear" else None
+        steps[o.name] = float(np.max(scale)) if scale is not None else None
+    return steps
+
+
+def compare(ignc, bundle, sess, feeds, work, steps):
+    """(worst error in quantization steps or None, worst rel L2, top-1 equal
+    or None) of ignc's outputs against onnxruntime's."""
+    out_dir = zoo.ignc_outputs(ignc, bundle, feeds, work)
+    worst_steps, worst_l2, top1 = None, 0.0, None
+    for meta, want in zip(sess.get_outputs(), sess.run(None, feeds)):
+        safe = "".join("_" if c in "/\\: " else c for c in meta.name)
+        got = np.load(os.path.join(out_dir, safe + ".npy"))
+        worst_l2 = max(worst_l2, zoo.rel_l2(got, want))
+        if steps.get(meta.name):
+            err = float(np.abs(got.astype(np.float64) - want).max()) / steps[meta.name]
+            worst_steps = err if worst_steps is None else max(worst_steps, err)
+        if want.ndim == 2 and want.shape[1] >= 10:  # a classifier's logits
+            same = bool((got.argmax(1) == want.argmax(1)).all())
+            top1 = same if top1 is None else top1 and same
+    return worst_steps, worst_l2, top1
+
+
+def measure(name, kind, fp32_path, qpath, inputs, args, work):
+    row = {"model": name, "kind": kind}
+    bundle = os.path.join(work, name + ".ignb")
+    err = zoo.compile_ignc(args.ignc, qpath, inputs, bundle)
+    if err:
+        row["ignc_error"] = err
+        return row
+    feeds = zoo.make_inputs(inputs, 7)
+    input_args = zoo.save_feeds(feeds, work)
+    qsess = {t: zoo.ort_session(qpath, t) for t in args.threads}
+    steps, l2, top1 = compare(args.ignc, bundle, qsess[1] if 1 in qsess else
+                              next(iter(qsess.values())), feeds, work, output_steps(qpath))
+    row.update({"steps": steps, "rel_l2": l2, "top1_equal": top1})
+    for t in args.threads:
+        calls = {"ort_int8": lambda s=qsess[t]: s.run(None, feeds)}
+        if fp32_path:
+            fs = zoo.ort_session(fp32_path, t)
+            calls["ort_fp32"] = lambda s=fs: s.run(None, feeds)
+        for fn in calls.values():
+            fn()
+        runs = {k: zoo.runs_for(zoo.time_call(fn, 1)) for k, fn in calls.items()}
+        samples = {k: [] for k in list(calls) + ["ignc"]}
+        for _ in range(args.rounds):
+            samples["ignc"].append(zoo.time_ignc(args.ignc, bundle, t, runs["ort_int8"],
+                                                 input_args))
+            for k, fn in calls.items():
+                samples[k].append(zoo.time_call(fn, runs[k]))
+        for k, v in samples.items():
+            row[f"{k}_ms_t{t}"] = statistics.median(v)
+    return row
+
+
+def report(rows, args):
+    lines = [f"Machine: {zoo.cpu_name()}, {os.cpu_count()} cores. "
+             f"onnxruntime {__import__('onnxruntime').__version__}. "
+             f"{args.rounds} interleaved rounds per model and thread count.", ""]
+    for t in args.threads:
+        lines += [f"### {t} thread(s)", "",
+                  "| model | kind | ignc ms | ort int8 ms | ort fp32 ms | ignc / ort int8 "
+                  "| ort fp32 / int8 | error (quant. steps) | rel L2 | top-1 equal |",
+                  "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+        ratios = []
+        for r in rows:
+            if "ignc_error" in r:
+                lines.append(f"| {r['model']} | {r['kind']} | refused: {r['ignc_error']} "
+                             "| | | | | | | |")
+                continue
+            i, q, f = (r.get(f"{k}_ms_t{t}") for k in ("ignc", "ort_int8", "ort_fp32"))
+            ratios.append(i / q)
+            steps = "-" if r["steps"] is None else f"{r['steps']:.2f}"
+            top1 = "-" if r["top1_equal"] is None else ("yes" if r["top1_equal"] else "NO")
+            fp = f"{f:.3f}" if f else "-"
+            fr = f"{f / q:.2f}" if f else "-"
+            lines.append(f"| {r['model']} | {r['kind']} | {i:.3f} | {q:.3f} | {fp} | "
+                         f"{i / q:.2f} | {fr} | {steps} | {r['rel_l2']:.1e} | {top1} |")
+        if ratios:
+            lines += ["", f"- ignc / onnxruntime int8 at {t} thread(s): geometric mean "
+                      f"{zoo.geomean(ratios):.2f} over {len(ratios)} models; best "
+                      f"{min(ratios):.2f}, worst {max(ratios):.2f}", ""]
+    return "\n".join(lines)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--threads", default="1,2")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--only", default="")
+    p.add_argument("--ignc", default=os.path.join(zoo.ROOT, "build", "bin", "ignc"))
+    p.add_argument("--out")
+    p.add_argument("--csv")
+    args = p.parse_args()
+    args.threads = [int(t) for t in args.threads.split(",")]
+    only = set(filter(None, args.only.split(",")))
+    models = {m[0]: m for m in zoo.zoo_models(None)}
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="ignc-quant-") as work:
+        for name in TO_QUANTIZE + SHIPPED:
+            if only and name not in only:
+                continue
+            _, path, kind, inputs = models[name]
+            print(f"{name} ...", flush=True)
+            if name in SHIPPED:
+                qpath, fp32 = path, None
+            else:
+                try:
+                    qpath, fp32 = quantize(name, path, inputs), path
+                except Exception as e:  # noqa: BLE001 - a quantizer failure is data
+                    rows.append({"model": name, "kind": kind,
+                                 "ignc_error": f"quantizer failed: {str(e)[:100]}"})
+                    continue
+            try:
+                row = measure(name, kind, fp32, qpath, inputs, args, work)
+            except Exception as e:  # noqa: BLE001 - onnxruntime refusing is data
+                row = {"model": name, "kind": kind, "ignc_error": f"failed: {str(e)[:120]}"}
+            print("  ", row, flush=True)
+            rows.append(row)
+    text = report(rows, args)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+    if args.csv:
+        keys = sorted({k for r in rows for k in r})
+        with open(args.csv, "w", newline="") as f:
+            w = csv.DictWriter(f, keys)
+            w.writeheader()
+            w.writerows(rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -5,9 +5,10 @@ Quantizes fp32 models of the zoo with onnxruntime's static quantizer (QDQ
 format, per-channel int8 weights, uint8 activations, calibrated on 8 seeded
 inputs; cached in ~/.cache/ignc-zoo/quant) and takes the zoo's models that
 ship quantized (smart-turn). For each: compile with ignc, check ignc's
-outputs against onnxruntime's on the same quantized model, in quantization
-steps of each output (the scale of the DequantizeLinear that makes it; the
-issue's bar: equal up to one step) and top-1 for classifiers, then time
+outputs and onnxruntime int8's against the reference (onnxruntime with graph
+optimizations off: the QDQ graph as written), ignc's in quantization steps
+of each output (the scale of the DequantizeLinear that makes it) and
+relative L2, top-1 for classifiers, then time
 ignc, onnxruntime on the quantized model and onnxruntime on the fp32 model,
 interleaved (as zoo_vs_peers.py). Prints and writes (--out) Markdown, --csv
 the raw rows.
@@ -96,22 +97,50 @@ def output_steps(path):
     return steps
 
 
-def compare(ignc, bundle, sess, feeds, work, steps):
-    """(worst error in quantization steps or None, worst rel L2, top-1 equal
-    or None) of ignc's outputs against onnxruntime's."""
+def reference_session(path):
+    """onnxruntime with graph optimizations off: the QDQ graph computed as
+    written, ONNX's meaning of the model (the optimized session fuses the
+    pairs into integer kernels that round differently)."""
+    import onnxruntime as ort
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+
+
+def top1(got, want):
+    """Whether a classifier's top-1 (argmax per batch entry) agrees; None
+    for an output that is not a classifier's (fewer than 10 scores)."""
+    got, want = got.reshape(got.shape[0], -1), want.reshape(want.shape[0], -1)
+    if want.shape[1] < 10:
+        return None
+    return bool((got.argmax(1) == want.argmax(1)).all())
+
+
+def compare(ignc, bundle, ort_int8, feeds, work, steps, qpath):
+    """ignc's and onnxruntime int8's outputs against the reference: worst
+    error in quantization steps (ignc), worst relative L2 and top-1 (both)."""
     out_dir = zoo.ignc_outputs(ignc, bundle, feeds, work)
-    worst_steps, worst_l2, top1 = None, 0.0, None
-    for meta, want in zip(sess.get_outputs(), sess.run(None, feeds)):
+    ref_sess = reference_session(qpath)
+    refs = ref_sess.run(None, feeds)
+    fused = ort_int8.run(None, feeds)
+    row = {"steps": None, "rel_l2": 0.0, "ort_rel_l2": 0.0, "top1": None, "ort_top1": None}
+
+    def both(key, value):
+        if value is not None:
+            row[key] = value if row[key] is None else row[key] and value
+
+    for meta, ref, fast in zip(ref_sess.get_outputs(), refs, fused):
         safe = "".join("_" if c in "/\\: " else c for c in meta.name)
         got = np.load(os.path.join(out_dir, safe + ".npy"))
-        worst_l2 = max(worst_l2, zoo.rel_l2(got, want))
+        row["rel_l2"] = max(row["rel_l2"], zoo.rel_l2(got, ref))
+        row["ort_rel_l2"] = max(row["ort_rel_l2"], zoo.rel_l2(fast, ref))
         if steps.get(meta.name):
-            err = float(np.abs(got.astype(np.float64) - want).max()) / steps[meta.name]
-            worst_steps = err if worst_steps is None else max(worst_steps, err)
-        if want.ndim == 2 and want.shape[1] >= 10:  # a classifier's logits
-            same = bool((got.argmax(1) == want.argmax(1)).all())
-            top1 = same if top1 is None else top1 and same
-    return worst_steps, worst_l2, top1
+            err = float(np.abs(got.astype(np.float64) - ref).max()) / steps[meta.name]
+            row["steps"] = err if row["steps"] is None else max(row["steps"], err)
+        if ref.ndim >= 2 and ref.dtype.kind == "f":
+            both("top1", top1(got, ref))
+            both("ort_top1", top1(fast, ref))
+    return row
 
 
 def measure(name, kind, fp32_path, qpath, inputs, args, work):
@@ -124,9 +153,8 @@ def measure(name, kind, fp32_path, qpath, inputs, args, work):
     feeds = zoo.make_inputs(inputs, 7)
     input_args = zoo.save_feeds(feeds, work)
     qsess = {t: zoo.ort_session(qpath, t) for t in args.threads}
-    steps, l2, top1 = compare(args.ignc, bundle, qsess[1] if 1 in qsess else
-                              next(iter(qsess.values())), feeds, work, output_steps(qpath))
-    row.update({"steps": steps, "rel_l2": l2, "top1_equal": top1})
+    row.update(compare(args.ignc, bundle, next(iter(qsess.values())), feeds, work,
+                       output_steps(qpath), qpath))
     for t in args.threads:
         calls = {"ort_int8": lambda s=qsess[t]: s.run(None, feeds)}
         if fp32_path:
@@ -153,22 +181,24 @@ def report(rows, args):
     for t in args.threads:
         lines += [f"### {t} thread(s)", "",
                   "| model | kind | ignc ms | ort int8 ms | ort fp32 ms | ignc / ort int8 "
-                  "| ort fp32 / int8 | error (quant. steps) | rel L2 | top-1 equal |",
-                  "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+                  "| ort fp32 / int8 | ignc error (steps) | ignc rel L2 | ort int8 rel L2 "
+                  "| top-1 ignc / ort |",
+                  "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
         ratios = []
         for r in rows:
             if "ignc_error" in r:
                 lines.append(f"| {r['model']} | {r['kind']} | refused: {r['ignc_error']} "
-                             "| | | | | | | |")
+                             "| | | | | | | | |")
                 continue
             i, q, f = (r.get(f"{k}_ms_t{t}") for k in ("ignc", "ort_int8", "ort_fp32"))
             ratios.append(i / q)
             steps = "-" if r["steps"] is None else f"{r['steps']:.2f}"
-            top1 = "-" if r["top1_equal"] is None else ("yes" if r["top1_equal"] else "NO")
+            yes = {None: "-", True: "yes", False: "NO"}
             fp = f"{f:.3f}" if f else "-"
             fr = f"{f / q:.2f}" if f else "-"
             lines.append(f"| {r['model']} | {r['kind']} | {i:.3f} | {q:.3f} | {fp} | "
-                         f"{i / q:.2f} | {fr} | {steps} | {r['rel_l2']:.1e} | {top1} |")
+                         f"{i / q:.2f} | {fr} | {steps} | {r['rel_l2']:.1e} | "
+                         f"{r['ort_rel_l2']:.1e} | {yes[r['top1']]} / {yes[r['ort_top1']]} |")
         if ratios:
             lines += ["", f"- ignc / onnxruntime int8 at {t} thread(s): geometric mean "
                       f"{zoo.geomean(ratios):.2f} over {len(ratios)} models; best "

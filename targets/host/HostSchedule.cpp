@@ -1839,8 +1839,11 @@ linalg::GenericOp mergeGenerics(RewriterBase &rewriter, linalg::GenericOp a,
         }
         nb.create<linalg::YieldOp>(loc, yields);
       });
-  rewriter.replaceOp(a, merged.getResults().take_front(a.getNumResults()));
-  rewriter.replaceOp(b, merged.getResults().drop_front(a.getNumResults()));
+  // Counted before `a` is replaced (erased): reading it after was a
+  // use-after-free (AddressSanitizer, scripts/sanitize.sh).
+  unsigned aResults = a.getNumResults();
+  rewriter.replaceOp(a, merged.getResults().take_front(aResults));
+  rewriter.replaceOp(b, merged.getResults().drop_front(aResults));
   return merged;
 }
 

@@ -631,8 +631,12 @@ LogicalResult importSlice(NodeImporter &n) {
       start = clampIdx(starts[i], 0, dim);
       end = clampIdx(ends[i], 0, dim);
       count = end > start ? (end - start + step - 1) / step : 0;
+    } else if (dim == 0) {
+      start = end = count = 0; // no clamping range: nothing to take
     } else {
-      start = clampIdx(starts[i], -1, dim - 1);
+      // ONNX: a start steps back from [0, dim - 1] (INT64_MIN: from 0, one
+      // element), an end down to -1 (exclusive: through element 0).
+      start = clampIdx(starts[i], 0, dim - 1);
       end = clampIdx(ends[i], -1, dim - 1);
       count = start > end ? (start - end + (-step) - 1) / (-step) : 0;
     }

@@ -115,6 +115,8 @@ std::string manifestWithOffsets(const BundleContents &c,
       launch["to"] = l.to;
     if (l.kind == LaunchSpec::Kind::Fail)
       launch["message"] = l.message;
+    if (l.kind == LaunchSpec::Kind::Loop && !l.message.empty())
+      launch["must_run_all"] = l.message;
     if (l.kind == LaunchSpec::Kind::Loop && l.maxTrips >= 0)
       launch["max_trips"] = l.maxTrips;
     if (l.kind == LaunchSpec::Kind::Copy && !l.at.empty())

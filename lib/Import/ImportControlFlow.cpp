@@ -15,6 +15,12 @@
 
 namespace ign::import {
 
+/// How messages name a node: its name, else its first output's.
+static std::string displayName(const onnx::NodeProto &node) {
+  return node.name().empty() && node.output_size() ? node.output(0)
+                                                   : node.name();
+}
+
 /// The subgraph attribute `name` of `node`, or null.
 static const onnx::GraphProto *graphAttr(const onnx::NodeProto &node,
                                          llvm::StringRef name) {
@@ -270,7 +276,7 @@ LogicalResult GraphImporter::importRuntimeIf(const onnx::NodeProto &node) {
   auto error = [&](int i) {
     return failed(graphs[i])
                ? builder.getStringAttr(
-                     "If '" + node.name() + "': its " + kWhich[i] +
+                     "If '" + displayName(node) + "': its " + kWhich[i] +
                      " branch does not compile for "
                      "the shapes the bundle was compiled for: " +
                      errors[i])
@@ -321,8 +327,8 @@ LogicalResult GraphImporter::checkCarried(func::FuncOp body, size_t first,
 }
 
 /// ONNX Loop: a for/while loop over a graph function. Scan outputs stack one
-/// slice per iteration, so they need a trip count known at compile time and
-/// a condition that cannot stop the loop early.
+/// slice per iteration, so they need a trip count known at compile time;
+/// where the condition may stop the loop sooner, such a run fails.
 LogicalResult GraphImporter::importLoop(const onnx::NodeProto &node) {
   Location loc = nodeLoc(node);
   const onnx::GraphProto *body = graphAttr(node, "body");
@@ -416,14 +422,25 @@ LogicalResult GraphImporter::importLoop(const onnx::NodeProto &node) {
                                            ret.getOperandTypes()));
   }
   SmallVector<Type> resultTypes(ValueRange(inits).getTypes());
+  StringAttr mustRunAll;
   if (scans > 0) {
-    if (!staticTrips || trip || !runsAll)
+    if (!staticTrips || trip)
       return emitError(loc)
              << "Loop scan outputs need a trip count known at compile time "
-                "and a condition that cannot stop the loop early (their "
-                "length would be known only at run time)";
+                "(their length would be known only at run time)";
     if (*staticTrips == 0)
       return emitError(loc) << "Loop with scan outputs runs no iteration";
+    // A condition that may stop the loop early (a while loop's i < n, as
+    // tf2onnx writes one): the outputs are sized for the trip count, and
+    // a run where the condition stops it sooner fails, naming the node.
+    if (!runsAll) {
+      std::string name = "Loop '" + displayName(node) + "'";
+      emitWarning(loc) << "its condition may stop it before its "
+                       << *staticTrips
+                       << " iterations; its scan outputs are compiled for "
+                       << *staticTrips << ", and a run that stops sooner fails";
+      mustRunAll = builder.getStringAttr(name);
+    }
     for (Type t : ret.getOperands().take_back(scans).getTypes())
       resultTypes.push_back(stackedType(t, *staticTrips));
   }
@@ -431,7 +448,7 @@ LogicalResult GraphImporter::importLoop(const onnx::NodeProto &node) {
       loc, resultTypes, trip, cond, inits, ValueRange(), captures->values,
       FlatSymbolRefAttr::get(graph->getSymNameAttr()),
       staticTrips ? builder.getI64IntegerAttr(*staticTrips) : IntegerAttr(),
-      bodyCond ? builder.getUnitAttr() : UnitAttr());
+      bodyCond ? builder.getUnitAttr() : UnitAttr(), mustRunAll);
   for (int i = 0; i < node.output_size(); ++i)
     if (!node.output(i).empty())
       values[node.output(i)] = op.getResult(i);
@@ -605,7 +622,7 @@ LogicalResult GraphImporter::importScan(const onnx::NodeProto &node,
   auto op = builder.create<LoopOp>(
       loc, resultTypes, Value(), trueCondition(loc), inits, scanned,
       captures->values, FlatSymbolRefAttr::get(graph->getSymNameAttr()),
-      builder.getI64IntegerAttr(*trips), UnitAttr());
+      builder.getI64IntegerAttr(*trips), UnitAttr(), StringAttr());
   return setScanOutputs(ni, op, states, *layout, opset8);
 }
 

@@ -331,7 +331,8 @@ struct ignrt_bundle {
     /// not come back to from its Next) against `maxTrips`, the trip count
     /// args[2] and the condition args[1]; past the loop (`to`) when done.
     /// Next: counts the iteration, goes back to its Loop (`to`).
-    /// Fail: ends the run with `message`.
+    /// Fail: ends the run with `message`; a Loop with a `message` (its
+    /// node) fails the run when it stops before `maxTrips`.
     enum Kind { Kernel, Copy, Branch, Jump, Loop, Next, Fail } kind = Kernel;
     enum At { Whole, To, From } at = Whole;
     size_t kernel = 0;
@@ -649,6 +650,12 @@ ignrt_status parseLaunchKind(const ignrt_bundle &b, const json &l, size_t index,
                                         std::to_string(launch.to));
   if (launch.kind == Launch::Loop && l.contains("max_trips"))
     launch.maxTrips = manifestInt(l.at("max_trips"));
+  if (launch.kind == Launch::Loop && l.contains("must_run_all")) {
+    launch.message = l.at("must_run_all").get<std::string>();
+    if (launch.maxTrips < 0)
+      return fail(IGNRT_ERROR_FORMAT, "launch " + std::to_string(index) +
+                                          ": must_run_all needs max_trips");
+  }
   return IGNRT_OK;
 }
 
@@ -871,8 +878,15 @@ ignrt_status runControl(const ignrt_bundle::Launch &launch, void **args,
       std::memcpy(&trips, argData(args[2]), sizeof trips);
     if (launch.maxTrips >= 0)
       trips = std::min(trips, launch.maxTrips);
-    if (i >= trips || !truth(args[1], a[1].bytes))
-      next = launch.to;
+    if (i < trips && truth(args[1], a[1].bytes))
+      return IGNRT_OK;
+    next = launch.to;
+    if (!launch.message.empty() && i < launch.maxTrips)
+      return fail(IGNRT_ERROR_RUNTIME,
+                  launch.message + " stopped after " + std::to_string(i) +
+                      " of its " + std::to_string(launch.maxTrips) +
+                      " iterations: its scan outputs are compiled for all "
+                      "of them");
     return IGNRT_OK;
   }
   case Launch::Next: {

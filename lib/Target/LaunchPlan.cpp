@@ -61,7 +61,7 @@ struct PendingLaunch {
   size_t to = 0;         // Branch, Jump, Loop, Next: the launch to go on at
   int64_t maxTrips = -1; // Loop
   std::string at;        // Copy: "to" or "from" the slice args[2] indexes
-  std::string message;   // Fail
+  std::string message;   // Fail; Loop: the node that must run all trips
 };
 
 /// The launches of @main before the arena is laid out: where each value
@@ -353,6 +353,8 @@ LogicalResult collectLoop(LoopOp op, LaunchPlan &plan, PendingPlan &pending) {
     test.args.push_back({*slot, t.getType()});
   }
   test.maxTrips = op.getMaxTrips() ? int64_t(*op.getMaxTrips()) : -1;
+  if (auto name = op.getMustRunAllAttr())
+    test.message = name.str(); // stopping before maxTrips fails the run
   pending.launches.push_back(std::move(test));
   // The body's arguments: counter, condition, carried, slices, captures.
   SmallVector<Slot> outer;

@@ -64,7 +64,7 @@ struct LaunchSpec {
   size_t to = 0;         // Branch, Jump, Loop, Next
   int64_t maxTrips = -1; // Loop: a static bound (-1: none)
   std::string at;        // Copy: "", "to" or "from"
-  std::string message;   // Fail
+  std::string message;   // Fail; Loop: set when it must run all maxTrips
 };
 
 /// The manifest's name of a launch kind ("kernel", "copy", ...).

@@ -1329,6 +1329,8 @@ LogicalResult LoopOp::verify() {
     return emitOpError("condition must be one bool or integer");
   if (getMaxTrips() && *getMaxTrips() < 0)
     return emitOpError("max_trips must not be negative");
+  if (getMustRunAll() && !getMaxTrips())
+    return emitOpError("must_run_all needs max_trips");
   size_t scans = getResults().size() - getInits().size();
   if (getResults().size() < getInits().size())
     return emitOpError("has fewer results than carried values");

@@ -52,14 +52,17 @@ def Ign_LoopOp : Op<Ign_Dialect, "loop",
     `max_trips` (when given) and the condition is nonzero. `condition` is
     the first iteration's; with `body_cond` the body returns the next one,
     without it the condition stays. Scan input k is read one slice (along
-    its first axis) per iteration.
+    its first axis) per iteration. `must_run_all` (the node's name): the
+    condition may stop the loop before `max_trips`, which sizes its scan
+    outputs; a run where it does fails, naming the node.
   }];
   let arguments = (ins Optional<Ign_Tensor>:$trip_count,
                        Ign_Tensor:$condition, Variadic<Ign_Tensor>:$inits,
                        Variadic<Ign_Tensor>:$scan_inputs,
                        Variadic<Ign_Tensor>:$captures,
                        FlatSymbolRefAttr:$body,
-                       OptionalAttr<I64Attr>:$max_trips, UnitAttr:$body_cond);
+                       OptionalAttr<I64Attr>:$max_trips, UnitAttr:$body_cond,
+                       OptionalAttr<StrAttr>:$must_run_all);
   let results = (outs Variadic<Ign_Tensor>:$results);
   let hasVerifier = 1;
 }

@@ -1,5 +1,4 @@
-//===- ImportControlFlow.cpp - If, Loop and Scan
-//---------------------------===//
+//===- ImportControlFlow.cpp - If, Loop and Scan ------------------------===//
 //
 // An If whose condition is known at import inlines the taken branch. The
 // rest become graph functions (func.func with `ign.graph`) called by
@@ -43,10 +42,8 @@ LogicalResult GraphImporter::importIf(const onnx::NodeProto &node) {
   if ((*cond)->numElements() != 1)
     return emitError(loc) << "If condition must hold one element";
   bool taken = (*cond)->getInt(0) != 0;
-  const onnx::GraphProto *branch = nullptr;
-  for (const auto &a : node.attribute())
-    if (a.name() == (taken ? "then_branch" : "else_branch") && a.has_g())
-      branch = &a.g();
+  const onnx::GraphProto *branch =
+      graphAttr(node, taken ? "then_branch" : "else_branch");
   if (!branch)
     return emitError(loc) << "If has no " << (taken ? "then" : "else")
                           << "_branch graph";

@@ -14,71 +14,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ImporterImpl.h"
+#include "ImportArith.h"
 
 using namespace mlir;
 
 namespace ign::import {
 namespace {
-
-/// Builds elementwise arithmetic on f32 tensors, remembering a failure
-/// (already reported at the node) instead of returning it from every call.
-class Arith {
-public:
-  explicit Arith(NodeImporter &n) : n(n), f32(n.builder().getF32Type()) {}
-  bool failed() const { return bad; }
-
-  Value c(double v) { return n.scalarConstant(f32, v); }
-  Value i64(int64_t v) {
-    return n.scalarConstant(IntegerType::get(f32.getContext(), 64), double(v));
-  }
-  template <typename OpT> Value op(ValueRange operands) {
-    if (bad)
-      return operands[0];
-    auto r = n.createValue<OpT>(operands);
-    if (mlir::failed(r)) {
-      bad = true;
-      return operands[0];
-    }
-    return *r;
-  }
-  Value add(Value a, Value b) { return op<AddOp>({a, b}); }
-  Value sub(Value a, Value b) { return op<SubOp>({a, b}); }
-  Value mul(Value a, Value b) { return op<MulOp>({a, b}); }
-  Value div(Value a, Value b) { return op<DivOp>({a, b}); }
-  Value floor(Value a) { return op<FloorOp>({a}); }
-  Value less(Value a, Value b) { return op<LessOp>({a, b}); }
-  Value greater(Value a, Value b) { return op<GreaterOp>({a, b}); }
-  Value either(Value a, Value b) { return op<OrOp>({a, b}); }
-  Value both(Value a, Value b) { return op<AndOp>({a, b}); }
-  Value select(Value cond, Value a, Value b) {
-    return op<SelectOp>({cond, a, b});
-  }
-  Value clamp(Value v, double lo, double hi) {
-    return select(less(v, c(lo)), c(lo), select(greater(v, c(hi)), c(hi), v));
-  }
-  Value round(Value a) { return op<RoundOp>({a}); }
-  Value cast(Value a, Type to) {
-    if (bad)
-      return a;
-    auto r = n.createValue<CastOp>(a, {n.named("to", TypeAttr::get(to))});
-    bad |= mlir::failed(r);
-    return bad ? a : *r;
-  }
-  Value reshape(Value a, ArrayRef<int64_t> shape) {
-    if (bad)
-      return a;
-    auto r = n.reshape(a, shape);
-    bad |= mlir::failed(r);
-    return bad ? a : *r;
-  }
-  NodeImporter &node() { return n; }
-
-private:
-  NodeImporter &n;
-  Type f32;
-  bool bad = false;
-};
 
 /// Reflects v into [lo, hi] (ONNX's _gs_reflect): by the nearer border,
 /// as many times as the distance holds the range.

@@ -250,6 +250,7 @@ void registerQuantizationHandlers(HandlerMap &map);
 void registerIntegerOpHandlers(HandlerMap &map);
 void registerSignalHandlers(HandlerMap &map);
 void registerSamplingHandlers(HandlerMap &map);
+void registerLinearAlgebraHandlers(HandlerMap &map);
 /// Every op type the importer handles (the union of the above).
 const HandlerMap &allHandlers();
 

@@ -480,6 +480,7 @@ const HandlerMap &allHandlers() {
     registerIntegerOpHandlers(m);
     registerSignalHandlers(m);
     registerSamplingHandlers(m);
+    registerLinearAlgebraHandlers(m);
     return m;
   }();
   return map;

@@ -19,7 +19,6 @@ the raw rows.
 Needs numpy and onnxruntime (pip); builds the zoo on first use.
 """
 import argparse
-import csv
 import os
 import statistics
 import sys
@@ -240,17 +239,7 @@ def main():
                 row = {"model": name, "kind": kind, "ignc_error": f"failed: {str(e)[:120]}"}
             print("  ", row, flush=True)
             rows.append(row)
-    text = report(rows, args)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
-    if args.csv:
-        keys = sorted({k for r in rows for k in r})
-        with open(args.csv, "w", newline="") as f:
-            w = csv.DictWriter(f, keys)
-            w.writeheader()
-            w.writerows(rows)
+    zoo.write_results(report(rows, args), rows, args.out, args.csv)
     return 0
 
 

@@ -312,6 +312,21 @@ def report(rows, args, have_ov):
     return "\n".join(lines)
 
 
+def write_results(text, rows, out, csv_path):
+    """Prints the report; writes it to `out` and the rows to `csv_path` (each
+    when given)."""
+    print(text)
+    if out:
+        with open(out, "w") as f:
+            f.write(text + "\n")
+    if csv_path:
+        keys = sorted({k for r in rows for k in r})
+        with open(csv_path, "w") as f:
+            f.write(",".join(keys) + "\n")
+            for r in rows:
+                f.write(",".join(str(r.get(k, "")).replace(",", ";") for k in keys) + "\n")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--ignc", default=os.path.join(ROOT, "build", "bin", "ignc"))
@@ -341,17 +356,7 @@ def main():
             rows.append(row)
             print("  " + json.dumps({k: (float(f"{v:.4g}") if isinstance(v, float) else v)
                                      for k, v in row.items()}), flush=True)
-    text = report(rows, args, ov_core is not None)
-    print(text)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
-    if args.csv:
-        keys = sorted({k for r in rows for k in r})
-        with open(args.csv, "w") as f:
-            f.write(",".join(keys) + "\n")
-            for r in rows:
-                f.write(",".join(str(r.get(k, "")).replace(",", ";") for k in keys) + "\n")
+    write_results(report(rows, args, ov_core is not None), rows, args.out, args.csv)
     return 0
 
 

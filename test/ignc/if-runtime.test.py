@@ -6,13 +6,13 @@ nest another If; every combination of the two conditions.
   if-runtime.test.py WORKDIR IGNC
 """
 import os
-import subprocess
 import sys
 
 import numpy as np
-import onnx
-import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
+from ort_compare import CompiledPair  # noqa: E402
 
 work, ignc = sys.argv[1:3]
 rng = np.random.default_rng(0)
@@ -71,24 +71,13 @@ g = helper.make_graph(nodes, "if_runtime",
                       [init("W", [16, 32])])
 model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
 model.ir_version = 8
-onnx.checker.check_model(model)
-path = os.path.join(work, "if.onnx")
-onnx.save(model, path)
-bundle = os.path.join(work, "if.ignb")
-subprocess.run([ignc, path, "-q", "-o", bundle], check=True)
-session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+pair = CompiledPair(model, "if", work, ignc)
 for sign in (1, -1):
     for flag in (True, False):
         feeds = {"x": sign * np.abs(rng.standard_normal((4, 16))).astype(np.float32),
                  "flag": np.array(flag)}
-        args = []
-        for name, v in feeds.items():
-            np.save(os.path.join(work, name + ".npy"), v)
-            args += ["--input", f"{name}={os.path.join(work, name + '.npy')}"]
-        subprocess.run([ignc, "run", bundle, *args, "--output-dir", work, "-q"], check=True)
-        want = session.run(None, feeds)
-        errs = [float(np.abs(np.load(os.path.join(work, f"y{i + 1}.npy")) - w).max())
-                for i, w in enumerate(want)]
+        got, want = pair.run(feeds)
+        errs = [float(np.abs(g - w).max()) for g, w in zip(got, want)]
         ok = max(errs) <= 1e-5
         print(f"sum {'>' if sign > 0 else '<'} 0, flag {flag}: "
               f"{'match' if ok else 'DIFFERS'} (max abs {max(errs):.1e})")

@@ -7,13 +7,13 @@ an output stacked along its second axis; trip counts 0, 1 and 6.
   loop-scan.test.py WORKDIR IGNC
 """
 import os
-import subprocess
 import sys
 
 import numpy as np
-import onnx
-import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
+from ort_compare import CompiledPair  # noqa: E402
 
 work, ignc = sys.argv[1:3]
 rng = np.random.default_rng(0)
@@ -73,12 +73,8 @@ g = helper.make_graph(
      vi("acc", F, [2]), vi("runs", F, [2, 5])], [W])
 model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
 model.ir_version = 8
-onnx.checker.check_model(model)
-path = os.path.join(work, "loops.onnx")
-onnx.save(model, path)
-bundle = os.path.join(work, "loops.ignb")
-subprocess.run([ignc, path, "-q", "-o", bundle], check=True)
-session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+pair = CompiledPair(model, "loops", work, ignc)
+names = [o.name for o in pair.session.get_outputs()]
 for n, scale in [(0, 1.0), (1, 1.0), (6, 0.2), (6, 3.0)]:
     feeds = {"n": np.array(n, np.int64),
              "X": (scale * rng.standard_normal((6, 8))).astype(np.float32),
@@ -86,15 +82,8 @@ for n, scale in [(0, 1.0), (1, 1.0), (6, 0.2), (6, 3.0)]:
              "b0": rng.standard_normal(3).astype(np.float32),
              "acc0": rng.standard_normal(2).astype(np.float32),
              "Y": rng.standard_normal((2, 5)).astype(np.float32)}
-    args = []
-    for name, v in feeds.items():
-        np.save(os.path.join(work, name + ".npy"), v)
-        args += ["--input", f"{name}={os.path.join(work, name + '.npy')}"]
-    subprocess.run([ignc, "run", bundle, *args, "--output-dir", work, "-q"], check=True)
-    want = session.run(None, feeds)
-    names = [o.name for o in session.get_outputs()]
-    errs = {k: float(np.abs(np.load(os.path.join(work, k + ".npy")) - w).max())
-            for k, w in zip(names, want)}
+    got, want = pair.run(feeds)
+    errs = {k: float(np.abs(g - w).max()) for k, g, w in zip(names, got, want)}
     worst = max(errs.values())
     print(f"n={n} scale={scale}: {'match' if worst <= 1e-5 else 'DIFFERS'} "
           f"(max abs {worst:.1e}; {errs})")

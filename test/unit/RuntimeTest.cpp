@@ -147,6 +147,31 @@ TEST(Runtime, DeviceKernelsRunThroughTheRegisteredDriver) {
   EXPECT_EQ(open(path, message), IGNRT_ERROR_TARGET);
 }
 
+/// A session of a bundle whose kernels run on the test driver, its input x
+/// set to {1.5, -3}; closed and the driver unregistered at the end.
+struct DeviceSession {
+  DriverLog log;
+  ignrt_bundle *bundle = nullptr;
+  ignrt_session *session = nullptr;
+
+  void open(const std::string &path) {
+    ASSERT_EQ(ignrt_register_device("testdev", testDriver, &log), IGNRT_OK);
+    ASSERT_EQ(ignrt_bundle_open(path.c_str(), &bundle), IGNRT_OK)
+        << ignrt_last_error();
+    ASSERT_EQ(ignrt_session_create(bundle, 1, &session), IGNRT_OK);
+    float x[2] = {1.5f, -3.0f};
+    int64_t dims[1] = {2};
+    ASSERT_EQ(
+        ignrt_session_set_input(session, "x", IGNRT_F32, dims, 1, x, sizeof x),
+        IGNRT_OK);
+  }
+  ~DeviceSession() {
+    ignrt_session_destroy(session);
+    ignrt_bundle_close(bundle);
+    ignrt_register_device("testdev", nullptr, nullptr);
+  }
+};
+
 /// deviceBundle() with a bool input `c`: launch 1 (y = 2x on the device)
 /// runs when c is true, else launch 3 copies x into y.
 ign::bundle::BundleContents branchBundle() {
@@ -168,17 +193,10 @@ ign::bundle::BundleContents branchBundle() {
 TEST(Runtime, BranchLaunchesRunOneSideOnTheCondition) {
   std::string path = tempPath("branch");
   ASSERT_EQ(ign::bundle::writeBundle(path, branchBundle()), "");
-  DriverLog log;
-  ASSERT_EQ(ignrt_register_device("testdev", testDriver, &log), IGNRT_OK);
-  ignrt_bundle *b = nullptr;
-  ASSERT_EQ(ignrt_bundle_open(path.c_str(), &b), IGNRT_OK)
-      << ignrt_last_error();
-  ignrt_session *s = nullptr;
-  ASSERT_EQ(ignrt_session_create(b, 1, &s), IGNRT_OK);
-  float x[2] = {1.5f, -3.0f};
-  int64_t dims[1] = {2};
-  ASSERT_EQ(ignrt_session_set_input(s, "x", IGNRT_F32, dims, 1, x, sizeof x),
-            IGNRT_OK);
+  DeviceSession d;
+  ASSERT_NO_FATAL_FAILURE(d.open(path));
+  ignrt_session *s = d.session;
+  DriverLog &log = d.log;
   for (bool cond : {true, false, true}) {
     ASSERT_EQ(ignrt_session_set_input(s, "c", IGNRT_BOOL, nullptr, 0, &cond,
                                       sizeof cond),
@@ -199,9 +217,6 @@ TEST(Runtime, BranchLaunchesRunOneSideOnTheCondition) {
               IGNRT_OK);
     EXPECT_EQ(ns, 0.0) << name;
   }
-  ignrt_session_destroy(s);
-  ignrt_bundle_close(b);
-  ASSERT_EQ(ignrt_register_device("testdev", nullptr, nullptr), IGNRT_OK);
 }
 
 TEST(Runtime, RefusesBranchesThatDoNotGoForward) {
@@ -260,17 +275,10 @@ ign::bundle::BundleContents loopBundle() {
 TEST(Runtime, LoopLaunchesRunTheBodyUntilTheTripCountOrCondition) {
   std::string path = tempPath("loop");
   ASSERT_EQ(ign::bundle::writeBundle(path, loopBundle()), "");
-  DriverLog log;
-  ASSERT_EQ(ignrt_register_device("testdev", testDriver, &log), IGNRT_OK);
-  ignrt_bundle *b = nullptr;
-  ASSERT_EQ(ignrt_bundle_open(path.c_str(), &b), IGNRT_OK)
-      << ignrt_last_error();
-  ignrt_session *s = nullptr;
-  ASSERT_EQ(ignrt_session_create(b, 1, &s), IGNRT_OK);
-  float x[2] = {1.5f, -3.0f};
-  int64_t dims[1] = {2};
-  ASSERT_EQ(ignrt_session_set_input(s, "x", IGNRT_F32, dims, 1, x, sizeof x),
-            IGNRT_OK);
+  DeviceSession d;
+  ASSERT_NO_FATAL_FAILURE(d.open(path));
+  ignrt_session *s = d.session;
+  DriverLog &log = d.log;
   for (auto [n, cond] :
        {std::pair<int64_t, bool>{3, true}, {0, true}, {1, true}, {5, false}}) {
     ASSERT_EQ(
@@ -288,9 +296,6 @@ TEST(Runtime, LoopLaunchesRunTheBodyUntilTheTripCountOrCondition) {
     ASSERT_EQ(ignrt_session_output(s, "y", &out, &bytes), IGNRT_OK);
     EXPECT_EQ(static_cast<const float *>(out)[1], -3.0f * float(1 << trips));
   }
-  ignrt_session_destroy(s);
-  ignrt_bundle_close(b);
-  ASSERT_EQ(ignrt_register_device("testdev", nullptr, nullptr), IGNRT_OK);
 }
 
 TEST(Runtime, RefusesLoopsThatDoNotCloseAndSlicesPastTheEnd) {

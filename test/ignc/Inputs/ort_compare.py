@@ -31,3 +31,36 @@ def run_both(model_text, feeds, work, ignc):
     want = session.run(None, feeds)
     got = [np.load(os.path.join(work, o.name + ".npy")) for o in session.get_outputs()]
     return got, want
+
+
+class CompiledPair:
+    """A model (a ModelProto) compiled once by ignc, then run by ignc and by
+    onnxruntime on each set of inputs given to run():
+
+      pair = CompiledPair(model, "name", work, ignc)
+      got, want = pair.run(feeds)
+    """
+
+    def __init__(self, model, name, work, ignc):
+        import onnx
+        import onnxruntime as ort
+
+        onnx.checker.check_model(model)
+        self.path = os.path.join(work, name + ".onnx")
+        onnx.save(model, self.path)
+        self.bundle = os.path.join(work, name + ".ignb")
+        self.work, self.ignc = work, ignc
+        subprocess.run([ignc, self.path, "-q", "-o", self.bundle], check=True)
+        self.session = ort.InferenceSession(self.path, providers=["CPUExecutionProvider"])
+
+    def run(self, feeds):
+        args = []
+        for name, v in feeds.items():
+            np.save(os.path.join(self.work, name + ".npy"), v)
+            args += ["--input", f"{name}={os.path.join(self.work, name + '.npy')}"]
+        subprocess.run([self.ignc, "run", self.bundle, *args, "--output-dir", self.work,
+                        "-q"], check=True)
+        want = self.session.run(None, feeds)
+        got = [np.load(os.path.join(self.work, o.name + ".npy"))
+               for o in self.session.get_outputs()]
+        return got, want

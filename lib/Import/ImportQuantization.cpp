@@ -50,6 +50,16 @@ FailureOr<QuantParams> quantParams(NodeImporter &n, RankedTensorType x,
   if (!scale->getElementType().isF32())
     return n.error() << "scale of type " << scale->getElementType()
                      << " is not supported (f32)";
+  if (n.hasInput(2)) {
+    // ONNX: the zero point has the scale's shape (one was read per scale).
+    auto zero = n.inputType(2);
+    if (failed(zero))
+      return failure();
+    if (!zero->hasStaticShape() ||
+        zero->getNumElements() != scale->getNumElements())
+      return n.error() << "zero point " << *zero << " must have the scale's "
+                       << scale->getNumElements() << " value(s)";
+  }
   QuantParams p;
   p.quantized = RankedTensorType::get(x.getShape(), integer);
   if (scale->getRank() == 0 ||

@@ -55,7 +55,8 @@ seed onnx-import test/models/*.onnx \
   $(ls /usr/share/libonnx-testdata/data/node/*/model.onnx 2>/dev/null | head -400)
 seed onnx-text-import $(find test -name '*.onnxtxt')
 seed tuning-records test/fuzz/seeds/tuning-records.json
-seed bundle-manifest test/fuzz/seeds/manifest.json test/fuzz/seeds/manifest-control-flow.json
+seed bundle-manifest test/fuzz/seeds/manifest.json test/fuzz/seeds/manifest-control-flow.json \
+  test/fuzz/seeds/manifest-bounded-output.json
 mkdir -p "$work/scalesim"
 i=0
 for f in test/systolic/Inputs/*.csv test/systolic/Inputs/*.cfg; do

@@ -59,8 +59,12 @@ std::string manifestWithOffsets(const BundleContents &c,
   for (const auto &t : c.inputs)
     m["inputs"].push_back(tensorJson(t));
   m["outputs"] = nlohmann::json::array();
-  for (const auto &t : c.outputs)
-    m["outputs"].push_back(tensorJson(t));
+  for (const auto &t : c.outputs) {
+    nlohmann::json out = tensorJson(t);
+    if (!t.shapeOf.empty())
+      out["shape_of"] = t.shapeOf;
+    m["outputs"].push_back(out);
+  }
   m["weights"] = nlohmann::json::array();
   for (size_t i = 0; i < c.weights.size(); ++i) {
     nlohmann::json w = tensorJson(c.weights[i].first);

@@ -252,10 +252,9 @@ int runBundle(const RunOptions &options) {
   }
   for (size_t i = 0; i < ignrt_bundle_num_outputs(bundle.get()); ++i) {
     ignrt_tensor_info info;
-    ignrt_bundle_output(bundle.get(), i, &info);
     const void *data;
-    size_t bytes;
-    ignrt_session_output(session.get(), info.name, &data, &bytes);
+    ignrt_session_output_at(session.get(), i, &info, &data);
+    size_t bytes = info.bytes;
     if (options.verbosity != Verbosity::Quiet)
       std::cout << info.name << ": " << ignrt_dtype_name(info.dtype) << " "
                 << shapeText(info.dims, info.rank) << " = ["
@@ -403,9 +402,17 @@ int inspectBundle(const std::string &path) {
             << m["target"]["features"].size() << " features\n";
   for (const char *key : {"inputs", "outputs"}) {
     std::cout << key << ":\n";
-    for (auto &t : m[key])
-      std::cout << "  " << t["name"].get<std::string>() << ": " << shape(t)
-                << "\n";
+    for (auto &t : m[key]) {
+      if (t.contains("shape_of"))
+        continue; // shown with the output it describes
+      std::string name = t["name"].get<std::string>();
+      std::cout << "  " << name << ": " << shape(t);
+      for (auto &s : m[key])
+        if (s.value("shape_of", "") == name)
+          std::cout << " (at most; actual shape in '"
+                    << s["name"].get<std::string>() << "')";
+      std::cout << "\n";
+    }
   }
   uint64_t weightBytes = 0;
   for (auto &w : m["weights"])

@@ -224,13 +224,12 @@ bool runOnce(Contender &c, size_t set, std::vector<TensorData> &outputs,
   outputs.clear();
   for (size_t i = 0; i < ignrt_bundle_num_outputs(c.bundle.get()); ++i) {
     ignrt_tensor_info info;
-    ignrt_bundle_output(c.bundle.get(), i, &info);
     const void *data;
-    size_t bytes;
-    ignrt_session_output(s, info.name, &data, &bytes);
-    outputs.push_back({info.name, ignrt_dtype_name(info.dtype),
-                       std::vector<int64_t>(info.dims, info.dims + info.rank),
-                       std::string(static_cast<const char *>(data), bytes)});
+    ignrt_session_output_at(s, i, &info, &data);
+    outputs.push_back(
+        {info.name, ignrt_dtype_name(info.dtype),
+         std::vector<int64_t>(info.dims, info.dims + info.rank),
+         std::string(static_cast<const char *>(data), info.bytes)});
   }
   return true;
 }

@@ -76,6 +76,20 @@ public:
   unsigned blobCounter = 0;
   /// Function bodies expanded so far, and how deeply they are nested now.
   unsigned functionCounter = 0, functionDepth = 0;
+  /// Values whose size depends on the data (ImportDataDependent.cpp): their
+  /// type is an upper bound; `shape` (i64 [rank]) holds the actual dims at
+  /// run time, `origin` names the node that made the first of them.
+  struct RuntimeShape {
+    Value shape;
+    std::string origin;
+  };
+  llvm::DenseMap<Value, RuntimeShape> runtimeShapes;
+  const RuntimeShape *runtimeShapeOf(Value value) const;
+  /// Errors unless `node` can read the run-time-sized values it reads.
+  LogicalResult checkRuntimeShapedInputs(const onnx::NodeProto &node);
+  /// Gives `node`'s output the run-time shape its inputs imply.
+  LogicalResult propagateRuntimeShapes(const onnx::NodeProto &node,
+                                       int64_t nodeOpset);
   /// The module being built, and how many graph functions it holds.
   ModuleOp graphModule;
   unsigned graphCounter = 0;

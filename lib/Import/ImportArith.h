@@ -20,6 +20,8 @@ class Arith {
 public:
   explicit Arith(NodeImporter &n) : n(n), f32(n.builder().getF32Type()) {}
   bool failed() const { return bad; }
+  /// Records a failure the caller reported while building outside Arith.
+  void fail() { bad = true; }
 
   Value c(double v) { return n.scalarConstant(f32, v); }
   Value i64(int64_t v) {
@@ -70,6 +72,8 @@ public:
         a, {n.namedI64("axis", axis), n.namedBool("keepdims", true)});
   }
   Value cast(Value a, Type to) {
+    if (llvm::cast<ShapedType>(a.getType()).getElementType() == to)
+      return a;
     return attrOp<CastOp>(a, {n.named("to", TypeAttr::get(to))});
   }
   template <typename OpT>

@@ -140,6 +140,11 @@ FailureOr<func::FuncOp> GraphImporter::importGraphFunction(
     auto v = lookup(out.name(), loc);
     if (failed(v))
       return failure();
+    if (const RuntimeShape *s = runtimeShapeOf(*v))
+      return emitError(loc) << "subgraph output '" << out.name()
+                            << "' has a size known only at run time (an "
+                               "output of "
+                            << s->origin << "): not supported in a subgraph";
     auto want = i < expected.size() && expected[i]
                     ? dyn_cast<RankedTensorType>(expected[i])
                     : RankedTensorType();
@@ -173,6 +178,11 @@ FailureOr<Captures> GraphImporter::captureOuterValues(
     auto v = lookup(n, loc);
     if (failed(v))
       return failure();
+    if (const RuntimeShape *s = runtimeShapeOf(*v))
+      return emitError(loc) << "a subgraph reads '" << n
+                            << "', whose size is known only at run time (an "
+                               "output of "
+                            << s->origin << "): not supported";
     captures.names.push_back(n);
     captures.values.push_back(*v);
   }

@@ -709,75 +709,6 @@ LogicalResult importGather(NodeImporter &n) {
   return done(n, n.createValue<GatherOp>({*x, *idx}, {n.namedI64("axis", *a)}));
 }
 
-/// Compress(input, condition, axis?): the slices along `axis` (of the
-/// flattened input without one) whose condition is true. The output's size
-/// depends on the condition's values, so the condition must be known; a
-/// Gather of those indices.
-LogicalResult importCompress(NodeImporter &n) {
-  auto type = n.inputType(0);
-  auto x = n.input(0);
-  const HostTensor *known = n.constInput(1);
-  if (failed(type) || failed(x))
-    return failure();
-  if (!known)
-    return n.error() << "Compress's output size depends on its condition's "
-                        "values: the condition must be known at compile "
-                        "time, but it is computed at run time (--freeze-input "
-                        "binds a graph input)";
-  Value data = *x;
-  int64_t axis = 0;
-  if (n.hasAttr("axis")) {
-    auto a = n.attrInt("axis", 0);
-    if (failed(a))
-      return failure();
-    auto norm = normalizeAxis(n, *a, type->getRank());
-    if (failed(norm))
-      return failure();
-    axis = *norm;
-  } else {
-    auto flat = n.reshape(*x, {type->getNumElements()});
-    if (failed(flat))
-      return failure();
-    data = *flat;
-  }
-  int64_t dim = cast<RankedTensorType>(data.getType()).getDimSize(axis);
-  if (known->numElements() > dim)
-    return n.error() << "Compress condition has " << known->numElements()
-                     << " values for a dim of " << dim;
-  SmallVector<int64_t> kept;
-  for (int64_t i = 0; i < known->numElements(); ++i)
-    if (known->getDouble(i) != 0)
-      kept.push_back(i);
-  Value indices = n.constant(hostI64({int64_t(kept.size())}, kept, n.ctx()));
-  return done(
-      n, n.createValue<GatherOp>({data, indices}, {n.namedI64("axis", axis)}));
-}
-
-/// NonZero(x) of a known x: the [rank, count] indices of its non-zero
-/// elements, in row-major order (its output size depends on the values, so
-/// x must be known: exporters emit it on constant masks).
-LogicalResult importNonZero(NodeImporter &n) {
-  const HostTensor *x = n.constInput(0);
-  if (!x)
-    return n.error() << "NonZero's output size depends on its input's "
-                        "values: the input must be known at compile time, "
-                        "but it is computed at run time";
-  const HostTensor &t = *x;
-  int64_t rank = std::max<int64_t>(int64_t(t.shape.size()), 1);
-  std::vector<int64_t> flat;
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    if (t.getDouble(i) != 0)
-      flat.push_back(i);
-  int64_t count = int64_t(flat.size());
-  std::vector<int64_t> out(rank * count);
-  auto strides = stridesOf(t.shape);
-  for (int64_t k = 0; k < count; ++k)
-    for (int64_t d = 0; d < rank; ++d)
-      out[d * count + k] =
-          t.shape.empty() ? 0 : (flat[k] / strides[d]) % t.shape[d];
-  return n.setOutput(0, hostI64({rank, count}, out, n.ctx()));
-}
-
 /// ReverseSequence(x, sequence_lens): along time_axis, the first
 /// sequence_lens[b] elements of each batch b reversed, the rest kept. A
 /// GatherElements of index t < len[b] ? len[b] - 1 - t : t.
@@ -1457,9 +1388,7 @@ void registerTensorHandlers(HandlerMap &m) {
   m["Split"] = importSplit;
   m["Slice"] = importSlice;
   m["Gather"] = importGather;
-  m["Compress"] = importCompress;
   m["ReverseSequence"] = importReverseSequence;
-  m["NonZero"] = importNonZero;
   m["GatherElements"] = importGatherElements;
   m["GatherND"] = importGatherND;
   m["ScatterElements"] = importScatterElements;

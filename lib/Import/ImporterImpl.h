@@ -161,6 +161,10 @@ public:
   bool outputUsed(size_t i) const;
   mlir::LogicalResult setOutput(size_t i, mlir::Value value);
   mlir::LogicalResult setOutput(size_t i, HostTensor value);
+  /// Output i is `value`, whose size depends on the data: its type is an
+  /// upper bound, and the i64 [rank] `shape` holds its dims at run time.
+  mlir::LogicalResult setBoundedOutput(size_t i, mlir::Value value,
+                                       mlir::Value shape);
   /// Output i is the tensor `t` (a Constant node's value); large tensors
   /// become resource-backed constants.
   mlir::LogicalResult setOutputTensor(size_t i, onnx::TensorProto &t);
@@ -251,6 +255,7 @@ void registerIntegerOpHandlers(HandlerMap &map);
 void registerSignalHandlers(HandlerMap &map);
 void registerSamplingHandlers(HandlerMap &map);
 void registerLinearAlgebraHandlers(HandlerMap &map);
+void registerDataDependentHandlers(HandlerMap &map);
 /// Every op type the importer handles (the union of the above).
 const HandlerMap &allHandlers();
 

@@ -481,6 +481,7 @@ const HandlerMap &allHandlers() {
     registerSignalHandlers(m);
     registerSamplingHandlers(m);
     registerLinearAlgebraHandlers(m);
+    registerDataDependentHandlers(m);
     return m;
   }();
   return map;
@@ -627,6 +628,8 @@ LogicalResult GraphImporter::importNodes(const onnx::GraphProto &g,
                << "input '" << in
                << "' is not produced by any earlier node, initializer or "
                   "graph input (dangling input, or nodes out of order)";
+    if (failed(checkRuntimeShapedInputs(node)))
+      return failure();
     if (isControlFlow(node.op_type())) {
       LogicalResult imported = node.op_type() == "If" ? importIf(node)
                                : node.op_type() == "Loop"
@@ -643,7 +646,8 @@ LogicalResult GraphImporter::importNodes(const onnx::GraphProto &g,
       continue;
     }
     NodeImporter ni(*this, node, nodeLoc(node), nodeOpset);
-    if (failed(handler->second(ni)))
+    if (failed(handler->second(ni)) ||
+        failed(propagateRuntimeShapes(node, nodeOpset)))
       return failure();
     for (const auto &out : node.output())
       if (!out.empty() && !isKnown(out) && useCounts.lookup(out))
@@ -899,11 +903,24 @@ OwningOpRef<ModuleOp> GraphImporter::importModel(onnx::ModelProto &model) {
     results.push_back(*v);
     outputNames.push_back(builder.getStringAttr(out.name()));
   }
+  // An output of run-time size returns its shape too, as a result that
+  // names it (kShapeOfAttr).
+  llvm::SmallVector<std::string> shapeOf(results.size());
+  for (size_t i = 0, e = results.size(); i < e; ++i)
+    if (const RuntimeShape *s = runtimeShapeOf(results[i])) {
+      results.push_back(s->shape);
+      std::string name = cast<StringAttr>(outputNames[i]).str();
+      outputNames.push_back(builder.getStringAttr(name + ":shape"));
+      shapeOf.push_back(name);
+    }
   builder.create<func::ReturnOp>(modelLoc(), results);
   func.setType(
       builder.getFunctionType(argTypes, ValueRange(results).getTypes()));
-  for (auto [i, name] : llvm::enumerate(outputNames))
+  for (auto [i, name] : llvm::enumerate(outputNames)) {
     func.setResultAttr(i, "ign.name", name);
+    if (!shapeOf[i].empty())
+      func.setResultAttr(i, kShapeOfAttr, builder.getStringAttr(shapeOf[i]));
+  }
   module->getOperation()->setAttr("ign.opset",
                                   builder.getI64IntegerAttr(opset));
   if (!model.producer_name().empty())

@@ -84,6 +84,10 @@ struct Tensor {
   ignrt_dtype dtype;
   std::vector<int64_t> dims;
   size_t bytes = 0;
+  /// An output: the output whose actual shape it holds ("shape_of"), or the
+  /// index of the output holding its own (-1: its dims are exact).
+  std::string shapeOf;
+  int64_t shapeTensor = -1;
 };
 
 const struct {
@@ -303,6 +307,8 @@ struct ignrt_bundle {
   std::string manifestText;
   json manifest;
   std::vector<Tensor> inputs, outputs, weights;
+  /// The outputs a caller sees (those that hold no other output's shape).
+  std::vector<size_t> visible;
   std::vector<const char *> weightData;
   struct Kernel {
     std::string name, symbol;
@@ -383,6 +389,10 @@ struct AlignedBuffer {
 struct ignrt_session {
   ignrt_bundle *bundle;
   std::vector<AlignedBuffer> inputs, outputs;
+  /// Per output: its shape and bytes in the last run (a data-dependent
+  /// output's are at most the bundle's; finishOutputs).
+  std::vector<std::vector<int64_t>> outputDims;
+  std::vector<size_t> outputBytes;
   AlignedBuffer arena{0};
   std::vector<bool> inputSet;
   std::vector<double> timings;
@@ -504,6 +514,32 @@ ignrt_status checkTarget(const json &target, const std::string &triple,
   return IGNRT_OK;
 }
 
+/// Pairs each output whose size depends on the data with the i64 [rank]
+/// output that holds its actual shape ("shape_of"), and lists the outputs a
+/// caller sees.
+ignrt_status linkOutputShapes(ignrt_bundle &b) {
+  for (size_t i = 0; i < b.outputs.size(); ++i) {
+    Tensor &shape = b.outputs[i];
+    if (shape.shapeOf.empty()) {
+      b.visible.push_back(i);
+      continue;
+    }
+    auto of = std::find_if(b.outputs.begin(), b.outputs.end(), [&](auto &t) {
+      return t.shapeOf.empty() && t.name == shape.shapeOf;
+    });
+    if (of == b.outputs.end() || of->shapeTensor >= 0 ||
+        shape.dtype != IGNRT_I64 ||
+        shape.dims != std::vector<int64_t>{int64_t(of->dims.size())})
+      return fail(IGNRT_ERROR_FORMAT,
+                  "manifest: output '" + shape.name +
+                      "' is no i64 [rank] "
+                      "shape of exactly one output named '" +
+                      shape.shapeOf + "'");
+    of->shapeTensor = int64_t(i);
+  }
+  return IGNRT_OK;
+}
+
 /// The manifest's inputs, outputs and weights (those point into the weights
 /// section).
 ignrt_status parseTensors(ignrt_bundle &b, const json &m, const Sections &s) {
@@ -521,11 +557,15 @@ ignrt_status parseTensors(ignrt_bundle &b, const json &m, const Sections &s) {
                       "weight '" + tensor.name + "' lies outside the weights");
         b.weightData.push_back(s.weights + offset);
         b.weights.push_back(tensor);
+      } else if (std::string(key) == "inputs") {
+        b.inputs.push_back(tensor);
       } else {
-        (std::string(key) == "inputs" ? b.inputs : b.outputs).push_back(tensor);
+        if (t.contains("shape_of"))
+          tensor.shapeOf = t.at("shape_of").get<std::string>();
+        b.outputs.push_back(tensor);
       }
     }
-  return IGNRT_OK;
+  return linkOutputShapes(b);
 }
 
 /// The manifest's kernels; a device kernel needs the target's driver and its
@@ -949,7 +989,7 @@ size_t ignrt_bundle_num_inputs(const ignrt_bundle *b) {
   return b ? b->inputs.size() : 0;
 }
 size_t ignrt_bundle_num_outputs(const ignrt_bundle *b) {
-  return b ? b->outputs.size() : 0;
+  return b ? b->visible.size() : 0;
 }
 
 ignrt_status ignrt_bundle_input(const ignrt_bundle *b, size_t index,
@@ -962,9 +1002,9 @@ ignrt_status ignrt_bundle_input(const ignrt_bundle *b, size_t index,
 
 ignrt_status ignrt_bundle_output(const ignrt_bundle *b, size_t index,
                                  ignrt_tensor_info *info) {
-  if (!b || !info || index >= b->outputs.size())
+  if (!b || !info || index >= b->visible.size())
     return fail(IGNRT_ERROR_ARGUMENT, "output index out of range");
-  fillInfo(b->outputs[index], info);
+  fillInfo(b->outputs[b->visible[index]], info);
   return IGNRT_OK;
 }
 
@@ -978,8 +1018,11 @@ ignrt_status ignrt_session_create(ignrt_bundle *bundle, int threads,
   s->bundle = bundle;
   for (const Tensor &t : bundle->inputs)
     s->inputs.emplace_back(t.bytes);
-  for (const Tensor &t : bundle->outputs)
+  for (const Tensor &t : bundle->outputs) {
     s->outputs.emplace_back(t.bytes);
+    s->outputDims.push_back(t.dims);
+    s->outputBytes.push_back(t.bytes);
+  }
   s->arena = AlignedBuffer(bundle->arenaBytes);
   bool allocated = s->arena.data != nullptr;
   for (auto *list : {&s->inputs, &s->outputs})
@@ -1083,6 +1126,63 @@ ignrt_status ignrt_session_fill_outputs(ignrt_session *s, int byte) {
 }
 
 namespace {
+/// Moves the elements of the row-major sub-box `actual` of a tensor of
+/// `bound` dims to the front, row-major for `actual`. No element moves to a
+/// higher offset, so one forward pass works in place.
+void compactInPlace(char *data, const std::vector<int64_t> &bound,
+                    const std::vector<int64_t> &actual, size_t elem) {
+  size_t rank = bound.size();
+  if (rank == 0 || std::find(actual.begin(), actual.end(), 0) != actual.end())
+    return;
+  std::vector<int64_t> stride(rank, 1), index(rank, 0);
+  for (size_t d = rank - 1; d > 0; --d)
+    stride[d - 1] = stride[d] * bound[d];
+  size_t run = size_t(actual[rank - 1]) * elem;
+  for (char *to = data;; to += run) {
+    int64_t from = 0;
+    for (size_t d = 0; d + 1 < rank; ++d)
+      from += index[d] * stride[d];
+    std::memmove(to, data + size_t(from) * elem, run);
+    size_t d = rank - 1;
+    while (d > 0 && ++index[d - 1] == actual[d - 1])
+      index[--d] = 0;
+    if (d == 0)
+      return;
+  }
+}
+
+/// After a run: reads each data-dependent output's actual shape from its
+/// shape output, checks it against the bound and compacts the data.
+ignrt_status finishOutputs(ignrt_session *s) {
+  const ignrt_bundle &b = *s->bundle;
+  for (size_t i = 0; i < b.outputs.size(); ++i) {
+    const Tensor &t = b.outputs[i];
+    if (t.shapeTensor < 0)
+      continue;
+    const auto *dims = reinterpret_cast<const int64_t *>(
+        s->outputs[size_t(t.shapeTensor)].data);
+    std::vector<int64_t> actual(dims, dims + t.dims.size());
+    size_t count = 1;
+    for (size_t d = 0; d < actual.size(); ++d) {
+      if (actual[d] < 0 || actual[d] > t.dims[d]) {
+        std::string text;
+        for (size_t k = 0; k < actual.size(); ++k)
+          text += (k ? "x" : "") + std::to_string(actual[k]);
+        return fail(IGNRT_ERROR_RUNTIME, "output '" + t.name +
+                                             "': the kernels report shape [" +
+                                             text + "], outside its bound");
+      }
+      count *= size_t(actual[d]);
+    }
+    size_t elem = ignrt_dtype_size(t.dtype);
+    compactInPlace(static_cast<char *>(s->outputs[i].data), t.dims, actual,
+                   elem);
+    s->outputDims[i] = std::move(actual);
+    s->outputBytes[i] = count * elem;
+  }
+  return IGNRT_OK;
+}
+
 /// One launch of a device kernel through its driver.
 ignrt_status runDeviceLaunch(ignrt_session *s, size_t l,
                              const ignrt_bundle::Kernel &kernel) {
@@ -1173,21 +1273,37 @@ ignrt_status ignrt_session_run(ignrt_session *s) {
     s->timings[l] +=
         std::chrono::duration<double, std::nano>(end - start).count();
   }
-  return IGNRT_OK;
+  return finishOutputs(s);
 }
 
 ignrt_status ignrt_session_output(ignrt_session *s, const char *name,
                                   const void **data, size_t *bytes) {
   if (!s || !name || !data || !bytes)
     return fail(IGNRT_ERROR_ARGUMENT, "null argument");
-  for (size_t i = 0; i < s->bundle->outputs.size(); ++i)
+  for (size_t i : s->bundle->visible)
     if (s->bundle->outputs[i].name == name) {
       *data = s->outputs[i].data;
-      *bytes = s->outputs[i].size;
+      *bytes = s->outputBytes[i];
       return IGNRT_OK;
     }
   return fail(IGNRT_ERROR_ARGUMENT,
               std::string("the bundle has no output '") + name + "'");
+}
+
+ignrt_status ignrt_session_output_at(ignrt_session *s, size_t index,
+                                     ignrt_tensor_info *info,
+                                     const void **data) {
+  if (!s || !info || !data)
+    return fail(IGNRT_ERROR_ARGUMENT, "null argument");
+  if (index >= s->bundle->visible.size())
+    return fail(IGNRT_ERROR_ARGUMENT, "output index out of range");
+  size_t i = s->bundle->visible[index];
+  fillInfo(s->bundle->outputs[i], info);
+  info->rank = s->outputDims[i].size();
+  std::copy(s->outputDims[i].begin(), s->outputDims[i].end(), info->dims);
+  info->bytes = s->outputBytes[i];
+  *data = s->outputs[i].data;
+  return IGNRT_OK;
 }
 
 size_t ignrt_session_num_kernels(const ignrt_session *s) {

@@ -504,6 +504,8 @@ FailureOr<LaunchPlan> buildLaunchPlan(func::FuncOp main) {
     auto name = main.getResultAttrOfType<StringAttr>(i, "ign.name");
     plan.outputs.push_back(
         describe(main.getResultTypes()[i], name ? name.getValue() : ""));
+    if (auto of = main.getResultAttrOfType<StringAttr>(i, kShapeOfAttr))
+      plan.outputs.back().shapeOf = of.getValue().str();
   }
 
   PendingPlan pending;

@@ -286,18 +286,27 @@ Result runTest(const fs::path &dir) {
     if (ignrt_session_run(session) != IGNRT_OK)
       return {Status::Fail, std::string("run: ") + ignrt_last_error()};
     for (size_t o = 0; o < ignrt_bundle_num_outputs(bundle); ++o) {
-      ignrt_tensor_info info;
-      ignrt_bundle_output(bundle, o, &info);
       ign::TensorData want;
       std::string err;
       fs::path pb = entry.path() / ("output_" + std::to_string(o) + ".pb");
       if (!ign::readTensorFile(pb.string(), want, err))
         return {Status::Fail, err};
+      ignrt_tensor_info info;
       const void *data;
-      size_t bytes;
-      ignrt_session_output(session, info.name, &data, &bytes);
+      ignrt_session_output_at(session, o, &info, &data);
+      std::vector<int64_t> dims(info.dims, info.dims + info.rank);
+      auto shapeText = [](const std::vector<int64_t> &v) {
+        std::string t = "[";
+        for (size_t k = 0; k < v.size(); ++k)
+          t += (k ? "x" : "") + std::to_string(v[k]);
+        return t + "]";
+      };
+      if (dims != want.shape)
+        return {Status::Fail, entry.path().filename().string() + ": output '" +
+                                  info.name + "' has shape " + shapeText(dims) +
+                                  ", expected " + shapeText(want.shape)};
       std::string why;
-      if (!compareOutput(want, data, bytes, info.name, why))
+      if (!compareOutput(want, data, info.bytes, info.name, why))
         return {Status::Fail, entry.path().filename().string() + ": " + why};
     }
   }

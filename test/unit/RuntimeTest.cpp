@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -345,6 +346,93 @@ TEST(Runtime, RefusesLoopsThatDoNotCloseAndSlicesPastTheEnd) {
   ignrt_session_destroy(s);
   ignrt_bundle_close(b);
   ASSERT_EQ(ignrt_register_device("testdev", nullptr, nullptr), IGNRT_OK);
+}
+
+/// deviceBundle() with an output z of run-time size (bound [2, 3]): copies
+/// of input d into z and of input n into z's shape output.
+ign::bundle::BundleContents boundedBundle() {
+  using Kind = ign::bundle::LaunchSpec::Kind;
+  ign::bundle::BundleContents c = deviceBundle();
+  c.inputs.push_back({"d", "f32", {2, 3}});
+  c.inputs.push_back({"n", "i64", {2}});
+  c.outputs.push_back({"z", "f32", {2, 3}});
+  c.outputs.push_back({"z:shape", "i64", {2}, "z"});
+  ign::bundle::LaunchSpec data, shape;
+  data.kind = shape.kind = Kind::Copy;
+  data.args = {{"input", 1, 0, "f32", {2, 3}}, {"output", 1, 0, "f32", {2, 3}}};
+  shape.args = {{"input", 2, 0, "i64", {2}}, {"output", 2, 0, "i64", {2}}};
+  c.launches.push_back(data);
+  c.launches.push_back(shape);
+  return c;
+}
+
+TEST(Runtime, OutputsOfRunTimeSizeArePackedToTheirActualShape) {
+  std::string path = tempPath("bounded");
+  ASSERT_EQ(ign::bundle::writeBundle(path, boundedBundle()), "");
+  DeviceSession d;
+  ASSERT_NO_FATAL_FAILURE(d.open(path));
+  ignrt_session *s = d.session;
+  // The shape output is not one the caller sees; z's dims are its bound.
+  ASSERT_EQ(ignrt_bundle_num_outputs(d.bundle), 2u);
+  ignrt_tensor_info info;
+  ASSERT_EQ(ignrt_bundle_output(d.bundle, 1, &info), IGNRT_OK);
+  EXPECT_EQ(std::string(info.name), "z");
+  EXPECT_EQ(info.bytes, 24u);
+  const void *out;
+  size_t bytes;
+  EXPECT_EQ(ignrt_session_output(s, "z:shape", &out, &bytes),
+            IGNRT_ERROR_ARGUMENT);
+  float data[6] = {0, 1, 2, 10, 11, 12};
+  int64_t dataDims[2] = {2, 3}, shapeDims[1] = {2};
+  ASSERT_EQ(ignrt_session_set_input(s, "d", IGNRT_F32, dataDims, 2, data,
+                                    sizeof data),
+            IGNRT_OK);
+  struct Case {
+    int64_t actual[2];
+    std::vector<float> want;
+  } cases[] = {{{2, 2}, {0, 1, 10, 11}},
+               {{1, 3}, {0, 1, 2}},
+               {{2, 0}, {}},
+               {{2, 3}, {0, 1, 2, 10, 11, 12}}};
+  for (const Case &c : cases) {
+    ASSERT_EQ(ignrt_session_set_input(s, "n", IGNRT_I64, shapeDims, 1, c.actual,
+                                      sizeof c.actual),
+              IGNRT_OK);
+    ASSERT_EQ(ignrt_session_run(s), IGNRT_OK) << ignrt_last_error();
+    ASSERT_EQ(ignrt_session_output_at(s, 1, &info, &out), IGNRT_OK);
+    EXPECT_EQ(info.rank, 2u);
+    EXPECT_EQ(info.dims[0], c.actual[0]);
+    EXPECT_EQ(info.dims[1], c.actual[1]);
+    ASSERT_EQ(info.bytes, c.want.size() * sizeof(float));
+    const float *got = static_cast<const float *>(out);
+    EXPECT_EQ(std::vector<float>(got, got + c.want.size()), c.want);
+  }
+  // A shape past the bound fails the run, naming the output.
+  int64_t past[2] = {3, 1};
+  ASSERT_EQ(ignrt_session_set_input(s, "n", IGNRT_I64, shapeDims, 1, past, 16),
+            IGNRT_OK);
+  EXPECT_EQ(ignrt_session_run(s), IGNRT_ERROR_RUNTIME);
+  EXPECT_NE(std::string(ignrt_last_error()).find("output 'z'"),
+            std::string::npos)
+      << ignrt_last_error();
+}
+
+TEST(Runtime, RefusesAShapeOutputThatDescribesNoOutput) {
+  std::string path = tempPath("bounded-bad");
+  ign::bundle::BundleContents c = boundedBundle();
+  c.outputs[2].shapeOf = "nothing";
+  ASSERT_EQ(ign::bundle::writeBundle(path, c), "");
+  ASSERT_EQ(ignrt_register_device("testdev", testDriver, nullptr), IGNRT_OK);
+  std::string message;
+  EXPECT_EQ(open(path, message), IGNRT_ERROR_FORMAT);
+  EXPECT_NE(message.find("shape of exactly one output named 'nothing'"),
+            std::string::npos)
+      << message;
+  c = boundedBundle();
+  c.outputs[2].shape = {3}; // not the rank of z
+  ASSERT_EQ(ign::bundle::writeBundle(path, c), "");
+  EXPECT_EQ(open(path, message), IGNRT_ERROR_FORMAT);
+  ignrt_register_device("testdev", nullptr, nullptr);
 }
 
 TEST(Runtime, RefusesABundleForAnotherArchitecture) {

@@ -16,6 +16,10 @@ struct TensorSpec {
   std::string name;
   std::string dtype; // "f32", "i64", "bool", ...
   std::vector<int64_t> shape;
+  /// An output only: the output whose actual shape this i64 [rank] tensor
+  /// holds (that output's `shape` is then an upper bound;
+  /// docs/bundle-format.md).
+  std::string shapeOf;
 };
 
 struct KernelSpec {

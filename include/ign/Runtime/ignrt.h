@@ -101,10 +101,20 @@ IGNRT_API ignrt_status ignrt_session_run(ignrt_session *session);
  * writes shows up as wrong instead of keeping an earlier run's value. */
 IGNRT_API ignrt_status ignrt_session_fill_outputs(ignrt_session *session,
                                                   int byte);
-/* Output data stays valid until the next run or the session's end. */
+/* Output data stays valid until the next run or the session's end.
+ * An output whose size depends on the data (NonZero, Unique, Compress, ...)
+ * has at most the dims ignrt_bundle_output gives (an upper bound): after a
+ * run, `bytes` and ignrt_session_output_at give its actual size and shape,
+ * and its data is packed row-major for that shape. */
 IGNRT_API ignrt_status ignrt_session_output(ignrt_session *session,
                                             const char *name, const void **data,
                                             size_t *bytes);
+/* Output `index` (as ignrt_bundle_output numbers them) of the last run: its
+ * name, dtype, actual shape and bytes, and its data. */
+IGNRT_API ignrt_status ignrt_session_output_at(ignrt_session *session,
+                                               size_t index,
+                                               ignrt_tensor_info *info,
+                                               const void **data);
 /* Per-kernel wall time of the last run, in nanoseconds. */
 IGNRT_API size_t ignrt_session_num_kernels(const ignrt_session *session);
 IGNRT_API ignrt_status ignrt_session_kernel_timing(const ignrt_session *session,
@@ -122,7 +132,7 @@ typedef struct ignrt_device_call {
   const char *descriptor; /* its manifest "device" object, as JSON text */
   const void *blob;       /* its bytes in the bundle's device section */
   size_t blob_bytes;
-  size_t num_args;  /* inputs first; the last `results` are outputs */
+  size_t num_args; /* inputs first; the last `results` are outputs */
   size_t results;
   void *const *data;             /* each argument's first element */
   const ignrt_tensor_info *args; /* dtype, shape and bytes of each */
@@ -148,8 +158,9 @@ IGNRT_API ignrt_status ignrt_register_device(const char *target,
 /* The device statistics of launch `index` of the last run: IGNRT_OK with
  * the stats for a device kernel; IGNRT_ERROR_ARGUMENT for a host launch or
  * an index out of range. */
-IGNRT_API ignrt_status ignrt_session_kernel_device(
-    const ignrt_session *session, size_t index, ignrt_device_stats *stats);
+IGNRT_API ignrt_status ignrt_session_kernel_device(const ignrt_session *session,
+                                                   size_t index,
+                                                   ignrt_device_stats *stats);
 
 #ifdef __cplusplus
 }

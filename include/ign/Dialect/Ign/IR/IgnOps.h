@@ -27,6 +27,12 @@ namespace ign {
 /// control-flow op (ign.if), imported and compiled like @main.
 constexpr llvm::StringLiteral kGraphAttr = "ign.graph";
 
+/// The result attribute of a @main result that holds, as i64 [rank], the
+/// actual shape of the output named by the attribute's string: that output's
+/// size depends on the data (NonZero, Unique, ...), and its type is an upper
+/// bound. libignrt reports the actual shape (docs/bundle-format.md).
+constexpr llvm::StringLiteral kShapeOfAttr = "ign.shape_of";
+
 /// Trait of ops that compute each output element from the operand elements
 /// at the same (numpy-broadcast) position (IgnElementwiseOps.td).
 template <typename ConcreteType>

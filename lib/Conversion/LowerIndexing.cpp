@@ -368,11 +368,60 @@ struct TopKLowering : OpRewritePattern<TopKOp> {
   }
 };
 
+/// Greedy suppression as an scf.for over the candidates carrying the keep
+/// mask [L, N] (zeros at first): step i keeps candidate i where it is valid
+/// and no kept candidate overlaps it (the max over j of keep[l, j] *
+/// overlap[l, i, j]; candidates from i on are not kept yet). Each step is
+/// vector work over L x N, written with ign ops the conversion lowers.
+struct SuppressLowering : OpRewritePattern<SuppressOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SuppressOp op,
+                                PatternRewriter &b) const override {
+    Location loc = op.getLoc();
+    auto type = tensorType(op.getValid());
+    int64_t l = type.getDimSize(0), n = type.getDimSize(1);
+    Type f32 = type.getElementType();
+    auto rowType = RankedTensorType::get({l, n}, f32),
+         colType = RankedTensorType::get({l}, f32);
+    Value init = filled(b, loc, type, scalar(b, loc, f32, 0));
+    auto loop = b.create<scf::ForOp>(
+        loc, idx(b, loc, 0), idx(b, loc, n), idx(b, loc, 1), ValueRange{init},
+        [&](OpBuilder &lb, Location ll, Value i, ValueRange keep) {
+          auto at = [&](int64_t v) { return OpFoldResult(lb.getIndexAttr(v)); };
+          Value row = lb.create<tensor::ExtractSliceOp>(
+              ll, rowType, op.getOverlap(),
+              SmallVector<OpFoldResult>{at(0), i, at(0)},
+              SmallVector<OpFoldResult>{at(l), at(1), at(n)},
+              SmallVector<OpFoldResult>(3, at(1)));
+          Value hit = lb.create<MulOp>(ll, rowType, row, keep[0]);
+          Value hidden = lb.create<ReduceMaxOp>(
+              ll, colType, hit, lb.getI64ArrayAttr({1}), lb.getBoolAttr(false));
+          auto unit = RankedTensorType::get({}, f32);
+          Value one = lb.create<ConstantOp>(
+              ll, unit, DenseElementsAttr::get(unit, lb.getFloatAttr(f32, 1)));
+          Value valid = lb.create<tensor::ExtractSliceOp>(
+              ll, colType, op.getValid(), SmallVector<OpFoldResult>{at(0), i},
+              SmallVector<OpFoldResult>{at(l), at(1)},
+              SmallVector<OpFoldResult>(2, at(1)));
+          Value kept = lb.create<MulOp>(
+              ll, colType, valid, lb.create<SubOp>(ll, colType, one, hidden));
+          Value next = lb.create<tensor::InsertSliceOp>(
+              ll, kept, keep[0], SmallVector<OpFoldResult>{at(0), i},
+              SmallVector<OpFoldResult>{at(l), at(1)},
+              SmallVector<OpFoldResult>(2, at(1)));
+          lb.create<scf::YieldOp>(ll, next);
+        });
+    b.replaceOp(op, loop.getResult(0));
+    return success();
+  }
+};
+
 } // namespace
 
 void populateIndexingPatterns(RewritePatternSet &patterns) {
   patterns.add<EinsumLowering, GatherNDLowering, ScatterElementsLowering,
-               ScatterNDLowering, TopKLowering>(patterns.getContext());
+               ScatterNDLowering, TopKLowering, SuppressLowering>(
+      patterns.getContext());
 }
 
 } // namespace ign::lowering

@@ -17,6 +17,8 @@
 
 #include "llvm/ADT/StringSet.h"
 
+#include <array>
+
 namespace ign::import {
 namespace {
 
@@ -336,12 +338,188 @@ LogicalResult importUnique(NodeImporter &n) {
   return setBounded(a, 3, counts, kinds);
 }
 
+/// NonMaxSuppression compares every pair of boxes of a class: at most this
+/// many pairs over all batches and classes.
+constexpr int64_t kSuppressPairLimit = int64_t(1) << 26;
+
+/// A scalar input of NonMaxSuppression as a 0-d tensor of `element`, or
+/// `dflt` when absent.
+FailureOr<Value> scalarInput(NodeImporter &n, Arith &a, size_t i, Type element,
+                             double dflt, llvm::StringRef what) {
+  if (!n.hasInput(i))
+    return n.scalarConstant(element, dflt);
+  auto type = n.inputType(i);
+  auto v = n.input(i);
+  if (failed(type) || failed(v))
+    return failure();
+  if (type->getNumElements() != 1)
+    return n.error() << "NonMaxSuppression " << what
+                     << " must hold one value, got " << *type;
+  return a.cast(a.reshape(*v, {}), element);
+}
+
+/// The corners (y1, x1, y2, x2, each [B, N]) and areas of boxes [B, N, 4]:
+/// corners in either order, or centers and sizes (center_point_box).
+std::array<Value, 5> boxCorners(Arith &a, Value boxes, int64_t b, int64_t n,
+                                bool center) {
+  auto coord = [&](int64_t k) {
+    return a.reshape(a.slice(boxes, {0, 0, k}, {b, n, 1}), {b, n});
+  };
+  Value c0 = coord(0), c1 = coord(1), c2 = coord(2), c3 = coord(3);
+  Value y1, x1, y2, x2;
+  if (center) { // [x_center, y_center, width, height]
+    Value halfW = a.mul(c2, a.c(0.5)), halfH = a.mul(c3, a.c(0.5));
+    x1 = a.sub(c0, halfW), x2 = a.add(c0, halfW);
+    y1 = a.sub(c1, halfH), y2 = a.add(c1, halfH);
+  } else { // [y1, x1, y2, x2], either diagonal
+    y1 = a.op<MinOp>({c0, c2}), y2 = a.op<MaxOp>({c0, c2});
+    x1 = a.op<MinOp>({c1, c3}), x2 = a.op<MaxOp>({c1, c3});
+  }
+  return {y1, x1, y2, x2, a.mul(a.sub(y2, y1), a.sub(x2, x1))};
+}
+
+/// Each class's boxes in order of score (best first; equal scores by
+/// index): order[b, c, r] is the box of rank r, from each box's rank (how
+/// many boxes beat it) scattered into place.
+FailureOr<Value> scoreOrder(Arith &a, Value scores, int64_t b, int64_t c,
+                            int64_t n) {
+  NodeImporter &nn = a.node();
+  Value si = a.reshape(scores, {b, c, n, 1}),
+        sj = a.reshape(scores, {b, c, 1, n});
+  Value index = iota(a, n);
+  Value earlier = a.less(a.reshape(index, {1, n}), a.reshape(index, {n, 1}));
+  Value beats = a.either(a.greater(sj, si), a.both(a.equal(sj, si), earlier));
+  Value rank = a.attrOp<ReduceSumOp>(
+      a.cast(beats, i64Type(nn)),
+      {nn.named("axes", nn.i64Array({3})), nn.namedBool("keepdims", false)});
+  Value boxes =
+      a.attrOp<ExpandOp>(index, {nn.named("shape", nn.i64Array({b, c, n}))});
+  if (a.failed())
+    return failure();
+  return nn.createValue<ScatterElementsOp>(
+      {splat(nn, i64Type(nn), {b, c, n}, 0), rank, boxes},
+      {nn.namedI64("axis", 2)});
+}
+
+/// NonMaxSuppression(boxes [B, N, 4], scores [B, C, N], max per class?,
+/// iou_threshold?, score_threshold?): for each batch and class, the boxes
+/// taken best score first whose score passes the threshold and that overlap
+/// no box taken before by more than the IoU threshold, at most max per
+/// class; [count, 3] (batch, class, box) rows, by batch, class and score.
+/// The boxes sorted by score, every pair's overlap as a [B * C, N, N] mask,
+/// the greedy pass (ign.suppress), the per-class limit by a cumulative
+/// count, then the kept ones packed.
+LogicalResult importNonMaxSuppression(NodeImporter &n) {
+  auto boxesType = n.inputType(0), scoresType = n.inputType(1);
+  auto boxes = n.input(0), scores = n.input(1);
+  auto center = n.attrInt("center_point_box", 0);
+  if (failed(boxesType) || failed(scoresType) || failed(boxes) ||
+      failed(scores) || failed(center))
+    return failure();
+  Type f32 = n.builder().getF32Type(), i64 = i64Type(n);
+  if (boxesType->getRank() != 3 || boxesType->getDimSize(2) != 4 ||
+      scoresType->getRank() != 3 ||
+      scoresType->getDimSize(0) != boxesType->getDimSize(0) ||
+      scoresType->getDimSize(2) != boxesType->getDimSize(1) ||
+      !boxesType->getElementType().isF32() ||
+      !scoresType->getElementType().isF32())
+    return n.error() << "NonMaxSuppression needs f32 boxes [B, N, 4] and "
+                        "scores [B, C, N], got "
+                     << *boxesType << " and " << *scoresType;
+  int64_t b = boxesType->getDimSize(0), nb = boxesType->getDimSize(1),
+          c = scoresType->getDimSize(1);
+  if (b * c * nb == 0)
+    return n.error() << "NonMaxSuppression of no boxes is not supported";
+  if (nb > kSuppressPairLimit / nb / (b * c))
+    return n.error() << "NonMaxSuppression compares every pair of the " << nb
+                     << " boxes of each of " << b * c
+                     << " batches and classes; ignc supports up to "
+                     << kSuppressPairLimit << " pairs";
+  Arith a(n);
+  auto maxOut = scalarInput(n, a, 2, i64, 0, "max_output_boxes_per_class");
+  auto iouLimit = scalarInput(n, a, 3, f32, 0, "iou_threshold");
+  if (failed(maxOut) || failed(iouLimit))
+    return failure();
+  auto order = scoreOrder(a, *scores, b, c, nb);
+  if (failed(order))
+    return failure();
+  auto sorted = [&](Value v) -> Value { // [B, N] -> [B, C, N] in score order
+    Value all = a.attrOp<ExpandOp>(a.reshape(v, {b, 1, nb}),
+                                   {n.named("shape", n.i64Array({b, c, nb}))});
+    if (a.failed())
+      return v;
+    auto r =
+        n.createValue<GatherElementsOp>({all, *order}, {n.namedI64("axis", 2)});
+    if (failed(r))
+      a.fail();
+    return failed(r) ? v : *r;
+  };
+  auto corners = boxCorners(a, *boxes, b, nb, *center != 0);
+  SmallVector<Value, 5> si, sj; // as [B, C, N, 1] and [B, C, 1, N]
+  for (Value v : corners) {
+    Value s = sorted(v);
+    si.push_back(a.reshape(s, {b, c, nb, 1}));
+    sj.push_back(a.reshape(s, {b, c, 1, nb}));
+  }
+  Value h = a.sub(a.op<MinOp>({si[2], sj[2]}), a.op<MaxOp>({si[0], sj[0]}));
+  Value w = a.sub(a.op<MinOp>({si[3], sj[3]}), a.op<MaxOp>({si[1], sj[1]}));
+  Value inter = a.mul(h, w);
+  Value uni = a.sub(a.add(si[4], sj[4]), inter);
+  Value zero = a.c(0);
+  Value meets =
+      a.both(a.both(a.greater(h, zero), a.greater(w, zero)),
+             a.both(a.both(a.greater(si[4], zero), a.greater(sj[4], zero)),
+                    a.greater(uni, zero)));
+  Value iou = a.div(inter, a.select(meets, uni, a.c(1)));
+  Value overlap = a.both(meets, a.greater(iou, *iouLimit));
+  Value valid = splat(n, n.builder().getI1Type(), {b, c, nb}, 1);
+  if (n.hasInput(4)) {
+    auto limit = scalarInput(n, a, 4, f32, 0, "score_threshold");
+    auto sortedScores = n.createValue<GatherElementsOp>(
+        {*scores, *order}, {n.namedI64("axis", 2)});
+    if (failed(limit) || failed(sortedScores))
+      return failure();
+    valid = a.greater(*sortedScores, *limit);
+  }
+  if (a.failed())
+    return failure();
+  auto keep = n.createValue<SuppressOp>(
+      {a.reshape(a.cast(overlap, f32), {b * c, nb, nb}),
+       a.reshape(a.cast(valid, f32), {b * c, nb})});
+  if (failed(keep))
+    return failure();
+  // At most max per class: the kept ones whose running count is in range.
+  Value kept = a.greater(*keep, a.c(0.5));
+  Value taken = a.attrOp<CumSumOp>(a.cast(kept, i64), {n.namedI64("axis", 1)});
+  kept = a.both(kept, a.op<LessEqualOp>({taken, *maxOut}));
+  int64_t all = b * c * nb;
+  auto [positions, count] = packTrue(a, a.reshape(kept, {all}), all);
+  Value batch = a.op<DivOp>({positions, a.i64(c * nb)});
+  Value cls = a.op<ModOp>({a.op<DivOp>({positions, a.i64(nb)}), a.i64(c)});
+  if (a.failed())
+    return failure();
+  auto box = n.createValue<GatherOp>({a.reshape(*order, {all}), positions},
+                                     {n.namedI64("axis", 0)});
+  if (failed(box))
+    return failure();
+  SmallVector<Value> columns;
+  for (Value v : {batch, cls, *box})
+    columns.push_back(a.reshape(v, {all, 1}));
+  if (a.failed())
+    return failure();
+  auto rows = n.createValue<ConcatOp>(columns, {n.namedI64("axis", 1)});
+  if (failed(rows))
+    return failure();
+  return setBounded(a, 0, *rows, shapeWith(a, {all, 3}, 0, count));
+}
+
 } // namespace
 
 void registerDataDependentHandlers(HandlerMap &m) {
   m["Compress"] = importCompress;
   m["NonZero"] = importNonZero;
   m["Unique"] = importUnique;
+  m["NonMaxSuppression"] = importNonMaxSuppression;
 }
 
 } // namespace ign::import
@@ -359,23 +537,86 @@ bool keepsShape(llvm::StringRef op) {
   return ops.contains(op);
 }
 
-/// The i64 [rank] run-time shape of Gather(data, indices) from the indices'.
-Value gatherShape(Arith &a, RankedTensorType data, int64_t axis,
-                  Value indicesShape) {
-  NodeImporter &n = a.node();
-  auto dims = data.getShape();
+/// Binary elementwise ops: a run-time-sized operand passes its shape on
+/// when the other one broadcasts into it.
+bool isBinary(llvm::StringRef op) {
+  static const llvm::StringSet<> ops = {
+      "Add", "Sub", "Mul",         "Div",           "Pow",  "Max",
+      "Min", "And", "Or",          "Equal",         "Less", "Greater",
+      "Mod", "Xor", "LessOrEqual", "GreaterOrEqual"};
+  return ops.contains(op);
+}
+
+/// Whether input `i` of `op` may have a run-time size (propagateRuntimeShapes
+/// knows the output's).
+bool passesRuntimeShape(llvm::StringRef op, int i) {
+  if (i == 0 && (keepsShape(op) || op == "Transpose" || op == "Gather" ||
+                 op == "Squeeze" || op == "Unsqueeze"))
+    return true;
+  return (i == 1 && (op == "Gather" || op == "GatherND")) || isBinary(op);
+}
+
+/// Builds shape vectors (i64 [rank]) from pieces of others.
+struct ShapeBuilder {
+  Arith &a;
   SmallVector<Value> parts;
-  if (axis > 0)
-    parts.push_back(constI64(n, dims.take_front(axis)));
-  parts.push_back(indicesShape);
-  if (axis + 1 < int64_t(dims.size()))
-    parts.push_back(constI64(n, dims.drop_front(axis + 1)));
-  if (parts.size() == 1)
-    return indicesShape;
-  auto joined = n.createValue<ConcatOp>(parts, {n.namedI64("axis", 0)});
-  if (failed(joined))
-    a.fail();
-  return failed(joined) ? indicesShape : *joined;
+
+  /// Dims [from, to) of the shape vector `v`.
+  void take(Value v, int64_t from, int64_t to) {
+    if (to > from)
+      parts.push_back(
+          from == 0 && to == cast<RankedTensorType>(v.getType()).getDimSize(0)
+              ? v
+              : a.slice(v, {from}, {to - from}));
+  }
+  void add(ArrayRef<int64_t> dims) {
+    if (!dims.empty())
+      parts.push_back(constI64(a.node(), dims));
+  }
+  Value build() {
+    if (parts.empty())
+      return constI64(a.node(), {});
+    if (parts.size() == 1 || a.failed())
+      return parts.front();
+    auto joined =
+        a.node().createValue<ConcatOp>(parts, {a.node().namedI64("axis", 0)});
+    if (failed(joined))
+      a.fail();
+    return failed(joined) ? parts.front() : *joined;
+  }
+};
+
+int64_t rankOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getRank();
+}
+
+/// Squeeze's or Unsqueeze's axes (an attribute before opset 13, else input
+/// 1), normalized against `rank`; Squeeze without them: every unit dim.
+FailureOr<SmallVector<int64_t>> unitAxes(NodeImporter &n, RankedTensorType in,
+                                         int64_t rank) {
+  SmallVector<int64_t> axes;
+  if (n.hasAttr("axes")) {
+    auto attr = n.attrInts("axes");
+    if (failed(attr))
+      return failure();
+    axes = *attr;
+  } else if (n.hasInput(1)) {
+    auto known = n.constInts(1, "axes");
+    if (failed(known))
+      return failure();
+    axes = *known;
+  } else {
+    for (int64_t d = 0; d < in.getRank(); ++d)
+      if (in.getDimSize(d) == 1)
+        axes.push_back(d);
+  }
+  for (int64_t &axis : axes) {
+    auto norm = normalizeAxis(n, axis, rank);
+    if (failed(norm))
+      return failure();
+    axis = *norm;
+  }
+  return axes;
 }
 
 } // namespace
@@ -399,85 +640,129 @@ GraphImporter::runtimeShapeOf(Value value) const {
 LogicalResult
 GraphImporter::checkRuntimeShapedInputs(const onnx::NodeProto &node) {
   llvm::StringRef op = node.op_type();
+  int bounded = 0;
   for (int i = 0; i < node.input_size(); ++i) {
     auto v = values.find(node.input(i));
     const RuntimeShape *s =
         v == values.end() ? nullptr : runtimeShapeOf(v->second);
     if (!s)
       continue;
-    bool passes = (i == 0 && (keepsShape(op) || op == "Transpose")) ||
-                  (i == 1 && (op == "Gather" || op == "GatherND"));
-    if (!passes)
+    if (!passesRuntimeShape(op, i) || ++bounded > 1)
       return emitError(nodeLoc(node))
              << op << " reads '" << node.input(i)
              << "', whose size is known only at run time (an output of "
              << s->origin
              << "); ignc passes such a value only to graph outputs, "
-                "Identity, Cast, unary elementwise ops, Transpose, and as the "
-                "indices of Gather and GatherND";
+                "Identity, Cast, unary elementwise ops, Transpose, Squeeze, "
+                "Unsqueeze, Gather (as data or indices), GatherND (as "
+                "indices) and binary elementwise ops with a broadcast "
+                "operand of static size";
   }
   return success();
 }
 
-LogicalResult GraphImporter::propagateRuntimeShapes(const onnx::NodeProto &node,
-                                                    int64_t nodeOpset) {
-  int bounded = -1;
-  for (int i = 0; i < node.input_size() && bounded < 0; ++i)
-    if (auto v = values.find(node.input(i));
-        v != values.end() && runtimeShapeOf(v->second))
-      bounded = i;
-  if (bounded < 0 || node.output_size() == 0 || !values.count(node.output(0)))
-    return success();
-  Value in = values[node.input(bounded)], out = values[node.output(0)];
-  Value shape = runtimeShapeOf(in)->shape;
-  NodeImporter n(*this, node, nodeLoc(node), nodeOpset);
-  Arith a(n);
+/// The run-time shape of `node`'s output from that of its input `in`
+/// (`shape`), by op.
+static FailureOr<Value> outputShape(NodeImporter &n, Arith &a,
+                                    llvm::StringMap<Value> &values, Value in,
+                                    Value shape, Value out) {
+  const onnx::NodeProto &node = n.node();
   llvm::StringRef op = node.op_type();
+  bool isData = values.lookup(node.input(0)) == in;
+  auto shapeOf = [&](Value v) {
+    return v == in
+               ? shape
+               : constI64(n, cast<RankedTensorType>(v.getType()).getShape());
+  };
+  ShapeBuilder sb{a, {}};
   if (op == "Transpose") {
-    int64_t rank = cast<RankedTensorType>(in.getType()).getRank();
-    SmallVector<int64_t> reversed;
-    for (int64_t d = rank - 1; d >= 0; --d)
-      reversed.push_back(d);
-    auto perm = n.attrInts("perm", reversed);
-    if (failed(perm))
+    SmallVector<int64_t> perm;
+    for (int64_t d = rankOf(in) - 1; d >= 0; --d)
+      perm.push_back(d);
+    auto attr = n.attrInts("perm", perm);
+    if (failed(attr))
       return failure();
-    auto permuted = n.createValue<GatherOp>({shape, constI64(n, *perm)},
-                                            {n.namedI64("axis", 0)});
-    if (failed(permuted))
-      return failure();
-    shape = *permuted;
-  } else if (op == "Gather") {
-    auto data = cast<RankedTensorType>(values[node.input(0)].getType());
+    return n.createValue<GatherOp>({shape, constI64(n, *attr)},
+                                   {n.namedI64("axis", 0)});
+  }
+  if (op == "Gather") {
+    Value data = values.lookup(node.input(0)),
+          indices = values.lookup(node.input(1));
     auto axis = n.attrInt("axis", 0);
     if (failed(axis))
       return failure();
-    auto norm = normalizeAxis(n, *axis, data.getRank());
+    auto norm = normalizeAxis(n, *axis, rankOf(data));
     if (failed(norm))
       return failure();
-    shape = gatherShape(a, data, *norm, shape);
-  } else if (op == "GatherND") {
-    auto data = cast<RankedTensorType>(values[node.input(0)].getType());
-    auto indices = cast<RankedTensorType>(in.getType());
-    int64_t q = indices.getRank(), r = indices.getDimSize(q - 1);
+    Value dataShape = shapeOf(data);
+    sb.take(dataShape, 0, *norm);
+    if (indices)
+      sb.take(shapeOf(indices), 0, rankOf(indices));
+    else // indices known on the host: materialized by the handler
+      sb.add(cast<RankedTensorType>(out.getType())
+                 .getShape()
+                 .slice(*norm, rankOf(out) - rankOf(data) + 1));
+    sb.take(dataShape, *norm + 1, rankOf(data));
+    return sb.build();
+  }
+  if (op == "GatherND") {
+    Value data = values.lookup(node.input(0));
+    int64_t q = rankOf(in),
+            r = cast<RankedTensorType>(in.getType()).getDimSize(q - 1);
     auto batch = n.attrInt("batch_dims", 0);
     if (failed(batch))
       return failure();
     if (*batch != 0)
       return n.error() << "GatherND with batch_dims over indices of run-time "
                           "size is not supported";
-    shape = a.slice(shape, {0}, {q - 1});
-    if (r < data.getRank()) {
-      auto joined = n.createValue<ConcatOp>(
-          {shape, constI64(n, data.getShape().drop_front(r))},
-          {n.namedI64("axis", 0)});
-      if (failed(joined))
-        return failure();
-      shape = *joined;
-    }
+    sb.take(shape, 0, q - 1);
+    sb.add(cast<RankedTensorType>(data.getType()).getShape().drop_front(r));
+    return sb.build();
   }
-  if (a.failed())
+  if (op == "Squeeze" || op == "Unsqueeze") {
+    bool squeeze = op == "Squeeze";
+    auto axes = unitAxes(n, cast<RankedTensorType>(in.getType()),
+                         squeeze ? rankOf(in) : rankOf(out));
+    if (failed(axes))
+      return failure();
+    for (int64_t d = 0, from = 0; d < (squeeze ? rankOf(in) : rankOf(out));
+         ++d) {
+      bool unit = llvm::is_contained(*axes, d);
+      if (!squeeze && unit)
+        sb.add({1});
+      else if (!unit || !squeeze)
+        sb.take(shape, from, from + 1);
+      if (squeeze || !unit)
+        ++from;
+    }
+    return sb.build();
+  }
+  if (isBinary(op) && cast<RankedTensorType>(out.getType()).getShape() !=
+                          cast<RankedTensorType>(in.getType()).getShape())
+    return n.error() << op << " broadcasts '"
+                     << (isData ? node.input(0) : node.input(1))
+                     << "', whose size is known only at run time, to "
+                     << out.getType() << ": not supported";
+  return shape; // same shape
+}
+
+LogicalResult GraphImporter::propagateRuntimeShapes(const onnx::NodeProto &node,
+                                                    int64_t nodeOpset) {
+  Value in;
+  for (const std::string &name : node.input())
+    if (auto v = values.find(name);
+        !in && v != values.end() && runtimeShapeOf(v->second))
+      in = v->second;
+  if (!in || node.output_size() == 0 || !values.count(node.output(0)))
+    return success();
+  Value out = values[node.output(0)];
+  NodeImporter n(*this, node, nodeLoc(node), nodeOpset);
+  Arith a(n);
+  RuntimeShape from = *runtimeShapeOf(in);
+  auto shape = outputShape(n, a, values, in, from.shape, out);
+  if (failed(shape) || a.failed())
     return failure();
-  runtimeShapes[out] = {shape, runtimeShapeOf(in)->origin};
+  runtimeShapes[out] = {*shape, from.origin};
   return success();
 }
 

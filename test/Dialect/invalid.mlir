@@ -373,3 +373,12 @@ func.func @conv_filter_block_rank(%x: tensor<1x4x8x8xf32>, %w: tensor<4x3x3x8xf3
   %0 = ign.conv %x, %w {dilations = [1, 1], filter_block = 8 : i64, pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x4x8x8xf32>, tensor<4x3x3x8xf32>) -> tensor<1x8x6x6xf32>
   return %0 : tensor<1x8x6x6xf32>
 }
+
+// -----
+
+func.func @suppress_not_square(%overlap: tensor<2x5x4xf32>, %valid: tensor<2x5xf32>) -> tensor<2x5xf32> {
+  // expected-error@+2 {{suppress needs f32 overlap [L, N, N] and valid [L, N], got 'tensor<2x5x4xf32>' and 'tensor<2x5xf32>'}}
+  // expected-error@+1 {{'ign.suppress' op failed to infer returned types}}
+  %keep = ign.suppress %overlap, %valid : (tensor<2x5x4xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+  return %keep : tensor<2x5xf32>
+}

@@ -49,3 +49,44 @@ for case, (x, mask, keep, ids, r) in cases.items():
     bad = [o.name for o, g, w in zip(pair.session.get_outputs(), got, want)
            if g.shape != w.shape or not np.array_equal(g, w)]
     print(f"{case}: {'match' if not bad else 'DIFFERS in ' + ', '.join(bad)}")
+
+# NonMaxSuppression on random boxes (corners in either order), then the
+# post-processing detection models export: the kept boxes' coordinates and
+# scores gathered by the selected indices.
+text = ('<ir_version: 8, opset_import: ["" : 13]>\n'
+        "nms (float[2, 60, 4] boxes, float[2, 3, 60] scores, float iou, float floor)"
+        " => (int64[K, 3] selected, float[K, 4] kept, float[K, 1] best) {\n"
+        "  limit = Constant <value = int64[1] {25}> ()\n"
+        "  selected = NonMaxSuppression (boxes, scores, limit, iou, floor)\n"
+        "  column = Constant <value = int64 {2}> ()\n"
+        "  which = Gather <axis = 1> (selected, column)\n"
+        "  flat = Reshape (boxes, shape)\n"
+        "  shape = Constant <value = int64[2] {120, 4}> ()\n"
+        "  kept = Gather <axis = 0> (flat, which)\n"
+        "  top = ReduceMax <axes = [0, 1], keepdims = 0> (scores)\n"
+        "  scaled = Mul (kept, two)\n"
+        "  two = Constant <value = float {2.0}> ()\n"
+        "  first = Gather <axis = 0> (top, which)\n"
+        "  best = Unsqueeze (first, one)\n"
+        "  one = Constant <value = int64[1] {1}> ()\n"
+        "}\n")
+text = text.replace("  flat = Reshape (boxes, shape)\n  shape = Constant <value = int64[2] {120, 4}> ()\n",
+                    "  shape = Constant <value = int64[2] {120, 4}> ()\n  flat = Reshape (boxes, shape)\n")
+text = text.replace("  scaled = Mul (kept, two)\n  two = Constant <value = float {2.0}> ()\n", "")
+text = text.replace("  best = Unsqueeze (first, one)\n  one = Constant <value = int64[1] {1}> ()\n",
+                    "  one = Constant <value = int64[1] {1}> ()\n  best = Unsqueeze (first, one)\n")
+pair = CompiledPair(onnx.parser.parse_model(text), "nms", work, ignc)
+for case, (iou, floor) in {"nms loose": (0.7, 0.0), "nms tight": (0.2, 0.5)}.items():
+    centers = rng.random((2, 60, 2)) * 10
+    sizes = rng.random((2, 60, 2)) * 4 + 0.5
+    boxes = np.concatenate([centers - sizes / 2, centers + sizes / 2], axis=2)
+    flip = rng.random((2, 60)) < 0.3
+    boxes[flip] = boxes[flip][:, [2, 3, 0, 1]]
+    feeds = {"boxes": boxes.astype(np.float32),
+             "scores": rng.random((2, 3, 60)).astype(np.float32),
+             "iou": np.array(iou, np.float32), "floor": np.array(floor, np.float32)}
+    got, want = pair.run(feeds)
+    bad = [o.name for o, g, w in zip(pair.session.get_outputs(), got, want)
+           if g.shape != w.shape or not np.array_equal(g, w)]
+    print(f"{case}: {'match' if not bad else 'DIFFERS in ' + ', '.join(bad)}"
+          f" ({got[0].shape[0]} boxes)")

@@ -781,6 +781,26 @@ LogicalResult CumSumOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
                                types);
 }
 
+LogicalResult SuppressOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
+                                           Adaptor adaptor, Types &types) {
+  IGN_VERIFY_ADAPTOR();
+  RankedTensorType overlap, valid;
+  if (failed(requireTensor(loc, adaptor.getOverlap(), overlap, "overlap")) ||
+      failed(requireTensor(loc, adaptor.getValid(), valid, "valid")))
+    return failure();
+  if (valid.getRank() != 2 || !valid.getElementType().isF32() ||
+      overlap.getElementType() != valid.getElementType() ||
+      overlap.getShape() != ArrayRef<int64_t>{valid.getDimSize(0),
+                                              valid.getDimSize(1),
+                                              valid.getDimSize(1)})
+    return emitOptionalError(loc,
+                             "suppress needs f32 overlap [L, N, N] and "
+                             "valid [L, N], got ",
+                             overlap, " and ", valid);
+  types.push_back(valid);
+  return success();
+}
+
 LogicalResult TopKOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
                                        Adaptor adaptor, Types &types) {
   IGN_VERIFY_ADAPTOR();

@@ -103,4 +103,15 @@ def Ign_TopKOp : Ign_Op<"topk"> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
+// The greedy pass of non-maximum suppression over candidates taken in order
+// (best first): keep[l, i] = valid[l, i] and no kept j < i overlaps i
+// (overlap[l, i, j]). overlap [L, N, N], valid [L, N] and keep are f32 masks
+// (0 or 1). A loop over the candidates (LowerIndexing.cpp).
+def Ign_SuppressOp : Ign_Op<"suppress"> {
+  let summary = "greedy suppression of overlapping candidates, in order";
+  let arguments = (ins Ign_Tensor:$overlap, Ign_Tensor:$valid);
+  let results = (outs Ign_Tensor:$keep);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
 #endif // IGN_REDUCTION_OPS_TD

@@ -53,8 +53,23 @@ def bundle_with_manifest(manifest_path):
     path = os.path.join(tmp, "replay.ignb")
     open(path, "wb").write(out)
     return path
+def scalesim_command(path):
+    """The harness's first byte picks the reader (conv topology, GEMM
+    topology, config); `ignc sim` reads the rest as that file."""
+    data = open(path, "rb").read()
+    mode = data[0] % 3 if data else 0
+    file = os.path.join(tmp, "replay" + (".cfg" if mode == 2 else ".csv"))
+    open(file, "wb").write(data[1:])
+    out = os.path.join(tmp, "sim")
+    if mode == 2:
+        return [ignc, "sim", "--config", file, "--topology", file, "--output-dir", out]
+    return [ignc, "sim", "--chip", "gemmini-16", "--topology", file, "--output-dir", out,
+            *(["--gemm"] if mode == 1 else [])]
+
+
 # What each harness feeds, as an ignc command line for the input.
 COMMANDS = {
+    "scalesim": scalesim_command,
     "onnx-import": lambda f: [ignc, f, "--emit=ign"],
     "onnx-text-import": lambda f: [ignc, f, "--emit=ign"],
     "tuning-records": lambda f: [ignc, "db", "import", f, "--tuning-db", db],

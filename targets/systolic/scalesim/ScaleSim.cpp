@@ -35,6 +35,11 @@ int64_t TopologyLayer::macs() const {
 
 namespace {
 
+/// Depthwise layers expand to one layer per channel: a topology may expand
+/// to at most this many layers (a channel count up to 2^24 per line made
+/// the reader build millions of layers: found by fuzz-scalesim).
+constexpr size_t kMaxTopologyLayers = size_t(1) << 16;
+
 /// One topology line's layer (\p lineNo counts from 1); SCALE-Sim's
 /// depthwise layers come back split per channel.
 Status parseLayer(std::string_view line, bool gemm, const std::string &path,
@@ -93,6 +98,11 @@ Status parseLayer(std::string_view line, bool gemm, const std::string &path,
   if (!gemm && l.name.find("DP") != std::string::npos) {
     // Depthwise: SCALE-Sim runs one single-channel layer per channel.
     int64_t channels = l.channels;
+    if (size_t(channels) > kMaxTopologyLayers - layers.size())
+      return bad(strFormat("depthwise layer '%s' has %lld channels, one layer "
+                           "each: the topology would pass %zu layers",
+                           l.name.c_str(), (long long)channels,
+                           kMaxTopologyLayers));
     for (int64_t c = 0; c < channels; ++c) {
       TopologyLayer d = l;
       d.name = l.name + "Channel_" + std::to_string(c);
@@ -100,6 +110,9 @@ Status parseLayer(std::string_view line, bool gemm, const std::string &path,
       layers.push_back(d);
     }
   } else {
+    if (layers.size() >= kMaxTopologyLayers)
+      return bad(
+          strFormat("the topology passes %zu layers", kMaxTopologyLayers));
     layers.push_back(l);
   }
   return Status();

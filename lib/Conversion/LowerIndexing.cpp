@@ -179,6 +179,42 @@ struct GatherNDLowering : OpRewritePattern<GatherNDOp> {
   }
 };
 
+/// Along an axis longer than this, ScatterElements writes its updates one
+/// by one (linear) instead of gathering them per output element (which
+/// scans the axis for each one: vectorizable, but quadratic).
+constexpr int64_t kScatterScanLimit = 16;
+
+/// ScatterElements as a loop nest over the updates in row-major order, each
+/// one combined into the output (a copy of data) at its target: linear in
+/// the updates, and the same order (the last of equal targets wins).
+Value scatterByUpdates(PatternRewriter &b, ScatterElementsOp op) {
+  Location loc = op.getLoc();
+  Value indices = op.getIndices(), updates = op.getUpdates();
+  auto ut = tensorType(updates), dt = tensorType(op.getData());
+  int64_t axis = op.getAxis();
+  SmallVector<Value> lbs, ubs, steps;
+  for (int64_t d = 0; d < ut.getRank(); ++d) {
+    lbs.push_back(idx(b, loc, 0));
+    ubs.push_back(idx(b, loc, ut.getDimSize(d)));
+    steps.push_back(idx(b, loc, 1));
+  }
+  auto nest = scf::buildLoopNest(
+      b, loc, lbs, ubs, steps, ValueRange{op.getData()},
+      [&](OpBuilder &nb, Location nl, ValueRange iv,
+          ValueRange out) -> scf::ValueVector {
+        SmallVector<Value> at(iv);
+        at[axis] = safeIndex(
+            nb, nl,
+            toIndex(nb, nl, nb.create<tensor::ExtractOp>(nl, indices, iv)),
+            dt.getDimSize(axis));
+        Value acc = nb.create<tensor::ExtractOp>(nl, out[0], at);
+        Value u = nb.create<tensor::ExtractOp>(nl, updates, iv);
+        Value next = combine(nb, nl, op.getReduction(), acc, u);
+        return {nb.create<tensor::InsertOp>(nl, next, out[0], at).getResult()};
+      });
+  return nest.results.front();
+}
+
 /// out[p] = data[p] combined with every update whose target is p, in order.
 struct ScatterElementsLowering : OpRewritePattern<ScatterElementsOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -189,6 +225,10 @@ struct ScatterElementsLowering : OpRewritePattern<ScatterElementsOp> {
     auto ut = tensorType(updates), dt = tensorType(data);
     int64_t axis = op.getAxis(), rank = ut.getRank();
     StringRef reduction = op.getReduction();
+    if (ut.getDimSize(axis) > kScatterScanLimit && ut.getNumElements() > 0) {
+      b.replaceOp(op, scatterByUpdates(b, op));
+      return success();
+    }
     Value r = generate(
         b, op.getLoc(), rtype(op),
         [&](OpBuilder &nb, Location nl, ValueRange iv) {

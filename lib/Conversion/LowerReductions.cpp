@@ -2,6 +2,7 @@
 
 #include "LoweringUtils.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -329,9 +330,54 @@ struct HardmaxLowering : OpRewritePattern<HardmaxOp> {
   }
 };
 
+/// Along an axis longer than this, cumsum runs as one pass with a running
+/// sum (linear) instead of a masked sum per element (vectorizable, but
+/// quadratic in the axis).
+constexpr int64_t kCumSumMaskedLimit = 16;
+
+/// cumsum as a loop nest with the axis innermost, carrying the running sum
+/// (reset where each line along the axis starts).
+Value cumSumByScan(PatternRewriter &b, CumSumOp op) {
+  Location loc = op.getLoc();
+  auto type = tensorType(op.getInput());
+  int64_t rank = type.getRank(), axis = op.getAxis(), n = type.getDimSize(axis);
+  Type et = type.getElementType();
+  SmallVector<Value> lbs, ubs, steps;
+  for (int64_t d = 0; d <= rank; ++d) // the other dims, then the axis
+    if (d != axis) {
+      int64_t dim = type.getDimSize(d == rank ? axis : d);
+      lbs.push_back(b.create<arith::ConstantIndexOp>(loc, 0));
+      ubs.push_back(b.create<arith::ConstantIndexOp>(loc, dim));
+      steps.push_back(b.create<arith::ConstantIndexOp>(loc, 1));
+    }
+  Value zero = scalar(b, loc, et, 0);
+  auto nest = scf::buildLoopNest(
+      b, loc, lbs, ubs, steps,
+      ValueRange{b.create<tensor::EmptyOp>(loc, type.getShape(), et), zero},
+      [&](OpBuilder &nb, Location nl, ValueRange iv,
+          ValueRange acc) -> scf::ValueVector {
+        Value t = iv.back();
+        SmallVector<Value> at(iv.drop_back());
+        Value i = op.getReverse()
+                      ? nb.create<arith::SubIOp>(
+                            nl, nb.create<arith::ConstantIndexOp>(nl, n - 1), t)
+                      : t;
+        at.insert(at.begin() + axis, i);
+        Value first =
+            nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::eq, t,
+                                     nb.create<arith::ConstantIndexOp>(nl, 0));
+        Value running = nb.create<arith::SelectOp>(nl, first, zero, acc[1]);
+        Value x = nb.create<tensor::ExtractOp>(nl, op.getInput(), at);
+        Value next = addV(nb, nl, running, x);
+        Value out = nb.create<tensor::InsertOp>(
+            nl, op.getExclusive() ? running : next, acc[0], at);
+        return {out, next};
+      });
+  return nest.results.front();
+}
+
 /// cumsum as out[i] = sum over j of x[j] masked by (j <= i), along the axis
-/// (exclusive: j < i; reverse: j >= i). Quadratic, which is fine for the
-/// reference lowering.
+/// (exclusive: j < i; reverse: j >= i): short axes; cumSumByScan otherwise.
 struct CumSumLowering : OpRewritePattern<CumSumOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(CumSumOp op,
@@ -341,6 +387,11 @@ struct CumSumLowering : OpRewritePattern<CumSumOp> {
     int64_t rank = type.getRank(), axis = op.getAxis();
     Type et = type.getElementType();
     bool exclusive = op.getExclusive(), reverse = op.getReverse();
+    if (type.getDimSize(axis) > kCumSumMaskedLimit &&
+        type.getNumElements() > 0) {
+      b.replaceOp(op, cumSumByScan(b, op));
+      return success();
+    }
     SmallVector<AffineExpr> inExprs, outExprs;
     for (int64_t d = 0; d < rank; ++d) {
       outExprs.push_back(b.getAffineDimExpr(d));

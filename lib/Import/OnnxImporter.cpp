@@ -2,6 +2,8 @@
 
 #include "GraphImporter.h"
 
+#include "llvm/ADT/StringSet.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -621,7 +623,16 @@ LogicalResult GraphImporter::importFunction(const onnx::NodeProto &node,
 
 LogicalResult GraphImporter::importNodes(const onnx::GraphProto &g,
                                          int64_t nodeOpset) {
+  llvm::StringSet<> produced;
   for (const auto &node : g.node()) {
+    // ONNX graphs are in SSA form: a second producer of a name would
+    // silently replace the first (and crashes ONNX's own shape inference).
+    for (const auto &out : node.output())
+      if (!out.empty() && (values.count(out) || !produced.insert(out).second))
+        return emitError(nodeLoc(node))
+               << "output '" << out
+               << "' is already produced by an earlier node or is a graph "
+                  "input (ONNX graphs assign each name once)";
     for (const auto &in : node.input())
       if (!in.empty() && !isKnown(in))
         return emitError(nodeLoc(node))
@@ -850,8 +861,12 @@ OwningOpRef<ModuleOp> GraphImporter::importModel(onnx::ModelProto &model) {
     initializerNames.insert(init.name());
   std::set<std::string> inputNames;
   for (const auto &in : graph.input())
-    if (!initializerNames.count(in.name()))
-      inputNames.insert(in.name());
+    if (!initializerNames.count(in.name()) &&
+        !inputNames.insert(in.name()).second) {
+      emitError(modelLoc()) << "graph input '" << in.name()
+                            << "' is declared twice";
+      return nullptr;
+    }
   if (failed(checkInputOptions(inputNames)))
     return nullptr;
 

@@ -272,15 +272,27 @@ std::string buildTransformScript(func::FuncOp kernel,
     op->setAttr(kOpTag, IntegerAttr::get(IntegerType::get(op->getContext(), 64),
                                          index));
     oneThread.push_back(whyOneThread(op));
-    if (!oneThread.back().empty()) {
+    std::optional<OpMapping> m;
+    if (oneThread.back().empty()) {
+      m = mapOp(op, schedule, limits, why);
+      if (!m) {
+        why = op->getName().getStringRef().str() + ": " + why;
+        return WalkResult::interrupt();
+      }
+    }
+    if (int64_t n = longestThreadLoop(op, m ? &*m : nullptr);
+        limits.maxLoopIterations > 0 && n > limits.maxLoopIterations) {
+      why = op->getName().getStringRef().str() + ": a loop of " +
+            std::to_string(n) +
+            " iterations in one thread, and the driver "
+            "stops loops after " +
+            std::to_string(limits.maxLoopIterations);
+      return WalkResult::interrupt();
+    }
+    if (!m) {
       singles.push_back(op);
       steps += singleThreadSteps(index++);
       return WalkResult::advance();
-    }
-    std::optional<OpMapping> m = mapOp(op, schedule, limits, why);
-    if (!m) {
-      why = op->getName().getStringRef().str() + ": " + why;
-      return WalkResult::interrupt();
     }
     steps += opSteps(index++, *m);
     return WalkResult::advance();

@@ -124,6 +124,20 @@ search::ScheduleSpace gpuScheduleSpace(const ChipLimits &limits) {
   return space;
 }
 
+int64_t longestThreadLoop(linalg::LinalgOp op, const OpMapping *mapping) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t longest = 1;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    int64_t n = ranges[i];
+    if (mapping && mapping->threads[i] > 0)
+      n = ceilDiv(mapping->workgroupTile[i], mapping->threads[i]);
+    else if (mapping && mapping->workgroupTile[i] > 0)
+      n = mapping->workgroupTile[i]; // spread over workgroups only
+    longest = std::max(longest, n);
+  }
+  return longest;
+}
+
 std::optional<OpMapping> mapOp(linalg::LinalgOp op, const GpuSchedule &s,
                                const ChipLimits &limits, std::string &why) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();

@@ -39,6 +39,10 @@ struct ChipLimits {
   /// Buffers one dispatch may bind (Vulkan's
   /// maxPerStageDescriptorStorageBuffers).
   int64_t maxStorageBuffers = 32;
+  /// Iterations after which the driver stops a loop (0: none). Mesa's
+  /// lavapipe ends every shader loop after 65535 (gallivm's guard against
+  /// endless loops): a longer one silently computes a wrong result.
+  int64_t maxLoopIterations = 0;
 };
 
 /// A kernel's knob values: threads of a workgroup along x (the innermost
@@ -72,6 +76,11 @@ struct OpMapping {
   std::array<int64_t, 3> blockSize{1, 1, 1}; // x, y, z
   std::array<int64_t, 3> gridSize{1, 1, 1};
 };
+
+/// The most iterations any loop of `op` runs within one GPU thread: every
+/// loop's range where the op runs in one thread (`mapping` null), else the
+/// loops not spread over threads and each thread's share of those that are.
+int64_t longestThreadLoop(mlir::linalg::LinalgOp op, const OpMapping *mapping);
 
 /// Why `op` runs as one thread of one workgroup, or "" when a workgroup
 /// grid can cover it: it needs a parallel loop, and every operand must

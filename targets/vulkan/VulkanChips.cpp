@@ -101,6 +101,9 @@ std::optional<VulkanChip> vulkanChip(const std::string &name,
     VulkanChip c = preset("lavapipe", "Mesa lavapipe (Vulkan on the CPU)", true,
                           8, 1024, 32768, 32, 0, 0, 0, 0);
     c.limits.maxWorkgroupSize = {1024, 1024, 1024};
+    // gallivm ends every loop after 65535 iterations (a sum of 70000 ones
+    // gave 65535): kernels with a longer loop in one thread stay on the host.
+    c.limits.maxLoopIterations = 65535;
     c.runsHere = true;
     return c;
   }

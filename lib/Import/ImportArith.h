@@ -24,6 +24,8 @@ public:
   void fail() { bad = true; }
 
   Value c(double v) { return n.scalarConstant(f32, v); }
+  /// A scalar of `type` (integer or float).
+  Value scalarOf(Type type, double v) { return n.scalarConstant(type, v); }
   Value i64(int64_t v) {
     return n.scalarConstant(IntegerType::get(f32.getContext(), 64), double(v));
   }

@@ -240,6 +240,35 @@ FailureOr<UniqueItems> uniqueItems(Arith &a, Value x, RankedTensorType type,
   return UniqueItems{a.reshape(moved, {items, width}), items, width};
 }
 
+/// For items [d, m]: which pairs are equal, same[i, j], and (when `lex`)
+/// which item j orders lexicographically before item i, less[i, j]: the
+/// element where they first differ is smaller in j. One element per item
+/// compares directly.
+std::pair<Value, Value> compareItems(Arith &a, Value rows, int64_t d, int64_t m,
+                                     bool lex) {
+  if (m == 1) {
+    Value lhs = a.reshape(rows, {d, 1}), rhs = a.reshape(rows, {1, d});
+    return {a.equal(lhs, rhs), lex ? a.less(rhs, lhs) : Value()};
+  }
+  NodeImporter &n = a.node();
+  Value lhs = a.reshape(rows, {d, 1, m}), rhs = a.reshape(rows, {1, d, m});
+  Value differs = a.op<NotOp>({a.equal(lhs, rhs)}); // [d, d, m]
+  Value diffCount = a.attrOp<ReduceSumOp>(
+      a.cast(differs, n.builder().getI32Type()),
+      {n.named("axes", n.i64Array({2})), n.namedBool("keepdims", false)});
+  Value same = a.equal(diffCount, a.scalarOf(n.builder().getI32Type(), 0));
+  if (!lex || a.failed())
+    return {same, Value()};
+  Value firstDiff = a.argmax(a.cast(differs, n.builder().getF32Type()), 2);
+  auto lessAt = n.createValue<GatherElementsOp>({a.less(rhs, lhs), firstDiff},
+                                                {n.namedI64("axis", 2)});
+  if (failed(lessAt)) {
+    a.fail();
+    return {same, same};
+  }
+  return {same, a.both(a.reshape(*lessAt, {d, d}), a.op<NotOp>({same}))};
+}
+
 /// Unique(x, axis?, sorted): the distinct items of x (elements, or slices
 /// along axis), sorted ascending (lexicographically for slices) or in order
 /// of first occurrence; each one's first index, each item's index into them,
@@ -275,38 +304,24 @@ LogicalResult importUnique(NodeImporter &n) {
                      << " items of " << m << " elements; ignc supports up to "
                      << kUniqueCompareLimit << " element compares";
   Type i64 = i64Type(n), f32 = n.builder().getF32Type();
-  Value lhs = a.reshape(items->rows, {d, 1, m}),
-        rhs = a.reshape(items->rows, {1, d, m});
-  // differs[i, j, k]: item j's element k differs from item i's.
-  Value differs = a.op<NotOp>({a.equal(lhs, rhs)});
-  Value diffCount = a.attrOp<ReduceSumOp>(
-      a.cast(differs, i64),
-      {n.named("axes", n.i64Array({2})), n.namedBool("keepdims", false)});
-  Value same = a.equal(diffCount, a.i64(0)); // [d, d]
+  auto [same, lexLess] = compareItems(a, items->rows, d, m, *sorted);
+  // Counts of up to 2^24 pairs: i32 sums (twice the lanes of i64).
+  Type i32 = n.builder().getI32Type();
+  auto rowSum = [&](Value v) {
+    return a.cast(
+        a.attrOp<ReduceSumOp>(a.cast(v, i32), {n.named("axes", n.i64Array({1})),
+                                               n.namedBool("keepdims", false)}),
+        i64);
+  };
   Value index = iota(a, d);
   Value before = a.less(a.reshape(index, {1, d}), a.reshape(index, {d, 1}));
-  Value first = a.equal(a.attrOp<ReduceSumOp>(a.cast(a.both(same, before), i64),
-                                              {n.named("axes", n.i64Array({1})),
-                                               n.namedBool("keepdims", false)}),
-                        a.i64(0)); // [d]
+  Value first = a.equal(rowSum(a.both(same, before)), a.i64(0)); // [d]
   // orders[i, j]: item j's kind orders before item i's.
-  Value orders;
-  if (*sorted) {
-    Value firstDiff = a.argmax(a.cast(differs, f32), 2); // [d, d, 1]
-    auto lessAt = n.createValue<GatherElementsOp>({a.less(rhs, lhs), firstDiff},
-                                                  {n.namedI64("axis", 2)});
-    if (failed(lessAt))
-      return failure();
-    orders = a.both(a.reshape(*lessAt, {d, d}), a.op<NotOp>({same}));
-  } else {
+  Value orders = lexLess;
+  if (!*sorted) {
     Value firstOf = a.reshape(a.argmax(a.cast(same, f32), 1), {d});
     orders = a.less(a.reshape(firstOf, {1, d}), a.reshape(firstOf, {d, 1}));
   }
-  auto rowSum = [&](Value v) {
-    return a.attrOp<ReduceSumOp>(
-        a.cast(v, i64),
-        {n.named("axes", n.i64Array({1})), n.namedBool("keepdims", false)});
-  };
   Value inverse = rowSum(a.both(orders, a.reshape(first, {1, d})));
   Value slot = a.select(first, inverse, a.i64(d));
   Value firstIndex = scatterToSlots(a, slot, index, d);

@@ -53,9 +53,9 @@ def case_unique(n):
     return text, {"x": rng.integers(0, n // 4, n).astype(np.int64)}
 
 
-def case_nms(n):
+def case_nms(n, classes=1):
     text = (f'<ir_version: 8, opset_import: ["" : 13]>\n'
-            f"g (float[1, {n}, 4] b, float[1, 1, {n}] s) => (int64[K, 3] y) {{\n"
+            f"g (float[1, {n}, 4] b, float[1, {classes}, {n}] s) => (int64[K, 3] y) {{\n"
             "  k = Constant <value = int64[1] {100}> ()\n"
             "  t = Constant <value = float[1] {0.5}> ()\n"
             "  f = Constant <value = float[1] {0.25}> ()\n"
@@ -63,7 +63,8 @@ def case_nms(n):
     rng = np.random.default_rng(5)
     c, z = rng.random((1, n, 2)) * 100, rng.random((1, n, 2)) * 10 + 1
     return text, {"b": np.concatenate([c - z / 2, c + z / 2], 2).astype(np.float32),
-                  "s": rng.random((1, 1, n)).astype(np.float32)}
+                  "s": (rng.random((1, classes, n)) ** (8 if classes > 1 else 1))
+                  .astype(np.float32)}
 
 
 CASES = [("NonZero", "x [256, 1024]", case_nonzero, 256),
@@ -72,7 +73,9 @@ CASES = [("NonZero", "x [256, 1024]", case_nonzero, 256),
          ("Unique", "x [1024]", case_unique, 1024),
          ("Unique", "x [4096]", case_unique, 4096),
          ("NonMaxSuppression", "200 boxes", case_nms, 200),
-         ("NonMaxSuppression", "2000 boxes", case_nms, 2000)]
+         ("NonMaxSuppression", "2000 boxes", case_nms, 2000),
+         ("NonMaxSuppression", "8400 boxes, 80 classes (a detector's)",
+          lambda n: case_nms(n, 80), 8400)]
 
 
 def ignc_median(bundle, feeds, work, rounds):

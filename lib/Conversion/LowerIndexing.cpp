@@ -11,6 +11,8 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
+#include <limits>
+
 using namespace mlir;
 
 namespace ign::lowering {
@@ -408,50 +410,260 @@ struct TopKLowering : OpRewritePattern<TopKOp> {
   }
 };
 
-/// Greedy suppression as an scf.for over the candidates carrying the keep
-/// mask [L, N] (zeros at first): step i keeps candidate i where it is valid
-/// and no kept candidate overlaps it (the max over j of keep[l, j] *
-/// overlap[l, i, j]; candidates from i on are not kept yet). Each step is
-/// vector work over L x N, written with ign ops the conversion lowers.
-struct SuppressLowering : OpRewritePattern<SuppressOp> {
+/// Builds NonMaxSuppression's selection for one batch and class (scalar
+/// loops; NonMaxSuppressionLowering).
+struct BoxSelection {
+  OpBuilder &b;
+  Location loc;
+  NonMaxSuppressionOp op;
+  Value batch, cls;           // index
+  Value iouLimit, scoreLimit; // f32
+  Value maxOut;               // i64
+  int64_t n;
+  /// The candidates over the score limit (box indices, i64 [N], in index
+  /// order) and how many (index): found once per class.
+  Value candidates, numCandidates;
+
+  Value c(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
+  Value f(double v) {
+    return b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(float(v)));
+  }
+  Value cmpf(arith::CmpFPredicate p, Value x, Value y) {
+    return b.create<arith::CmpFOp>(loc, p, x, y);
+  }
+  Value both(Value x, Value y) { return b.create<arith::AndIOp>(loc, x, y); }
+
+  /// Whether boxes i and j (index) overlap by more than the IoU limit.
+  Value overlaps(Value i, Value j) {
+    auto coord = [&](Value box, int64_t k) -> Value {
+      return b.create<tensor::ExtractOp>(loc, op.getBoxes(),
+                                         ValueRange{batch, box, c(k)});
+    };
+    Value y1i = coord(i, 0), x1i = coord(i, 1), y2i = coord(i, 2),
+          x2i = coord(i, 3), y1j = coord(j, 0), x1j = coord(j, 1),
+          y2j = coord(j, 2), x2j = coord(j, 3);
+    auto sub = [&](Value x, Value y) -> Value {
+      return b.create<arith::SubFOp>(loc, x, y);
+    };
+    auto mul = [&](Value x, Value y) -> Value {
+      return b.create<arith::MulFOp>(loc, x, y);
+    };
+    Value h = sub(b.create<arith::MinimumFOp>(loc, y2i, y2j),
+                  b.create<arith::MaximumFOp>(loc, y1i, y1j));
+    Value w = sub(b.create<arith::MinimumFOp>(loc, x2i, x2j),
+                  b.create<arith::MaximumFOp>(loc, x1i, x1j));
+    Value inter = mul(h, w);
+    Value areaI = mul(sub(y2i, y1i), sub(x2i, x1i));
+    Value areaJ = mul(sub(y2j, y1j), sub(x2j, x1j));
+    Value uni = sub(b.create<arith::AddFOp>(loc, areaI, areaJ), inter);
+    auto positive = [&](Value v) {
+      return cmpf(arith::CmpFPredicate::OGT, v, f(0));
+    };
+    Value meets = both(both(both(positive(h), positive(w)),
+                            both(positive(areaI), positive(areaJ))),
+                       positive(uni));
+    Value iou = b.create<arith::DivFOp>(loc, inter, uni);
+    return both(meets, cmpf(arith::CmpFPredicate::OGT, iou, iouLimit));
+  }
+
+  /// The box index of candidate `k` (index).
+  Value candidate(OpBuilder &at, Location l, Value k) {
+    return at.create<arith::IndexCastOp>(
+        l, at.getIndexType(), at.create<tensor::ExtractOp>(l, candidates, k));
+  }
+
+  /// The position in `candidates` of the best one not taken yet (i64, -1
+  /// if none): a scan in index order, so equal scores keep the lower index.
+  Value best(Value used) {
+    Value none = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(-1));
+    Value lowest = f(-std::numeric_limits<float>::infinity());
+    auto scan = b.create<scf::ForOp>(
+        loc, c(0), numCandidates, c(1), ValueRange{none, lowest},
+        [&](OpBuilder &sb, Location sl, Value k, ValueRange acc) {
+          Value s = sb.create<tensor::ExtractOp>(
+              sl, op.getScores(), ValueRange{batch, cls, candidate(sb, sl, k)});
+          Value taken = sb.create<tensor::ExtractOp>(sl, used, k);
+          Value free = sb.create<arith::XOrIOp>(
+              sl, taken,
+              sb.create<arith::ConstantOp>(sl, sb.getBoolAttr(true)));
+          Value better = sb.create<arith::AndIOp>(
+              sl, free,
+              sb.create<arith::CmpFOp>(sl, arith::CmpFPredicate::OGT, s,
+                                       acc[1]));
+          Value k64 = sb.create<arith::IndexCastOp>(sl, sb.getI64Type(), k);
+          sb.create<scf::YieldOp>(
+              sl,
+              ValueRange{sb.create<arith::SelectOp>(sl, better, k64, acc[0]),
+                         sb.create<arith::SelectOp>(sl, better, s, acc[1])});
+        });
+    return scan.getResult(0);
+  }
+
+  /// The row of `selected` cleared to -1, and the candidates over the score
+  /// limit listed (sets candidates and numCandidates).
+  Value prepare(Value selected) {
+    auto scan = b.create<scf::ForOp>(
+        loc, c(0), c(n), c(1),
+        ValueRange{selected,
+                   b.create<tensor::EmptyOp>(loc, ArrayRef<int64_t>{n},
+                                             b.getI64Type()),
+                   c(0)},
+        [&](OpBuilder &sb, Location sl, Value k, ValueRange acc) {
+          Value s = sb.create<tensor::ExtractOp>(sl, op.getScores(),
+                                                 ValueRange{batch, cls, k});
+          Value over = sb.create<arith::CmpFOp>(sl, arith::CmpFPredicate::OGT,
+                                                s, scoreLimit);
+          Value none =
+              sb.create<arith::ConstantOp>(sl, sb.getI64IntegerAttr(-1));
+          Value cleared = sb.create<tensor::InsertOp>(
+              sl, none, acc[0], ValueRange{batch, cls, k});
+          // Written at the list's end either way; counted when over.
+          Value k64 = sb.create<arith::IndexCastOp>(sl, sb.getI64Type(), k);
+          Value listed = sb.create<tensor::InsertOp>(sl, k64, acc[1], acc[2]);
+          Value one = sb.create<arith::ConstantIndexOp>(sl, 1);
+          Value count = sb.create<arith::SelectOp>(
+              sl, over, sb.create<arith::AddIOp>(sl, acc[2], one), acc[2]);
+          sb.create<scf::YieldOp>(sl, ValueRange{cleared, listed, count});
+        });
+    candidates = scan.getResult(1);
+    numCandidates = scan.getResult(2);
+    return scan.getResult(0);
+  }
+
+  /// Whether a box kept so far (selected[batch, cls, 0..count)) overlaps
+  /// box j.
+  Value suppressed(Value selected, Value count, Value j) {
+    auto scan = b.create<scf::ForOp>(
+        loc, c(0), count, c(1),
+        ValueRange{b.create<arith::ConstantOp>(loc, b.getBoolAttr(false))},
+        [&](OpBuilder &sb, Location sl, Value r, ValueRange acc) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(sb.getInsertionBlock(), sb.getInsertionPoint());
+          Value kept = b.create<arith::IndexCastOp>(
+              sl, b.getIndexType(),
+              b.create<tensor::ExtractOp>(sl, selected,
+                                          ValueRange{batch, cls, r}));
+          b.create<scf::YieldOp>(
+              sl, Value(b.create<arith::OrIOp>(sl, acc[0], overlaps(kept, j))));
+        });
+    return scan.getResult(0);
+  }
+
+  /// One step: take the best candidate left and keep it unless suppressed.
+  /// State: selected, used, count (index), active (i1).
+  SmallVector<Value> step(ValueRange state) {
+    Value selected = state[0], used = state[1], count = state[2];
+    Value pick = best(used);
+    Value found = b.create<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::sge, pick,
+        b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(0)));
+    auto taken = b.create<scf::IfOp>(
+        loc, found,
+        [&](OpBuilder &tb, Location tl) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(tb.getInsertionBlock(), tb.getInsertionPoint());
+          Value at = b.create<arith::IndexCastOp>(tl, b.getIndexType(), pick);
+          Value nowUsed = b.create<tensor::InsertOp>(
+              tl, b.create<arith::ConstantOp>(tl, b.getBoolAttr(true)), used,
+              at);
+          Value box = b.create<tensor::ExtractOp>(tl, candidates, at);
+          Value j = b.create<arith::IndexCastOp>(tl, b.getIndexType(), box);
+          Value keep = b.create<arith::XOrIOp>(
+              tl, suppressed(selected, count, j),
+              b.create<arith::ConstantOp>(tl, b.getBoolAttr(true)));
+          auto written = b.create<scf::IfOp>(
+              tl, keep,
+              [&](OpBuilder &wb, Location wl) {
+                wb.create<scf::YieldOp>(
+                    wl, Value(wb.create<tensor::InsertOp>(
+                            wl, box, selected, ValueRange{batch, cls, count})));
+              },
+              [&](OpBuilder &wb, Location wl) {
+                wb.create<scf::YieldOp>(wl, selected);
+              });
+          Value next = b.create<arith::SelectOp>(
+              tl, keep, b.create<arith::AddIOp>(tl, count, c(1)), count);
+          Value more = b.create<arith::CmpIOp>(
+              tl, arith::CmpIPredicate::slt,
+              b.create<arith::IndexCastOp>(tl, b.getI64Type(), next), maxOut);
+          b.create<scf::YieldOp>(
+              tl, ValueRange{written.getResult(0), nowUsed, next, more});
+        },
+        [&](OpBuilder &eb, Location el) {
+          eb.create<scf::YieldOp>(
+              el, ValueRange{
+                      selected, used, count,
+                      eb.create<arith::ConstantOp>(el, eb.getBoolAttr(false))});
+        });
+    return SmallVector<Value>(taken.getResults());
+  }
+};
+
+/// NonMaxSuppression's selection as scalar loops for each batch and class:
+/// the row is cleared to -1, then each step scans for the best candidate
+/// not taken yet, takes it, and keeps it unless a kept box overlaps it,
+/// until max_output are kept or no candidate is left (then the remaining
+/// steps do nothing). O(steps x N) per class in time, O(N) in memory.
+struct NonMaxSuppressionLowering : OpRewritePattern<NonMaxSuppressionOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(SuppressOp op,
+  LogicalResult matchAndRewrite(NonMaxSuppressionOp op,
                                 PatternRewriter &b) const override {
     Location loc = op.getLoc();
-    auto type = tensorType(op.getValid());
-    int64_t l = type.getDimSize(0), n = type.getDimSize(1);
-    Type f32 = type.getElementType();
-    auto rowType = RankedTensorType::get({l, n}, f32),
-         colType = RankedTensorType::get({l}, f32);
-    Value init = filled(b, loc, type, scalar(b, loc, f32, 0));
-    auto loop = b.create<scf::ForOp>(
-        loc, idx(b, loc, 0), idx(b, loc, n), idx(b, loc, 1), ValueRange{init},
-        [&](OpBuilder &lb, Location ll, Value i, ValueRange keep) {
-          auto at = [&](int64_t v) { return OpFoldResult(lb.getIndexAttr(v)); };
-          Value row = lb.create<tensor::ExtractSliceOp>(
-              ll, rowType, op.getOverlap(),
-              SmallVector<OpFoldResult>{at(0), i, at(0)},
-              SmallVector<OpFoldResult>{at(l), at(1), at(n)},
-              SmallVector<OpFoldResult>(3, at(1)));
-          Value hit = lb.create<MulOp>(ll, rowType, row, keep[0]);
-          Value hidden = lb.create<ReduceMaxOp>(
-              ll, colType, hit, lb.getI64ArrayAttr({1}), lb.getBoolAttr(false));
-          auto unit = RankedTensorType::get({}, f32);
-          Value one = lb.create<ConstantOp>(
-              ll, unit, DenseElementsAttr::get(unit, lb.getFloatAttr(f32, 1)));
-          Value valid = lb.create<tensor::ExtractSliceOp>(
-              ll, colType, op.getValid(), SmallVector<OpFoldResult>{at(0), i},
-              SmallVector<OpFoldResult>{at(l), at(1)},
-              SmallVector<OpFoldResult>(2, at(1)));
-          Value kept = lb.create<MulOp>(
-              ll, colType, valid, lb.create<SubOp>(ll, colType, one, hidden));
-          Value next = lb.create<tensor::InsertSliceOp>(
-              ll, kept, keep[0], SmallVector<OpFoldResult>{at(0), i},
-              SmallVector<OpFoldResult>{at(l), at(1)},
-              SmallVector<OpFoldResult>(2, at(1)));
-          lb.create<scf::YieldOp>(ll, next);
+    auto type = cast<RankedTensorType>(op.getSelected().getType());
+    int64_t batches = type.getDimSize(0), classes = type.getDimSize(1),
+            n = type.getDimSize(2);
+    auto scalarOf = [&](Value t) {
+      return b.create<tensor::ExtractOp>(loc, t, ValueRange{}).getResult();
+    };
+    Value maxOut = scalarOf(op.getMaxOutput()),
+          iouLimit = scalarOf(op.getIouThreshold()),
+          scoreLimit = scalarOf(op.getScoreThreshold());
+    Value init =
+        b.create<tensor::EmptyOp>(loc, type.getShape(), b.getI64Type());
+    auto nest = scf::buildLoopNest(
+        b, loc, {idx(b, loc, 0), idx(b, loc, 0)},
+        {idx(b, loc, batches), idx(b, loc, classes)},
+        {idx(b, loc, 1), idx(b, loc, 1)}, ValueRange{init},
+        [&](OpBuilder &nb, Location nl, ValueRange bc,
+            ValueRange acc) -> scf::ValueVector {
+          BoxSelection sel{nb,       nl,         op,     bc[0], bc[1],
+                           iouLimit, scoreLimit, maxOut, n};
+          // The row to -1, the candidates listed, none taken yet.
+          Value cleared = sel.prepare(acc[0]);
+          auto unused = nb.create<scf::ForOp>(
+              nl, sel.c(0), sel.numCandidates, sel.c(1),
+              ValueRange{nb.create<tensor::EmptyOp>(nl, ArrayRef<int64_t>{n},
+                                                    nb.getI1Type())},
+              [&](OpBuilder &cb, Location cl, Value k, ValueRange s) {
+                Value no =
+                    cb.create<arith::ConstantOp>(cl, cb.getBoolAttr(false));
+                cb.create<scf::YieldOp>(
+                    cl, Value(cb.create<tensor::InsertOp>(cl, no, s[0], k)));
+              });
+          Value active = nb.create<arith::CmpIOp>(
+              nl, arith::CmpIPredicate::sgt, maxOut,
+              nb.create<arith::ConstantOp>(nl, nb.getI64IntegerAttr(0)));
+          auto steps = nb.create<scf::ForOp>(
+              nl, sel.c(0), sel.numCandidates, sel.c(1),
+              ValueRange{cleared, unused.getResult(0), sel.c(0), active},
+              [&](OpBuilder &sb, Location sl, Value, ValueRange state) {
+                auto run = sb.create<scf::IfOp>(
+                    sl, state[3],
+                    [&](OpBuilder &tb, Location) {
+                      BoxSelection inner = sel;
+                      OpBuilder::InsertionGuard guard(nb);
+                      nb.setInsertionPoint(tb.getInsertionBlock(),
+                                           tb.getInsertionPoint());
+                      tb.create<scf::YieldOp>(sl, inner.step(state));
+                    },
+                    [&](OpBuilder &eb, Location) {
+                      eb.create<scf::YieldOp>(sl, state);
+                    });
+                sb.create<scf::YieldOp>(sl, run.getResults());
+              });
+          return {steps.getResult(0)};
         });
-    b.replaceOp(op, loop.getResult(0));
+    b.replaceOp(op, nest.results.front());
     return success();
   }
 };
@@ -460,7 +672,7 @@ struct SuppressLowering : OpRewritePattern<SuppressOp> {
 
 void populateIndexingPatterns(RewritePatternSet &patterns) {
   patterns.add<EinsumLowering, GatherNDLowering, ScatterElementsLowering,
-               ScatterNDLowering, TopKLowering, SuppressLowering>(
+               ScatterNDLowering, TopKLowering, NonMaxSuppressionLowering>(
       patterns.getContext());
 }
 

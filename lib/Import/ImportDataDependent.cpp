@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringSet.h"
 
 #include <array>
+#include <limits>
 
 namespace ign::import {
 namespace {
@@ -353,10 +354,6 @@ LogicalResult importUnique(NodeImporter &n) {
   return setBounded(a, 3, counts, kinds);
 }
 
-/// NonMaxSuppression compares every pair of boxes of a class: at most this
-/// many pairs over all batches and classes.
-constexpr int64_t kSuppressPairLimit = int64_t(1) << 26;
-
 /// A scalar input of NonMaxSuppression as a 0-d tensor of `element`, or
 /// `dflt` when absent.
 FailureOr<Value> scalarInput(NodeImporter &n, Arith &a, size_t i, Type element,
@@ -373,9 +370,9 @@ FailureOr<Value> scalarInput(NodeImporter &n, Arith &a, size_t i, Type element,
   return a.cast(a.reshape(*v, {}), element);
 }
 
-/// The corners (y1, x1, y2, x2, each [B, N]) and areas of boxes [B, N, 4]:
+/// The corners (y1, x1, y2, x2, each [B, N]) of boxes [B, N, 4]:
 /// corners in either order, or centers and sizes (center_point_box).
-std::array<Value, 5> boxCorners(Arith &a, Value boxes, int64_t b, int64_t n,
+std::array<Value, 4> boxCorners(Arith &a, Value boxes, int64_t b, int64_t n,
                                 bool center) {
   auto coord = [&](int64_t k) {
     return a.reshape(a.slice(boxes, {0, 0, k}, {b, n, 1}), {b, n});
@@ -390,30 +387,7 @@ std::array<Value, 5> boxCorners(Arith &a, Value boxes, int64_t b, int64_t n,
     y1 = a.op<MinOp>({c0, c2}), y2 = a.op<MaxOp>({c0, c2});
     x1 = a.op<MinOp>({c1, c3}), x2 = a.op<MaxOp>({c1, c3});
   }
-  return {y1, x1, y2, x2, a.mul(a.sub(y2, y1), a.sub(x2, x1))};
-}
-
-/// Each class's boxes in order of score (best first; equal scores by
-/// index): order[b, c, r] is the box of rank r, from each box's rank (how
-/// many boxes beat it) scattered into place.
-FailureOr<Value> scoreOrder(Arith &a, Value scores, int64_t b, int64_t c,
-                            int64_t n) {
-  NodeImporter &nn = a.node();
-  Value si = a.reshape(scores, {b, c, n, 1}),
-        sj = a.reshape(scores, {b, c, 1, n});
-  Value index = iota(a, n);
-  Value earlier = a.less(a.reshape(index, {1, n}), a.reshape(index, {n, 1}));
-  Value beats = a.either(a.greater(sj, si), a.both(a.equal(sj, si), earlier));
-  Value rank = a.attrOp<ReduceSumOp>(
-      a.cast(beats, i64Type(nn)),
-      {nn.named("axes", nn.i64Array({3})), nn.namedBool("keepdims", false)});
-  Value boxes =
-      a.attrOp<ExpandOp>(index, {nn.named("shape", nn.i64Array({b, c, n}))});
-  if (a.failed())
-    return failure();
-  return nn.createValue<ScatterElementsOp>(
-      {splat(nn, i64Type(nn), {b, c, n}, 0), rank, boxes},
-      {nn.namedI64("axis", 2)});
+  return {y1, x1, y2, x2};
 }
 
 /// NonMaxSuppression(boxes [B, N, 4], scores [B, C, N], max per class?,
@@ -421,9 +395,9 @@ FailureOr<Value> scoreOrder(Arith &a, Value scores, int64_t b, int64_t c,
 /// taken best score first whose score passes the threshold and that overlap
 /// no box taken before by more than the IoU threshold, at most max per
 /// class; [count, 3] (batch, class, box) rows, by batch, class and score.
-/// The boxes sorted by score, every pair's overlap as a [B * C, N, N] mask,
-/// the greedy pass (ign.suppress), the per-class limit by a cumulative
-/// count, then the kept ones packed.
+/// The boxes as corners, ign.non_max_suppression's selection per class (a
+/// [B, C, N] table of kept box indices, -1 after the last), then the kept
+/// entries packed.
 LogicalResult importNonMaxSuppression(NodeImporter &n) {
   auto boxesType = n.inputType(0), scoresType = n.inputType(1);
   auto boxes = n.input(0), scores = n.input(1);
@@ -445,76 +419,36 @@ LogicalResult importNonMaxSuppression(NodeImporter &n) {
           c = scoresType->getDimSize(1);
   if (b * c * nb == 0)
     return n.error() << "NonMaxSuppression of no boxes is not supported";
-  if (nb > kSuppressPairLimit / nb / (b * c))
-    return n.error() << "NonMaxSuppression compares every pair of the " << nb
-                     << " boxes of each of " << b * c
-                     << " batches and classes; ignc supports up to "
-                     << kSuppressPairLimit << " pairs";
   Arith a(n);
   auto maxOut = scalarInput(n, a, 2, i64, 0, "max_output_boxes_per_class");
   auto iouLimit = scalarInput(n, a, 3, f32, 0, "iou_threshold");
-  if (failed(maxOut) || failed(iouLimit))
+  auto scoreLimit = scalarInput(
+      n, a, 4, f32, -std::numeric_limits<float>::infinity(), "score_threshold");
+  if (failed(maxOut) || failed(iouLimit) || failed(scoreLimit))
     return failure();
-  auto order = scoreOrder(a, *scores, b, c, nb);
-  if (failed(order))
-    return failure();
-  auto sorted = [&](Value v) -> Value { // [B, N] -> [B, C, N] in score order
-    Value all = a.attrOp<ExpandOp>(a.reshape(v, {b, 1, nb}),
-                                   {n.named("shape", n.i64Array({b, c, nb}))});
-    if (a.failed())
-      return v;
-    auto r =
-        n.createValue<GatherElementsOp>({all, *order}, {n.namedI64("axis", 2)});
-    if (failed(r))
-      a.fail();
-    return failed(r) ? v : *r;
-  };
   auto corners = boxCorners(a, *boxes, b, nb, *center != 0);
-  SmallVector<Value, 5> si, sj; // as [B, C, N, 1] and [B, C, 1, N]
-  for (Value v : corners) {
-    Value s = sorted(v);
-    si.push_back(a.reshape(s, {b, c, nb, 1}));
-    sj.push_back(a.reshape(s, {b, c, 1, nb}));
-  }
-  Value h = a.sub(a.op<MinOp>({si[2], sj[2]}), a.op<MaxOp>({si[0], sj[0]}));
-  Value w = a.sub(a.op<MinOp>({si[3], sj[3]}), a.op<MaxOp>({si[1], sj[1]}));
-  Value inter = a.mul(h, w);
-  Value uni = a.sub(a.add(si[4], sj[4]), inter);
-  Value zero = a.c(0);
-  Value meets =
-      a.both(a.both(a.greater(h, zero), a.greater(w, zero)),
-             a.both(a.both(a.greater(si[4], zero), a.greater(sj[4], zero)),
-                    a.greater(uni, zero)));
-  Value iou = a.div(inter, a.select(meets, uni, a.c(1)));
-  Value overlap = a.both(meets, a.greater(iou, *iouLimit));
-  Value valid = splat(n, n.builder().getI1Type(), {b, c, nb}, 1);
-  if (n.hasInput(4)) {
-    auto limit = scalarInput(n, a, 4, f32, 0, "score_threshold");
-    auto sortedScores = n.createValue<GatherElementsOp>(
-        {*scores, *order}, {n.namedI64("axis", 2)});
-    if (failed(limit) || failed(sortedScores))
-      return failure();
-    valid = a.greater(*sortedScores, *limit);
-  }
+  SmallVector<Value> parts;
+  for (Value v : corners)
+    parts.push_back(a.reshape(v, {b, nb, 1}));
   if (a.failed())
     return failure();
-  auto keep = n.createValue<SuppressOp>(
-      {a.reshape(a.cast(overlap, f32), {b * c, nb, nb}),
-       a.reshape(a.cast(valid, f32), {b * c, nb})});
-  if (failed(keep))
+  auto normalized = n.createValue<ConcatOp>(parts, {n.namedI64("axis", 2)});
+  if (failed(normalized))
     return failure();
-  // At most max per class: the kept ones whose running count is in range.
-  Value kept = a.greater(*keep, a.c(0.5));
-  Value taken = a.attrOp<CumSumOp>(a.cast(kept, i64), {n.namedI64("axis", 1)});
-  kept = a.both(kept, a.op<LessEqualOp>({taken, *maxOut}));
+  auto selected = n.createValue<NonMaxSuppressionOp>(
+      {*normalized, *scores, *maxOut, *iouLimit, *scoreLimit});
+  if (failed(selected))
+    return failure();
   int64_t all = b * c * nb;
-  auto [positions, count] = packTrue(a, a.reshape(kept, {all}), all);
+  Value flat = a.reshape(*selected, {all});
+  auto [positions, count] =
+      packTrue(a, a.op<GreaterEqualOp>({flat, a.i64(0)}), all);
   Value batch = a.op<DivOp>({positions, a.i64(c * nb)});
   Value cls = a.op<ModOp>({a.op<DivOp>({positions, a.i64(nb)}), a.i64(c)});
   if (a.failed())
     return failure();
-  auto box = n.createValue<GatherOp>({a.reshape(*order, {all}), positions},
-                                     {n.namedI64("axis", 0)});
+  auto box =
+      n.createValue<GatherOp>({flat, positions}, {n.namedI64("axis", 0)});
   if (failed(box))
     return failure();
   SmallVector<Value> columns;

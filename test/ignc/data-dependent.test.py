@@ -90,3 +90,19 @@ for case, (iou, floor) in {"nms loose": (0.7, 0.0), "nms tight": (0.2, 0.5)}.ite
            if g.shape != w.shape or not np.array_equal(g, w)]
     print(f"{case}: {'match' if not bad else 'DIFFERS in ' + ', '.join(bad)}"
           f" ({got[0].shape[0]} boxes)")
+
+# A detector's NonMaxSuppression: 80 classes of 8400 boxes (centers and
+# sizes), scores mostly low, 100 per class at most.
+text = ('<ir_version: 8, opset_import: ["" : 13]>\n'
+        "det (float[1, 8400, 4] b, float[1, 80, 8400] s) => (int64[K, 3] y) {\n"
+        "  k = Constant <value = int64[1] {100}> ()\n"
+        "  t = Constant <value = float[1] {0.45}> ()\n"
+        "  f = Constant <value = float[1] {0.25}> ()\n"
+        "  y = NonMaxSuppression <center_point_box = 1> (b, s, k, t, f)\n}\n")
+pair = CompiledPair(onnx.parser.parse_model(text), "det", work, ignc)
+feeds = {"b": np.concatenate([rng.random((1, 8400, 2)) * 640,
+                              rng.random((1, 8400, 2)) * 60 + 4], 2).astype(np.float32),
+         "s": (rng.random((1, 80, 8400)) ** 8).astype(np.float32)}
+got, want = pair.run(feeds)
+ok = got[0].shape == want[0].shape and np.array_equal(got[0], want[0])
+print(f"nms detector: {'match' if ok else 'DIFFERS'} ({got[0].shape[0]} boxes)")

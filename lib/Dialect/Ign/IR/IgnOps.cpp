@@ -781,23 +781,37 @@ LogicalResult CumSumOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
                                types);
 }
 
-LogicalResult SuppressOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
-                                           Adaptor adaptor, Types &types) {
+LogicalResult NonMaxSuppressionOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
+                                                    Adaptor adaptor,
+                                                    Types &types) {
   IGN_VERIFY_ADAPTOR();
-  RankedTensorType overlap, valid;
-  if (failed(requireTensor(loc, adaptor.getOverlap(), overlap, "overlap")) ||
-      failed(requireTensor(loc, adaptor.getValid(), valid, "valid")))
+  RankedTensorType boxes, scores, maxOut, iou, floor;
+  if (failed(requireTensor(loc, adaptor.getBoxes(), boxes, "boxes")) ||
+      failed(requireTensor(loc, adaptor.getScores(), scores, "scores")) ||
+      failed(
+          requireTensor(loc, adaptor.getMaxOutput(), maxOut, "max_output")) ||
+      failed(requireTensor(loc, adaptor.getIouThreshold(), iou,
+                           "iou_threshold")) ||
+      failed(requireTensor(loc, adaptor.getScoreThreshold(), floor,
+                           "score_threshold")))
     return failure();
-  if (valid.getRank() != 2 || !valid.getElementType().isF32() ||
-      overlap.getElementType() != valid.getElementType() ||
-      overlap.getShape() != ArrayRef<int64_t>{valid.getDimSize(0),
-                                              valid.getDimSize(1),
-                                              valid.getDimSize(1)})
-    return emitOptionalError(loc,
-                             "suppress needs f32 overlap [L, N, N] and "
-                             "valid [L, N], got ",
-                             overlap, " and ", valid);
-  types.push_back(valid);
+  Type f32 = Float32Type::get(ctx);
+  bool ok = boxes.getRank() == 3 && boxes.getDimSize(2) == 4 &&
+            scores.getRank() == 3 &&
+            scores.getDimSize(0) == boxes.getDimSize(0) &&
+            scores.getDimSize(2) == boxes.getDimSize(1) &&
+            boxes.getElementType() == f32 && scores.getElementType() == f32 &&
+            maxOut.getRank() == 0 && maxOut.getElementType().isInteger(64) &&
+            iou.getRank() == 0 && iou.getElementType() == f32 &&
+            floor.getRank() == 0 && floor.getElementType() == f32;
+  if (!ok)
+    return emitOptionalError(
+        loc,
+        "non_max_suppression needs f32 boxes [B, N, 4], f32 scores "
+        "[B, C, N], an i64 max_output and f32 thresholds (0-d), got ",
+        boxes, ", ", scores, ", ", maxOut, ", ", iou, ", ", floor);
+  types.push_back(
+      RankedTensorType::get(scores.getShape(), IntegerType::get(ctx, 64)));
   return success();
 }
 

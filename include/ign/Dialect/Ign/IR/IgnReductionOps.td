@@ -103,14 +103,21 @@ def Ign_TopKOp : Ign_Op<"topk"> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-// The greedy pass of non-maximum suppression over candidates taken in order
-// (best first): keep[l, i] = valid[l, i] and no kept j < i overlaps i
-// (overlap[l, i, j]). overlap [L, N, N], valid [L, N] and keep are f32 masks
-// (0 or 1). A loop over the candidates (LowerIndexing.cpp).
-def Ign_SuppressOp : Ign_Op<"suppress"> {
-  let summary = "greedy suppression of overlapping candidates, in order";
-  let arguments = (ins Ign_Tensor:$overlap, Ign_Tensor:$valid);
-  let results = (outs Ign_Tensor:$keep);
+// NonMaxSuppression's selection, for each batch b and class c: candidates
+// taken best score first (equal scores: the lower index first), only those
+// scoring above score_threshold, each kept unless a box kept before in its
+// class overlaps it by more than iou_threshold (intersection over union;
+// empty boxes and intersections overlap nothing), until max_output are
+// kept. selected[b, c, r] is the index of the r-th box kept, -1 after the
+// last. boxes [B, N, 4] f32 as corners (y1, x1, y2, x2), y1 <= y2 and
+// x1 <= x2; scores [B, C, N] f32; max_output (i64), iou_threshold and
+// score_threshold (f32) 0-d. Scalar loops (LowerIndexing.cpp).
+def Ign_NonMaxSuppressionOp : Ign_Op<"non_max_suppression"> {
+  let summary = "greedy selection of the best boxes that overlap no better one";
+  let arguments = (ins Ign_Tensor:$boxes, Ign_Tensor:$scores,
+                   Ign_Tensor:$max_output, Ign_Tensor:$iou_threshold,
+                   Ign_Tensor:$score_threshold);
+  let results = (outs Ign_Tensor:$selected);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 

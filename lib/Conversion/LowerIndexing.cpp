@@ -419,10 +419,11 @@ struct BoxSelection {
   Value batch, cls;           // index
   Value iouLimit, scoreLimit; // f32
   Value maxOut;               // i64
-  int64_t n;
+  int64_t n, width;           // boxes; kept at most (selected's last dim)
   /// The candidates over the score limit (box indices, i64 [N], in index
-  /// order) and how many (index): found once per class.
-  Value candidates, numCandidates;
+  /// order), their scores (f32 [N]) and how many (index): listed once per
+  /// class. A candidate taken gets the score -inf in the steps' copy.
+  Value candidates, candidateScores, numCandidates;
 
   Value c(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
   Value f(double v) {
@@ -472,24 +473,18 @@ struct BoxSelection {
         l, at.getIndexType(), at.create<tensor::ExtractOp>(l, candidates, k));
   }
 
-  /// The position in `candidates` of the best one not taken yet (i64, -1
-  /// if none): a scan in index order, so equal scores keep the lower index.
-  Value best(Value used) {
+  /// The position in `candidates` of the best one left (i64, -1 if none;
+  /// `left` holds their scores, -inf once taken): a scan in index order, so
+  /// equal scores keep the lower index.
+  Value best(Value left) {
     Value none = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(-1));
     Value lowest = f(-std::numeric_limits<float>::infinity());
     auto scan = b.create<scf::ForOp>(
         loc, c(0), numCandidates, c(1), ValueRange{none, lowest},
         [&](OpBuilder &sb, Location sl, Value k, ValueRange acc) {
-          Value s = sb.create<tensor::ExtractOp>(
-              sl, op.getScores(), ValueRange{batch, cls, candidate(sb, sl, k)});
-          Value taken = sb.create<tensor::ExtractOp>(sl, used, k);
-          Value free = sb.create<arith::XOrIOp>(
-              sl, taken,
-              sb.create<arith::ConstantOp>(sl, sb.getBoolAttr(true)));
-          Value better = sb.create<arith::AndIOp>(
-              sl, free,
-              sb.create<arith::CmpFOp>(sl, arith::CmpFPredicate::OGT, s,
-                                       acc[1]));
+          Value s = sb.create<tensor::ExtractOp>(sl, left, k);
+          Value better = sb.create<arith::CmpFOp>(sl, arith::CmpFPredicate::OGT,
+                                                  s, acc[1]);
           Value k64 = sb.create<arith::IndexCastOp>(sl, sb.getI64Type(), k);
           sb.create<scf::YieldOp>(
               sl,
@@ -507,27 +502,37 @@ struct BoxSelection {
         ValueRange{selected,
                    b.create<tensor::EmptyOp>(loc, ArrayRef<int64_t>{n},
                                              b.getI64Type()),
+                   b.create<tensor::EmptyOp>(loc, ArrayRef<int64_t>{n},
+                                             b.getF32Type()),
                    c(0)},
         [&](OpBuilder &sb, Location sl, Value k, ValueRange acc) {
           Value s = sb.create<tensor::ExtractOp>(sl, op.getScores(),
                                                  ValueRange{batch, cls, k});
           Value over = sb.create<arith::CmpFOp>(sl, arith::CmpFPredicate::OGT,
                                                 s, scoreLimit);
-          Value none =
-              sb.create<arith::ConstantOp>(sl, sb.getI64IntegerAttr(-1));
-          Value cleared = sb.create<tensor::InsertOp>(
-              sl, none, acc[0], ValueRange{batch, cls, k});
           // Written at the list's end either way; counted when over.
           Value k64 = sb.create<arith::IndexCastOp>(sl, sb.getI64Type(), k);
-          Value listed = sb.create<tensor::InsertOp>(sl, k64, acc[1], acc[2]);
+          Value listed = sb.create<tensor::InsertOp>(sl, k64, acc[1], acc[3]);
+          Value scored = sb.create<tensor::InsertOp>(sl, s, acc[2], acc[3]);
           Value one = sb.create<arith::ConstantIndexOp>(sl, 1);
           Value count = sb.create<arith::SelectOp>(
-              sl, over, sb.create<arith::AddIOp>(sl, acc[2], one), acc[2]);
-          sb.create<scf::YieldOp>(sl, ValueRange{cleared, listed, count});
+              sl, over, sb.create<arith::AddIOp>(sl, acc[3], one), acc[3]);
+          sb.create<scf::YieldOp>(sl,
+                                  ValueRange{acc[0], listed, scored, count});
         });
     candidates = scan.getResult(1);
-    numCandidates = scan.getResult(2);
-    return scan.getResult(0);
+    candidateScores = scan.getResult(2);
+    numCandidates = scan.getResult(3);
+    auto clear = b.create<scf::ForOp>(
+        loc, c(0), c(width), c(1), ValueRange{scan.getResult(0)},
+        [&](OpBuilder &sb, Location sl, Value r, ValueRange acc) {
+          Value none =
+              sb.create<arith::ConstantOp>(sl, sb.getI64IntegerAttr(-1));
+          sb.create<scf::YieldOp>(
+              sl, Value(sb.create<tensor::InsertOp>(
+                      sl, none, acc[0], ValueRange{batch, cls, r})));
+        });
+    return clear.getResult(0);
   }
 
   /// Whether a box kept so far (selected[batch, cls, 0..count)) overlaps
@@ -550,10 +555,11 @@ struct BoxSelection {
   }
 
   /// One step: take the best candidate left and keep it unless suppressed.
-  /// State: selected, used, count (index), active (i1).
+  /// State: selected, the candidates' scores left, count (index), active
+  /// (i1).
   SmallVector<Value> step(ValueRange state) {
-    Value selected = state[0], used = state[1], count = state[2];
-    Value pick = best(used);
+    Value selected = state[0], left = state[1], count = state[2];
+    Value pick = best(left);
     Value found = b.create<arith::CmpIOp>(
         loc, arith::CmpIPredicate::sge, pick,
         b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(0)));
@@ -563,9 +569,8 @@ struct BoxSelection {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(tb.getInsertionBlock(), tb.getInsertionPoint());
           Value at = b.create<arith::IndexCastOp>(tl, b.getIndexType(), pick);
-          Value nowUsed = b.create<tensor::InsertOp>(
-              tl, b.create<arith::ConstantOp>(tl, b.getBoolAttr(true)), used,
-              at);
+          Value nowLeft = b.create<tensor::InsertOp>(
+              tl, f(-std::numeric_limits<float>::infinity()), left, at);
           Value box = b.create<tensor::ExtractOp>(tl, candidates, at);
           Value j = b.create<arith::IndexCastOp>(tl, b.getIndexType(), box);
           Value keep = b.create<arith::XOrIOp>(
@@ -583,16 +588,21 @@ struct BoxSelection {
               });
           Value next = b.create<arith::SelectOp>(
               tl, keep, b.create<arith::AddIOp>(tl, count, c(1)), count);
-          Value more = b.create<arith::CmpIOp>(
-              tl, arith::CmpIPredicate::slt,
-              b.create<arith::IndexCastOp>(tl, b.getI64Type(), next), maxOut);
+          Value more = b.create<arith::AndIOp>(
+              tl,
+              b.create<arith::CmpIOp>(
+                  tl, arith::CmpIPredicate::slt,
+                  b.create<arith::IndexCastOp>(tl, b.getI64Type(), next),
+                  maxOut),
+              b.create<arith::CmpIOp>(tl, arith::CmpIPredicate::slt, next,
+                                      c(width)));
           b.create<scf::YieldOp>(
-              tl, ValueRange{written.getResult(0), nowUsed, next, more});
+              tl, ValueRange{written.getResult(0), nowLeft, next, more});
         },
         [&](OpBuilder &eb, Location el) {
           eb.create<scf::YieldOp>(
               el, ValueRange{
-                      selected, used, count,
+                      selected, left, count,
                       eb.create<arith::ConstantOp>(el, eb.getBoolAttr(false))});
         });
     return SmallVector<Value>(taken.getResults());
@@ -611,7 +621,8 @@ struct NonMaxSuppressionLowering : OpRewritePattern<NonMaxSuppressionOp> {
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getSelected().getType());
     int64_t batches = type.getDimSize(0), classes = type.getDimSize(1),
-            n = type.getDimSize(2);
+            width = type.getDimSize(2),
+            n = cast<RankedTensorType>(op.getScores().getType()).getDimSize(2);
     auto scalarOf = [&](Value t) {
       return b.create<tensor::ExtractOp>(loc, t, ValueRange{}).getResult();
     };
@@ -627,25 +638,15 @@ struct NonMaxSuppressionLowering : OpRewritePattern<NonMaxSuppressionOp> {
         [&](OpBuilder &nb, Location nl, ValueRange bc,
             ValueRange acc) -> scf::ValueVector {
           BoxSelection sel{nb,       nl,         op,     bc[0], bc[1],
-                           iouLimit, scoreLimit, maxOut, n};
-          // The row to -1, the candidates listed, none taken yet.
+                           iouLimit, scoreLimit, maxOut, n,     width};
+          // The row to -1 and the candidates listed.
           Value cleared = sel.prepare(acc[0]);
-          auto unused = nb.create<scf::ForOp>(
-              nl, sel.c(0), sel.numCandidates, sel.c(1),
-              ValueRange{nb.create<tensor::EmptyOp>(nl, ArrayRef<int64_t>{n},
-                                                    nb.getI1Type())},
-              [&](OpBuilder &cb, Location cl, Value k, ValueRange s) {
-                Value no =
-                    cb.create<arith::ConstantOp>(cl, cb.getBoolAttr(false));
-                cb.create<scf::YieldOp>(
-                    cl, Value(cb.create<tensor::InsertOp>(cl, no, s[0], k)));
-              });
           Value active = nb.create<arith::CmpIOp>(
               nl, arith::CmpIPredicate::sgt, maxOut,
               nb.create<arith::ConstantOp>(nl, nb.getI64IntegerAttr(0)));
           auto steps = nb.create<scf::ForOp>(
               nl, sel.c(0), sel.numCandidates, sel.c(1),
-              ValueRange{cleared, unused.getResult(0), sel.c(0), active},
+              ValueRange{cleared, sel.candidateScores, sel.c(0), active},
               [&](OpBuilder &sb, Location sl, Value, ValueRange state) {
                 auto run = sb.create<scf::IfOp>(
                     sl, state[3],

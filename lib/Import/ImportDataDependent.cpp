@@ -17,6 +17,7 @@
 
 #include "llvm/ADT/StringSet.h"
 
+#include <algorithm>
 #include <array>
 #include <limits>
 
@@ -435,16 +436,22 @@ LogicalResult importNonMaxSuppression(NodeImporter &n) {
   auto normalized = n.createValue<ConcatOp>(parts, {n.namedI64("axis", 2)});
   if (failed(normalized))
     return failure();
+  // At most max per class are kept: the table is that wide where it is
+  // known.
+  int64_t width = nb;
+  if (const HostTensor *known = n.hasInput(2) ? n.constInput(2) : nullptr)
+    width = std::clamp<int64_t>(known->getInt(0), 1, nb);
   auto selected = n.createValue<NonMaxSuppressionOp>(
-      {*normalized, *scores, *maxOut, *iouLimit, *scoreLimit});
+      {*normalized, *scores, *maxOut, *iouLimit, *scoreLimit},
+      {n.namedI64("width", width)});
   if (failed(selected))
     return failure();
-  int64_t all = b * c * nb;
+  int64_t all = b * c * width;
   Value flat = a.reshape(*selected, {all});
   auto [positions, count] =
       packTrue(a, a.op<GreaterEqualOp>({flat, a.i64(0)}), all);
-  Value batch = a.op<DivOp>({positions, a.i64(c * nb)});
-  Value cls = a.op<ModOp>({a.op<DivOp>({positions, a.i64(nb)}), a.i64(c)});
+  Value batch = a.op<DivOp>({positions, a.i64(c * width)});
+  Value cls = a.op<ModOp>({a.op<DivOp>({positions, a.i64(width)}), a.i64(c)});
   if (a.failed())
     return failure();
   auto box =

@@ -379,6 +379,6 @@ func.func @conv_filter_block_rank(%x: tensor<1x4x8x8xf32>, %w: tensor<4x3x3x8xf3
 func.func @nms_scores_not_per_box(%boxes: tensor<1x5x4xf32>, %scores: tensor<1x2x4xf32>, %k: tensor<i64>, %t: tensor<f32>) -> tensor<1x2x4xi64> {
   // expected-error@+2 {{non_max_suppression needs f32 boxes [B, N, 4], f32 scores [B, C, N], an i64 max_output and f32 thresholds (0-d), got 'tensor<1x5x4xf32>', 'tensor<1x2x4xf32>', 'tensor<i64>', 'tensor<f32>', 'tensor<f32>'}}
   // expected-error@+1 {{'ign.non_max_suppression' op failed to infer returned types}}
-  %sel = ign.non_max_suppression %boxes, %scores, %k, %t, %t : (tensor<1x5x4xf32>, tensor<1x2x4xf32>, tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<1x2x4xi64>
+  %sel = ign.non_max_suppression %boxes, %scores, %k, %t, %t {width = 4 : i64} : (tensor<1x5x4xf32>, tensor<1x2x4xf32>, tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<1x2x4xi64>
   return %sel : tensor<1x2x4xi64>
 }

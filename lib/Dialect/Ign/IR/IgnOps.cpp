@@ -810,8 +810,13 @@ LogicalResult NonMaxSuppressionOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
         "non_max_suppression needs f32 boxes [B, N, 4], f32 scores "
         "[B, C, N], an i64 max_output and f32 thresholds (0-d), got ",
         boxes, ", ", scores, ", ", maxOut, ", ", iou, ", ", floor);
-  types.push_back(
-      RankedTensorType::get(scores.getShape(), IntegerType::get(ctx, 64)));
+  int64_t width = adaptor.getWidth();
+  if (width < 1 || width > scores.getDimSize(2))
+    return emitOptionalError(loc, "non_max_suppression width ", width,
+                             " is not in 1..", scores.getDimSize(2));
+  types.push_back(RankedTensorType::get(
+      {scores.getDimSize(0), scores.getDimSize(1), width},
+      IntegerType::get(ctx, 64)));
   return success();
 }
 

@@ -108,15 +108,17 @@ def Ign_TopKOp : Ign_Op<"topk"> {
 // scoring above score_threshold, each kept unless a box kept before in its
 // class overlaps it by more than iou_threshold (intersection over union;
 // empty boxes and intersections overlap nothing), until max_output are
-// kept. selected[b, c, r] is the index of the r-th box kept, -1 after the
-// last. boxes [B, N, 4] f32 as corners (y1, x1, y2, x2), y1 <= y2 and
-// x1 <= x2; scores [B, C, N] f32; max_output (i64), iou_threshold and
-// score_threshold (f32) 0-d. Scalar loops (LowerIndexing.cpp).
+// kept. selected [B, C, width] (width <= N: at most that many are kept,
+// max_output's value where it is known) holds at [b, c, r] the index of the
+// r-th box kept, -1 after the last. boxes [B, N, 4] f32 as corners
+// (y1, x1, y2, x2), y1 <= y2 and x1 <= x2; scores [B, C, N] f32; max_output
+// (i64), iou_threshold and score_threshold (f32) 0-d. Scalar loops
+// (LowerIndexing.cpp).
 def Ign_NonMaxSuppressionOp : Ign_Op<"non_max_suppression"> {
   let summary = "greedy selection of the best boxes that overlap no better one";
   let arguments = (ins Ign_Tensor:$boxes, Ign_Tensor:$scores,
                    Ign_Tensor:$max_output, Ign_Tensor:$iou_threshold,
-                   Ign_Tensor:$score_threshold);
+                   Ign_Tensor:$score_threshold, I64Attr:$width);
   let results = (outs Ign_Tensor:$selected);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }

@@ -107,6 +107,20 @@ LogicalResult setBounded(Arith &a, size_t out, Value value, Value shape) {
   return a.node().setBoundedOutput(out, value, shape);
 }
 
+/// The node's `axis` attribute normalized against `rank`, or nullopt when
+/// it has none (Compress and Unique then work on the flattened input).
+FailureOr<std::optional<int64_t>> optionalAxis(NodeImporter &n, int64_t rank) {
+  if (!n.hasAttr("axis"))
+    return std::optional<int64_t>();
+  auto attr = n.attrInt("axis", 0);
+  if (failed(attr))
+    return failure();
+  auto norm = normalizeAxis(n, *attr, rank);
+  if (failed(norm))
+    return failure();
+  return std::optional<int64_t>(*norm);
+}
+
 /// Compress of a known condition: a Gather of the kept indices.
 LogicalResult compressKnown(NodeImporter &n, Value data, int64_t axis,
                             const HostTensor &condition) {
@@ -125,17 +139,12 @@ LogicalResult importCompress(NodeImporter &n) {
   auto x = n.input(0);
   if (failed(type) || failed(condType) || failed(x))
     return failure();
+  auto given = optionalAxis(n, type->getRank());
+  if (failed(given))
+    return failure();
   Value data = *x;
-  int64_t axis = 0;
-  if (n.hasAttr("axis")) {
-    auto a = n.attrInt("axis", 0);
-    if (failed(a))
-      return failure();
-    auto norm = normalizeAxis(n, *a, type->getRank());
-    if (failed(norm))
-      return failure();
-    axis = *norm;
-  } else {
+  int64_t axis = given->value_or(0);
+  if (!*given) {
     auto flat = n.reshape(*x, {type->getNumElements()});
     if (failed(flat))
       return failure();
@@ -283,16 +292,10 @@ LogicalResult importUnique(NodeImporter &n) {
   auto sorted = n.attrInt("sorted", 1);
   if (failed(type) || failed(x) || failed(sorted))
     return failure();
-  std::optional<int64_t> axis;
-  if (n.hasAttr("axis")) {
-    auto attr = n.attrInt("axis", 0);
-    if (failed(attr))
-      return failure();
-    auto norm = normalizeAxis(n, *attr, type->getRank());
-    if (failed(norm))
-      return failure();
-    axis = *norm;
-  }
+  auto optAxis = optionalAxis(n, type->getRank());
+  if (failed(optAxis))
+    return failure();
+  std::optional<int64_t> axis = *optAxis;
   Arith a(n);
   auto items = uniqueItems(a, *x, *type, axis);
   if (failed(items) || a.failed())

@@ -41,7 +41,7 @@ std::string packWeights(const BundleContents &c,
 std::string manifestWithOffsets(const BundleContents &c,
                                 const std::vector<uint64_t> &offsets) {
   nlohmann::json m;
-  m["format_version"] = kFormatVersion;
+  m["format_version"] = formatVersionOf(c);
   m["compiler"] = {{"name", "ignc"}, {"version", IGN_VERSION_STRING}};
   m["target"] = {{"name", c.targetName},
                  {"triple", c.triple},
@@ -132,7 +132,8 @@ std::string manifestWithOffsets(const BundleContents &c,
 }
 
 std::string writeSections(const std::string &path,
-                          const std::vector<SectionData> &sections);
+                          const std::vector<SectionData> &sections,
+                          uint32_t version);
 } // namespace
 
 const char *launchKindName(LaunchSpec::Kind kind) {
@@ -178,15 +179,23 @@ std::string writeBundle(const std::string &path,
     }
   if (!device.empty())
     sections.push_back({SectionKind::Device, "device", device});
-  return writeSections(path, sections);
+  return writeSections(path, sections, formatVersionOf(contents));
+}
+
+uint32_t formatVersionOf(const BundleContents &c) {
+  for (const TensorSpec &t : c.outputs)
+    if (!t.shapeOf.empty())
+      return 3;
+  return kOldestFormatVersion;
 }
 
 namespace {
 std::string writeSections(const std::string &path,
-                          const std::vector<SectionData> &sections) {
+                          const std::vector<SectionData> &sections,
+                          uint32_t version) {
   Header header{};
   std::memcpy(header.magic, kMagic, sizeof(kMagic));
-  header.version = kFormatVersion;
+  header.version = version;
   header.sectionCount = uint32_t(sections.size());
   header.sectionTableOffset = sizeof(Header);
   std::vector<SectionEntry> table(sections.size());

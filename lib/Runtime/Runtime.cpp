@@ -438,10 +438,11 @@ ignrt_status mapBundle(ignrt_bundle &b, const char *path, Header &h) {
                 std::string("'") + path + "' is not an ignc bundle");
   if (h.headerChecksum != fnv1a(&h, offsetof(Header, headerChecksum)))
     return fail(IGNRT_ERROR_CHECKSUM, "the bundle header is corrupted");
-  if (h.version != kFormatVersion)
+  if (h.version < kOldestFormatVersion || h.version > kFormatVersion)
     return fail(IGNRT_ERROR_FORMAT,
                 "bundle format version " + std::to_string(h.version) +
-                    " is not supported (this runtime reads version " +
+                    " is not supported (this runtime reads versions " +
+                    std::to_string(kOldestFormatVersion) + " to " +
                     std::to_string(kFormatVersion) + ")");
   if (h.fileSize != b.size)
     return fail(IGNRT_ERROR_FORMAT,

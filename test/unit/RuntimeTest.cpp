@@ -369,6 +369,9 @@ ign::bundle::BundleContents boundedBundle() {
 TEST(Runtime, OutputsOfRunTimeSizeArePackedToTheirActualShape) {
   std::string path = tempPath("bounded");
   ASSERT_EQ(ign::bundle::writeBundle(path, boundedBundle()), "");
+  // Version 3 only where a version-2 reader would misread the bundle.
+  EXPECT_EQ(ign::bundle::formatVersionOf(boundedBundle()), 3u);
+  EXPECT_EQ(ign::bundle::formatVersionOf(deviceBundle()), 2u);
   DeviceSession d;
   ASSERT_NO_FATAL_FAILURE(d.open(path));
   ignrt_session *s = d.session;

@@ -16,7 +16,12 @@
 namespace ign::bundle {
 
 constexpr char kMagic[8] = {'I', 'G', 'N', 'B', 'N', 'D', 'L', '\0'};
-constexpr uint32_t kFormatVersion = 2;
+/// The newest format version; ignc writes it only for a bundle that needs
+/// it (version 3: outputs of run-time size), else the oldest that reads it
+/// right, and libignrt reads every version from kOldestFormatVersion on
+/// (docs/bundle-format.md, Versioning).
+constexpr uint32_t kFormatVersion = 3;
+constexpr uint32_t kOldestFormatVersion = 2;
 /// Sections start at multiples of this, so weights can be used in place
 /// from an mmapped bundle with any element alignment.
 constexpr uint64_t kSectionAlignment = 64;

@@ -75,6 +75,11 @@ struct LaunchSpec {
 const char *launchKindName(LaunchSpec::Kind kind);
 
 /// Everything a bundle holds.
+struct BundleContents;
+/// The format version `c` is written as: 3 where an output has a run-time
+/// size (a version-2 reader would misread it), else 2.
+uint32_t formatVersionOf(const BundleContents &c);
+
 struct BundleContents {
   std::string targetName, triple, cpu;
   std::string chip; // an accelerator target's machine (e.g. gemmini-16)

@@ -185,7 +185,7 @@ std::string writeBundle(const std::string &path,
 uint32_t formatVersionOf(const BundleContents &c) {
   for (const TensorSpec &t : c.outputs)
     if (!t.shapeOf.empty())
-      return 3;
+      return kFormatVersion;
   return kOldestFormatVersion;
 }
 

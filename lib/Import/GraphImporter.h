@@ -78,10 +78,12 @@ public:
   unsigned functionCounter = 0, functionDepth = 0;
   /// Values whose size depends on the data (ImportDataDependent.cpp): their
   /// type is an upper bound; `shape` (i64 [rank]) holds the actual dims at
-  /// run time, `origin` names the node that made the first of them.
+  /// run time, `origin` names the node that made the first of them, and
+  /// `dynamic` marks the dims known only at run time.
   struct RuntimeShape {
     Value shape;
     std::string origin;
+    SmallVector<bool> dynamic;
   };
   llvm::DenseMap<Value, RuntimeShape> runtimeShapes;
   const RuntimeShape *runtimeShapeOf(Value value) const;

@@ -120,9 +120,16 @@ FailureOr<func::FuncOp> GraphImporter::importGraphFunction(
   Block *entry = func.addEntryBlock();
   // The subgraph sees its arguments and constants only: a value of another
   // function cannot be used here.
+  // Nor do run-time shapes flow out: a branch that fails to import is
+  // erased, and an entry keyed by one of its values would dangle.
   llvm::StringMap<Value> outer = std::move(values);
   values = llvm::StringMap<Value>();
-  auto restore = llvm::make_scope_exit([&] { values = std::move(outer); });
+  auto outerShapes = std::move(runtimeShapes);
+  runtimeShapes = decltype(runtimeShapes)();
+  auto restore = llvm::make_scope_exit([&] {
+    values = std::move(outer);
+    runtimeShapes = std::move(outerShapes);
+  });
   for (auto [a, arg] : llvm::zip(leading, entry->getArguments()))
     if (!a.name.empty())
       values[a.name] = arg;

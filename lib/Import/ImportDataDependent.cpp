@@ -1,7 +1,7 @@
 //===- ImportDataDependent.cpp - operators whose output size is data ------===//
 //
-// NonZero, Compress and Unique have outputs whose size depends on the
-// values of their inputs. With those inputs known at import time they fold
+// NonZero, Compress, Unique and NonMaxSuppression have outputs whose size
+// depends on the values of their inputs. With those inputs known at import time they fold
 // (NonZero to a constant, Compress to a Gather of the kept indices); computed
 // at run time, the output gets its upper bound as its static type, the kept
 // elements packed to its front (the rest zero: a valid index for whatever
@@ -101,10 +101,11 @@ Value shapeWith(Arith &a, ArrayRef<int64_t> dims, int64_t axis, Value length) {
 }
 
 /// Sets output `out` to the bounded `value` with run-time shape `shape`.
-LogicalResult setBounded(Arith &a, size_t out, Value value, Value shape) {
+LogicalResult setBounded(Arith &a, size_t out, Value value, Value shape,
+                         int64_t runTimeDim) {
   if (a.failed())
     return failure();
-  return a.node().setBoundedOutput(out, value, shape);
+  return a.node().setBoundedOutput(out, value, shape, {runTimeDim});
 }
 
 /// The node's `axis` attribute normalized against `rank`, or nullopt when
@@ -168,7 +169,7 @@ LogicalResult importCompress(NodeImporter &n) {
       n.createValue<GatherOp>({data, kept}, {n.namedI64("axis", axis)});
   if (failed(gathered))
     return failure();
-  return setBounded(a, 0, *gathered, shapeWith(a, dims, axis, count));
+  return setBounded(a, 0, *gathered, shapeWith(a, dims, axis, count), axis);
 }
 
 /// NonZero of a known tensor: a constant.
@@ -225,7 +226,7 @@ LogicalResult importNonZero(NodeImporter &n) {
       return failure();
     out = *joined;
   }
-  return setBounded(a, 0, out, shapeWith(a, {rank, len}, 1, count));
+  return setBounded(a, 0, out, shapeWith(a, {rank, len}, 1, count), 1);
 }
 
 /// Unique's items as [items, width]: the slices along `axis` (moved first
@@ -351,11 +352,11 @@ LogicalResult importUnique(NodeImporter &n) {
     y = *gathered;
     yShape = kinds;
   }
-  if (failed(setBounded(a, 0, y, yShape)) ||
-      failed(setBounded(a, 1, firstIndex, kinds)) ||
+  if (failed(setBounded(a, 0, y, yShape, axis.value_or(0))) ||
+      failed(setBounded(a, 1, firstIndex, kinds, 0)) ||
       failed(n.setOutput(2, inverse)))
     return failure();
-  return setBounded(a, 3, counts, kinds);
+  return setBounded(a, 3, counts, kinds, 0);
 }
 
 /// A scalar input of NonMaxSuppression as a 0-d tensor of `element`, or
@@ -469,7 +470,7 @@ LogicalResult importNonMaxSuppression(NodeImporter &n) {
   auto rows = n.createValue<ConcatOp>(columns, {n.namedI64("axis", 1)});
   if (failed(rows))
     return failure();
-  return setBounded(a, 0, *rows, shapeWith(a, {all, 3}, 0, count));
+  return setBounded(a, 0, *rows, shapeWith(a, {all, 3}, 0, count), 0);
 }
 
 } // namespace
@@ -580,13 +581,19 @@ FailureOr<SmallVector<int64_t>> unitAxes(NodeImporter &n, RankedTensorType in,
 
 } // namespace
 
-LogicalResult NodeImporter::setBoundedOutput(size_t i, Value value,
-                                             Value shape) {
+LogicalResult NodeImporter::setBoundedOutput(size_t i, Value value, Value shape,
+                                             llvm::ArrayRef<int64_t> dims) {
   if (i >= size_t(node_.output_size()) || node_.output(i).empty())
     return success();
+  SmallVector<bool> dynamic(cast<RankedTensorType>(value.getType()).getRank(),
+                            false);
+  for (int64_t d : dims)
+    dynamic[d] = true;
   graph_.runtimeShapes[value] = {
-      shape, node_.op_type() + " '" +
-                 (node_.name().empty() ? node_.output(i) : node_.name()) + "'"};
+      shape,
+      node_.op_type() + " '" +
+          (node_.name().empty() ? node_.output(i) : node_.name()) + "'",
+      dynamic};
   return setOutput(i, value);
 }
 
@@ -612,28 +619,47 @@ GraphImporter::checkRuntimeShapedInputs(const onnx::NodeProto &node) {
              << "', whose size is known only at run time (an output of "
              << s->origin
              << "); ignc passes such a value only to graph outputs, "
-                "Identity, Cast, unary elementwise ops, Transpose, Squeeze, "
-                "Unsqueeze, Gather (as data or indices), GatherND (as "
-                "indices) and binary elementwise ops with a broadcast "
-                "operand of static size";
+                "Identity, Cast, the unary ops that keep a shape (Neg, Abs, "
+                "Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Not, Floor, Ceil, "
+                "Round, Sign, Reciprocal), Transpose, Squeeze, Unsqueeze, "
+                "Gather (as data or indices), GatherND (as indices) and "
+                "binary elementwise ops with a broadcast operand of static "
+                "size";
   }
   return success();
 }
 
-/// The run-time shape of `node`'s output from that of its input `in`
-/// (`shape`), by op.
-static FailureOr<Value> outputShape(NodeImporter &n, Arith &a,
+/// A value of run-time size as an op sees it: its i64 [rank] shape and
+/// which dims are known only at run time.
+struct Sized {
+  Value shape;
+  SmallVector<bool> dynamic;
+};
+
+/// The run-time shape of `node`'s output from that of its input `in`, by
+/// op; refused (an error) where the op would read the bound as if it were
+/// the size: a Gather or Squeeze along a dim of run-time size, GatherND's
+/// index tuples of run-time length, a broadcast against such a dim, and a
+/// division by a value of run-time size (its padding is 0).
+static FailureOr<Sized> outputShape(NodeImporter &n, Arith &a,
                                     llvm::StringMap<Value> &values, Value in,
-                                    Value shape, Value out) {
+                                    const Sized &from, Value out) {
   const onnx::NodeProto &node = n.node();
   llvm::StringRef op = node.op_type();
-  bool isData = values.lookup(node.input(0)) == in;
-  auto shapeOf = [&](Value v) {
-    return v == in
-               ? shape
-               : constI64(n, cast<RankedTensorType>(v.getType()).getShape());
+  auto typeOf = [](Value v) { return cast<RankedTensorType>(v.getType()); };
+  auto refuse = [&](llvm::StringRef what, llvm::StringRef why = "") {
+    auto diag =
+        n.error() << op << " " << what << " '"
+                  << (values.lookup(node.input(0)) == in ? node.input(0)
+                                                         : node.input(1))
+                  << "', whose size is known only at run time, is "
+                     "not supported";
+    if (!why.empty())
+      diag << " (" << why << ")";
+    return diag;
   };
   ShapeBuilder sb{a, {}};
+  SmallVector<bool> dynamic;
   if (op == "Transpose") {
     SmallVector<int64_t> perm;
     for (int64_t d = rankOf(in) - 1; d >= 0; --d)
@@ -641,8 +667,13 @@ static FailureOr<Value> outputShape(NodeImporter &n, Arith &a,
     auto attr = n.attrInts("perm", perm);
     if (failed(attr))
       return failure();
-    return n.createValue<GatherOp>({shape, constI64(n, *attr)},
-                                   {n.namedI64("axis", 0)});
+    for (int64_t p : *attr)
+      dynamic.push_back(p >= 0 && p < rankOf(in) && from.dynamic[p]);
+    auto permuted = n.createValue<GatherOp>({from.shape, constI64(n, *attr)},
+                                            {n.namedI64("axis", 0)});
+    if (failed(permuted))
+      return failure();
+    return Sized{*permuted, dynamic};
   }
   if (op == "Gather") {
     Value data = values.lookup(node.input(0)),
@@ -653,56 +684,78 @@ static FailureOr<Value> outputShape(NodeImporter &n, Arith &a,
     auto norm = normalizeAxis(n, *axis, rankOf(data));
     if (failed(norm))
       return failure();
-    Value dataShape = shapeOf(data);
+    bool onData = data == in;
+    if (onData && from.dynamic[*norm])
+      return refuse("along a dim of", "its indices would be checked and "
+                                      "wrapped against its upper bound");
+    int64_t indexRank = rankOf(out) - rankOf(data) + 1;
+    Value dataShape =
+        onData ? from.shape : constI64(n, typeOf(data).getShape());
     sb.take(dataShape, 0, *norm);
-    if (indices)
-      sb.take(shapeOf(indices), 0, rankOf(indices));
-    else // indices known on the host: materialized by the handler
-      sb.add(cast<RankedTensorType>(out.getType())
-                 .getShape()
-                 .slice(*norm, rankOf(out) - rankOf(data) + 1));
+    if (!onData)
+      sb.take(from.shape, 0, indexRank);
+    else // static indices (maybe folded on the host)
+      sb.add(typeOf(out).getShape().slice(*norm, indexRank));
     sb.take(dataShape, *norm + 1, rankOf(data));
-    return sb.build();
+    for (int64_t d = 0; d < rankOf(out); ++d) {
+      bool inIndices = d >= *norm && d < *norm + indexRank;
+      dynamic.push_back(
+          inIndices
+              ? !onData && from.dynamic[d - *norm]
+              : onData && from.dynamic[d < *norm ? d : d - indexRank + 1]);
+    }
+    return Sized{sb.build(), dynamic};
   }
   if (op == "GatherND") {
     Value data = values.lookup(node.input(0));
-    int64_t q = rankOf(in),
-            r = cast<RankedTensorType>(in.getType()).getDimSize(q - 1);
+    int64_t q = rankOf(in), r = typeOf(in).getDimSize(q - 1);
     auto batch = n.attrInt("batch_dims", 0);
     if (failed(batch))
       return failure();
-    if (*batch != 0)
-      return n.error() << "GatherND with batch_dims over indices of run-time "
-                          "size is not supported";
-    sb.take(shape, 0, q - 1);
-    sb.add(cast<RankedTensorType>(data.getType()).getShape().drop_front(r));
-    return sb.build();
+    if (*batch != 0 || from.dynamic[q - 1])
+      return refuse("with batch_dims, or with index tuples of run-time "
+                    "length, in");
+    sb.take(from.shape, 0, q - 1);
+    sb.add(typeOf(data).getShape().drop_front(r));
+    dynamic.assign(from.dynamic.begin(), from.dynamic.end() - 1);
+    dynamic.resize(rankOf(out), false);
+    return Sized{sb.build(), dynamic};
   }
   if (op == "Squeeze" || op == "Unsqueeze") {
     bool squeeze = op == "Squeeze";
-    auto axes = unitAxes(n, cast<RankedTensorType>(in.getType()),
-                         squeeze ? rankOf(in) : rankOf(out));
+    auto axes = unitAxes(n, typeOf(in), squeeze ? rankOf(in) : rankOf(out));
     if (failed(axes))
       return failure();
-    for (int64_t d = 0, from = 0; d < (squeeze ? rankOf(in) : rankOf(out));
+    for (int64_t d = 0, from_ = 0; d < (squeeze ? rankOf(in) : rankOf(out));
          ++d) {
       bool unit = llvm::is_contained(*axes, d);
-      if (!squeeze && unit)
+      if (squeeze && unit && from.dynamic[d])
+        return refuse("removing a dim of");
+      if (!squeeze && unit) {
         sb.add({1});
-      else if (!unit || !squeeze)
-        sb.take(shape, from, from + 1);
+        dynamic.push_back(false);
+      } else if (!unit || !squeeze) {
+        sb.take(from.shape, from_, from_ + 1);
+        dynamic.push_back(from.dynamic[from_]);
+      }
       if (squeeze || !unit)
-        ++from;
+        ++from_;
     }
-    return sb.build();
+    return Sized{sb.build(), dynamic};
   }
-  if (isBinary(op) && cast<RankedTensorType>(out.getType()).getShape() !=
-                          cast<RankedTensorType>(in.getType()).getShape())
-    return n.error() << op << " broadcasts '"
-                     << (isData ? node.input(0) : node.input(1))
-                     << "', whose size is known only at run time, to "
-                     << out.getType() << ": not supported";
-  return shape; // same shape
+  if (isBinary(op)) {
+    Value other = values.lookup(node.input(values.lookup(node.input(0)) == in));
+    if ((op == "Div" || op == "Mod") && values.lookup(node.input(1)) == in)
+      return refuse("by elements of", "past its size, the elements are 0");
+    if (typeOf(out).getShape() != typeOf(in).getShape())
+      return refuse("broadcasting");
+    // The other operand broadcasts into each run-time dim (size 1 or none).
+    int64_t shift = rankOf(in) - (other ? rankOf(other) : 0);
+    for (int64_t d = std::max<int64_t>(shift, 0); other && d < rankOf(in); ++d)
+      if (from.dynamic[d] && typeOf(other).getDimSize(d - shift) != 1)
+        return refuse("pairing a static operand with the dims of");
+  }
+  return from; // the same shape
 }
 
 LogicalResult GraphImporter::propagateRuntimeShapes(const onnx::NodeProto &node,
@@ -718,10 +771,11 @@ LogicalResult GraphImporter::propagateRuntimeShapes(const onnx::NodeProto &node,
   NodeImporter n(*this, node, nodeLoc(node), nodeOpset);
   Arith a(n);
   RuntimeShape from = *runtimeShapeOf(in);
-  auto shape = outputShape(n, a, values, in, from.shape, out);
-  if (failed(shape) || a.failed())
+  auto sized =
+      outputShape(n, a, values, in, Sized{from.shape, from.dynamic}, out);
+  if (failed(sized) || a.failed())
     return failure();
-  runtimeShapes[out] = {*shape, from.origin};
+  runtimeShapes[out] = {sized->shape, from.origin, sized->dynamic};
   return success();
 }
 

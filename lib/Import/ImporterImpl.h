@@ -162,9 +162,11 @@ public:
   mlir::LogicalResult setOutput(size_t i, mlir::Value value);
   mlir::LogicalResult setOutput(size_t i, HostTensor value);
   /// Output i is `value`, whose size depends on the data: its type is an
-  /// upper bound, and the i64 [rank] `shape` holds its dims at run time.
+  /// upper bound, the i64 [rank] `shape` holds its dims at run time, and
+  /// `dims` are those whose size is known only then.
   mlir::LogicalResult setBoundedOutput(size_t i, mlir::Value value,
-                                       mlir::Value shape);
+                                       mlir::Value shape,
+                                       llvm::ArrayRef<int64_t> dims);
   /// Output i is the tensor `t` (a Constant node's value); large tensors
   /// become resource-backed constants.
   mlir::LogicalResult setOutputTensor(size_t i, onnx::TensorProto &t);

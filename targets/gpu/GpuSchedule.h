@@ -77,7 +77,8 @@ struct OpMapping {
   std::array<int64_t, 3> gridSize{1, 1, 1};
 };
 
-/// The most iterations any loop of `op` runs within one GPU thread: every
+/// The most iterations any of `op`'s own loops (its iteration space; not
+/// loops inside its body, such as TopK's) runs within one GPU thread: every
 /// loop's range where the op runs in one thread (`mapping` null), else the
 /// loops not spread over threads and each thread's share of those that are.
 int64_t longestThreadLoop(mlir::linalg::LinalgOp op, const OpMapping *mapping);

@@ -382,3 +382,12 @@ func.func @nms_scores_not_per_box(%boxes: tensor<1x5x4xf32>, %scores: tensor<1x2
   %sel = ign.non_max_suppression %boxes, %scores, %k, %t, %t {width = 4 : i64} : (tensor<1x5x4xf32>, tensor<1x2x4xf32>, tensor<i64>, tensor<f32>, tensor<f32>) -> tensor<1x2x4xi64>
   return %sel : tensor<1x2x4xi64>
 }
+
+// -----
+
+func.func @scatter_elements_updates_wider(%d: tensor<2x3xf32>, %i: tensor<2x4xi64>, %u: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  // expected-error@+2 {{scatter_elements updates 'tensor<2x4xf32>' do not fit data 'tensor<2x3xf32>' off axis 0}}
+  // expected-error@+1 {{'ign.scatter_elements' op failed to infer returned types}}
+  %r = ign.scatter_elements %d, %i, %u {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2x4xi64>, tensor<2x4xf32>) -> tensor<2x3xf32>
+  return %r : tensor<2x3xf32>
+}

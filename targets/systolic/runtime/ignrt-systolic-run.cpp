@@ -150,12 +150,11 @@ int printOutputs(ignrt_bundle *bundle, ignrt_session *session,
     return 4;
   }
   for (size_t i = 0; i < ignrt_bundle_num_outputs(bundle); ++i) {
-    ignrt_tensor_info info;
-    ignrt_bundle_output(bundle, i, &info);
+    ignrt_tensor_info info; // the actual shape, for outputs of run-time size
     const void *data = nullptr;
-    size_t bytes = 0;
-    if (ignrt_session_output(session, info.name, &data, &bytes) != IGNRT_OK)
+    if (ignrt_session_output_at(session, i, &info, &data) != IGNRT_OK)
       return runtimeError("reading outputs");
+    size_t bytes = info.bytes;
     std::printf("%s: %s [", info.name, ignrt_dtype_name(info.dtype));
     for (size_t d = 0; d < info.rank; ++d)
       std::printf("%s%lld", d ? "x" : "", (long long)info.dims[d]);

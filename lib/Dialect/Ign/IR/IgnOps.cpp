@@ -814,9 +814,9 @@ LogicalResult NonMaxSuppressionOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
   if (width < 1 || width > scores.getDimSize(2))
     return emitOptionalError(loc, "non_max_suppression width ", width,
                              " is not in 1..", scores.getDimSize(2));
-  types.push_back(RankedTensorType::get(
-      {scores.getDimSize(0), scores.getDimSize(1), width},
-      IntegerType::get(ctx, 64)));
+  types.push_back(
+      RankedTensorType::get({scores.getDimSize(0), scores.getDimSize(1), width},
+                            IntegerType::get(ctx, 64)));
   return success();
 }
 
@@ -1145,6 +1145,15 @@ LogicalResult ScatterElementsOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
     return emitOptionalError(loc, "scatter_elements needs indices and updates "
                                   "of one shape, data of the same rank and "
                                   "an axis in range");
+  // ONNX: updates fit inside data on every dim but the axis (where indices
+  // address data), and an update needs a data element to land on.
+  for (int64_t d = 0; d < data.getRank(); ++d)
+    if ((d != adaptor.getAxis() &&
+         updates.getDimSize(d) > data.getDimSize(d)) ||
+        (updates.getNumElements() > 0 && data.getDimSize(d) == 0))
+      return emitOptionalError(loc, "scatter_elements updates ", updates,
+                               " do not fit data ", data, " off axis ",
+                               adaptor.getAxis());
   types.push_back(data);
   return success();
 }

@@ -545,6 +545,10 @@ LogicalResult importRecurrent(NodeImporter &n, size_t numOperands,
     auto r = n.inputType(2);
     if (failed(r))
       return failure();
+    if (r->getRank() != 3)
+      return n.error() << "R must be [num_directions, gates * hidden, "
+                          "hidden], got "
+                       << *r;
     *hidden = r->getDimSize(2);
   }
   SmallVector<Attribute> activations;

@@ -849,7 +849,8 @@ std::string inferredShapes(onnx::ModelProto &model) {
     put(&len, 4);
     put(vi.name().data(), len);
     put(&rank, 4);
-    put(dims.data(), dims.size() * 8);
+    if (!dims.empty())
+      put(dims.data(), dims.size() * 8);
   }
   return out;
 }
@@ -913,7 +914,8 @@ bool inferShapesInChild(onnx::ModelProto &model,
     if ((data.size() - at) / 8 < rank)
       return false;
     std::vector<int64_t> dims(rank);
-    std::memcpy(dims.data(), data.data() + at, size_t(rank) * 8);
+    if (rank)
+      std::memcpy(dims.data(), data.data() + at, size_t(rank) * 8);
     at += size_t(rank) * 8;
     shapes[name] = std::move(dims);
   }

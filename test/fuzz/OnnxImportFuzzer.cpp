@@ -33,6 +33,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       context, [](mlir::Diagnostic &) { return mlir::success(); });
   ign::fuzz::FuzzFile file(data, size, IGN_FUZZ_SUFFIX);
   ign::ImportOptions options;
+  // ONNX's shape inference (the cross-check) runs in a forked child per
+  // model: its crashes are libonnx's, contained there, and a fork per input
+  // would slow the fuzzer tenfold. The harness fuzzes ign's own import.
+  options.crossCheckShapes = false;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       ign::importOnnxFile(*context, file.path, options);
   if (module && mlir::failed(mlir::verify(*module)))

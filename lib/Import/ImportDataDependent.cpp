@@ -1,10 +1,10 @@
 //===- ImportDataDependent.cpp - operators whose output size is data ------===//
 //
 // NonZero, Compress, Unique and NonMaxSuppression have outputs whose size
-// depends on the values of their inputs. With those inputs known at import time they fold
-// (NonZero to a constant, Compress to a Gather of the kept indices); computed
-// at run time, the output gets its upper bound as its static type, the kept
-// elements packed to its front (the rest zero: a valid index for whatever
+// depends on the values of their inputs. With those inputs known at import time
+// they fold (NonZero to a constant, Compress to a Gather of the kept indices);
+// computed at run time, the output gets its upper bound as its static type, the
+// kept elements packed to its front (the rest zero: a valid index for whatever
 // gathers with it), and an i64 [rank] tensor holding its actual shape
 // (GraphImporter::runtimeShapes). The bundle reports that shape with the
 // output (docs/bundle-format.md). Packing is a scatter of each kept
@@ -676,8 +676,9 @@ static FailureOr<Sized> outputShape(NodeImporter &n, Arith &a,
     return Sized{*permuted, dynamic};
   }
   if (op == "Gather") {
-    Value data = values.lookup(node.input(0)),
-          indices = values.lookup(node.input(1));
+    Value data = values.lookup(node.input(0));
+    if (!data) // the handler built no gather of it (cannot happen today)
+      return refuse("on data known at compile time, with indices of");
     auto axis = n.attrInt("axis", 0);
     if (failed(axis))
       return failure();
@@ -708,6 +709,8 @@ static FailureOr<Sized> outputShape(NodeImporter &n, Arith &a,
   }
   if (op == "GatherND") {
     Value data = values.lookup(node.input(0));
+    if (!data)
+      return refuse("on data known at compile time, with indices of");
     int64_t q = rankOf(in), r = typeOf(in).getDimSize(q - 1);
     auto batch = n.attrInt("batch_dims", 0);
     if (failed(batch))

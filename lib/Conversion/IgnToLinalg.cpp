@@ -210,6 +210,11 @@ void makeSignless(ModuleOp module) {
         (!isa<CastOp>(op) &&
          llvm::any_of(op->getResultTypes(), isUnsignedTensor)))
       op->setAttr(kUnsignedAttr, UnitAttr::get(ctx));
+    if (isa<MatMulOp>(op))
+      op->setAttr(kUnsignedOperandsAttr,
+                  DenseBoolArrayAttr::get(
+                      ctx, {isUnsignedTensor(op->getOperand(0).getType()),
+                            isUnsignedTensor(op->getOperand(1).getType())}));
     if (auto cast = dyn_cast<CastOp>(op);
         cast && cast.getTo().isUnsignedInteger()) {
       op->setAttr(kUnsignedResultAttr, UnitAttr::get(ctx));

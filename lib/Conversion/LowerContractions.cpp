@@ -14,10 +14,15 @@ namespace {
 
 /// C[batch, m, n] = sum_k A[batch', m, k] * B[batch'', k, n] with numpy
 /// batch broadcasting; A and B are at least 2-D.
+/// A batched matmul generic of `lhs` and `rhs` into `et` (their element
+/// type, or i32 for 8-bit integers, each extended by its signedness in
+/// `unsignedOperands`).
 Value batchedMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
-                    bool transA = false, bool transB = false) {
+                    bool transA = false, bool transB = false, Type et = Type(),
+                    ArrayRef<bool> unsignedOperands = {false, false}) {
   auto lt = tensorType(lhs), rt = tensorType(rhs);
-  Type et = lt.getElementType();
+  if (!et)
+    et = lt.getElementType();
   auto lb = lt.getShape().drop_back(2), rb = rt.getShape().drop_back(2);
   SmallVector<int64_t> batch = *broadcastShapes(lb, rb);
   int64_t nb = batch.size();
@@ -53,8 +58,14 @@ Value batchedMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
           loc, TypeRange{outType}, ValueRange{lhs, rhs}, ValueRange{acc}, maps,
           iterators(nb + 2, 1),
           [&](OpBuilder &nb2, Location nl, ValueRange a) {
+            SmallVector<Value, 2> x{a[0], a[1]};
+            for (int i = 0; i < 2; ++i)
+              if (x[i].getType() != et)
+                x[i] = unsignedOperands[i]
+                           ? Value(nb2.create<arith::ExtUIOp>(nl, et, x[i]))
+                           : Value(nb2.create<arith::ExtSIOp>(nl, et, x[i]));
             nb2.create<linalg::YieldOp>(
-                nl, addV(nb2, nl, a[2], mulV(nb2, nl, a[0], a[1])));
+                nl, addV(nb2, nl, a[2], mulV(nb2, nl, x[0], x[1])));
           })
       .getResult(0);
 }
@@ -70,7 +81,12 @@ struct MatMulLowering : OpRewritePattern<MatMulOp> {
       lhs = reshape(b, loc, lhs, {1, lt.getDimSize(0)});
     if (rt.getRank() == 1)
       rhs = reshape(b, loc, rhs, {rt.getDimSize(0), 1});
-    Value r = batchedMatmul(b, loc, lhs, rhs);
+    SmallVector<bool, 2> uns{false, false};
+    if (auto a = op->getAttrOfType<DenseBoolArrayAttr>(kUnsignedOperandsAttr);
+        a && a.size() == 2)
+      uns.assign(a.asArrayRef().begin(), a.asArrayRef().end());
+    Value r = batchedMatmul(b, loc, lhs, rhs, false, false,
+                            rtype(op).getElementType(), uns);
     b.replaceOp(op, reshape(b, loc, r, rtype(op).getShape()));
     return success();
   }

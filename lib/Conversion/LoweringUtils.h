@@ -78,6 +78,9 @@ constexpr llvm::StringLiteral kUnsignedResultAttr = "ign.unsigned_result";
 inline bool isUnsignedOp(mlir::Operation *op) {
   return op->hasAttr(kUnsignedAttr);
 }
+/// On an ign.matmul of 8-bit integers: which operands are unsigned (each
+/// may differ), as a DenseBoolArrayAttr [lhs, rhs].
+constexpr llvm::StringLiteral kUnsignedOperandsAttr = "ign.unsigned_operands";
 /// The (statically shaped) type of an op's first result.
 inline mlir::RankedTensorType rtype(mlir::Operation *op) {
   return mlir::cast<mlir::RankedTensorType>(op->getResult(0).getType());

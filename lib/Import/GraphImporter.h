@@ -86,6 +86,9 @@ public:
     SmallVector<bool> dynamic;
   };
   llvm::DenseMap<Value, RuntimeShape> runtimeShapes;
+  /// Folded DequantizeLinear outputs of integer weights: the kDequantizedAttr
+  /// their constants get when materialized.
+  llvm::StringMap<DictionaryAttr> dequantized;
   const RuntimeShape *runtimeShapeOf(Value value) const;
   /// Errors unless `node` can read the run-time-sized values it reads.
   LogicalResult checkRuntimeShapedInputs(const onnx::NodeProto &node);
@@ -208,6 +211,7 @@ public:
     if (auto it = constants.find(name); it != constants.end()) {
       Value v = constantValue(it->second.toAttr(), loc);
       values[name] = v;
+      markDequantized(name, v);
       return v;
     }
     if (auto it = lazyInitializers.find(name); it != lazyInitializers.end()) {
@@ -215,11 +219,18 @@ public:
       if (failed(v))
         return failure();
       values[name] = *v;
+      markDequantized(name, *v);
       return *v;
     }
     return emitError(loc) << "input '" << name
                           << "' is not produced by any node, initializer or "
                              "graph input";
+  }
+
+  void markDequantized(llvm::StringRef name, Value v) {
+    if (auto it = dequantized.find(name); it != dequantized.end())
+      if (Operation *def = v.getDefiningOp())
+        def->setAttr(kDequantizedAttr, it->second);
   }
 
   bool isKnown(llvm::StringRef name) {

@@ -140,6 +140,34 @@ LogicalResult setFloatOutput(NodeImporter &n, ArrayRef<int64_t> shape,
   return n.setOutputTensor(0, std::move(t));
 }
 
+/// The kDequantizedAttr of a folded DequantizeLinear of `x`: its integer
+/// type, scales, zero points (0 when absent) and axis.
+DictionaryAttr quantization(NodeImporter &n, RankedTensorType x,
+                            const QuantParams &p, const HostTensor &scale,
+                            const HostTensor *zero) {
+  Builder b(n.ctx());
+  int64_t count = scale.numElements();
+  SmallVector<float> scales;
+  SmallVector<int64_t> zeros;
+  for (int64_t c = 0; c < count; ++c) {
+    scales.push_back(float(scale.getDouble(c)));
+    zeros.push_back(zero ? int64_t(zero->getDouble(c)) : 0);
+  }
+  SmallVector<NamedAttribute> fields{
+      b.getNamedAttr("type", TypeAttr::get(x.getElementType())),
+      b.getNamedAttr(
+          "scale",
+          DenseElementsAttr::get(RankedTensorType::get({count}, b.getF32Type()),
+                                 ArrayRef<float>(scales))),
+      b.getNamedAttr(
+          "zero_point",
+          DenseElementsAttr::get(RankedTensorType::get({count}, b.getI64Type()),
+                                 ArrayRef<int64_t>(zeros)))};
+  if (p.axis)
+    fields.push_back(b.getNamedAttr("axis", b.getI64IntegerAttr(*p.axis)));
+  return b.getDictionaryAttr(fields);
+}
+
 LogicalResult importDequantizeLinear(NodeImporter &n) {
   auto x = n.inputType(0);
   if (failed(x))
@@ -159,6 +187,8 @@ LogicalResult importDequantizeLinear(NodeImporter &n) {
       double zp = zero ? zero->getDouble(c) : 0;
       out[e] = float((q->getDouble(e) - zp) * scale->getDouble(c));
     }
+    if (x->getElementType().getIntOrFloatBitWidth() == 8)
+      n.markDequantized(0, quantization(n, *x, *p, *scale, zero));
     return setFloatOutput(n, q->shape, std::move(out));
   }
   auto in = n.input(0);

@@ -169,6 +169,9 @@ public:
                                        llvm::ArrayRef<int64_t> dims);
   /// Output i is the tensor `t` (a Constant node's value); large tensors
   /// become resource-backed constants.
+  /// Marks output i, a folded DequantizeLinear of an integer weight, with
+  /// its quantization (kDequantizedAttr) for when it is materialized.
+  void markDequantized(size_t i, mlir::DictionaryAttr quantization);
   mlir::LogicalResult setOutputTensor(size_t i, onnx::TensorProto &t);
   /// The same for a tensor the importer made, which the import keeps.
   mlir::LogicalResult setOutputTensor(size_t i, onnx::TensorProto &&t);

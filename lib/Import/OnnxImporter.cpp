@@ -401,6 +401,11 @@ LogicalResult NodeImporter::setOutput(size_t i, HostTensor value) {
   return success();
 }
 
+void NodeImporter::markDequantized(size_t i, DictionaryAttr quantization) {
+  if (i < size_t(node_.output_size()) && !node_.output(i).empty())
+    graph_.dequantized[node_.output(i)] = quantization;
+}
+
 LogicalResult NodeImporter::setOutputTensor(size_t i, onnx::TensorProto &t) {
   if (i >= size_t(node_.output_size()) || node_.output(i).empty())
     return success();

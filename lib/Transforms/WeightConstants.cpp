@@ -35,16 +35,27 @@ std::optional<std::vector<float>> constantFloats(Value v) {
   return std::nullopt;
 }
 
-Value makeWeight(OpBuilder &b, Location loc, RankedTensorType type,
-                 std::vector<float> values, llvm::StringRef name) {
-  auto *owned = new std::vector<float>(std::move(values));
+template <typename T>
+static Value makeBlobConstant(OpBuilder &b, Location loc, RankedTensorType type,
+                              std::vector<T> values, llvm::StringRef name) {
+  auto *owned = new std::vector<T>(std::move(values));
   AsmResourceBlob blob(
       llvm::ArrayRef<char>(reinterpret_cast<const char *>(owned->data()),
-                           owned->size() * sizeof(float)),
-      alignof(float), [owned](void *, size_t, size_t) { delete owned; },
+                           owned->size() * sizeof(T)),
+      alignof(T), [owned](void *, size_t, size_t) { delete owned; },
       /*dataIsMutable=*/false);
   auto attr = DenseResourceElementsAttr::get(type, name, std::move(blob));
   return b.create<ConstantOp>(loc, type, attr);
+}
+
+Value makeWeight(OpBuilder &b, Location loc, RankedTensorType type,
+                 std::vector<float> values, llvm::StringRef name) {
+  return makeBlobConstant(b, loc, type, std::move(values), name);
+}
+
+Value makeWeight(OpBuilder &b, Location loc, RankedTensorType type,
+                 std::vector<int8_t> values, llvm::StringRef name) {
+  return makeBlobConstant(b, loc, type, std::move(values), name);
 }
 
 std::string weightName(Value v, llvm::StringRef suffix) {

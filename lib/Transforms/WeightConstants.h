@@ -12,6 +12,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,11 @@ std::optional<std::vector<float>> constantFloats(mlir::Value v);
 /// A new weight constant holding `values`, in a blob of its own.
 mlir::Value makeWeight(mlir::OpBuilder &b, mlir::Location loc,
                        mlir::RankedTensorType type, std::vector<float> values,
+                       llvm::StringRef name);
+
+/// A new 8-bit integer weight constant holding `values`.
+mlir::Value makeWeight(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::RankedTensorType type, std::vector<int8_t> values,
                        llvm::StringRef name);
 
 /// A name for a weight derived from constant `v`: its blob's key (or

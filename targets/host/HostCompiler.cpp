@@ -393,6 +393,7 @@ HostMachine hostMachine(const std::string &cpu) {
     machine.vectorBits = 512;
     machine.vectorRegisters = 32;
     machine.hasBf16Dot = sti->checkFeatures("+avx512bf16");
+    machine.hasVnniDot = sti->checkFeatures("+avx512vnni");
   } else if (sti->checkFeatures("+avx")) {
     machine.vectorBits = 256;
   }

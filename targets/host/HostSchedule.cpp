@@ -1,9 +1,9 @@
 //===- HostSchedule.cpp - loop order and workgroups for the host ----------===//
 
 #include "HostSchedule.h"
-#include "Bf16Contraction.h"
 #include "DirectConv.h"
 #include "DotContraction.h"
+#include "GroupedDots.h"
 #include "HostKnobs.h"
 #include "PrepackedPanels.h"
 #include "TileUtils.h"
@@ -962,16 +962,16 @@ ContractionKnobs contractionKnobs(const search::Schedule *knobs, unsigned index,
 
 /// Vectorizes the copy `pack` into panels of `cols` lanes: one vector per
 /// panel row (the source's row is contiguous along them unless
-/// `transposed`), or with `pairs` one (cols x 2) block per pair of rows,
-/// interleaved. Left scalar, LLVM copied panels one float at a time.
-/// Returns the panels.
+/// `transposed`), or with a `group` of reduction steps (> 1) one
+/// (cols x group) block per group of rows, interleaved. Left scalar, LLVM
+/// copied panels one float at a time. Returns the panels.
 Value vectorizePanelCopy(RewriterBase &rewriter, linalg::GenericOp pack,
-                         bool transposed, int64_t cols, bool pairs) {
+                         bool transposed, int64_t cols, int64_t group) {
   if (transposed)
     return pack.getResult(0);
   SmallVector<int64_t> tile(pack.getNumLoops(), 1);
-  if (pairs) {
-    tile.back() = 2;
+  if (group > 1) {
+    tile.back() = group;
     tile[tile.size() - 2] = cols;
   } else {
     tile.back() = cols;
@@ -999,28 +999,28 @@ bool isDefinedOutside(Value v, Operation *outer) {
 /// computed before the tile loops `outer` on every run.
 Value copyIntoPanels(RewriterBase &rewriter, linalg::GenericOp op,
                      tensor::ExtractSliceOp slice, bool transposed,
-                     int64_t cols, Operation *outer, bool pairs) {
+                     int64_t cols, Operation *outer, int64_t group) {
   auto source = cast<RankedTensorType>(slice.getSource().getType());
   int64_t rank = source.getRank();
   int64_t nDim = transposed ? rank - 2 : rank - 1;
   int64_t kDim = transposed ? rank - 1 : rank - 2;
   int64_t n = source.getDimSize(nDim), kk = source.getDimSize(kDim);
-  int64_t step = pairs ? 2 : 1;
+  bool grouped = group > 1;
   // The panels, computed once before the tile loops.
   MLIRContext *ctx = op.getContext();
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(outer);
-  Type element = pairs ? rewriter.getBF16Type() : source.getElementType();
+  Type element = panelElement(source.getElementType(), group);
   SmallVector<int64_t> packedShape(source.getShape().drop_back(2));
-  packedShape.append({n / cols, kk / step, cols});
-  if (pairs)
-    packedShape.push_back(2);
+  packedShape.append({n / cols, kk / group, cols});
+  if (grouped)
+    packedShape.push_back(group);
   Value empty = rewriter.create<tensor::EmptyOp>(loc, packedShape, element);
-  // The source with its n dim split in (n / cols, cols) (and with pairs its
-  // k dim in (k / 2, 2)), so the copy is a permutation (and vectorizes):
-  // loops (lead..., j, k, c[, p]) read source[lead..., k, j, c] (or [lead...,
-  // j, c, k] when transposed; k is (k, p) with pairs).
-  unsigned loops = unsigned(rank + (pairs ? 2 : 1));
+  // The source with its n dim split in (n / cols, cols) (and when grouped
+  // its k dim in (k / group, group)), so the copy is a permutation (and
+  // vectorizes): loops (lead..., j, k, c[, p]) read source[lead..., k, j, c]
+  // (or [lead..., j, c, k] when transposed; k is (k, p) when grouped).
+  unsigned loops = unsigned(rank + (grouped ? 2 : 1));
   auto dim = [&](int64_t d) { return getAffineDimExpr(unsigned(d), ctx); };
   AffineExpr j = dim(rank - 2), kExpr = dim(rank - 1), c = dim(rank);
   SmallVector<int64_t> expandedShape;
@@ -1032,8 +1032,8 @@ Value copyIntoPanels(RewriterBase &rewriter, linalg::GenericOp op,
       expandedShape.append({n / cols, cols});
       groups.push_back({e, e + 1});
       read.append({j, c});
-    } else if (d == kDim && pairs) {
-      expandedShape.append({kk / 2, 2});
+    } else if (d == kDim && grouped) {
+      expandedShape.append({kk / group, group});
       groups.push_back({e, e + 1});
       read.append({kExpr, dim(rank + 1)});
     } else {
@@ -1053,19 +1053,20 @@ Value copyIntoPanels(RewriterBase &rewriter, linalg::GenericOp op,
       loc, empty.getType(), ValueRange{expanded}, ValueRange{empty}, maps,
       iterators, [&](OpBuilder &nb, Location l, ValueRange args) {
         Value v = args[0];
-        if (pairs)
+        if (v.getType() != element)
           v = nb.create<arith::TruncFOp>(l, element, v);
         nb.create<linalg::YieldOp>(l, v);
       });
-  Value panels = vectorizePanelCopy(rewriter, pack, transposed, cols, pairs);
-  if (pairs) {
-    // [..., P / cols, K / 2, cols * 2]: a tile's step reads one row.
+  Value panels = vectorizePanelCopy(rewriter, pack, transposed, cols, group);
+  if (grouped) {
+    // [..., P / cols, K / group, cols * group]: a tile's step reads one
+    // row.
     SmallVector<ReassociationIndices> merge;
     for (int64_t d = 0; d < rank; ++d)
       merge.push_back({d});
     merge.push_back({rank, rank + 1});
     SmallVector<int64_t> merged(packedShape.begin(), packedShape.end() - 2);
-    merged.push_back(cols * 2);
+    merged.push_back(cols * group);
     rewriter.setInsertionPoint(outer); // the copy's tiling moved it
     panels = rewriter.create<tensor::CollapseShapeOp>(
         loc, RankedTensorType::get(merged, element), panels, merge);
@@ -1078,48 +1079,49 @@ Value copyIntoPanels(RewriterBase &rewriter, linalg::GenericOp op,
 /// (..., p, k) when `transposed`, where the tile spans `cols` of p) into
 /// panels [P / cols, K, cols] before the tile loops `outer`: each tile then
 /// walks one contiguous panel through the reduction instead of rows that
-/// are a whole page apart (and so all in the same few L1 sets). With
-/// `pairs` (a tile of two reduction steps) the panels are bfloat16 pairs
-/// [P / cols, K / 2, cols * 2], element (k, p) at [k / 2, 2 p + k % 2], as
-/// AVX512-BF16's dot products read them. A constant weight's panels are
+/// are a whole page apart (and so all in the same few L1 sets). With a
+/// `group` of G reduction steps (a tile of grouped dot products: bfloat16
+/// pairs of f32, or quads of bytes) the panels are [P / cols, K / G, cols *
+/// G], element (k, p) at [k / G, G p + k % G], as AVX512-BF16's and VNNI's
+/// dot products read them. A constant weight's panels are
 /// packed at compile time instead (PrepackedPanels.h). Returns the
 /// tile's view of its panels: the slice of `b`'s shape (its last two dims (k,
-/// p)), or with `pairs` a vector of cols * 2 bfloat16; null, changing nothing,
+/// p)), or when grouped a vector of cols * G; null, changing nothing,
 /// unless `b` is indexed so, with unit tiles on its leading dims, statically
 /// shaped, and read through a slice of a tensor defined outside the tile
 /// loops.
 Value buildPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
-                  bool transposed, int64_t cols, Operation *outer, bool pairs) {
+                  bool transposed, int64_t cols, Operation *outer,
+                  int64_t group) {
   auto slice = b->get().getDefiningOp<tensor::ExtractSliceOp>();
-  if (!slice || cols < (pairs ? 1 : 2) ||
+  if (!slice || cols < (group > 1 ? 1 : 2) ||
       !isDefinedOutside(slice.getSource(), outer))
     return {};
   auto source = dyn_cast<RankedTensorType>(slice.getSource().getType());
   if (!source || !source.hasStaticShape() || source.getRank() < 2 ||
-      !slice.hasUnitStride() || (pairs && !source.getElementType().isF32()))
+      !slice.hasUnitStride() || !panelElement(source.getElementType(), group))
     return {};
   int64_t rank = source.getRank();
   // Source dims of n and k: (..., k, n), or (..., n, k) when transposed.
   int64_t nDim = transposed ? rank - 2 : rank - 1;
   int64_t kDim = transposed ? rank - 1 : rank - 2;
   int64_t n = source.getDimSize(nDim), kk = source.getDimSize(kDim);
-  int64_t step = pairs ? 2 : 1;
-  if (n % cols != 0 || kk % step != 0)
+  if (n % cols != 0 || kk % group != 0)
     return {};
   SmallVector<int64_t> sizes(slice.getStaticSizes());
   for (int64_t d = 0; d < rank; ++d)
-    if (sizes[d] != (d == nDim ? cols : d == kDim ? step : 1))
+    if (sizes[d] != (d == nDim ? cols : d == kDim ? group : 1))
       return {};
 
   Location loc = op.getLoc();
-  Type element = pairs ? rewriter.getBF16Type() : source.getElementType();
+  Type element = panelElement(source.getElementType(), group);
   // Constant weights were packed at compile time; the rest is copied into
   // panels before the tile loops.
   Value panels = prepackedPanels(rewriter, slice.getSource(), transposed, cols,
-                                 outer, pairs);
+                                 outer, group);
   if (!panels)
     panels =
-        copyIntoPanels(rewriter, op, slice, transposed, cols, outer, pairs);
+        copyIntoPanels(rewriter, op, slice, transposed, cols, outer, group);
 
   // The tile's slice of B: the same elements of the panels.
   rewriter.setInsertionPoint(slice);
@@ -1135,13 +1137,14 @@ Value buildPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
   };
   SmallVector<OpFoldResult> packedOffsets(offsets.begin(), offsets.end() - 2);
   packedOffsets.append({divide(offsets[nDim], cols),
-                        divide(offsets[kDim], step), rewriter.getIndexAttr(0)});
+                        divide(offsets[kDim], group),
+                        rewriter.getIndexAttr(0)});
   SmallVector<OpFoldResult> packedSizes(rank + 1, rewriter.getIndexAttr(1));
-  packedSizes.back() = rewriter.getIndexAttr(pairs ? cols * 2 : cols);
+  packedSizes.back() = rewriter.getIndexAttr(cols * group);
   SmallVector<OpFoldResult> strides(rank + 1, rewriter.getIndexAttr(1));
   RankedTensorType viewType;
-  if (pairs) {
-    viewType = RankedTensorType::get({cols * 2}, element);
+  if (group > 1) {
+    viewType = RankedTensorType::get({cols * group}, element);
   } else {
     // The tile reads (..., k, n) from the panels.
     auto sliceType = cast<RankedTensorType>(slice.getType());
@@ -1198,7 +1201,7 @@ bool packPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
                 bool transposed, int64_t cols, Operation *outer) {
   auto slice = b->get().getDefiningOp<tensor::ExtractSliceOp>();
   Value packed =
-      buildPanels(rewriter, op, b, transposed, cols, outer, /*pairs=*/false);
+      buildPanels(rewriter, op, b, transposed, cols, outer, /*group=*/1);
   if (!packed)
     return false;
   SmallVector<AffineMap> opMaps = op.getIndexingMapsArray();
@@ -1291,59 +1294,101 @@ TileOperands tileOperands(linalg::GenericOp op, const ContractionLoops &c,
   return t;
 }
 
-/// Whether register tiles of contraction `op` (its loops `c`, tiled `cols`
-/// wide along its columns, `row` its row loop) take bfloat16 dot products
-/// (--precision=bf16): the machine has them, the tile is whole vectors of
-/// a 512-bit register, the reduction (or its chunk `kTile`) is even, one
-/// operand streams the columns and the other broadcasts the rows, and the
-/// contraction has more rows than one tile (a matrix-vector product reads
-/// each weight once: converting it into pairs first would cost more).
-bool takesBf16Pairs(linalg::GenericOp op, const ContractionLoops &c,
-                    std::optional<unsigned> row, bool masked, int64_t cols,
-                    int64_t kTile, const HostMachine &machine) {
-  auto out =
-      dyn_cast<RankedTensorType>(op.getDpsInitOperand(0)->get().getType());
-  if (!machine.bf16 || !out || !out.getElementType().isF32() || !c.reduction ||
-      !row || masked || machine.lanes() != kBf16DotLanes ||
-      cols % kBf16DotLanes != 0)
-    return false;
-  int64_t steps = kTile ? kTile : c.ranges[*c.reduction];
-  if (steps % 2 != 0 || c.rows() <= machine.tileRows())
-    return false;
-  TileOperands t = tileOperands(op, c, *row);
-  return t.streamed && t.broadcast;
+/// Which operands of contraction `op` its body extends from bytes
+/// unsigned (arith.extui) or signed (extsi), by input position: the integer
+/// contractions of quantized matmuls (IntegerMatmuls.cpp).
+SmallVector<std::optional<bool>> extendedBytes(linalg::GenericOp op) {
+  SmallVector<std::optional<bool>> how(op.getNumDpsInputs());
+  Block *body = op.getBody();
+  for (unsigned i = 0; i < how.size(); ++i) {
+    BlockArgument arg = body->getArgument(i);
+    if (!arg.getType().isInteger(8) || !arg.hasOneUse())
+      continue;
+    Operation *user = *arg.getUsers().begin();
+    if (isa<arith::ExtUIOp>(user))
+      how[i] = true;
+    else if (isa<arith::ExtSIOp>(user))
+      how[i] = false;
+  }
+  return how;
 }
 
-/// Packs both operands of register tile `tiled` (two reduction steps,
-/// `rows` x `cols`) into bfloat16 pairs before its loops and computes it
-/// with dot products of them. False, leaving the tile a linalg op, when an
-/// operand cannot be packed.
-bool vectorizeBf16Tile(RewriterBase &rewriter,
-                       const scf::SCFTilingResult &tiled,
-                       const ContractionLoops &c, unsigned row, int64_t rows,
-                       int64_t cols) {
+/// The grouped dot products register tiles of contraction `op` (its loops
+/// `c`, tiled `cols` wide along its columns, `row` its row loop) take, if
+/// any: the machine has them, the tile is whole vectors of a 512-bit
+/// register, the reduction (or its chunk `kTile`) is whole groups, and one
+/// operand streams the columns and the other broadcasts the rows.
+/// - bfloat16 pairs (--precision=bf16) of an f32 contraction with more
+///   rows than one tile (a matrix-vector product reads each weight once:
+///   converting it into pairs first would cost more);
+/// - byte quads (VNNI) of an i32 contraction of an unsigned by a signed
+///   byte operand.
+std::optional<DotKind> dotKind(linalg::GenericOp op, const ContractionLoops &c,
+                               std::optional<unsigned> row, bool masked,
+                               int64_t cols, int64_t kTile,
+                               const HostMachine &machine) {
+  auto out =
+      dyn_cast<RankedTensorType>(op.getDpsInitOperand(0)->get().getType());
+  if (!out || !c.reduction || !row || masked || machine.lanes() != kDotLanes ||
+      cols % kDotLanes != 0)
+    return std::nullopt;
+  std::optional<DotKind> kind;
+  if (machine.bf16 && out.getElementType().isF32() &&
+      c.rows() > machine.tileRows())
+    kind = DotKind::Bf16Pairs;
+  SmallVector<std::optional<bool>> bytes = extendedBytes(op);
+  if (machine.hasVnniDot && out.getElementType().isInteger(32) &&
+      bytes.size() == 2 && bytes[0] && bytes[1] && *bytes[0] != *bytes[1])
+    kind = DotKind::Int8Quads;
+  if (!kind)
+    return std::nullopt;
+  int64_t steps = kTile ? kTile : c.ranges[*c.reduction];
+  if (steps % groupSteps(*kind) != 0)
+    return std::nullopt;
+  TileOperands t = tileOperands(op, c, *row);
+  if (!t.streamed || !t.broadcast)
+    return std::nullopt;
+  return kind;
+}
+
+/// Packs the operands of register tile `tiled` (one group of reduction
+/// steps, `rows` x `cols`) into groups before its loops and computes it
+/// with grouped dot products of `kind`. False, leaving the tile a linalg
+/// op, when an operand cannot be packed.
+bool vectorizeDotTile(RewriterBase &rewriter, const scf::SCFTilingResult &tiled,
+                      const ContractionLoops &c, DotKind kind, unsigned row,
+                      int64_t rows, int64_t cols) {
   auto op = dyn_cast<linalg::GenericOp>(tiled.tiledOps.back());
   if (!op || tiled.loops.empty())
     return false;
   TileOperands t = tileOperands(op, c, row);
   if (!t.streamed || !t.broadcast)
     return false;
+  int64_t group = groupSteps(kind);
   Operation *outer = tiled.loops.front();
-  Value bPairs = buildPanels(rewriter, op, t.streamed, t.streamedT, cols, outer,
-                             /*pairs=*/true);
-  if (!bPairs)
+  Value bGroups =
+      buildPanels(rewriter, op, t.streamed, t.streamedT, cols, outer, group);
+  if (!bGroups)
     return false;
-  // A as usual (..., m, k) holds its pairs adjacent already: rounded in
-  // place (packed, it was a scatter of 4-byte pieces); transposed, packed.
+  // A as usual (..., m, k) holds its groups adjacent already: f32 rounded
+  // in place (packed, it was a scatter of 4-byte pieces), bytes read as
+  // they are; transposed, packed.
   AffineMap aMap = op.getMatchingIndexingMap(t.broadcast);
-  Value aPairs = t.broadcastT
-                     ? roundToBf16(rewriter, t.broadcast, outer)
-                     : buildPanels(rewriter, op, t.broadcast, t.broadcastT,
-                                   rows, outer, /*pairs=*/true);
-  if (!aPairs)
+  Value aGroups;
+  if (!t.broadcastT)
+    aGroups = buildPanels(rewriter, op, t.broadcast, t.broadcastT, rows, outer,
+                          group);
+  else if (kind == DotKind::Bf16Pairs)
+    aGroups = roundToBf16(rewriter, t.broadcast, outer);
+  else
+    aGroups = t.broadcast->get();
+  if (!aGroups)
     return false;
-  emitBf16DotTile(rewriter, op, aPairs, t.broadcastT ? aMap : AffineMap(),
-                  bPairs, row, c.inner, rows, cols);
+  bool aUnsigned = false;
+  if (kind == DotKind::Int8Quads)
+    aUnsigned = *extendedBytes(op)[t.broadcast->getOperandNumber()];
+  emitDotTile(rewriter, op, kind, aGroups, t.broadcastT ? aMap : AffineMap(),
+              bGroups, row, c.inner, rows, cols, aUnsigned);
   return true;
 }
 
@@ -1512,14 +1557,15 @@ vectorizeContraction(RewriterBase &rewriter, linalg::GenericOp op,
     applied[prefix + knobs::kKTile] = kTile;
 
   // (A covering tile as wide as the loop masks nothing.)
-  bool bf16 = takesBf16Pairs(target, *c, row, masked && masked != cols, cols,
-                             kTile, machine);
-  if (bf16)
-    tile[*c->reduction] = 2;
+  std::optional<DotKind> dot =
+      dotKind(target, *c, row, masked && masked != cols, cols, kTile, machine);
+  if (dot)
+    tile[*c->reduction] = groupSteps(*dot);
   auto tiled = tileInPlace(rewriter, target, tile, order);
   if (failed(tiled))
     return {};
-  if (bf16 && vectorizeBf16Tile(rewriter, *tiled, *c, *row, tile[*row], cols)) {
+  if (dot &&
+      vectorizeDotTile(rewriter, *tiled, *c, *dot, *row, tile[*row], cols)) {
     applied[prefix + knobs::kPack] = 1;
     applied[prefix + knobs::kPackRows] = 1;
     return tile;
@@ -2773,7 +2819,7 @@ void finishSchedule(func::FuncOp kernel) {
   });
   reassociateSums(kernel);
   multiplyByReciprocals(kernel);
-  lowerBf16Dots(kernel);
+  lowerGroupedDots(kernel);
 }
 
 } // namespace ign::host

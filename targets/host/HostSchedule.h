@@ -40,6 +40,9 @@ struct HostMachine {
   int64_t l2Bytes = 1 << 20;
   /// The CPU has AVX512-BF16's dot products of bfloat16 pairs.
   bool hasBf16Dot = false;
+  /// The CPU has AVX512-VNNI's dot products of byte quads (vpdpbusd):
+  /// quantized matmuls compute in integers (IntegerMatmuls.cpp).
+  bool hasVnniDot = false;
   /// Contractions round their inputs to bfloat16 and sum pairs of products
   /// in f32 (--precision=bf16 on a CPU with hasBf16Dot).
   bool bf16 = false;

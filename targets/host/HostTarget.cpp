@@ -156,6 +156,9 @@ public:
     // at a time (transposed per element on every run: a 1x1280 x 1280x1000
     // classifier took 1.6 ms).
     policy.untransposeWeights = policy.convToMatmul;
+    // Quantized matmuls in bytes where VNNI's register tiles take them.
+    policy.integerMatmuls =
+        policy.convToMatmul && hostMachine(config.chip).hasVnniDot;
     return policy;
   }
   mlir::LogicalResult

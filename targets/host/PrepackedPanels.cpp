@@ -15,10 +15,23 @@ using namespace mlir;
 
 namespace ign::host {
 
+Type panelElement(Type source, int64_t group) {
+  if (group == 1 && (source.isF32() || source.isInteger(8)))
+    return source;
+  if (group == 2 && source.isF32())
+    return BFloat16Type::get(source.getContext());
+  if (group == 4 && source.isInteger(8))
+    return source;
+  return {};
+}
+
 std::vector<int64_t> PanelPlan::shape() const {
-  int64_t step = pairs ? 2 : 1;
-  return {int64_t(offsets.size()), k / chunk, width / cols, chunk / step,
-          cols * step};
+  return {int64_t(offsets.size()), k / chunk, width / cols, chunk / group,
+          cols * group};
+}
+
+std::string PanelPlan::dtype() const {
+  return bytes ? "i8" : group == 2 ? "bf16" : "f32";
 }
 
 DictionaryAttr PanelPlan::toAttr(MLIRContext *ctx) const {
@@ -31,7 +44,8 @@ DictionaryAttr PanelPlan::toAttr(MLIRContext *ctx) const {
       b.getNamedAttr("cols", b.getI64IntegerAttr(cols)),
       b.getNamedAttr("width", b.getI64IntegerAttr(width)),
       b.getNamedAttr("chunk", b.getI64IntegerAttr(chunk)),
-      b.getNamedAttr("pairs", b.getBoolAttr(pairs)),
+      b.getNamedAttr("group", b.getI64IntegerAttr(group)),
+      b.getNamedAttr("bytes", b.getBoolAttr(bytes)),
       b.getNamedAttr("offsets", b.getDenseI64ArrayAttr(offsets)),
   });
 }
@@ -54,11 +68,14 @@ std::optional<PanelPlan> PanelPlan::fromAttr(Attribute attr) {
       !get("chunk", p.chunk) || !transposed || !offsets)
     return std::nullopt;
   p.transposed = transposed.getValue();
-  if (auto pairs = dict.getAs<BoolAttr>("pairs"))
-    p.pairs = pairs.getValue();
+  get("group", p.group);
+  if (auto bytes = dict.getAs<BoolAttr>("bytes"))
+    p.bytes = bytes.getValue();
   p.offsets.assign(offsets.asArrayRef().begin(), offsets.asArrayRef().end());
+  bool groupFits =
+      p.bytes ? p.group == 1 || p.group == 4 : p.group == 1 || p.group == 2;
   if (p.cols < 1 || p.chunk < 1 || p.width % p.cols || p.k % p.chunk ||
-      p.offsets.empty() || (p.pairs && p.chunk % 2))
+      p.offsets.empty() || !groupFits || p.chunk % p.group)
     return std::nullopt;
   for (int64_t o : p.offsets)
     if (o < 0 || o + p.width > p.n)
@@ -78,28 +95,33 @@ static uint16_t toBf16(float f) {
   return uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
-std::string packPanelBytes(const PanelPlan &p, const float *weight) {
+std::string packPanelBytes(const PanelPlan &p, const char *weight) {
   std::vector<int64_t> shape = p.shape();
   int64_t elements = 1;
   for (int64_t d : shape)
     elements *= d;
   std::string bytes(size_t(elements * p.elementBytes()), '\0');
-  auto element = [&](int64_t k, int64_t n) {
-    return p.transposed ? weight[n * p.k + k] : weight[k * p.n + n];
+  size_t size = p.bytes ? 1 : sizeof(float);
+  auto at = [&](int64_t k, int64_t n) {
+    return weight + size * size_t(p.transposed ? n * p.k + k : k * p.n + n);
   };
-  auto *f32 = reinterpret_cast<float *>(bytes.data());
-  auto *bf16 = reinterpret_cast<uint16_t *>(bytes.data());
+  char *out = bytes.data();
   for (int64_t o : p.offsets)
     for (int64_t c = 0; c < shape[1]; ++c)
       for (int64_t j = 0; j < shape[2]; ++j)
         for (int64_t kk = 0; kk < shape[3]; ++kk)
           for (int64_t l = 0; l < shape[4]; ++l) {
-            int64_t n = o + j * p.cols + (p.pairs ? l / 2 : l);
-            int64_t k = c * p.chunk + (p.pairs ? 2 * kk + l % 2 : kk);
-            if (p.pairs)
-              *bf16++ = toBf16(element(k, n));
-            else
-              *f32++ = element(k, n);
+            int64_t n = o + j * p.cols + l / p.group;
+            int64_t k = c * p.chunk + p.group * kk + l % p.group;
+            if (p.group == 2 && !p.bytes) {
+              float f;
+              std::memcpy(&f, at(k, n), sizeof(f));
+              uint16_t h = toBf16(f);
+              std::memcpy(out, &h, sizeof(h));
+            } else {
+              std::memcpy(out, at(k, n), size);
+            }
+            out += p.elementBytes();
           }
   return bytes;
 }
@@ -284,8 +306,9 @@ BlockArgument panelsArgument(func::FuncOp kernel, const PanelPlan &plan) {
     if (kernel.getArgAttr(i, kPanelsArgAttr) == attr)
       return kernel.getArgument(i);
   unsigned index = kernel.getNumArguments();
-  Type element =
-      plan.pairs ? Type(BFloat16Type::get(ctx)) : Type(Float32Type::get(ctx));
+  Type element = panelElement(plan.bytes ? Type(IntegerType::get(ctx, 8))
+                                         : Type(Float32Type::get(ctx)),
+                              plan.group);
   auto type = RankedTensorType::get(plan.shape(), element);
   Builder b(ctx);
   DictionaryAttr attrs = b.getDictionaryAttr(
@@ -298,22 +321,23 @@ BlockArgument panelsArgument(func::FuncOp kernel, const PanelPlan &plan) {
 } // namespace
 
 Value prepackedPanels(RewriterBase &rewriter, Value source, bool transposed,
-                      int64_t cols, Operation *outer, bool pairs) {
+                      int64_t cols, Operation *outer, int64_t group) {
   auto kernel = outer->getParentOfType<func::FuncOp>();
   auto type = dyn_cast<RankedTensorType>(source.getType());
   if (!kernel || !type || type.getRank() != 2 || !type.hasStaticShape() ||
-      !type.getElementType().isF32())
+      !panelElement(type.getElementType(), group))
     return {};
   auto found = weightOffsets(source, kernel);
   if (!found)
     return {};
   auto [weight, offsets] = *found;
   auto weightType = cast<RankedTensorType>(weight.getType());
-  if (!weightType.hasStaticShape() || !weightType.getElementType().isF32())
+  if (!weightType.hasStaticShape() ||
+      weightType.getElementType() != type.getElementType())
     return {};
   int nDim = transposed ? 0 : 1, kDim = 1 - nDim;
   int64_t sliceN = type.getDimSize(nDim), sliceK = type.getDimSize(kDim);
-  if (cols < 1 || sliceN % cols || (pairs && sliceK % 2))
+  if (cols < 1 || sliceN % cols || sliceK % group)
     return {};
   auto plan =
       planPanels(offsets[kDim], offsets[nDim], weightType.getDimSize(kDim),
@@ -323,7 +347,8 @@ Value prepackedPanels(RewriterBase &rewriter, Value source, bool transposed,
   plan->source = weight.getArgNumber();
   plan->transposed = transposed;
   plan->cols = cols;
-  plan->pairs = pairs;
+  plan->group = group;
+  plan->bytes = type.getElementType().isInteger(8);
   BlockArgument panels = panelsArgument(kernel, *plan);
   if (!panels)
     return {};

@@ -30,12 +30,19 @@ inline constexpr const char kWeightArgAttr[] = "ign.weight";
 /// A kernel argument holding panels of a weight argument (a PanelPlan).
 inline constexpr const char kPanelsArgAttr[] = "ign.panels";
 
+/// The element of panels grouping `group` reduction steps of a `source`
+/// operand: the source's own (1: f32 or bytes, 4: bytes), or bfloat16 for
+/// pairs of f32 (2); null when the source does not suit the group.
+mlir::Type panelElement(mlir::Type source, int64_t group);
+
 /// How an `ign.panels` argument derives from weight argument `source`, an
-/// f32 [K, N] (or [N, K] when `transposed`) as stored: element [w, c, j, kk,
-/// l] is B(k = c * chunk + kk, n = offsets[w] + j * cols + l). `w` is the
-/// workgroup's piece of N, `c` the reduction chunk. With `pairs` the panels
-/// hold bfloat16 pairs of reduction steps, as AVX512-BF16's dot products
-/// read them: element [w, c, j, kp, 2 l + p] is B(c * chunk + 2 kp + p, n).
+/// f32 or 8-bit [K, N] (or [N, K] when `transposed`) as stored: element [w,
+/// c, j, kk, l] is B(k = c * chunk + kk, n = offsets[w] + j * cols + l).
+/// `w` is the workgroup's piece of N, `c` the reduction chunk. With a
+/// `group` G of reduction steps (> 1) the panels hold them adjacent, as
+/// grouped dot products read them (GroupedDots.h): element [w, c, j, kg,
+/// G l + p] is B(c * chunk + G kg + p, n); bfloat16 pairs of an f32 weight,
+/// byte quads of an 8-bit one.
 struct PanelPlan {
   int64_t source = 0;
   bool transposed = false;
@@ -43,13 +50,15 @@ struct PanelPlan {
   int64_t cols = 0;             // lanes of a panel
   int64_t width = 0;            // columns of one workgroup's piece
   int64_t chunk = 0;            // reduction steps of one chunk
-  bool pairs = false;
+  int64_t group = 1;            // reduction steps adjacent in a panel row
+  bool bytes = false;           // an 8-bit weight (else f32)
   std::vector<int64_t> offsets; // first column of each piece
 
-  /// [pieces, K / chunk, width / cols, chunk, cols]; with pairs [pieces,
-  /// K / chunk, width / cols, chunk / 2, cols * 2].
+  /// [pieces, K / chunk, width / cols, chunk / group, cols * group].
   std::vector<int64_t> shape() const;
-  int64_t elementBytes() const { return pairs ? 2 : 4; }
+  int64_t elementBytes() const { return bytes ? 1 : group == 2 ? 2 : 4; }
+  /// The bundle dtype of the panels: f32, bf16 or i8.
+  std::string dtype() const;
   mlir::DictionaryAttr toAttr(mlir::MLIRContext *ctx) const;
   static std::optional<PanelPlan> fromAttr(mlir::Attribute attr);
 };
@@ -59,15 +68,15 @@ struct PanelPlan {
 /// `cols`), as a slice of a new `ign.panels` argument of the kernel, when
 /// `source` is a slice of an `ign.weight` argument taken at offsets the
 /// loops around `outer` step through evenly; null, changing nothing,
-/// otherwise. With `pairs`, bfloat16 pair panels [N / cols, K / 2, cols *
-/// 2].
+/// otherwise. With a `group` > 1, grouped panels [N / cols, K / group,
+/// cols * group].
 mlir::Value prepackedPanels(mlir::RewriterBase &rewriter, mlir::Value source,
                             bool transposed, int64_t cols,
-                            mlir::Operation *outer, bool pairs);
+                            mlir::Operation *outer, int64_t group);
 
-/// The bytes of the panels of `plan` from the weight's f32 elements
-/// (rounded to bfloat16 as VCVTNEPS2BF16 does, with pairs).
-std::string packPanelBytes(const PanelPlan &plan, const float *weight);
+/// The bytes of the panels of `plan` from the weight's elements as stored
+/// (f32, rounded to bfloat16 as VCVTNEPS2BF16 does for pairs; or bytes).
+std::string packPanelBytes(const PanelPlan &plan, const char *weight);
 
 } // namespace ign::host
 

@@ -29,11 +29,12 @@ template <typename Contents> auto launchesOf(size_t index, Contents &c) {
   return launches;
 }
 
-/// Whether `a` is all of an f32 weight of `c`, as stored.
-bool isWholeF32Weight(const bundle::LaunchArg &a,
-                      const bundle::BundleContents &c) {
-  return a.kind == "weight" && a.dtype == "f32" && a.index < c.weights.size() &&
-         c.weights[a.index].first.dtype == "f32" &&
+/// Whether `a` is all of an f32 or 8-bit weight of `c`, as stored.
+bool isWholePanelWeight(const bundle::LaunchArg &a,
+                        const bundle::BundleContents &c) {
+  return a.kind == "weight" && (a.dtype == "f32" || a.dtype == "i8") &&
+         a.index < c.weights.size() &&
+         c.weights[a.index].first.dtype == a.dtype &&
          c.weights[a.index].first.shape == a.shape;
 }
 
@@ -54,21 +55,18 @@ public:
     const auto &[spec, bytes] = contents.weights[source];
     int64_t rows = plan.transposed ? plan.n : plan.k;
     int64_t columns = plan.transposed ? plan.k : plan.n;
-    if (spec.dtype != "f32" ||
+    size_t size = plan.bytes ? 1 : sizeof(float);
+    if (spec.dtype != (plan.bytes ? "i8" : "f32") ||
         spec.shape != std::vector<int64_t>{rows, columns} ||
-        bytes.size() != size_t(rows * columns) * sizeof(float))
+        bytes.size() != size_t(rows * columns) * size)
       return emitError(loc, "weight '")
              << spec.name << "' does not match its panels";
-    // The weight's view may be unaligned: copy it out first.
-    std::vector<float> weight(size_t(rows * columns));
-    std::memcpy(weight.data(), bytes.data(), bytes.size());
-    auto packed = std::make_shared<const std::string>(
-        packPanelBytes(plan, weight.data()));
+    auto packed =
+        std::make_shared<const std::string>(packPanelBytes(plan, bytes.data()));
     std::string name = spec.name + ".panels";
     if (int count = ++packedFrom[source]; count > 1)
       name += "." + std::to_string(count);
-    bundle::TensorSpec packedSpec{name, plan.pairs ? "bf16" : "f32",
-                                  plan.shape()};
+    bundle::TensorSpec packedSpec{name, plan.dtype(), plan.shape()};
     contents.weightStorage.push_back(packed);
     contents.weights.push_back({packedSpec, std::string_view(*packed)});
     it->second = contents.weights.size() - 1;
@@ -104,8 +102,7 @@ LogicalResult rebindLaunches(func::FuncOp kernel, size_t index, unsigned inputs,
                                 cast<DictionaryAttr>(attr), kernel.getLoc());
       if (failed(weight))
         return failure();
-      args.push_back(
-          {"weight", *weight, 0, plan->pairs ? "bf16" : "f32", plan->shape()});
+      args.push_back({"weight", *weight, 0, plan->dtype(), plan->shape()});
     }
     args.insert(args.end(), launch->args.begin() + inputs, launch->args.end());
     launch->args = std::move(args);
@@ -145,7 +142,8 @@ void markWeightArguments(llvm::MutableArrayRef<target::PlacedKernel> kernels,
     for (unsigned i = 0; i < k.kernel.getNumArguments(); ++i) {
       bool weight = true;
       for (const bundle::LaunchSpec *l : launches)
-        weight &= i < l->args.size() && isWholeF32Weight(l->args[i], contents);
+        weight &=
+            i < l->args.size() && isWholePanelWeight(l->args[i], contents);
       if (weight)
         k.kernel.setArgAttr(i, kWeightArgAttr,
                             UnitAttr::get(k.kernel.getContext()));

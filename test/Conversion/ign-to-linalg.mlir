@@ -28,6 +28,23 @@ func.func @matmul(%a: tensor<2x8xf32>, %b: tensor<8x5xf32>) -> tensor<2x5xf32> {
 
 // -----
 
+// A matmul of bytes accumulates in i32, each operand extended by its own
+// signedness (ui8 activations zero-extended, int8 weights sign-extended).
+// CHECK-LABEL: func.func @byte_matmul
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<2x8xi8>, tensor<8x5xi8>) outs(%{{.*}} : tensor<2x5xi32>)
+// CHECK: ^bb0(%[[A:.*]]: i8, %[[B:.*]]: i8, %[[ACC:.*]]: i32):
+// CHECK-DAG: %[[X:.*]] = arith.extui %[[A]] : i8 to i32
+// CHECK-DAG: %[[Y:.*]] = arith.extsi %[[B]] : i8 to i32
+// CHECK: %[[P:.*]] = arith.muli %[[X]], %[[Y]] : i32
+// CHECK: arith.addi %[[ACC]], %[[P]] : i32
+func.func @byte_matmul(%a: tensor<2x8xui8>, %b: tensor<8x5xi8>) -> tensor<2x5xi32> {
+  %0 = ign.matmul %a, %b : (tensor<2x8xui8>, tensor<8x5xi8>) -> tensor<2x5xi32>
+  return %0 : tensor<2x5xi32>
+}
+
+// -----
+
 // Softmax subtracts the max, exponentiates and divides by the sum.
 // CHECK-LABEL: func.func @softmax
 // CHECK: arith.maximumf

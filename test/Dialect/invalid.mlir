@@ -128,6 +128,25 @@ func.func @matmul_element_type(%arg0: tensor<3x4xf32>, %arg1: tensor<4x5xf16>) -
 
 // -----
 
+// Bytes by bytes accumulate in i32; bytes by anything else are refused.
+func.func @matmul_bytes(%arg0: tensor<3x4xui8>, %arg1: tensor<4x5xi16>) -> tensor<3x5xi32> {
+  // expected-error@+2 {{operand element types differ: 'ui8' vs 'i16'}}
+  // expected-error@+1 {{'ign.matmul' op failed to infer returned types}}
+  %0 = ign.matmul %arg0, %arg1 : (tensor<3x4xui8>, tensor<4x5xi16>) -> tensor<3x5xi32>
+  return %0 : tensor<3x5xi32>
+}
+
+// -----
+
+func.func @matmul_bytes_result(%arg0: tensor<3x4xui8>, %arg1: tensor<4x5xi8>) -> tensor<3x5xi8> {
+  // expected-error@+2 {{'ign.matmul' op inferred type(s) 'tensor<3x5xi32>' are incompatible with return type(s) of operation 'tensor<3x5xi8>'}}
+  // expected-error@+1 {{'ign.matmul' op failed to infer returned types}}
+  %0 = ign.matmul %arg0, %arg1 : (tensor<3x4xui8>, tensor<4x5xi8>) -> tensor<3x5xi8>
+  return %0 : tensor<3x5xi8>
+}
+
+// -----
+
 func.func @gemm_contraction(%arg0: tensor<3x4xf32>, %arg1: tensor<5x4xf32>) -> tensor<3x4xf32> {
   // expected-error@+2 {{gemm contraction dims differ: 4 vs 5}}
   // expected-error@+1 {{'ign.gemm' op failed to infer returned types}}

@@ -35,6 +35,9 @@ struct GraphPolicy {
   /// threads split a convolution by pixels); off for an accelerator that
   /// moves windows itself.
   bool separateThinColumns = true;
+  /// Quantized (QDQ) matmuls compute in 8-bit integers (integerMatmuls):
+  /// for a CPU with integer dot products (VNNI).
+  bool integerMatmuls = false;
 };
 
 /// Runs the graph pipeline on `module`'s @main and the graph functions of

@@ -37,6 +37,11 @@ mlir::LogicalResult outlineKernels(mlir::ModuleOp module,
 /// where their weights and parameters are constants.
 void foldBatchNorm(mlir::func::FuncOp func);
 
+/// Rewrites `func`'s ign.matmuls of dequantized ui8 activations by
+/// dequantized si8 weights (QDQ models) into 8-bit matmuls accumulating in
+/// i32, with an f32 epilogue (IntegerMatmuls.cpp).
+void integerMatmuls(mlir::func::FuncOp func);
+
 /// Transposes the constant f32 weights of `func`'s ign.gemm with trans_b
 /// into [K, N] at compile time (the gemm then has no trans_b): the host's
 /// register tiles copy a [K, N] weight into panels a vector at a time.

@@ -16,6 +16,18 @@ def FoldBatchNorm : Pass<"ign-fold-batch-norm", "mlir::func::FuncOp"> {
   }];
 }
 
+def IntegerMatmuls : Pass<"ign-integer-matmuls", "mlir::func::FuncOp"> {
+  let summary = "Compute quantized matmuls in 8-bit integers";
+  let description = [{
+    `matmul((cast(aq) - za) * sa, W)` where `aq` is ui8 (per tensor) and `W`
+    a constant folded from a symmetric si8 weight (per tensor or per
+    column, marked `ign.dequantized`) becomes
+    `cast(matmul(aq, wq) - za * colsum(wq)) * (sa * sw)`: an 8-bit matmul
+    accumulating exactly in i32, then a per-column epilogue. Matmuls whose
+    weight does not convert back exactly stay as they are.
+  }];
+}
+
 def SinkReshapes : Pass<"ign-sink-reshapes", "mlir::func::FuncOp"> {
   let summary = "Move pointwise ops above the reshapes they read";
   let description = [{

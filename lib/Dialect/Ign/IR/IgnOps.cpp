@@ -326,7 +326,11 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
     return failure();
   if (l.getRank() == 0 || r.getRank() == 0)
     return emitOptionalError(loc, "matmul operands must have rank >= 1");
-  if (l.getElementType() != r.getElementType())
+  // 8-bit integers (of either signedness each) accumulate in i32, as the
+  // integer contractions of quantized models do.
+  bool bytes =
+      l.getElementType().isInteger(8) && r.getElementType().isInteger(8);
+  if (l.getElementType() != r.getElementType() && !bytes)
     return emitOptionalError(loc, "operand element types differ: ",
                              l.getElementType(), " vs ", r.getElementType());
   SmallVector<int64_t> ls(l.getShape()), rs(r.getShape());
@@ -351,7 +355,8 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
     shape.push_back(ls[ls.size() - 2]);
   if (!rhsVector)
     shape.push_back(rs.back());
-  types.push_back(RankedTensorType::get(shape, l.getElementType()));
+  Type element = bytes ? IntegerType::get(ctx, 32) : l.getElementType();
+  types.push_back(RankedTensorType::get(shape, element));
   return success();
 }
 

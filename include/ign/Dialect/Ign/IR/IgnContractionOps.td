@@ -9,6 +9,11 @@ include "ign/Dialect/Ign/IR/IgnBase.td"
 // batch dims broadcast.
 def Ign_MatMulOp : Ign_Op<"matmul"> {
   let summary = "numpy-style batched matrix product";
+  let description = [{
+    Operands of one element type, the result of it too; or 8-bit integers
+    of either signedness each (ui8 activations by si8 weights, as quantized
+    models multiply), whose products accumulate exactly in an i32 result.
+  }];
   let arguments = (ins Ign_Tensor:$lhs, Ign_Tensor:$rhs);
   let results = (outs Ign_Tensor:$output);
   let assemblyFormat =

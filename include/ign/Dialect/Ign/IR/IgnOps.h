@@ -33,6 +33,12 @@ constexpr llvm::StringLiteral kGraphAttr = "ign.graph";
 /// bound. libignrt reports the actual shape (docs/bundle-format.md).
 constexpr llvm::StringLiteral kShapeOfAttr = "ign.shape_of";
 
+/// On an f32 ign.constant that is a folded DequantizeLinear of an integer
+/// weight (ImportQuantization.cpp): a dictionary of `type` (the integer
+/// type), `scale` (f32 [C]), `zero_point` (i64 [C]) and, per axis, `axis`.
+/// The integer contractions (IntegerMatmuls.cpp) read the integers back.
+constexpr llvm::StringLiteral kDequantizedAttr = "ign.dequantized";
+
 /// Trait of ops that compute each output element from the operand elements
 /// at the same (numpy-broadcast) position (IgnElementwiseOps.td).
 template <typename ConcreteType>

@@ -1,0 +1,402 @@
+//===- IntegerMatmuls.cpp - quantized matmuls as integer contractions -----===//
+//
+// A QDQ model multiplies dequantized activations by dequantized weights:
+//   matmul((cast(aq) - za) * sa, W)   with W = (wq - 0) * sw[n] folded
+// (or a gemm of them, its bias added after)
+// (aq ui8 per tensor, wq int8 per tensor or per output column, symmetric).
+// The same sum, exactly, in integers:
+//   sa * sw[n] * (sum_k aq[m, k] * wq[k, n] - za * sum_k wq[k, n])
+// so the matmul becomes an 8-bit one accumulating in i32 (the host's VNNI
+// register tiles, HostSchedule.cpp), and the rest an elementwise epilogue:
+// a constant column correction, a conversion and one scale per column. The
+// weight is read back from its f32 constant and its kDequantizedAttr, and
+// only when every value converts back exactly.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ign/Dialect/Ign/IR/IgnOps.h"
+#include "ign/Transforms/Passes.h"
+
+#include "WeightConstants.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <cmath>
+
+namespace ign {
+#define GEN_PASS_DEF_INTEGERMATMULS
+#include "ign/Transforms/Passes.h.inc"
+} // namespace ign
+
+using namespace mlir;
+
+namespace ign {
+namespace {
+
+/// The one value of a constant (through casts and reshapes) of one
+/// element, as a double.
+std::optional<double> scalarConstant(Value v) {
+  while (v) {
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return std::nullopt;
+    if (isa<CastOp, ReshapeOp>(def)) {
+      v = def->getOperand(0);
+      continue;
+    }
+    auto c = dyn_cast<ConstantOp>(def);
+    auto dense = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : nullptr;
+    if (!dense || dense.getNumElements() != 1)
+      return std::nullopt;
+    Type t = dense.getElementType();
+    if (isa<FloatType>(t))
+      return (*dense.value_begin<APFloat>()).convertToDouble();
+    if (auto it = dyn_cast<IntegerType>(t)) {
+      APInt i = *dense.value_begin<APInt>();
+      return it.isUnsigned() ? double(i.getZExtValue())
+                             : double(i.getSExtValue());
+    }
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+/// Activations dequantized per tensor: (cast(q) - zero) * scale, or
+/// cast(q) * scale, of a ui8 `q`.
+struct DequantizedActivations {
+  Value q;
+  double scale = 0;
+  int64_t zero = 0;
+};
+
+std::optional<DequantizedActivations> matchActivations(Value a) {
+  auto mul = a.getDefiningOp<MulOp>();
+  if (!mul)
+    return std::nullopt;
+  std::optional<double> scale = scalarConstant(mul.getRhs());
+  if (!scale || !(*scale > 0) || !std::isfinite(*scale))
+    return std::nullopt;
+  DequantizedActivations d;
+  d.scale = *scale;
+  Value x = mul.getLhs();
+  if (auto sub = x.getDefiningOp<SubOp>()) {
+    std::optional<double> zero = scalarConstant(sub.getRhs());
+    if (!zero || *zero != std::floor(*zero) || *zero < 0 || *zero > 255)
+      return std::nullopt;
+    d.zero = int64_t(*zero);
+    x = sub.getLhs();
+  }
+  auto cast = x.getDefiningOp<CastOp>();
+  if (!cast || !cast.getType().getElementType().isF32() ||
+      cast.getType() != a.getType())
+    return std::nullopt;
+  auto qType = cast.getInput().getType();
+  if (!qType.getElementType().isUnsignedInteger(8))
+    return std::nullopt;
+  d.q = cast.getInput();
+  return d;
+}
+
+/// A weight of K x N elements dequantized from int8 with zero points 0,
+/// per tensor or per output channel: stored [K, N], or with
+/// `outputsLeading` [N, ...] (a Gemm's transposed weight, a convolution's
+/// filters), its scales then along axis 0. Its integers as stored and each
+/// output channel's scale.
+struct QuantizedWeight {
+  std::vector<int8_t> q;
+  std::vector<double> scale; // [N]
+  bool outputsLeading = false;
+  int64_t k = 0, n = 0;
+
+  int8_t at(int64_t kk, int64_t j) const {
+    return q[size_t(outputsLeading ? j * k + kk : kk * n + j)];
+  }
+  /// The integers as [K, N] (`leading` false) or [N, K].
+  std::vector<int8_t> laidOut(bool leading) const {
+    if (leading == outputsLeading)
+      return q;
+    std::vector<int8_t> t(q.size());
+    for (int64_t kk = 0; kk < k; ++kk)
+      for (int64_t j = 0; j < n; ++j)
+        t[size_t(leading ? j * k + kk : kk * n + j)] = at(kk, j);
+    return t;
+  }
+  /// `zero` times each output channel's sum of integers.
+  SmallVector<Attribute> correction(int64_t zero, Type i32) const {
+    SmallVector<Attribute> c;
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t sum = 0;
+      for (int64_t kk = 0; kk < k; ++kk)
+        sum += at(kk, j);
+      c.push_back(IntegerAttr::get(i32, zero * sum));
+    }
+    return c;
+  }
+};
+
+std::optional<QuantizedWeight> matchWeight(Value w, int64_t k, int64_t n,
+                                           bool outputsLeading) {
+  auto c = w.getDefiningOp<ConstantOp>();
+  auto type = cast<RankedTensorType>(w.getType());
+  if (!c || !type.hasStaticShape() || type.getNumElements() != k * n)
+    return std::nullopt;
+  auto dict = c->getAttrOfType<DictionaryAttr>(kDequantizedAttr);
+  if (!dict)
+    return std::nullopt;
+  auto integer = dict.getAs<TypeAttr>("type");
+  auto scales = dict.getAs<DenseElementsAttr>("scale");
+  auto zeros = dict.getAs<DenseElementsAttr>("zero_point");
+  auto axis = dict.getAs<IntegerAttr>("axis");
+  int64_t outputAxis = outputsLeading ? 0 : type.getRank() - 1;
+  if (!integer || !integer.getValue().isInteger(8) ||
+      integer.getValue().isUnsignedInteger() || !scales || !zeros ||
+      !scales.getElementType().isF32() ||
+      !zeros.getElementType().isInteger(64) ||
+      scales.getNumElements() != (axis ? n : 1) ||
+      zeros.getNumElements() != scales.getNumElements() ||
+      (axis && axis.getInt() != outputAxis) || type.getDimSize(outputAxis) != n)
+    return std::nullopt;
+  for (APInt z : zeros.getValues<APInt>())
+    if (!z.isZero())
+      return std::nullopt;
+  std::optional<std::vector<float>> values = constantFloats(w);
+  if (!values || int64_t(values->size()) != k * n)
+    return std::nullopt;
+  QuantizedWeight qw;
+  qw.outputsLeading = outputsLeading;
+  qw.k = k;
+  qw.n = n;
+  for (float s : scales.getValues<float>())
+    qw.scale.push_back(double(s));
+  if (!axis)
+    qw.scale.assign(size_t(n), qw.scale.front());
+  qw.q.resize(values->size());
+  for (int64_t e = 0; e < k * n; ++e) {
+    double s = qw.scale[size_t(outputsLeading ? e / k : e % n)];
+    float v = (*values)[size_t(e)];
+    if (!(s > 0) || !std::isfinite(s))
+      return std::nullopt;
+    double q = std::nearbyint(double(v) / s);
+    // The importer folded float((q - 0) * s): exactly that, or no match.
+    if (q < -128 || q > 127 || float(q * s) != v)
+      return std::nullopt;
+    qw.q[size_t(e)] = int8_t(q);
+  }
+  return qw;
+}
+
+/// An i32 sum of `k` products of bytes cannot overflow.
+bool sumFits(int64_t k) { return k <= (int64_t(1) << 31) / (255 * 128); }
+
+/// A small f32 or i32 constant [n] (inline).
+Value vectorConstant(OpBuilder &b, Location loc, Type element,
+                     ArrayRef<Attribute> values) {
+  auto type = RankedTensorType::get({int64_t(values.size())}, element);
+  return b.create<ConstantOp>(loc, type, DenseElementsAttr::get(type, values));
+}
+
+/// `acc` (i32, output channels along its last dim, or with `column` along
+/// the one before: [N, 1] constants) less the activations' zero point times
+/// each channel's weight sum, in f32, times the channels' scales.
+Value rescale(OpBuilder &b, Location loc, Value acc,
+              const DequantizedActivations &a, const QuantizedWeight &w,
+              bool column) {
+  MLIRContext *ctx = b.getContext();
+  Type i32 = IntegerType::get(ctx, 32), f32 = Float32Type::get(ctx);
+  auto channels = [&](Type element, ArrayRef<Attribute> values) -> Value {
+    Value v = vectorConstant(b, loc, element, values);
+    if (!column)
+      return v;
+    return b.create<ReshapeOp>(loc, v, b.getI64ArrayAttr({w.n, 1})).getResult();
+  };
+  if (a.zero != 0)
+    acc = b.create<SubOp>(loc, acc, channels(i32, w.correction(a.zero, i32)));
+  auto accType = cast<RankedTensorType>(acc.getType());
+  Value f = b.create<CastOp>(
+      loc, RankedTensorType::get(accType.getShape(), f32), acc, f32);
+  SmallVector<Attribute> scales;
+  for (int64_t j = 0; j < w.n; ++j)
+    scales.push_back(FloatAttr::get(f32, a.scale * w.scale[size_t(j)]));
+  return b.create<MulOp>(loc, f, channels(f32, scales));
+}
+
+/// The int8 constant of `w`'s integers, [K, N] or with `leading` [N, K].
+Value byteWeight(OpBuilder &b, Location loc, const QuantizedWeight &w,
+                 bool leading, Value from) {
+  auto i8 = IntegerType::get(b.getContext(), 8); // signless: signed, as int8
+  SmallVector<int64_t> shape =
+      leading ? SmallVector<int64_t>{w.n, w.k} : SmallVector<int64_t>{w.k, w.n};
+  return makeWeight(b, loc, RankedTensorType::get(shape, i8),
+                    w.laidOut(leading), weightName(from, ".int8"));
+}
+
+/// The integer form of `lhs` x `rhs` (an ign.matmul or ign.gemm `op`, `rhs`
+/// [K, N] or, `transposed`, [N, K]) when it multiplies dequantized
+/// activations by a dequantized weight; null, changing nothing, otherwise.
+Value integerMatmul(Operation *op, Value lhs, Value rhs, bool transposed) {
+  auto a = matchActivations(lhs);
+  auto wType = cast<RankedTensorType>(rhs.getType());
+  if (!a || wType.getRank() != 2)
+    return {};
+  int64_t k = wType.getDimSize(transposed ? 1 : 0);
+  int64_t n = wType.getDimSize(transposed ? 0 : 1);
+  auto w = matchWeight(rhs, k, n, transposed);
+  if (!w || !sumFits(k))
+    return {};
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  Value wq = byteWeight(b, loc, *w, /*leading=*/false, rhs);
+  Value acc = b.create<MatMulOp>(loc, a->q, wq);
+  return rescale(b, loc, acc, *a, *w, /*column=*/false);
+}
+
+bool rewriteMatmul(MatMulOp op) {
+  Value y = integerMatmul(op, op.getLhs(), op.getRhs(), /*transposed=*/false);
+  if (!y)
+    return false;
+  op.getResult().replaceAllUsesWith(y);
+  op.erase();
+  return true;
+}
+
+/// A gemm of a [M, K] by a [K, N] weight (or [N, K] with trans_b, as
+/// exporters write linear layers: transposed at compile time), with alpha 1
+/// and its bias (if any) added whole: the integer matmul, then the bias.
+bool rewriteGemm(GemmOp op) {
+  bool plain = !op.getTransA() && op.getAlpha().convertToDouble() == 1 &&
+               (!op.getC() || op.getBeta().convertToDouble() == 1);
+  if (!plain)
+    return false;
+  Value y = integerMatmul(op, op.getA(), op.getB(), op.getTransB());
+  if (!y)
+    return false;
+  if (op.getC()) {
+    OpBuilder b(op);
+    y = b.create<AddOp>(op.getLoc(), y, op.getC());
+    if (y.getType() != op.getResult().getType()) {
+      y.getDefiningOp()->erase();
+      return false;
+    }
+  }
+  op.getResult().replaceAllUsesWith(y);
+  op.erase();
+  return true;
+}
+
+SmallVector<int64_t> values(ArrayAttr a) {
+  SmallVector<int64_t> v;
+  for (const APInt &x : a.getAsValueRange<IntegerAttr>())
+    v.push_back(x.getSExtValue());
+  return v;
+}
+
+/// `x` [N, C, ...] with `channels` more channels of `value` at the end.
+Value padChannels(OpBuilder &b, Location loc, Value x, int64_t channels,
+                  int64_t value) {
+  auto type = cast<RankedTensorType>(x.getType());
+  // ign.pad takes ONNX's layout: all begins, then all ends, per dim.
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> pads(2 * rank, 0), shape(type.getShape());
+  pads[rank + 1] = channels;
+  shape[1] += channels;
+  return b.create<PadOp>(loc,
+                         RankedTensorType::get(shape, type.getElementType()), x,
+                         b.getI64ArrayAttr(pads), b.getStringAttr("constant"),
+                         b.getF64FloatAttr(double(value)));
+}
+
+/// Filters [F, C] (`w`, outputs leading) with `extra` channels of zeros
+/// after their C.
+std::vector<int8_t> withZeroChannels(const QuantizedWeight &w, int64_t extra) {
+  int64_t from = w.k, to = w.k + extra;
+  std::vector<int8_t> q(size_t(w.n * to), 0);
+  for (int64_t f = 0; f < w.n; ++f)
+    std::copy_n(w.q.begin() + f * from, from, q.begin() + f * to);
+  return q;
+}
+
+/// A 1x1 unit-stride unpadded convolution of dequantized activations by
+/// dequantized filters (per filter): the integer matmul of the int8 filters
+/// [F, C] by the input [N, C, P], then the epilogue per filter, the bias
+/// and the output's shape. Channels are padded (with the zero point, and
+/// zero filters) to whole groups of 4 for VNNI.
+///
+/// Spatial convolutions stay in f32 (the host's direct convolutions): as
+/// im2col matmuls in bytes they ran slower than those (ResNet-50's 3x3
+/// ones at 20 GOP/s streaming the columns, which every workgroup packed
+/// again, and at 105-130 GOP/s reading them transposed, gathered a byte at
+/// a time; direct in f32, 210 GFLOP/s). They need direct byte kernels in a
+/// channels-last layout.
+bool rewriteConv(ConvOp op) {
+  auto in = dyn_cast<RankedTensorType>(op.getInput().getType());
+  auto wType = dyn_cast<RankedTensorType>(op.getWeight().getType());
+  auto out = dyn_cast<RankedTensorType>(op.getType());
+  auto isOne = [](int64_t v) { return v == 1; };
+  if (!in || !wType || !out || !in.hasStaticShape() ||
+      !wType.hasStaticShape() || !out.hasStaticShape() || op.getGroup() != 1 ||
+      op.getFilterBlock() != 0 || in.getRank() < 3 ||
+      !llvm::all_of(wType.getShape().drop_front(2), isOne) ||
+      !llvm::all_of(values(op.getStrides()), isOne) ||
+      !llvm::all_of(values(op.getPads()), [](int64_t v) { return v == 0; }))
+    return false;
+  auto a = matchActivations(op.getInput());
+  int64_t f = wType.getDimSize(0), c = wType.getDimSize(1);
+  if (!a || !sumFits(c))
+    return false;
+  auto w = matchWeight(op.getWeight(), c, f, /*outputsLeading=*/true);
+  if (!w)
+    return false;
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value x = a->q;
+  if (int64_t extra = (4 - c % 4) % 4) {
+    w->q = withZeroChannels(*w, extra);
+    w->k = c += extra;
+    x = padChannels(b, loc, x, extra, a->zero);
+  }
+  int64_t n = in.getDimSize(0), p = out.getNumElements() / (n * f);
+  x = b.create<ReshapeOp>(loc, x, b.getI64ArrayAttr({n, c, p}));
+  Value wq = byteWeight(b, loc, *w, /*leading=*/true, op.getWeight());
+  Value acc = b.create<MatMulOp>(loc, wq, x);
+  Value y = rescale(b, loc, acc, *a, *w, /*column=*/true);
+  if (Value bias = op.getBias())
+    y = b.create<AddOp>(
+        loc, y, b.create<ReshapeOp>(loc, bias, b.getI64ArrayAttr({f, 1})));
+  y = b.create<ReshapeOp>(loc, y, b.getI64ArrayAttr(out.getShape()));
+  op.getResult().replaceAllUsesWith(y);
+  op.erase();
+  return true;
+}
+
+struct IntegerMatmulsPass
+    : public impl::IntegerMatmulsBase<IntegerMatmulsPass> {
+  void runOnOperation() override { integerMatmuls(getOperation()); }
+};
+
+} // namespace
+
+void integerMatmuls(func::FuncOp func) {
+  SmallVector<Operation *> contractions;
+  func.walk([&](Operation *op) {
+    if (isa<MatMulOp, GemmOp, ConvOp>(op))
+      contractions.push_back(op);
+  });
+  bool changed = false;
+  for (Operation *op : contractions) {
+    if (auto m = dyn_cast<MatMulOp>(op))
+      changed |= rewriteMatmul(m);
+    else if (auto g = dyn_cast<GemmOp>(op))
+      changed |= rewriteGemm(g);
+    else
+      changed |= rewriteConv(cast<ConvOp>(op));
+  }
+  if (!changed)
+    return;
+  // The dequantizations and f32 weights no matmul reads any more.
+  for (Operation &op : llvm::make_early_inc_range(
+           llvm::reverse(func.getBody().front().getOperations())))
+    if (isa<ConstantOp, CastOp, SubOp, MulOp, MatMulOp>(op) && op.use_empty())
+      op.erase();
+}
+
+} // namespace ign

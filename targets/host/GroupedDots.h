@@ -1,0 +1,61 @@
+//===- GroupedDots.h - register tiles of grouped dot products ---*- C++ -*-===//
+//
+// Register tiles whose instructions sum a group of reduction steps per
+// lane into one 32-bit accumulator:
+// - bfloat16 pairs (--precision=bf16 on a CPU with AVX512-BF16): each
+//   vdpbf16ps adds two products per f32 lane, twice the FMAs' work per
+//   instruction, with half the bytes to stream;
+// - 8-bit quads (quantized matmuls, IntegerMatmuls.cpp, on a CPU with
+//   AVX512-VNNI): each vpdpbusd adds four products of an unsigned by a
+//   signed byte per i32 lane, exactly.
+// Both operands are packed so that a group's steps are adjacent
+// (HostSchedule.cpp's buildPanels).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef IGN_TARGETS_HOST_GROUPEDDOTS_H
+#define IGN_TARGETS_HOST_GROUPEDDOTS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace ign::host {
+
+/// Accumulator lanes of one instruction (a 512-bit register).
+constexpr int64_t kDotLanes = 16;
+
+/// The grouped dot products a register tile takes.
+enum class DotKind { Bf16Pairs, Int8Quads };
+
+/// Reduction steps of one group: 2 bfloat16 or 4 bytes.
+int64_t groupSteps(DotKind kind);
+/// Element type of the packed groups (bf16 or i8) and of the accumulators
+/// (f32 or i32).
+mlir::Type groupElement(mlir::MLIRContext *ctx, DotKind kind);
+mlir::Type accumulatorElement(mlir::MLIRContext *ctx, DotKind kind);
+
+/// Replaces register tile `tile` (a contraction tiled to `rows` along loop
+/// `rowLoop`, `cols` (a multiple of kDotLanes) along `colLoop`, the
+/// output's contiguous loop, one group of reduction steps and unit
+/// elsewhere) by grouped dot products: `aGroups` holds the tile's rows'
+/// groups (a vector of rows * G elements, row r at G r; or, with `aMap`, the
+/// tile's slice of A in A's layout, indexed by `aMap` and contiguous along
+/// the reduction), `bGroups` its columns' (cols * G, column c at G c).
+/// With Int8Quads, `aUnsigned` says which operand holds the unsigned bytes
+/// (A's, or else B's). Each output vector is read, accumulated and written
+/// back; the schedule's finish keeps it in registers across the reduction
+/// loop.
+void emitDotTile(mlir::RewriterBase &rewriter, mlir::linalg::GenericOp tile,
+                 DotKind kind, mlir::Value aGroups, mlir::AffineMap aMap,
+                 mlir::Value bGroups, unsigned rowLoop, unsigned colLoop,
+                 int64_t rows, int64_t cols, bool aUnsigned = false);
+
+/// After bufferization: makes the tiles' grouped dot products (vector
+/// contractions over 16 x G elements) AVX512-BF16 or AVX512-VNNI
+/// instructions.
+void lowerGroupedDots(mlir::func::FuncOp kernel);
+
+} // namespace ign::host
+
+#endif // IGN_TARGETS_HOST_GROUPEDDOTS_H

@@ -1,0 +1,124 @@
+// RUN: ign-opt %s --ign-integer-matmuls --split-input-file | FileCheck %s
+
+// (cast(x) - 10) * 0.1 times a weight folded from int8 [[1, -2], [3, 4],
+// [-128, 127], [0, 5]] with column scales [0.5, 0.25]: an 8-bit matmul into
+// i32, less 10 * each column's sum (-124, 134), times 0.1 * the column's
+// scale. The int8 weight is a blob of its own; the f32 one is gone.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[W:.*]] = ign.constant dense_resource<[[WN:.*]]> : tensor<4x2xi8>
+// CHECK: %[[ACC:.*]] = ign.matmul %arg0, %[[W]] : (tensor<3x4xui8>, tensor<4x2xi8>) -> tensor<3x2xi32>
+// CHECK: %[[CORR:.*]] = ign.constant dense<[-1240, 1340]> : tensor<2xi32>
+// CHECK: %[[SUB:.*]] = ign.sub %[[ACC]], %[[CORR]]
+// CHECK: %[[F:.*]] = ign.cast %[[SUB]] : tensor<3x2xi32> to f32
+// CHECK: %[[SCALE:.*]] = ign.constant dense<[5.000000e-02, 2.500000e-02]> : tensor<2xf32>
+// CHECK: %[[Y:.*]] = ign.mul %[[F]], %[[SCALE]]
+// CHECK-NEXT: return %[[Y]]
+// CHECK-NOT: tensor<4x2xf32>
+// CHECK: [[WN]]: "0x0100000001FE0304807F0005"
+func.func @main(%x: tensor<3x4xui8>) -> tensor<3x2xf32> {
+  %z = ign.constant dense<10> : tensor<ui8>
+  %zf = ign.cast %z : tensor<ui8> to f32
+  %s = ign.constant dense<0.1> : tensor<f32>
+  %xf = ign.cast %x : tensor<3x4xui8> to f32
+  %c = ign.sub %xf, %zf : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>
+  %a = ign.mul %c, %s : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>
+  %w = ign.constant {ign.dequantized = {axis = 1 : i64, scale = dense<[0.5, 0.25]> : tensor<2xf32>, type = i8, zero_point = dense<0> : tensor<2xi64>}} dense<[[0.5, -0.5], [1.5, 1.0], [-64.0, 31.75], [0.0, 1.25]]> : tensor<4x2xf32>
+  %y = ign.matmul %a, %w : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}
+
+// -----
+
+// A gemm with a bias and no zero point: the bias is added after the scales.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[ACC:.*]] = ign.matmul %arg0, %{{.*}} : (tensor<3x4xui8>, tensor<4x2xi8>) -> tensor<3x2xi32>
+// CHECK-NOT: ign.sub
+// CHECK: %[[F:.*]] = ign.cast %[[ACC]] : tensor<3x2xi32> to f32
+// CHECK: %[[M:.*]] = ign.mul %[[F]]
+// CHECK: %[[Y:.*]] = ign.add %[[M]], %arg1
+// CHECK-NEXT: return %[[Y]]
+func.func @main(%x: tensor<3x4xui8>, %bias: tensor<2xf32>) -> tensor<3x2xf32> {
+  %s = ign.constant dense<0.1> : tensor<f32>
+  %xf = ign.cast %x : tensor<3x4xui8> to f32
+  %a = ign.mul %xf, %s : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>
+  %w = ign.constant {ign.dequantized = {scale = dense<0.5> : tensor<1xf32>, type = i8, zero_point = dense<0> : tensor<1xi64>}} dense<[[0.5, -0.5], [1.5, 1.0], [-64.0, 63.5], [0.0, 1.5]]> : tensor<4x2xf32>
+  %y = ign.gemm %a, %w, %bias : (tensor<3x4xf32>, tensor<4x2xf32>, tensor<2xf32>) -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}
+
+// -----
+
+// A gemm with trans_b (a linear layer) and a per-row scale (axis 0): the
+// int8 weight is transposed into [K, N] at compile time.
+// CHECK-LABEL: func.func @main
+// CHECK: ign.matmul %arg0, %{{.*}} : (tensor<3x4xui8>, tensor<4x2xi8>) -> tensor<3x2xi32>
+// CHECK: ign.constant dense<[5.000000e-02, 2.500000e-02]> : tensor<2xf32>
+// CHECK: "0x0100000001FE0304807F0005"
+func.func @main(%x: tensor<3x4xui8>) -> tensor<3x2xf32> {
+  %s = ign.constant dense<0.1> : tensor<f32>
+  %xf = ign.cast %x : tensor<3x4xui8> to f32
+  %a = ign.mul %xf, %s : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>
+  %w = ign.constant {ign.dequantized = {axis = 0 : i64, scale = dense<[0.5, 0.25]> : tensor<2xf32>, type = i8, zero_point = dense<0> : tensor<2xi64>}} dense<[[0.5, 1.5, -64.0, 0.0], [-0.5, 1.0, 31.75, 1.25]]> : tensor<2x4xf32>
+  %y = ign.gemm %a, %w {trans_b = true} : (tensor<3x4xf32>, tensor<2x4xf32>) -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}
+
+// -----
+
+// Left as they are: a weight that does not convert back exactly (0.3 is no
+// multiple of 0.5), a weight with a zero point, signed activations, a gemm
+// with trans_b whose scales run along the wrong axis.
+// CHECK-LABEL: func.func @main
+// CHECK-NOT: xi32>
+// CHECK-COUNT-3: ign.matmul {{.*}} -> tensor<3x2xf32>
+// CHECK: ign.gemm {{.*}} -> tensor<3x2xf32>
+func.func @main(%x: tensor<3x4xui8>, %sx: tensor<3x4xi8>) -> (tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>) {
+  %s = ign.constant dense<0.1> : tensor<f32>
+  %xf = ign.cast %x : tensor<3x4xui8> to f32
+  %a = ign.mul %xf, %s : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>
+  %w1 = ign.constant {ign.dequantized = {scale = dense<0.5> : tensor<1xf32>, type = i8, zero_point = dense<0> : tensor<1xi64>}} dense<[[0.3, -0.5], [1.5, 1.0], [-64.0, 63.5], [0.0, 1.5]]> : tensor<4x2xf32>
+  %y1 = ign.matmul %a, %w1 : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+  %w2 = ign.constant {ign.dequantized = {scale = dense<0.5> : tensor<1xf32>, type = i8, zero_point = dense<1> : tensor<1xi64>}} dense<[[0.5, -0.5], [1.5, 1.0], [-64.0, 63.5], [0.0, 1.5]]> : tensor<4x2xf32>
+  %y2 = ign.matmul %a, %w2 : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+  %sf = ign.cast %sx : tensor<3x4xi8> to f32
+  %sa = ign.mul %sf, %s : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>
+  %w3 = ign.constant {ign.dequantized = {scale = dense<0.5> : tensor<1xf32>, type = i8, zero_point = dense<0> : tensor<1xi64>}} dense<[[0.5, -0.5], [1.5, 1.0], [-64.0, 63.5], [0.0, 1.5]]> : tensor<4x2xf32>
+  %y3 = ign.matmul %sa, %w3 : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+  %w4 = ign.constant {ign.dequantized = {axis = 1 : i64, scale = dense<[0.5, 0.5, 0.5, 0.5]> : tensor<4xf32>, type = i8, zero_point = dense<0> : tensor<4xi64>}} dense<[[0.5, -0.5, 1.5, 1.0], [-64.0, 63.5, 0.0, 1.5]]> : tensor<2x4xf32>
+  %y4 = ign.gemm %a, %w4 {trans_b = true} : (tensor<3x4xf32>, tensor<2x4xf32>) -> tensor<3x2xf32>
+  return %y1, %y2, %y3, %y4 : tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>
+}
+
+// -----
+
+// A 1x1 convolution of 3 channels (zero point 5) by 2 filters: the input
+// padded with the zero point to 4 channels, the filters with zeros, then
+// the integer matmul [F, C] x [N, C, P], the correction (5 * filter sums
+// 3 and -6) and scales per filter as columns, the bias, the output shape.
+// A 3x3 convolution stays in f32.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[PAD:.*]] = ign.pad %arg0 {pads = [0, 0, 0, 0, 0, 1, 0, 0], value = 5.000000e+00 : f64} : (tensor<1x3x2x2xui8>) -> tensor<1x4x2x2xui8>
+// CHECK: %[[X:.*]] = ign.reshape %[[PAD]] {shape = [1, 4, 4]}
+// CHECK: %[[W:.*]] = ign.constant dense_resource<[[WN:.*]]> : tensor<2x4xi8>
+// CHECK: %[[ACC:.*]] = ign.matmul %[[W]], %[[X]] : (tensor<2x4xi8>, tensor<1x4x4xui8>) -> tensor<1x2x4xi32>
+// CHECK: ign.constant dense<[15, -30]> : tensor<2xi32>
+// CHECK: ign.sub %[[ACC]]
+// CHECK: ign.cast {{.*}} : tensor<1x2x4xi32> to f32
+// CHECK: ign.mul
+// CHECK: ign.add
+// CHECK: ign.reshape {{.*}} {shape = [1, 2, 2, 2]}
+// CHECK: ign.conv {{.*}} : (tensor<1x3x2x2xf32>, tensor<2x3x3x3xf32>) -> tensor<1x2x2x2xf32>
+// CHECK: [[WN]]: "0x0100000001020000FDFEFF00"
+func.func @main(%x: tensor<1x3x2x2xui8>, %bias: tensor<2xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) {
+  %z = ign.constant dense<5> : tensor<ui8>
+  %s = ign.constant dense<0.5> : tensor<f32>
+  %xf = ign.cast %x : tensor<1x3x2x2xui8> to f32
+  %zf = ign.cast %z : tensor<ui8> to f32
+  %c = ign.sub %xf, %zf : (tensor<1x3x2x2xf32>, tensor<f32>) -> tensor<1x3x2x2xf32>
+  %a = ign.mul %c, %s : (tensor<1x3x2x2xf32>, tensor<f32>) -> tensor<1x3x2x2xf32>
+  %w = ign.constant {ign.dequantized = {axis = 0 : i64, scale = dense<[0.25, 0.5]> : tensor<2xf32>, type = i8, zero_point = dense<0> : tensor<2xi64>}} dense<[[[[0.25]], [[0.5]], [[0.0]]], [[[-1.5]], [[-1.0]], [[-0.5]]]]> : tensor<2x3x1x1xf32>
+  %y = ign.conv %a, %w, %bias {dilations = [1, 1], pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x3x2x2xf32>, tensor<2x3x1x1xf32>, tensor<2xf32>) -> tensor<1x2x2x2xf32>
+  %w3 = ign.constant {ign.dequantized = {scale = dense<0.25> : tensor<1xf32>, type = i8, zero_point = dense<0> : tensor<1xi64>}} dense<0.25> : tensor<2x3x3x3xf32>
+  %y3 = ign.conv %a, %w3 {dilations = [1, 1], pads = [1, 1, 1, 1], strides = [1, 1]} : (tensor<1x3x2x2xf32>, tensor<2x3x3x3xf32>) -> tensor<1x2x2x2xf32>
+  return %y, %y3 : tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>
+}

@@ -1,0 +1,109 @@
+"""Builds a small QDQ model (onnxruntime's quantizer's pattern: uint8
+activations per tensor, int8 weights per output channel) whose matmul, gemm
+(trans_b), 1x1 convolution (6 channels, padded to 8) and 3x3 convolution
+read dequantized values, compiles and runs it with ignc, and compares each
+f32 output with onnxruntime running the QDQ graph as written (graph
+optimizations off: dequantize, then f32 arithmetic).
+
+  qdq-integer.test.py WORKDIR IGNC
+Prints whether the host took the integer path as its CPU implies (VNNI:
+8-bit matmuls into i32 and vpdpbusd in the kernels; else none) and, per
+output, the relative L2 error.
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+work, ignc = sys.argv[1:3]
+rng = np.random.default_rng(7)
+inits, nodes = [], []
+
+
+def const(name, value):
+    inits.append(numpy_helper.from_array(np.asarray(value), name))
+    return name
+
+
+def qdq(x, scale, zero, name):
+    """QuantizeLinear then DequantizeLinear of activations (uint8)."""
+    s, z = const(name + "_s", np.float32(scale)), const(name + "_z", np.uint8(zero))
+    nodes.append(helper.make_node("QuantizeLinear", [x, s, z], [name + "_q"]))
+    nodes.append(helper.make_node("DequantizeLinear", [name + "_q", s, z], [name]))
+    return name
+
+
+def weight(name, shape, axis):
+    """A DequantizeLinear of int8 weights with per-axis scales."""
+    q = rng.integers(-127, 128, shape).astype(np.int8)
+    scales = rng.uniform(0.001, 0.02, shape[axis]).astype(np.float32)
+    zeros = np.zeros(shape[axis], np.int8)
+    nodes.append(helper.make_node(
+        "DequantizeLinear", [const(name + "_q", q), const(name + "_s", scales),
+                             const(name + "_z", zeros)], [name], axis=axis))
+    return name
+
+
+# MatMul [16, 40] x [40, 64], zero point 117.
+a = qdq("x", 0.02, 117, "a")
+nodes.append(helper.make_node("MatMul", [a, weight("w1", [40, 64], 1)], ["mm"]))
+# Widths no vector divides: 42 steps (no whole groups of 4), 50 columns.
+nodes.append(helper.make_node("Slice", ["x", const("lo", np.array([0], np.int64)),
+                                        const("hi", np.array([2], np.int64)),
+                                        const("ax", np.array([1], np.int64))], ["x2"]))
+nodes.append(helper.make_node("Concat", ["x", "x2"], ["x42"], axis=1))
+nodes.append(helper.make_node("MatMul", [qdq("x42", 0.02, 3, "a2"), weight("w5", [42, 50], 1)],
+                              ["odd"]))
+# Gemm with trans_b [16, 40] x [48, 40]^T + bias, zero point 0.
+g = qdq("x", 0.015, 0, "g")
+nodes.append(helper.make_node("Gemm", [g, weight("w2", [48, 40], 0),
+                                       const("b2", rng.standard_normal(48).astype(np.float32))],
+                              ["gemm"], transB=1))
+# 1x1 convolution of 6 channels (padded to 8), and a 3x3 one (left in f32).
+c = qdq("img", 0.03, 90, "c")
+nodes.append(helper.make_node("Conv", [c, weight("w3", [32, 6, 1, 1], 0),
+                                       const("b3", rng.standard_normal(32).astype(np.float32))],
+                              ["pw"]))
+nodes.append(helper.make_node("Conv", [c, weight("w4", [16, 6, 3, 3], 0)], ["sp"],
+                              pads=[1, 1, 1, 1]))
+graph = helper.make_graph(
+    nodes, "qdq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 40]),
+                   helper.make_tensor_value_info("img", TensorProto.FLOAT, [1, 6, 8, 12])],
+    [helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
+     for n in ["mm", "odd", "gemm", "pw", "sp"]], inits)
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+path = os.path.join(work, "qdq.onnx")
+onnx.save(model, path)
+
+with open("/proc/cpuinfo") as f:
+    vnni = "avx512_vnni" in f.read()
+kernels = subprocess.run([ignc, path, "--emit=kernels"], check=True, capture_output=True,
+                         text=True).stdout
+llvm = subprocess.run([ignc, path, "--emit=llvm"], check=True, capture_output=True,
+                      text=True).stdout
+integer = sum(1 for line in kernels.splitlines()
+              if "ign.matmul" in line and line.rstrip().endswith("xi32"))
+expected = (integer == 4 and "vpdpbusd" in llvm) if vnni else integer == 0
+print(f"integer path as the CPU implies: {'yes' if expected else 'NO'}"
+      f" (VNNI {vnni}, {integer} byte matmuls)")
+
+feeds = {"x": rng.uniform(-2, 3, (16, 40)).astype(np.float32),
+         "img": rng.uniform(-2.5, 5, (1, 6, 8, 12)).astype(np.float32)}
+args = []
+for name, v in feeds.items():
+    np.save(os.path.join(work, name + ".npy"), v)
+    args += ["--input", f"{name}={os.path.join(work, name + '.npy')}"]
+bundle = os.path.join(work, "qdq.ignb")
+subprocess.run([ignc, path, "-q", "-o", bundle], check=True)
+subprocess.run([ignc, "run", bundle, *args, "--output-dir", work, "-q"], check=True)
+options = ort.SessionOptions()
+options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+for out, want in zip(session.get_outputs(), session.run(None, feeds)):
+    got = np.load(os.path.join(work, out.name + ".npy"))
+    err = np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-30)
+    print(f"{out.name}: {'match' if err <= 1e-5 else 'DIFFERS'} (relative L2 {err:.2e})")

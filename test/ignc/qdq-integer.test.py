@@ -15,9 +15,10 @@ import subprocess
 import sys
 
 import numpy as np
-import onnx
-import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
+from ort_compare import CompiledPair  # noqa: E402
 
 work, ignc = sys.argv[1:3]
 rng = np.random.default_rng(7)
@@ -73,17 +74,17 @@ nodes.append(helper.make_node("Conv", [c, weight("w4", [16, 6, 3, 3], 0)], ["sp"
 graph = helper.make_graph(
     nodes, "qdq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 40]),
                    helper.make_tensor_value_info("img", TensorProto.FLOAT, [1, 6, 8, 12])],
-    [helper.make_tensor_value_info(n, TensorProto.FLOAT, None)
-     for n in ["mm", "odd", "gemm", "pw", "sp"]], inits)
+    [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape)
+     for n, shape in [("mm", [16, 64]), ("odd", [16, 50]), ("gemm", [16, 48]),
+                      ("pw", [1, 32, 8, 12]), ("sp", [1, 16, 8, 12])]], inits)
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-path = os.path.join(work, "qdq.onnx")
-onnx.save(model, path)
+pair = CompiledPair(model, "qdq", work, ignc, optimize=False)
 
 with open("/proc/cpuinfo") as f:
     vnni = "avx512_vnni" in f.read()
-kernels = subprocess.run([ignc, path, "--emit=kernels"], check=True, capture_output=True,
-                         text=True).stdout
-llvm = subprocess.run([ignc, path, "--emit=llvm"], check=True, capture_output=True,
+kernels = subprocess.run([ignc, pair.path, "--emit=kernels"], check=True,
+                         capture_output=True, text=True).stdout
+llvm = subprocess.run([ignc, pair.path, "--emit=llvm"], check=True, capture_output=True,
                       text=True).stdout
 integer = sum(1 for line in kernels.splitlines()
               if "ign.matmul" in line and line.rstrip().endswith("xi32"))
@@ -93,17 +94,7 @@ print(f"integer path as the CPU implies: {'yes' if expected else 'NO'}"
 
 feeds = {"x": rng.uniform(-2, 3, (16, 40)).astype(np.float32),
          "img": rng.uniform(-2.5, 5, (1, 6, 8, 12)).astype(np.float32)}
-args = []
-for name, v in feeds.items():
-    np.save(os.path.join(work, name + ".npy"), v)
-    args += ["--input", f"{name}={os.path.join(work, name + '.npy')}"]
-bundle = os.path.join(work, "qdq.ignb")
-subprocess.run([ignc, path, "-q", "-o", bundle], check=True)
-subprocess.run([ignc, "run", bundle, *args, "--output-dir", work, "-q"], check=True)
-options = ort.SessionOptions()
-options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
-for out, want in zip(session.get_outputs(), session.run(None, feeds)):
-    got = np.load(os.path.join(work, out.name + ".npy"))
-    err = np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-30)
+got, want = pair.run(feeds)
+for out, g, w in zip(pair.session.get_outputs(), got, want):
+    err = np.linalg.norm(g - w) / max(np.linalg.norm(w), 1e-30)
     print(f"{out.name}: {'match' if err <= 1e-5 else 'DIFFERS'} (relative L2 {err:.2e})")

@@ -41,7 +41,9 @@ class CompiledPair:
       got, want = pair.run(feeds)
     """
 
-    def __init__(self, model, name, work, ignc):
+    def __init__(self, model, name, work, ignc, optimize=True):
+        """optimize=False: onnxruntime runs the graph as written (no
+        fusions: a QDQ graph dequantizes and computes in f32)."""
         import onnx
         import onnxruntime as ort
 
@@ -51,7 +53,11 @@ class CompiledPair:
         self.bundle = os.path.join(work, name + ".ignb")
         self.work, self.ignc = work, ignc
         subprocess.run([ignc, self.path, "-q", "-o", self.bundle], check=True)
-        self.session = ort.InferenceSession(self.path, providers=["CPUExecutionProvider"])
+        options = ort.SessionOptions()
+        if not optimize:
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        self.session = ort.InferenceSession(self.path, options,
+                                            providers=["CPUExecutionProvider"])
 
     def run(self, feeds):
         args = []

@@ -61,6 +61,23 @@ std::optional<double> scalarConstant(Value v) {
   return std::nullopt;
 }
 
+/// Whether `v` is a constant (through casts and reshapes) of zeros only:
+/// a zero point of 0, per tensor or per channel.
+bool isZeroConstant(Value v) {
+  while (v && isa_and_nonnull<CastOp, ReshapeOp>(v.getDefiningOp()))
+    v = v.getDefiningOp()->getOperand(0);
+  auto c = v ? v.getDefiningOp<ConstantOp>() : ConstantOp();
+  auto dense = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : nullptr;
+  if (!dense)
+    return false;
+  if (isa<FloatType>(dense.getElementType()))
+    return llvm::all_of(dense.getValues<APFloat>(),
+                        [](const APFloat &x) { return x.isZero(); });
+  return isa<IntegerType>(dense.getElementType()) &&
+         llvm::all_of(dense.getValues<APInt>(),
+                      [](const APInt &x) { return x.isZero(); });
+}
+
 /// Activations dequantized per tensor: (cast(q) - zero) * scale, or
 /// cast(q) * scale, of a ui8 `q`.
 struct DequantizedActivations {
@@ -250,7 +267,90 @@ Value integerMatmul(Operation *op, Value lhs, Value rhs, bool transposed) {
   return rescale(b, loc, acc, *a, *w, /*column=*/false);
 }
 
+/// An i32 value of bytes less an optional zero point: cast(q) or cast(q) -
+/// zero, `q` ui8 (an i32 `zero` of one element, computed at run time or
+/// not).
+struct CenteredBytes {
+  Value q, zero;
+};
+
+std::optional<CenteredBytes> matchCenteredBytes(Value v) {
+  CenteredBytes c;
+  if (auto sub = v.getDefiningOp<SubOp>()) {
+    auto zeroType = cast<RankedTensorType>(sub.getRhs().getType());
+    if (zeroType.getNumElements() != 1 || zeroType.getRank() > 1)
+      return std::nullopt;
+    c.zero = sub.getRhs();
+    v = sub.getLhs();
+  }
+  auto cast = v.getDefiningOp<CastOp>();
+  if (!cast || !cast.getInput().getType().getElementType().isUnsignedInteger(8))
+    return std::nullopt;
+  c.q = cast.getInput();
+  return c;
+}
+
+/// The int8 values of a constant [K, N] read as i32 (a cast of an int8
+/// constant, or an i32 one within int8's range), less a zero point of 0;
+/// `constant` is set to the constant.
+std::optional<QuantizedWeight> matchConstantBytes(Value v, Value &constant) {
+  if (auto sub = v.getDefiningOp<SubOp>()) {
+    if (!isZeroConstant(sub.getRhs()))
+      return std::nullopt;
+    v = sub.getLhs();
+  }
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getRank() != 2 || !type.hasStaticShape())
+    return std::nullopt;
+  if (auto cast = v.getDefiningOp<CastOp>();
+      cast && cast.getInput().getType().getElementType().isInteger(8) &&
+      !cast.getInput().getType().getElementType().isUnsignedInteger())
+    v = cast.getInput();
+  std::optional<std::vector<int64_t>> values = constantIntegers(v);
+  if (!values ||
+      cast<RankedTensorType>(v.getType()).getElementType().isUnsignedInteger())
+    return std::nullopt;
+  constant = v;
+  QuantizedWeight w;
+  w.k = type.getDimSize(0);
+  w.n = type.getDimSize(1);
+  for (int64_t x : *values) {
+    if (x < -128 || x > 127)
+      return std::nullopt;
+    w.q.push_back(int8_t(x));
+  }
+  return w;
+}
+
+/// matmul(cast(aq) - za, cast(wq)) in i32 (MatMulInteger, QLinearMatMul:
+/// ui8 activations, a constant int8 weight with zero point 0) as the byte
+/// matmul less za times the weight's column sums: the same integers.
+bool rewriteCenteredMatmul(MatMulOp op) {
+  auto type = cast<RankedTensorType>(op.getType());
+  if (!type.getElementType().isInteger(32))
+    return false;
+  Value constant;
+  auto a = matchCenteredBytes(op.getLhs());
+  auto w = a ? matchConstantBytes(op.getRhs(), constant) : std::nullopt;
+  if (!w || !sumFits(w->k))
+    return false;
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value wq = byteWeight(b, loc, *w, /*leading=*/false, constant);
+  Value acc = b.create<MatMulOp>(loc, a->q, wq);
+  if (a->zero) {
+    Type i32 = b.getI32Type();
+    Value sums = vectorConstant(b, loc, i32, w->correction(1, i32));
+    acc = b.create<SubOp>(loc, acc, b.create<MulOp>(loc, sums, a->zero));
+  }
+  op.getResult().replaceAllUsesWith(acc);
+  op.erase();
+  return true;
+}
+
 bool rewriteMatmul(MatMulOp op) {
+  if (rewriteCenteredMatmul(op))
+    return true;
   Value y = integerMatmul(op, op.getLhs(), op.getRhs(), /*transposed=*/false);
   if (!y)
     return false;

@@ -35,6 +35,43 @@ std::optional<std::vector<float>> constantFloats(Value v) {
   return std::nullopt;
 }
 
+std::optional<std::vector<int64_t>> constantIntegers(Value v) {
+  auto c = v ? v.getDefiningOp<ConstantOp>() : ConstantOp();
+  if (!c)
+    return std::nullopt;
+  auto type = cast<RankedTensorType>(c.getType());
+  auto it = dyn_cast<IntegerType>(type.getElementType());
+  if (!it || (it.getWidth() != 8 && it.getWidth() != 32))
+    return std::nullopt;
+  size_t n = type.getNumElements();
+  std::vector<int64_t> out;
+  out.reserve(n);
+  if (auto dense = dyn_cast<DenseElementsAttr>(c.getValue())) {
+    for (const APInt &x : dense.getValues<APInt>())
+      out.push_back(it.isUnsigned() ? int64_t(x.getZExtValue())
+                                    : x.getSExtValue());
+    return out;
+  }
+  auto resource = dyn_cast<DenseResourceElementsAttr>(c.getValue());
+  AsmResourceBlob *blob =
+      resource ? resource.getRawHandle().getBlob() : nullptr;
+  size_t bytes = it.getWidth() / 8;
+  if (!blob || blob->getData().size() != n * bytes)
+    return std::nullopt;
+  const char *data = blob->getData().data();
+  for (size_t i = 0; i < n; ++i) {
+    if (bytes == 4) {
+      int32_t x;
+      std::memcpy(&x, data + 4 * i, 4);
+      out.push_back(x);
+    } else {
+      out.push_back(it.isUnsigned() ? int64_t(uint8_t(data[i]))
+                                    : int64_t(int8_t(data[i])));
+    }
+  }
+  return out;
+}
+
 template <typename T>
 static Value makeBlobConstant(OpBuilder &b, Location loc, RankedTensorType type,
                               std::vector<T> values, llvm::StringRef name) {

@@ -22,6 +22,10 @@ namespace ign {
 /// The f32 values of a constant (inline or a weight blob), or nullopt.
 std::optional<std::vector<float>> constantFloats(mlir::Value v);
 
+/// The values of an 8- or 32-bit integer constant (inline or a weight
+/// blob; unsigned ones zero-extended), or nullopt.
+std::optional<std::vector<int64_t>> constantIntegers(mlir::Value v);
+
 /// A new weight constant holding `values`, in a blob of its own.
 mlir::Value makeWeight(mlir::OpBuilder &b, mlir::Location loc,
                        mlir::RankedTensorType type, std::vector<float> values,

@@ -122,3 +122,30 @@ func.func @main(%x: tensor<1x3x2x2xui8>, %bias: tensor<2xf32>) -> (tensor<1x2x2x
   %y3 = ign.conv %a, %w3 {dilations = [1, 1], pads = [1, 1, 1, 1], strides = [1, 1]} : (tensor<1x3x2x2xf32>, tensor<2x3x3x3xf32>) -> tensor<1x2x2x2xf32>
   return %y, %y3 : tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>
 }
+
+// -----
+
+// MatMulInteger's form: (cast(x) - z) x cast(w) in i32, the zero point
+// computed at run time (dynamic quantization): the byte matmul less z times
+// the weight's column sums (-124, 134). An i32 weight out of int8's range
+// stays as it is.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[Z:.*]] = ign.cast %arg1 : tensor<ui8> to i32
+// CHECK: %[[W:.*]] = ign.constant dense_resource<{{.*}}> : tensor<4x2xi8>
+// CHECK: %[[ACC:.*]] = ign.matmul %arg0, %[[W]] : (tensor<3x4xui8>, tensor<4x2xi8>) -> tensor<3x2xi32>
+// CHECK: %[[SUMS:.*]] = ign.constant dense<[-124, 134]> : tensor<2xi32>
+// CHECK: %[[C:.*]] = ign.mul %[[SUMS]], %[[Z]]
+// CHECK: %[[Y:.*]] = ign.sub %[[ACC]], %[[C]]
+// CHECK: ign.matmul {{.*}} : (tensor<3x4xi32>, tensor<4x2xi32>) -> tensor<3x2xi32>
+// CHECK: return %[[Y]]
+func.func @main(%x: tensor<3x4xui8>, %z: tensor<ui8>) -> (tensor<3x2xi32>, tensor<3x2xi32>) {
+  %a = ign.cast %x : tensor<3x4xui8> to i32
+  %z32 = ign.cast %z : tensor<ui8> to i32
+  %c = ign.sub %a, %z32 : (tensor<3x4xi32>, tensor<i32>) -> tensor<3x4xi32>
+  %w = ign.constant dense<[[1, -2], [3, 4], [-128, 127], [0, 5]]> : tensor<4x2xi8>
+  %w32 = ign.cast %w : tensor<4x2xi8> to i32
+  %y = ign.matmul %c, %w32 : (tensor<3x4xi32>, tensor<4x2xi32>) -> tensor<3x2xi32>
+  %big = ign.constant dense<[[1, -2], [3, 4], [-128, 300], [0, 5]]> : tensor<4x2xi32>
+  %y2 = ign.matmul %c, %big : (tensor<3x4xi32>, tensor<4x2xi32>) -> tensor<3x2xi32>
+  return %y, %y2 : tensor<3x2xi32>, tensor<3x2xi32>
+}

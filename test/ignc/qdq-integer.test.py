@@ -1,7 +1,8 @@
 """Builds a small QDQ model (onnxruntime's quantizer's pattern: uint8
 activations per tensor, int8 weights per output channel) whose matmul, gemm
 (trans_b), 1x1 convolution (6 channels, padded to 8) and 3x3 convolution
-read dequantized values, compiles and runs it with ignc, and compares each
+read dequantized values, and a MatMulInteger of dynamically quantized
+activations, compiles and runs it with ignc, and compares each
 f32 output with onnxruntime running the QDQ graph as written (graph
 optimizations off: dequantize, then f32 arithmetic).
 
@@ -64,6 +65,15 @@ g = qdq("x", 0.015, 0, "g")
 nodes.append(helper.make_node("Gemm", [g, weight("w2", [48, 40], 0),
                                        const("b2", rng.standard_normal(48).astype(np.float32))],
                               ["gemm"], transB=1))
+# Dynamic quantization (onnxruntime's quantize_dynamic): MatMulInteger of
+# activations quantized at run time (their zero point too) by int8 weights.
+nodes.append(helper.make_node("DynamicQuantizeLinear", ["x"], ["xq", "xs", "xz"]))
+wq = rng.integers(-127, 128, (40, 24)).astype(np.int8)
+nodes.append(helper.make_node("MatMulInteger", ["xq", const("w6", wq), "xz",
+                                                const("w6_z", np.int8(0))], ["acc"]))
+nodes.append(helper.make_node("Cast", ["acc"], ["accf"], to=TensorProto.FLOAT))
+nodes.append(helper.make_node("Mul", ["xs", const("w6_s", np.float32(0.01))], ["s6"]))
+nodes.append(helper.make_node("Mul", ["accf", "s6"], ["dyn"]))
 # 1x1 convolution of 6 channels (padded to 8), and a 3x3 one (left in f32).
 c = qdq("img", 0.03, 90, "c")
 nodes.append(helper.make_node("Conv", [c, weight("w3", [32, 6, 1, 1], 0),
@@ -75,7 +85,8 @@ graph = helper.make_graph(
     nodes, "qdq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 40]),
                    helper.make_tensor_value_info("img", TensorProto.FLOAT, [1, 6, 8, 12])],
     [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape)
-     for n, shape in [("mm", [16, 64]), ("odd", [16, 50]), ("gemm", [16, 48]),
+     for n, shape in [("mm", [16, 64]), ("odd", [16, 50]), ("dyn", [16, 24]),
+                      ("gemm", [16, 48]),
                       ("pw", [1, 32, 8, 12]), ("sp", [1, 16, 8, 12])]], inits)
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 pair = CompiledPair(model, "qdq", work, ignc, optimize=False)
@@ -88,7 +99,7 @@ llvm = subprocess.run([ignc, pair.path, "--emit=llvm"], check=True, capture_outp
                       text=True).stdout
 integer = sum(1 for line in kernels.splitlines()
               if "ign.matmul" in line and line.rstrip().endswith("xi32"))
-expected = (integer == 4 and "vpdpbusd" in llvm) if vnni else integer == 0
+expected = (integer == 5 and "vpdpbusd" in llvm) if vnni else integer == 0
 print(f"integer path as the CPU implies: {'yes' if expected else 'NO'}"
       f" (VNNI {vnni}, {integer} byte matmuls)")
 

@@ -3,8 +3,9 @@
 
 Quantizes fp32 models of the zoo with onnxruntime's static quantizer (QDQ
 format, per-channel int8 weights, uint8 activations, calibrated on 8 seeded
-inputs; cached in ~/.cache/ignc-zoo/quant) and takes the zoo's models that
-ship quantized (smart-turn). For each: compile with ignc, check ignc's
+inputs; cached in ~/.cache/ignc-zoo/quant), its transformers also with its
+dynamic quantizer (MatMulInteger), and takes the zoo's models that ship
+quantized (smart-turn). For each: compile with ignc, check ignc's
 outputs and onnxruntime int8's against the reference (onnxruntime with graph
 optimizations off: the QDQ graph as written), ignc's in quantization steps
 of each output (the scale of the DequantizeLinear that makes it) and
@@ -37,6 +38,10 @@ TO_QUANTIZE = ["resnet50", "mobilenet_v3_large", "efficientnet_b0", "zoo_squeeze
                "yolo_csp_n", "ppocr_v4_rec"]
 # Models that ship quantized (QDQ) and run as they are.
 SHIPPED = ["smart_turn_v3_2"]
+# Transformers quantized dynamically as well (quantize_dynamic: int8 weights,
+# activations quantized at run time, DynamicQuantizeLinear + MatMulInteger),
+# as onnxruntime recommends for them on CPUs; rows named "NAME (dynamic)".
+DYNAMIC = ["minilm_l6_v2", "vit_s16", "bert_base", "gpt2_small", "whisper_tiny_encoder"]
 
 
 def quantize(name, path, inputs):
@@ -74,6 +79,16 @@ def quantize(name, path, inputs):
                     weight_type=QuantType.QInt8)
     for f in {pre, source}:
         os.remove(f)
+    return out
+
+
+def quantize_dynamically(name, path):
+    """The dynamically quantized model of `path` (cached)."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    os.makedirs(QUANT, exist_ok=True)
+    out = os.path.join(QUANT, name + ".dyn.onnx")
+    if not os.path.exists(out):
+        quantize_dynamic(path, out, weight_type=QuantType.QInt8)
     return out
 
 
@@ -144,7 +159,8 @@ def compare(ignc, bundle, ort_int8, feeds, work, steps, qpath):
 
 def measure(name, kind, fp32_path, qpath, inputs, args, work):
     row = {"model": name, "kind": kind}
-    bundle = os.path.join(work, name + ".ignb")
+    bundle = os.path.join(work, "".join(c if c.isalnum() or c in "._-" else "_"
+                                        for c in name) + ".ignb")
     err = zoo.compile_ignc(args.ignc, qpath, inputs, bundle)
     if err:
         row["ignc_error"] = err
@@ -219,24 +235,29 @@ def main():
     models = {m[0]: m for m in zoo.zoo_models(None)}
     rows = []
     with tempfile.TemporaryDirectory(prefix="ignc-quant-") as work:
-        for name in TO_QUANTIZE + SHIPPED:
+        entries = ([(n, "static") for n in TO_QUANTIZE] + [(n, "shipped") for n in SHIPPED]
+                   + [(n, "dynamic") for n in DYNAMIC])
+        for name, how in entries:
             if only and name not in only:
                 continue
             _, path, kind, inputs = models[name]
-            print(f"{name} ...", flush=True)
-            if name in SHIPPED:
+            label = f"{name} (dynamic)" if how == "dynamic" else name
+            print(f"{label} ...", flush=True)
+            if how == "shipped":
                 qpath, fp32 = path, None
             else:
                 try:
-                    qpath, fp32 = quantize(name, path, inputs), path
+                    qpath = (quantize_dynamically(name, path) if how == "dynamic"
+                             else quantize(name, path, inputs))
+                    fp32 = path
                 except Exception as e:  # noqa: BLE001 - a quantizer failure is data
-                    rows.append({"model": name, "kind": kind,
+                    rows.append({"model": label, "kind": kind,
                                  "ignc_error": f"quantizer failed: {str(e)[:100]}"})
                     continue
             try:
-                row = measure(name, kind, fp32, qpath, inputs, args, work)
+                row = measure(label, kind, fp32, qpath, inputs, args, work)
             except Exception as e:  # noqa: BLE001 - onnxruntime refusing is data
-                row = {"model": name, "kind": kind, "ignc_error": f"failed: {str(e)[:120]}"}
+                row = {"model": label, "kind": kind, "ignc_error": f"failed: {str(e)[:120]}"}
             print("  ", row, flush=True)
             rows.append(row)
     zoo.write_results(report(rows, args), rows, args.out, args.csv)

@@ -78,12 +78,36 @@ bool isZeroConstant(Value v) {
                       [](const APInt &x) { return x.isZero(); });
 }
 
+/// A scalar i32 constant.
+Value i32Constant(OpBuilder &b, Location loc, int32_t v) {
+  auto type = RankedTensorType::get({}, b.getI32Type());
+  return b.create<ConstantOp>(
+      loc, type, DenseElementsAttr::get(type, b.getI32IntegerAttr(v)));
+}
+
+/// int8 `q` + 128 as ui8: VNNI multiplies unsigned by signed bytes, so
+/// signed activations move up by 128 (and their zero point with them).
+Value plus128(OpBuilder &b, Location loc, Value q) {
+  auto type = cast<RankedTensorType>(q.getType());
+  Value wide =
+      b.create<CastOp>(loc, type.clone(b.getI32Type()), q, b.getI32Type());
+  Value sum = b.create<AddOp>(loc, wide, i32Constant(b, loc, 128));
+  Type u8 = IntegerType::get(b.getContext(), 8, IntegerType::Unsigned);
+  return b.create<CastOp>(loc, type.clone(u8), sum, u8);
+}
+
 /// Activations dequantized per tensor: (cast(q) - zero) * scale, or
-/// cast(q) * scale, of a ui8 `q`.
+/// cast(q) * scale, of a ui8 or int8 `q`.
 struct DequantizedActivations {
   Value q;
   double scale = 0;
-  int64_t zero = 0;
+  int64_t zero = 0;   // of the unsigned bytes
+  bool shift = false; // `q` is int8: its bytes are q + 128 (and zero too)
+
+  /// The activations as ui8: `q`, or int8 `q` + 128.
+  Value unsignedBytes(OpBuilder &b, Location loc) const {
+    return shift ? plus128(b, loc, q) : q;
+  }
 };
 
 std::optional<DequantizedActivations> matchActivations(Value a) {
@@ -96,21 +120,23 @@ std::optional<DequantizedActivations> matchActivations(Value a) {
   DequantizedActivations d;
   d.scale = *scale;
   Value x = mul.getLhs();
+  std::optional<double> zero = 0;
   if (auto sub = x.getDefiningOp<SubOp>()) {
-    std::optional<double> zero = scalarConstant(sub.getRhs());
-    if (!zero || *zero != std::floor(*zero) || *zero < 0 || *zero > 255)
-      return std::nullopt;
-    d.zero = int64_t(*zero);
+    zero = scalarConstant(sub.getRhs());
     x = sub.getLhs();
   }
   auto cast = x.getDefiningOp<CastOp>();
   if (!cast || !cast.getType().getElementType().isF32() ||
-      cast.getType() != a.getType())
-    return std::nullopt;
-  auto qType = cast.getInput().getType();
-  if (!qType.getElementType().isUnsignedInteger(8))
+      cast.getType() != a.getType() ||
+      !cast.getInput().getType().getElementType().isInteger(8))
     return std::nullopt;
   d.q = cast.getInput();
+  d.shift = !cast.getInput().getType().getElementType().isUnsignedInteger();
+  if (!zero || *zero != std::floor(*zero))
+    return std::nullopt;
+  d.zero = int64_t(*zero) + (d.shift ? 128 : 0);
+  if (d.zero < 0 || d.zero > 255)
+    return std::nullopt;
   return d;
 }
 
@@ -263,13 +289,13 @@ Value integerMatmul(Operation *op, Value lhs, Value rhs, bool transposed) {
   OpBuilder b(op);
   Location loc = op->getLoc();
   Value wq = byteWeight(b, loc, *w, /*leading=*/false, rhs);
-  Value acc = b.create<MatMulOp>(loc, a->q, wq);
+  Value acc = b.create<MatMulOp>(loc, a->unsignedBytes(b, loc), wq);
   return rescale(b, loc, acc, *a, *w, /*column=*/false);
 }
 
 /// An i32 value of bytes less an optional zero point: cast(q) or cast(q) -
-/// zero, `q` ui8 (an i32 `zero` of one element, computed at run time or
-/// not).
+/// zero, `q` ui8 or int8 (an i32 `zero` of one element, computed at run
+/// time or not).
 struct CenteredBytes {
   Value q, zero;
 };
@@ -284,7 +310,7 @@ std::optional<CenteredBytes> matchCenteredBytes(Value v) {
     v = sub.getLhs();
   }
   auto cast = v.getDefiningOp<CastOp>();
-  if (!cast || !cast.getInput().getType().getElementType().isUnsignedInteger(8))
+  if (!cast || !cast.getInput().getType().getElementType().isInteger(8))
     return std::nullopt;
   c.q = cast.getInput();
   return c;
@@ -323,8 +349,9 @@ std::optional<QuantizedWeight> matchConstantBytes(Value v, Value &constant) {
 }
 
 /// matmul(cast(aq) - za, cast(wq)) in i32 (MatMulInteger, QLinearMatMul:
-/// ui8 activations, a constant int8 weight with zero point 0) as the byte
-/// matmul less za times the weight's column sums: the same integers.
+/// ui8 or int8 activations, a constant int8 weight with zero point 0) as
+/// the byte matmul less za times the weight's column sums: the same
+/// integers (int8 activations and their zero point moved up by 128).
 bool rewriteCenteredMatmul(MatMulOp op) {
   auto type = cast<RankedTensorType>(op.getType());
   if (!type.getElementType().isInteger(32))
@@ -337,11 +364,19 @@ bool rewriteCenteredMatmul(MatMulOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   Value wq = byteWeight(b, loc, *w, /*leading=*/false, constant);
-  Value acc = b.create<MatMulOp>(loc, a->q, wq);
-  if (a->zero) {
+  Value q = a->q, zero = a->zero;
+  if (!cast<RankedTensorType>(q.getType())
+           .getElementType()
+           .isUnsignedInteger()) {
+    q = plus128(b, loc, q);
+    zero = zero ? b.create<AddOp>(loc, zero, i32Constant(b, loc, 128))
+                : i32Constant(b, loc, 128);
+  }
+  Value acc = b.create<MatMulOp>(loc, q, wq);
+  if (zero) {
     Type i32 = b.getI32Type();
     Value sums = vectorConstant(b, loc, i32, w->correction(1, i32));
-    acc = b.create<SubOp>(loc, acc, b.create<MulOp>(loc, sums, a->zero));
+    acc = b.create<SubOp>(loc, acc, b.create<MulOp>(loc, sums, zero));
   }
   op.getResult().replaceAllUsesWith(acc);
   op.erase();
@@ -448,7 +483,7 @@ bool rewriteConv(ConvOp op) {
     return false;
   OpBuilder b(op);
   Location loc = op.getLoc();
-  Value x = a->q;
+  Value x = a->unsignedBytes(b, loc);
   if (int64_t extra = (4 - c % 4) % 4) {
     w->q = withZeroChannels(*w, extra);
     w->k = c += extra;

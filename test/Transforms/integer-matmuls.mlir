@@ -66,13 +66,13 @@ func.func @main(%x: tensor<3x4xui8>) -> tensor<3x2xf32> {
 // -----
 
 // Left as they are: a weight that does not convert back exactly (0.3 is no
-// multiple of 0.5), a weight with a zero point, signed activations, a gemm
-// with trans_b whose scales run along the wrong axis.
+// multiple of 0.5), a weight with a zero point, a gemm with trans_b whose
+// scales run along the wrong axis.
 // CHECK-LABEL: func.func @main
 // CHECK-NOT: xi32>
-// CHECK-COUNT-3: ign.matmul {{.*}} -> tensor<3x2xf32>
+// CHECK-COUNT-2: ign.matmul {{.*}} -> tensor<3x2xf32>
 // CHECK: ign.gemm {{.*}} -> tensor<3x2xf32>
-func.func @main(%x: tensor<3x4xui8>, %sx: tensor<3x4xi8>) -> (tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>) {
+func.func @main(%x: tensor<3x4xui8>) -> (tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>) {
   %s = ign.constant dense<0.1> : tensor<f32>
   %xf = ign.cast %x : tensor<3x4xui8> to f32
   %a = ign.mul %xf, %s : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>
@@ -80,13 +80,32 @@ func.func @main(%x: tensor<3x4xui8>, %sx: tensor<3x4xi8>) -> (tensor<3x2xf32>, t
   %y1 = ign.matmul %a, %w1 : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
   %w2 = ign.constant {ign.dequantized = {scale = dense<0.5> : tensor<1xf32>, type = i8, zero_point = dense<1> : tensor<1xi64>}} dense<[[0.5, -0.5], [1.5, 1.0], [-64.0, 63.5], [0.0, 1.5]]> : tensor<4x2xf32>
   %y2 = ign.matmul %a, %w2 : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
-  %sf = ign.cast %sx : tensor<3x4xi8> to f32
-  %sa = ign.mul %sf, %s : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>
-  %w3 = ign.constant {ign.dequantized = {scale = dense<0.5> : tensor<1xf32>, type = i8, zero_point = dense<0> : tensor<1xi64>}} dense<[[0.5, -0.5], [1.5, 1.0], [-64.0, 63.5], [0.0, 1.5]]> : tensor<4x2xf32>
-  %y3 = ign.matmul %sa, %w3 : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
   %w4 = ign.constant {ign.dequantized = {axis = 1 : i64, scale = dense<[0.5, 0.5, 0.5, 0.5]> : tensor<4xf32>, type = i8, zero_point = dense<0> : tensor<4xi64>}} dense<[[0.5, -0.5, 1.5, 1.0], [-64.0, 63.5, 0.0, 1.5]]> : tensor<2x4xf32>
   %y4 = ign.gemm %a, %w4 {trans_b = true} : (tensor<3x4xf32>, tensor<2x4xf32>) -> tensor<3x2xf32>
-  return %y1, %y2, %y3, %y4 : tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>
+  return %y1, %y2, %y4 : tensor<3x2xf32>, tensor<3x2xf32>, tensor<3x2xf32>
+}
+
+// -----
+
+// Signed activations (zero point -3) move up by 128 into bytes VNNI takes
+// unsigned, their zero point with them (125): the correction is 125 times
+// the column sums (-124, 131).
+// CHECK-LABEL: func.func @main
+// CHECK: %[[W:.*]] = ign.cast %arg0 : tensor<3x4xi8> to i32
+// CHECK: %[[S:.*]] = ign.add %[[W]], %{{.*}} : (tensor<3x4xi32>, tensor<i32>) -> tensor<3x4xi32>
+// CHECK: %[[U:.*]] = ign.cast %[[S]] : tensor<3x4xi32> to ui8
+// CHECK: ign.matmul %[[U]], %{{.*}} : (tensor<3x4xui8>, tensor<4x2xi8>) -> tensor<3x2xi32>
+// CHECK: ign.constant dense<[-15500, 16375]> : tensor<2xi32>
+func.func @main(%x: tensor<3x4xi8>) -> tensor<3x2xf32> {
+  %z = ign.constant dense<-3> : tensor<i8>
+  %zf = ign.cast %z : tensor<i8> to f32
+  %s = ign.constant dense<0.1> : tensor<f32>
+  %xf = ign.cast %x : tensor<3x4xi8> to f32
+  %c = ign.sub %xf, %zf : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>
+  %a = ign.mul %c, %s : (tensor<3x4xf32>, tensor<f32>) -> tensor<3x4xf32>
+  %w = ign.constant {ign.dequantized = {scale = dense<0.5> : tensor<1xf32>, type = i8, zero_point = dense<0> : tensor<1xi64>}} dense<[[0.5, -0.5], [1.5, 1.0], [-64.0, 63.5], [0.0, 1.5]]> : tensor<4x2xf32>
+  %y = ign.matmul %a, %w : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
 }
 
 // -----

@@ -1,8 +1,8 @@
 """Builds a small QDQ model (onnxruntime's quantizer's pattern: uint8
 activations per tensor, int8 weights per output channel) whose matmul, gemm
 (trans_b), 1x1 convolution (6 channels, padded to 8) and 3x3 convolution
-read dequantized values, and a MatMulInteger of dynamically quantized
-activations, compiles and runs it with ignc, and compares each
+read dequantized values (and a matmul of int8 activations), and a
+MatMulInteger of dynamically quantized activations, compiles and runs it with ignc, and compares each
 f32 output with onnxruntime running the QDQ graph as written (graph
 optimizations off: dequantize, then f32 arithmetic).
 
@@ -31,9 +31,9 @@ def const(name, value):
     return name
 
 
-def qdq(x, scale, zero, name):
-    """QuantizeLinear then DequantizeLinear of activations (uint8)."""
-    s, z = const(name + "_s", np.float32(scale)), const(name + "_z", np.uint8(zero))
+def qdq(x, scale, zero, name, dtype=np.uint8):
+    """QuantizeLinear then DequantizeLinear of activations (uint8 or int8)."""
+    s, z = const(name + "_s", np.float32(scale)), const(name + "_z", dtype(zero))
     nodes.append(helper.make_node("QuantizeLinear", [x, s, z], [name + "_q"]))
     nodes.append(helper.make_node("DequantizeLinear", [name + "_q", s, z], [name]))
     return name
@@ -53,6 +53,9 @@ def weight(name, shape, axis):
 # MatMul [16, 40] x [40, 64], zero point 117.
 a = qdq("x", 0.02, 117, "a")
 nodes.append(helper.make_node("MatMul", [a, weight("w1", [40, 64], 1)], ["mm"]))
+# int8 activations (zero point -5): moved up by 128 into unsigned bytes.
+nodes.append(helper.make_node("MatMul", [qdq("x", 0.02, -5, "sa", np.int8),
+                                         weight("w7", [40, 32], 1)], ["smm"]))
 # Widths no vector divides: 42 steps (no whole groups of 4), 50 columns.
 nodes.append(helper.make_node("Slice", ["x", const("lo", np.array([0], np.int64)),
                                         const("hi", np.array([2], np.int64)),
@@ -85,7 +88,8 @@ graph = helper.make_graph(
     nodes, "qdq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 40]),
                    helper.make_tensor_value_info("img", TensorProto.FLOAT, [1, 6, 8, 12])],
     [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape)
-     for n, shape in [("mm", [16, 64]), ("odd", [16, 50]), ("dyn", [16, 24]),
+     for n, shape in [("mm", [16, 64]), ("smm", [16, 32]), ("odd", [16, 50]),
+                      ("dyn", [16, 24]),
                       ("gemm", [16, 48]),
                       ("pw", [1, 32, 8, 12]), ("sp", [1, 16, 8, 12])]], inits)
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
@@ -99,7 +103,7 @@ llvm = subprocess.run([ignc, pair.path, "--emit=llvm"], check=True, capture_outp
                       text=True).stdout
 integer = sum(1 for line in kernels.splitlines()
               if "ign.matmul" in line and line.rstrip().endswith("xi32"))
-expected = (integer == 5 and "vpdpbusd" in llvm) if vnni else integer == 0
+expected = (integer == 6 and "vpdpbusd" in llvm) if vnni else integer == 0
 print(f"integer path as the CPU implies: {'yes' if expected else 'NO'}"
       f" (VNNI {vnni}, {integer} byte matmuls)")
 

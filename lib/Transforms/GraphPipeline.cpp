@@ -37,8 +37,8 @@ static LogicalResult formGraph(ModuleOp module, func::FuncOp graph,
     return graph.emitError("a graph function must have a single block");
   cleanUpGraph(graph);
   foldBatchNorm(graph);
-  if (policy.integerMatmuls)
-    integerMatmuls(graph);
+  if (policy.integerMatmuls || policy.integerConvsInFloat)
+    integerMatmuls(graph, policy.integerMatmuls);
   if (policy.untransposeWeights)
     untransposeConstantWeights(graph);
   // Ungrouped convolutions become matmuls with their padding in the

@@ -156,9 +156,11 @@ public:
     // at a time (transposed per element on every run: a 1x1280 x 1280x1000
     // classifier took 1.6 ms).
     policy.untransposeWeights = policy.convToMatmul;
-    // Quantized matmuls in bytes where VNNI's register tiles take them.
+    // Quantized matmuls in bytes where VNNI's register tiles take them;
+    // integer convolutions as the direct f32 kernels where that is exact.
     policy.integerMatmuls =
         policy.convToMatmul && hostMachine(config.chip).hasVnniDot;
+    policy.integerConvsInFloat = policy.convToMatmul;
     return policy;
   }
   mlir::LogicalResult

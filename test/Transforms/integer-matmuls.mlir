@@ -168,3 +168,33 @@ func.func @main(%x: tensor<3x4xui8>, %z: tensor<ui8>) -> (tensor<3x2xi32>, tenso
   %y2 = ign.matmul %c, %big : (tensor<3x4xi32>, tensor<4x2xi32>) -> tensor<3x2xi32>
   return %y, %y2 : tensor<3x2xi32>, tensor<3x2xi32>
 }
+
+// -----
+
+// ConvInteger's form: an i32 convolution of centered bytes by a constant
+// weight less its zero point (1) whose partial sums stay below 2^24
+// computes as the f32 convolution of the same values (weights w - 1 as
+// floats), converted back to i32. Weights whose sums could reach 2^24
+// stay i32.
+// CHECK-LABEL: func.func @main
+// CHECK: %[[XF:.*]] = ign.cast %arg0 : tensor<1x2x4x4xui8> to f32
+// CHECK: %[[ZF:.*]] = ign.cast %{{.*}} : tensor<i32> to f32
+// CHECK: %[[C:.*]] = ign.sub %[[XF]], %[[ZF]]
+// CHECK: %[[W:.*]] = ign.constant dense_resource<[[WN:.*]]> : tensor<1x2x1x1xf32>
+// CHECK: %[[Y:.*]] = ign.conv %[[C]], %[[W]] {dilations = [1, 1], pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x2x4x4xf32>, tensor<1x2x1x1xf32>) -> tensor<1x1x4x4xf32>
+// CHECK: %[[I:.*]] = ign.cast %[[Y]] : tensor<1x1x4x4xf32> to i32
+// CHECK: ign.conv {{.*}} -> tensor<1x1x4x4xi32>
+// CHECK: return %[[I]]
+// CHECK: [[WN]]: "0x0400000000000040000080C0"
+func.func @main(%x: tensor<1x2x4x4xui8>, %z: tensor<i32>) -> (tensor<1x1x4x4xi32>, tensor<1x1x4x4xi32>) {
+  %a = ign.cast %x : tensor<1x2x4x4xui8> to i32
+  %c = ign.sub %a, %z : (tensor<1x2x4x4xi32>, tensor<i32>) -> tensor<1x2x4x4xi32>
+  %w = ign.constant dense<[[[[3]], [[-3]]]]> : tensor<1x2x1x1xi8>
+  %w32 = ign.cast %w : tensor<1x2x1x1xi8> to i32
+  %wz = ign.constant dense<1> : tensor<i32>
+  %wc = ign.sub %w32, %wz : (tensor<1x2x1x1xi32>, tensor<i32>) -> tensor<1x2x1x1xi32>
+  %y = ign.conv %c, %wc {dilations = [1, 1], pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x2x4x4xi32>, tensor<1x2x1x1xi32>) -> tensor<1x1x4x4xi32>
+  %big = ign.constant dense<[[[[40000]], [[40000]]]]> : tensor<1x2x1x1xi32>
+  %y2 = ign.conv %c, %big {dilations = [1, 1], pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x2x4x4xi32>, tensor<1x2x1x1xi32>) -> tensor<1x1x4x4xi32>
+  return %y, %y2 : tensor<1x1x4x4xi32>, tensor<1x1x4x4xi32>
+}

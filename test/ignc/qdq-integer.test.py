@@ -2,7 +2,7 @@
 activations per tensor, int8 weights per output channel) whose matmul, gemm
 (trans_b), 1x1 convolution (6 channels, padded to 8) and 3x3 convolution
 read dequantized values (and a matmul of int8 activations), and a
-MatMulInteger of dynamically quantized activations, compiles and runs it with ignc, and compares each
+MatMulInteger and a ConvInteger of dynamically quantized activations, compiles and runs it with ignc, and compares each
 f32 output with onnxruntime running the QDQ graph as written (graph
 optimizations off: dequantize, then f32 arithmetic).
 
@@ -77,6 +77,13 @@ nodes.append(helper.make_node("MatMulInteger", ["xq", const("w6", wq), "xz",
 nodes.append(helper.make_node("Cast", ["acc"], ["accf"], to=TensorProto.FLOAT))
 nodes.append(helper.make_node("Mul", ["xs", const("w6_s", np.float32(0.01))], ["s6"]))
 nodes.append(helper.make_node("Mul", ["accf", "s6"], ["dyn"]))
+# ConvInteger (3x3, padded) of the image quantized at run time: computed as
+# an f32 convolution of the same integers (its sums stay below 2^24).
+nodes.append(helper.make_node("DynamicQuantizeLinear", ["img"], ["iq", "is", "iz"]))
+nodes.append(helper.make_node("ConvInteger", ["iq", const("w8", rng.integers(
+    -127, 128, (8, 6, 3, 3)).astype(np.int8)), "iz"], ["cacc"], pads=[1, 1, 1, 1]))
+nodes.append(helper.make_node("Cast", ["cacc"], ["caccf"], to=TensorProto.FLOAT))
+nodes.append(helper.make_node("Mul", ["caccf", "is"], ["dconv"]))
 # 1x1 convolution of 6 channels (padded to 8), and a 3x3 one (left in f32).
 c = qdq("img", 0.03, 90, "c")
 nodes.append(helper.make_node("Conv", [c, weight("w3", [32, 6, 1, 1], 0),
@@ -91,7 +98,8 @@ graph = helper.make_graph(
      for n, shape in [("mm", [16, 64]), ("smm", [16, 32]), ("odd", [16, 50]),
                       ("dyn", [16, 24]),
                       ("gemm", [16, 48]),
-                      ("pw", [1, 32, 8, 12]), ("sp", [1, 16, 8, 12])]], inits)
+                      ("dconv", [1, 8, 8, 12]), ("pw", [1, 32, 8, 12]),
+                      ("sp", [1, 16, 8, 12])]], inits)
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 pair = CompiledPair(model, "qdq", work, ignc, optimize=False)
 

@@ -35,8 +35,10 @@ struct GraphPolicy {
   /// threads split a convolution by pixels); off for an accelerator that
   /// moves windows itself.
   bool separateThinColumns = true;
-  /// Quantized (QDQ) matmuls compute in 8-bit integers (integerMatmuls):
-  /// for a CPU with integer dot products (VNNI).
+  /// Quantized contractions (integerMatmuls): i32 convolutions of bytes in
+  /// f32 where that is exact (a CPU target), and ...
+  bool integerConvsInFloat = false;
+  /// ... matmuls in 8-bit integers (a CPU with integer dot products: VNNI).
   bool integerMatmuls = false;
 };
 

@@ -37,10 +37,12 @@ mlir::LogicalResult outlineKernels(mlir::ModuleOp module,
 /// where their weights and parameters are constants.
 void foldBatchNorm(mlir::func::FuncOp func);
 
-/// Rewrites `func`'s ign.matmuls of dequantized ui8 activations by
-/// dequantized si8 weights (QDQ models) into 8-bit matmuls accumulating in
-/// i32, with an f32 epilogue (IntegerMatmuls.cpp).
-void integerMatmuls(mlir::func::FuncOp func);
+/// Rewrites `func`'s quantized contractions (IntegerMatmuls.cpp): with
+/// `bytes` (a CPU with VNNI), matmuls, gemms and 1x1 convolutions of
+/// dequantized (or zero-point-centered) bytes by int8 weights into 8-bit
+/// matmuls accumulating in i32; always, i32 convolutions of centered bytes
+/// whose sums f32 holds exactly into f32 convolutions.
+void integerMatmuls(mlir::func::FuncOp func, bool bytes);
 
 /// Transposes the constant f32 weights of `func`'s ign.gemm with trans_b
 /// into [K, N] at compile time (the gemm then has no trans_b): the host's

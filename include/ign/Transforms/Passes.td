@@ -17,14 +17,20 @@ def FoldBatchNorm : Pass<"ign-fold-batch-norm", "mlir::func::FuncOp"> {
 }
 
 def IntegerMatmuls : Pass<"ign-integer-matmuls", "mlir::func::FuncOp"> {
-  let summary = "Compute quantized matmuls in 8-bit integers";
+  let summary = "Compute quantized contractions in 8-bit integers";
   let description = [{
-    `matmul((cast(aq) - za) * sa, W)` where `aq` is ui8 (per tensor) and `W`
-    a constant folded from a symmetric si8 weight (per tensor or per
-    column, marked `ign.dequantized`) becomes
+    `matmul((cast(aq) - za) * sa, W)` where `aq` is ui8 or int8 (per
+    tensor) and `W` a constant folded from a symmetric int8 weight (per
+    tensor or per output channel, marked `ign.dequantized`) becomes
     `cast(matmul(aq, wq) - za * colsum(wq)) * (sa * sw)`: an 8-bit matmul
-    accumulating exactly in i32, then a per-column epilogue. Matmuls whose
-    weight does not convert back exactly stay as they are.
+    accumulating exactly in i32, then a per-channel epilogue; likewise a
+    gemm (trans_b weights transposed), a 1x1 convolution, and the i32 form
+    `matmul(cast(aq) - za, cast(wq))` of MatMulInteger and QLinearMatMul.
+    An i32 convolution of centered bytes by a constant weight (ConvInteger,
+    QLinearConv) whose partial sums stay below 2^24 becomes the f32
+    convolution of the same values. Anything that does not convert back
+    exactly stays as it is. (The host runs the byte matmuls only on CPUs
+    with VNNI, the f32 convolutions everywhere.)
   }];
 }
 

@@ -2,15 +2,20 @@
 //
 // A QDQ model multiplies dequantized activations by dequantized weights:
 //   matmul((cast(aq) - za) * sa, W)   with W = (wq - 0) * sw[n] folded
-// (or a gemm of them, its bias added after)
 // (aq ui8 per tensor, wq int8 per tensor or per output column, symmetric).
 // The same sum, exactly, in integers:
 //   sa * sw[n] * (sum_k aq[m, k] * wq[k, n] - za * sum_k wq[k, n])
 // so the matmul becomes an 8-bit one accumulating in i32 (the host's VNNI
-// register tiles, HostSchedule.cpp), and the rest an elementwise epilogue:
+// register tiles, GroupedDots.h), and the rest an elementwise epilogue:
 // a constant column correction, a conversion and one scale per column. The
 // weight is read back from its f32 constant and its kDequantizedAttr, and
-// only when every value converts back exactly.
+// only when every value converts back exactly. Gemms (their bias added
+// after) and 1x1 convolutions likewise; int8 activations move up by 128
+// (VNNI multiplies unsigned by signed bytes). The operator forms:
+// MatMulInteger / QLinearMatMul's i32 matmul(cast(aq) - za, cast(wq))
+// becomes the byte matmul less za * colsum(wq) (za may be computed at run
+// time), and ConvInteger / QLinearConv's i32 convolution the f32 one of
+// the same integers where f32 holds every partial sum exactly.
 //
 //===----------------------------------------------------------------------===//
 

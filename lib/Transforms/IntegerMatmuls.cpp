@@ -546,6 +546,13 @@ bool rewriteIntegerConv(ConvOp op) {
   if (!type.getElementType().isInteger(32) || !wType.hasStaticShape())
     return false;
   auto x = matchCenteredBytes(op.getInput());
+  // |x - zero| <= 255 needs an 8-bit zero point too (any i32 one would
+  // wrap the same in i32, but not bound the f32 sums).
+  auto zeroCast = x && x->zero ? x->zero.getDefiningOp<CastOp>() : CastOp();
+  if (x && x->zero &&
+      (!zeroCast ||
+       !zeroCast.getInput().getType().getElementType().isInteger(8)))
+    return false;
   std::optional<std::vector<int64_t>> w =
       x ? centeredConstant(op.getWeight()) : std::nullopt;
   std::optional<std::vector<int64_t>> bias;

@@ -184,11 +184,15 @@ func.func @main(%x: tensor<3x4xui8>, %z: tensor<ui8>) -> (tensor<3x2xi32>, tenso
 // CHECK: %[[Y:.*]] = ign.conv %[[C]], %[[W]] {dilations = [1, 1], pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x2x4x4xf32>, tensor<1x2x1x1xf32>) -> tensor<1x1x4x4xf32>
 // CHECK: %[[I:.*]] = ign.cast %[[Y]] : tensor<1x1x4x4xf32> to i32
 // CHECK: ign.conv {{.*}} -> tensor<1x1x4x4xi32>
+// CHECK: ign.conv {{.*}} -> tensor<1x1x4x4xi32>
 // CHECK: return %[[I]]
 // CHECK: [[WN]]: "0x0400000000000040000080C0"
-func.func @main(%x: tensor<1x2x4x4xui8>, %z: tensor<i32>) -> (tensor<1x1x4x4xi32>, tensor<1x1x4x4xi32>) {
+// A zero point that is no 8-bit value bounds nothing: that one stays i32.
+func.func @main(%x: tensor<1x2x4x4xui8>, %z8: tensor<ui8>, %z: tensor<i32>) -> (tensor<1x1x4x4xi32>, tensor<1x1x4x4xi32>, tensor<1x1x4x4xi32>) {
   %a = ign.cast %x : tensor<1x2x4x4xui8> to i32
-  %c = ign.sub %a, %z : (tensor<1x2x4x4xi32>, tensor<i32>) -> tensor<1x2x4x4xi32>
+  %zc = ign.cast %z8 : tensor<ui8> to i32
+  %c = ign.sub %a, %zc : (tensor<1x2x4x4xi32>, tensor<i32>) -> tensor<1x2x4x4xi32>
+  %c2 = ign.sub %a, %z : (tensor<1x2x4x4xi32>, tensor<i32>) -> tensor<1x2x4x4xi32>
   %w = ign.constant dense<[[[[3]], [[-3]]]]> : tensor<1x2x1x1xi8>
   %w32 = ign.cast %w : tensor<1x2x1x1xi8> to i32
   %wz = ign.constant dense<1> : tensor<i32>
@@ -196,5 +200,6 @@ func.func @main(%x: tensor<1x2x4x4xui8>, %z: tensor<i32>) -> (tensor<1x1x4x4xi32
   %y = ign.conv %c, %wc {dilations = [1, 1], pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x2x4x4xi32>, tensor<1x2x1x1xi32>) -> tensor<1x1x4x4xi32>
   %big = ign.constant dense<[[[[40000]], [[40000]]]]> : tensor<1x2x1x1xi32>
   %y2 = ign.conv %c, %big {dilations = [1, 1], pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x2x4x4xi32>, tensor<1x2x1x1xi32>) -> tensor<1x1x4x4xi32>
-  return %y, %y2 : tensor<1x1x4x4xi32>, tensor<1x1x4x4xi32>
+  %y3 = ign.conv %c2, %wc {dilations = [1, 1], pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x2x4x4xi32>, tensor<1x2x1x1xi32>) -> tensor<1x1x4x4xi32>
+  return %y, %y2, %y3 : tensor<1x1x4x4xi32>, tensor<1x1x4x4xi32>, tensor<1x1x4x4xi32>
 }

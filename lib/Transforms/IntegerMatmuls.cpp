@@ -403,31 +403,23 @@ bool rewriteMatmul(MatMulOp op) {
 /// exporters write linear layers: transposed at compile time), with alpha 1
 /// and its bias (if any) added whole: the integer matmul, then the bias.
 bool rewriteGemm(GemmOp op) {
-  bool plain = !op.getTransA() && op.getAlpha().convertToDouble() == 1 &&
-               (!op.getC() || op.getBeta().convertToDouble() == 1);
+  // (Gemm's verifier has the bias broadcast to [M, N]; an f32 one adds to
+  // the f32 epilogue as is.)
+  Value c = op.getC();
+  bool plain =
+      !op.getTransA() && op.getAlpha().convertToDouble() == 1 &&
+      (!c || (op.getBeta().convertToDouble() == 1 &&
+              cast<RankedTensorType>(c.getType()).getElementType().isF32()));
   if (!plain)
     return false;
   Value y = integerMatmul(op, op.getA(), op.getB(), op.getTransB());
   if (!y)
     return false;
-  if (op.getC()) {
-    OpBuilder b(op);
-    y = b.create<AddOp>(op.getLoc(), y, op.getC());
-    if (y.getType() != op.getResult().getType()) {
-      y.getDefiningOp()->erase();
-      return false;
-    }
-  }
+  if (c)
+    y = OpBuilder(op).create<AddOp>(op.getLoc(), y, c);
   op.getResult().replaceAllUsesWith(y);
   op.erase();
   return true;
-}
-
-SmallVector<int64_t> values(ArrayAttr a) {
-  SmallVector<int64_t> v;
-  for (const APInt &x : a.getAsValueRange<IntegerAttr>())
-    v.push_back(x.getSExtValue());
-  return v;
 }
 
 /// `x` [N, C, ...] with `channels` more channels of `value` at the end.
@@ -476,12 +468,17 @@ bool rewriteConv(ConvOp op) {
       !wType.hasStaticShape() || !out.hasStaticShape() || op.getGroup() != 1 ||
       op.getFilterBlock() != 0 || in.getRank() < 3 ||
       !llvm::all_of(wType.getShape().drop_front(2), isOne) ||
-      !llvm::all_of(values(op.getStrides()), isOne) ||
-      !llvm::all_of(values(op.getPads()), [](int64_t v) { return v == 0; }))
+      !llvm::all_of(toI64Vector(op.getStrides()), isOne) ||
+      !llvm::all_of(toI64Vector(op.getPads()),
+                    [](int64_t v) { return v == 0; }))
     return false;
   auto a = matchActivations(op.getInput());
   int64_t f = wType.getDimSize(0), c = wType.getDimSize(1);
-  if (!a || !sumFits(c))
+  auto biasType = op.getBias() ? cast<RankedTensorType>(op.getBias().getType())
+                               : RankedTensorType();
+  if (!a || !sumFits(c) ||
+      (biasType &&
+       (!biasType.getElementType().isF32() || biasType.getNumElements() != f)))
     return false;
   auto w = matchWeight(op.getWeight(), c, f, /*outputsLeading=*/true);
   if (!w)

@@ -9,7 +9,10 @@ Lavapipe's figures say how ignc's GPU kernels run on lavapipe, not how they
 would on a GPU: a record, not a goal against other systems.
 
   python3 benchmarks/vulkan_record.py [--models small|zoo|all] [--tune-time 60s]
-      [--repeat 10] [--out FILE.md] [--csv FILE.csv]
+      [--repeat 10] [--before-ignc OLD/build/bin/ignc] [--out FILE.md] [--csv FILE.csv]
+
+--tune-time 0 skips tuning. --before-ignc adds another build's default Vulkan
+bundle, timed in the same rounds (a side-by-side A/B of a GPU-layer change).
 """
 import argparse
 import csv
@@ -67,21 +70,45 @@ def record(args, name, path, shapes, work):
     run([args.ignc, path, "-q", "-o", host] + shape)
     vk = os.path.join(work, name + ".vk.ignb")
     run([args.ignc, path, "--target=vulkan", "--chip=lavapipe", "-q", "-o", vk] + shape)
-    tuned = os.path.join(work, name + ".tuned.ignb")
-    db = os.path.join(work, name + ".db")
-    run([args.ignc, path, "--target=vulkan", "--chip=lavapipe", "-q", "-o", tuned,
-         "--tune-time", args.tune_time, "--tuning-db", db] + shape)
+    bundles = {"host": host, "vk": vk}
+    if tuning(args):
+        tuned = os.path.join(work, name + ".tuned.ignb")
+        db = os.path.join(work, name + ".db")
+        run([args.ignc, path, "--target=vulkan", "--chip=lavapipe", "-q", "-o", tuned,
+             "--tune-time", args.tune_time, "--tuning-db", db] + shape)
+        bundles["tuned"] = tuned
+    if args.before_ignc:
+        before = os.path.join(work, name + ".before.ignb")
+        run([args.before_ignc, path, "--target=vulkan", "--chip=lavapipe", "-q", "-o",
+             before, "--no-tuning-db"] + shape)
+        bundles["before"] = before
     outs = {}
-    for tag, b in (("host", host), ("vk", vk), ("tuned", tuned)):
+    for tag, b in bundles.items():
         d = os.path.join(work, name + "." + tag + ".out")
         run([args.ignc, "run", b, "--random-inputs", "--seed", "3", "--output-dir", d, "-q"])
         outs[tag] = d
     out["gpu_kernels"], out["kernels"] = gpu_share(args.ignc, vk)
-    out["rel_l2"] = max(rel_l2(outs["vk"], outs["host"]), rel_l2(outs["tuned"], outs["host"]))
+    out["rel_l2"] = max(rel_l2(outs[t], outs["host"]) for t in outs if t != "host")
     out["host_ms"], _ = bench(args.ignc, host, args.repeat)
-    out["vk_ms"], out["vk_device_ms"] = bench(args.ignc, vk, args.repeat)
-    out["tuned_ms"], out["tuned_device_ms"] = bench(args.ignc, tuned, args.repeat)
+    # Interleaved: each Vulkan bundle timed once per round, the median kept.
+    times = {t: [] for t in bundles if t != "host"}
+    for _ in range(args.rounds):
+        for t in times:
+            times[t].append(bench(args.ignc, bundles[t], args.repeat))
+    for t, runs in times.items():
+        wall = sorted(r[0] for r in runs)[len(runs) // 2]
+        device = sorted(r[1] or 0.0 for r in runs)[len(runs) // 2]
+        prefix = {"vk": "vk", "tuned": "tuned", "before": "before"}[t]
+        out[prefix + "_ms"], out[prefix + "_device_ms"] = wall, device
     return out
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}" if a and b else "n/a"
+
+
+def tuning(args):
+    return args.tune_time not in ("0", "0s")
 
 
 def main():
@@ -91,6 +118,9 @@ def main():
     p.add_argument("--zoo-dir", default=os.path.expanduser("~/.cache/ignc-zoo"))
     p.add_argument("--tune-time", default="60s")
     p.add_argument("--repeat", type=int, default=10)
+    p.add_argument("--rounds", type=int, default=1,
+                   help="interleaved rounds of the Vulkan bundles (median kept)")
+    p.add_argument("--before-ignc", help="another ignc build: its default bundles side by side")
     p.add_argument("--out")
     p.add_argument("--csv")
     args = p.parse_args()
@@ -108,25 +138,47 @@ def main():
             rows.append({"model": name, "error": str(e)})
         print(rows[-1], flush=True)
     lines = [f"Vulkan device: {device}; tuning budget {args.tune_time} per model; "
-             f"`ignc bench` medians of {args.repeat} runs (host: all cores).", "",
-             "| model | kernels on GPU | host ms | vulkan default ms (device) | vulkan tuned ms (device) | tuned/default (device) | rel L2 vs host |",
-             "|---|---|---|---|---|---|---|"]
+             f"`ignc bench` medians of {args.repeat} runs (host: all cores), "
+             f"{args.rounds} interleaved round(s).", ""]
+    cols = ["model", "kernels on GPU", "host ms"]
+    if args.before_ignc:
+        cols += ["before ms (device)"]
+    cols += ["vulkan default ms (device)"]
+    if args.before_ignc:
+        cols += ["default/before (device)"]
+    if tuning(args):
+        cols += ["vulkan tuned ms (device)", "tuned/default (device)"]
+    cols += ["rel L2 vs host"]
+    lines += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for r in rows:
         if "error" in r:
-            lines.append(f"| {r['model']} | error: {r['error'][:120]} | | | | | |")
+            lines.append(f"| {r['model']} | error: {r['error'][:120]} |" + " |" * (len(cols) - 2))
             continue
-        ratio = (r["tuned_device_ms"] / r["vk_device_ms"]) if r["vk_device_ms"] else float("nan")
-        lines.append(
-            f"| {r['model']} | {r['gpu_kernels']}/{r['kernels']} | {r['host_ms']:.3g} | "
-            f"{r['vk_ms']:.2f} ({r['vk_device_ms']:.2f}) | {r['tuned_ms']:.2f} ({r['tuned_device_ms']:.2f}) | "
-            f"{ratio:.2f} | {r['rel_l2']:.1e} |")
+        cells = [r["model"], f"{r['gpu_kernels']}/{r['kernels']}", f"{r['host_ms']:.3g}"]
+        if args.before_ignc:
+            cells.append(f"{r['before_ms']:.2f} ({r['before_device_ms']:.2f})")
+        cells.append(f"{r['vk_ms']:.2f} ({r['vk_device_ms']:.2f})")
+        if args.before_ignc:
+            cells.append(ratio(r["vk_device_ms"], r["before_device_ms"]))
+        if tuning(args):
+            cells.append(f"{r['tuned_ms']:.2f} ({r['tuned_device_ms']:.2f})")
+            cells.append(ratio(r["tuned_device_ms"], r["vk_device_ms"]))
+        cells.append(f"{r['rel_l2']:.1e}")
+        lines.append("| " + " | ".join(cells) + " |")
+    if args.before_ignc:
+        rs = [r["vk_device_ms"] / r["before_device_ms"] for r in rows
+              if "error" not in r and r.get("before_device_ms")]
+        if rs:
+            lines += ["", f"default / before (device time): geometric mean "
+                          f"{float(np.exp(np.mean(np.log(rs)))):.3f} over {len(rs)} models"]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:
         open(args.out, "w").write(text)
     if args.csv:
-        keys = ["model", "gpu_kernels", "kernels", "host_ms", "vk_ms", "vk_device_ms",
-                "tuned_ms", "tuned_device_ms", "rel_l2", "error"]
+        keys = ["model", "gpu_kernels", "kernels", "host_ms", "before_ms",
+                "before_device_ms", "vk_ms", "vk_device_ms", "tuned_ms",
+                "tuned_device_ms", "rel_l2", "error"]
         with open(args.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=keys)
             w.writeheader()

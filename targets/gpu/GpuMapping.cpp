@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GpuMapping.h"
+#include "RegisterTiles.h"
 
 #include "ign/Conversion/KernelBufferization.h"
 
@@ -73,19 +74,47 @@ std::string mappingOf(const OpMapping &m, ArrayRef<int64_t> sizes,
   return "[" + llvm::join(dims, ", ") + "]";
 }
 
+/// The script's steps for op `index`'s register tile (if it has one): its
+/// reduction loops tiled by one out of the thread's op, outermost, and
+/// annotated for RegisterTiles.h, which unrolls the element loops inside.
+std::string registerTileSteps(unsigned index, const OpMapping &m) {
+  if (m.reductionTile.empty())
+    return "";
+  size_t loops = llvm::count(m.reductionTile, 1);
+  std::string handles, types;
+  for (size_t i = 0; i < loops; ++i) {
+    handles += llvm::formatv(", %rloop{0}_{1}", index, i).str();
+    types += ", !transform.any_op";
+  }
+  std::string out =
+      llvm::formatv("    %rtile{0}{1} = transform.structured.tile_using_for "
+                    "%thread{0} tile_sizes {2} : (!transform.any_op) -> "
+                    "(!transform.any_op{3})\n",
+                    index, handles, listOf(m.reductionTile), types)
+          .str();
+  for (size_t i = 0; i < loops; ++i)
+    out += llvm::formatv("    transform.annotate %rloop{0}_{1} \"{2}\" : "
+                         "!transform.any_op\n",
+                         index, i, kRegisterTileLoop)
+               .str();
+  return out;
+}
+
 /// The script's steps for op `index`: tile to workgroups, then to
-/// threads, then map both levels onto a gpu.launch.
+/// threads (and a register tile's reduction loops out of the thread's
+/// op), then map both levels onto a gpu.launch.
 std::string opSteps(unsigned index, const OpMapping &m) {
   return llvm::formatv(
              R"(    %op{0} = transform.structured.match attributes {{{1} = {0} : i64} in %root : (!transform.any_op) -> !transform.any_op
     %tile{0}, %wg{0} = transform.structured.tile_using_forall %op{0} tile_sizes {2} (mapping = {3}) : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %thread{0}, %tf{0} = transform.structured.tile_using_forall %tile{0} num_threads {4} (mapping = {5}) : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %launch{0} = transform.gpu.map_forall_to_blocks %wg{0} generate_gpu_launch : (!transform.any_op) -> !transform.any_op
+{7}    %launch{0} = transform.gpu.map_forall_to_blocks %wg{0} generate_gpu_launch : (!transform.any_op) -> !transform.any_op
     %mapped{0} = transform.gpu.map_nested_forall_to_threads %launch{0} block_dims = {6} : (!transform.any_op) -> !transform.any_op
 )",
              index, kOpTag, listOf(m.workgroupTile),
              mappingOf(m, m.workgroupTile, "block"), listOf(m.threads),
-             mappingOf(m, m.threads, "thread"), listOf(m.blockSize))
+             mappingOf(m, m.threads, "thread"), listOf(m.blockSize),
+             registerTileSteps(index, m))
       .str();
 }
 
@@ -259,7 +288,7 @@ void prepareGpuContext(MLIRContext *ctx) {
 std::string buildTransformScript(func::FuncOp kernel,
                                  const GpuSchedule &schedule,
                                  const ChipLimits &limits, std::string &why,
-                                 std::vector<std::string> &oneThread) {
+                                 std::vector<DispatchNote> &notes) {
   std::string steps;
   unsigned index = 0;
   bool nested = false;
@@ -271,9 +300,9 @@ std::string buildTransformScript(func::FuncOp kernel,
     }
     op->setAttr(kOpTag, IntegerAttr::get(IntegerType::get(op->getContext(), 64),
                                          index));
-    oneThread.push_back(whyOneThread(op));
+    notes.push_back({whyOneThread(op)});
     std::optional<OpMapping> m;
-    if (oneThread.back().empty()) {
+    if (notes.back().oneThread.empty()) {
       m = mapOp(op, schedule, limits, why);
       if (!m) {
         why = op->getName().getStringRef().str() + ": " + why;
@@ -294,6 +323,7 @@ std::string buildTransformScript(func::FuncOp kernel,
       steps += singleThreadSteps(index++);
       return WalkResult::advance();
     }
+    notes.back().registerOutputs = m->registerOutputs;
     steps += opSteps(index++, *m);
     return WalkResult::advance();
   });
@@ -335,6 +365,11 @@ LogicalResult mapKernelToGpu(ModuleOp module, func::FuncOp kernel,
   fn.addPass(createConvertLinalgToLoopsPass());
   fn.addPass(memref::createFoldMemRefAliasOpsPass());
   fn.addPass(createLowerAffinePass());
+  fn.addPass(createCanonicalizerPass());
+  fn.addPass(createCSEPass());
+  // Each thread's outputs in registers, then the unrolled tiles' repeated
+  // loads merged and their index arithmetic folded.
+  fn.addPass(createRegisterTilesPass());
   fn.addPass(createCanonicalizerPass());
   fn.addPass(createCSEPass());
   pm.addPass(createGpuLauchSinkIndexComputationsPass());

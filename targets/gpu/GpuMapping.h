@@ -46,15 +46,20 @@ mlir::LogicalResult unrollRecurrences(mlir::func::FuncOp kernel, int64_t maxOps,
 /// of elementwise ops.
 void fuseElementwiseChains(mlir::func::FuncOp kernel);
 
+/// What `ignc inspect` says of one dispatch beyond its grid.
+struct DispatchNote {
+  std::string oneThread;       // why it runs as one thread, or ""
+  int64_t registerOutputs = 0; // outputs a thread keeps in registers
+};
+
 /// The Transform-dialect script that maps `kernel` (bufferized) under
 /// `schedule`; tags each of its linalg ops with `ign.gpu_op` for the
 /// script to match. Empty, with `why` set, when an op has no mapping.
-/// `oneThread` receives, per op (one dispatch each, in order), why it runs
-/// as one thread, or "".
+/// `notes` receives a note per op (one dispatch each, in order).
 std::string buildTransformScript(mlir::func::FuncOp kernel,
                                  const GpuSchedule &schedule,
                                  const ChipLimits &limits, std::string &why,
-                                 std::vector<std::string> &oneThread);
+                                 std::vector<DispatchNote> &notes);
 
 /// Applies `script` to `module` (holding `kernel`), then lowers the
 /// launches' bodies to loops and outlines them: `kernel` is left with

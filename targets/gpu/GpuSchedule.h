@@ -29,6 +29,9 @@ inline constexpr const char *kThreadsY = "gpu.threads_y";
 inline constexpr const char *kElemsX = "gpu.elems_x";
 inline constexpr const char *kElemsY = "gpu.elems_y";
 
+/// The most outputs one thread keeps in registers (a register tile).
+inline constexpr int64_t kMaxRegisterOutputs = 64;
+
 /// What a chip allows a kernel (Vulkan's limits, CUDA's, a preset's).
 struct ChipLimits {
   int64_t subgroupSize = 32;
@@ -46,8 +49,9 @@ struct ChipLimits {
 };
 
 /// A kernel's knob values: threads of a workgroup along x (the innermost
-/// parallel loop) and y (the next one), and the elements each thread
-/// computes along each.
+/// parallel loop) and y (the next one), and the outputs each thread of an
+/// op with a reduction loop computes along each (its register tile; other
+/// ops take one element per thread).
 struct GpuSchedule {
   int64_t threadsX = 64, threadsY = 1, elemsX = 1, elemsY = 1;
 
@@ -75,6 +79,12 @@ struct OpMapping {
                           // loop order
   std::array<int64_t, 3> blockSize{1, 1, 1}; // x, y, z
   std::array<int64_t, 3> gridSize{1, 1, 1};
+  /// A register tile (RegisterTiles.h): per loop, 1 for a reduction loop
+  /// tiled out of the thread's op (the thread loops over it outermost,
+  /// its outputs in registers), 0 for the others; empty for none. Only
+  /// where every thread's tile has the same static size.
+  std::vector<int64_t> reductionTile;
+  int64_t registerOutputs = 0; // a register tile's outputs per thread
 };
 
 /// The most iterations any of `op`'s own loops (its iteration space; not

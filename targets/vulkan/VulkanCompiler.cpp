@@ -137,9 +137,9 @@ FailureOr<CompiledKernel> compileVulkanKernel(func::FuncOp kernel,
     return failure();
   }
   gpu::GpuSchedule schedule = gpu::scheduleFromKnobs(tuned, chip.limits);
-  std::vector<std::string> oneThread;
+  std::vector<gpu::DispatchNote> notes;
   std::string script =
-      gpu::buildTransformScript(*copy, schedule, chip.limits, why, oneThread);
+      gpu::buildTransformScript(*copy, schedule, chip.limits, why, notes);
   if (script.empty())
     return failure();
   if (replay)
@@ -165,11 +165,15 @@ FailureOr<CompiledKernel> compileVulkanKernel(func::FuncOp kernel,
   // Per dispatch its workgroup grid and size (`ignc inspect` shows them);
   // no dispatch stages data in shared memory yet.
   nlohmann::json dispatches = nlohmann::json::array();
-  // Ops run as one thread say why (one dispatch per op, in order).
+  // Ops run as one thread say why, register tiles their outputs per
+  // thread (one dispatch per op, in order).
+  bool noted = notes.size() == spirv->dispatches.size();
   for (auto [i, d] : llvm::enumerate(spirv->dispatches)) {
     nlohmann::json entry = {{"groups", d.groups}, {"local", d.local}};
-    if (oneThread.size() == spirv->dispatches.size() && !oneThread[i].empty())
-      entry["one_thread"] = oneThread[i];
+    if (noted && !notes[i].oneThread.empty())
+      entry["one_thread"] = notes[i].oneThread;
+    if (noted && notes[i].registerOutputs > 0)
+      entry["register_tile"] = notes[i].registerOutputs;
     dispatches.push_back(entry);
   }
   out.scheduleJson = nlohmann::json{

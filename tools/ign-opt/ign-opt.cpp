@@ -5,6 +5,7 @@
 #include "ign/Transforms/Passes.h"
 
 #include "GpuMapping.h"
+#include "RegisterTiles.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Transform/Transforms/Passes.h"
@@ -19,6 +20,7 @@ int main(int argc, char **argv) {
   mlir::transform::registerInterpreterPass();
   ign::registerIgnConversionPasses();
   ign::registerIgnTransformsPasses();
+  ign::gpu::registerRegisterTilesPass();
   mlir::DialectRegistry registry;
   registry.insert<ign::IgnDialect, mlir::func::FuncDialect,
                   mlir::linalg::LinalgDialect, mlir::tensor::TensorDialect,

@@ -1,0 +1,147 @@
+//===- GpuScheduleTest.cpp - the GPU layer's per-op mapping ---------------===//
+//
+// How the GPU schedule's knobs map linalg ops onto workgroups and threads,
+// and where an op gets a register tile (targets/gpu/GpuSchedule.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuSchedule.h"
+#include "GpuMapping.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir;
+
+namespace {
+
+/// The first linalg op of `source` (a module), parsed in `ctx`.
+struct ParsedOp {
+  OwningOpRef<ModuleOp> module;
+  linalg::LinalgOp op;
+};
+
+ParsedOp parseOp(MLIRContext &ctx, const char *source) {
+  ign::gpu::prepareGpuContext(&ctx);
+  ctx.loadDialect<func::FuncDialect>();
+  ParsedOp p{parseSourceString<ModuleOp>(source, &ctx), nullptr};
+  if (p.module)
+    p.module->walk([&](linalg::LinalgOp op) {
+      if (!p.op)
+        p.op = op;
+    });
+  return p;
+}
+
+/// Lavapipe's limits.
+ign::gpu::ChipLimits lavapipe() {
+  ign::gpu::ChipLimits limits;
+  limits.subgroupSize = 8;
+  return limits;
+}
+
+std::optional<ign::gpu::OpMapping> mapDefault(linalg::LinalgOp op) {
+  ign::gpu::ChipLimits limits = lavapipe();
+  std::string why;
+  return ign::gpu::mapOp(op, ign::gpu::defaultGpuSchedule(limits), limits, why);
+}
+
+} // namespace
+
+/// A matmul whose loops the default tile divides: each of 4x32 threads
+/// keeps a 4x4 tile of outputs in registers; the reduction loop is tiled
+/// out of the thread's op.
+TEST(GpuSchedule, MatmulGetsA4x4RegisterTile) {
+  MLIRContext ctx;
+  ParsedOp p = parseOp(ctx, R"(
+    func.func @f(%a: memref<256x64xf32>, %b: memref<64x512xf32>, %c: memref<256x512xf32>) {
+      linalg.matmul ins(%a, %b : memref<256x64xf32>, memref<64x512xf32>) outs(%c : memref<256x512xf32>)
+      return
+    })");
+  ASSERT_TRUE(p.op);
+  std::optional<ign::gpu::OpMapping> m = mapDefault(p.op);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->workgroupTile, (std::vector<int64_t>{16, 128, 0}));
+  EXPECT_EQ(m->threads, (std::vector<int64_t>{4, 32, 0}));
+  EXPECT_EQ(m->reductionTile, (std::vector<int64_t>{0, 0, 1}));
+  EXPECT_EQ(m->registerOutputs, 16);
+  EXPECT_EQ(m->gridSize, (std::array<int64_t, 3>{4, 16, 1}));
+}
+
+/// A 56x56 convolution output: threads chosen to divide the loops (14
+/// along x, 8 along y) rather than powers of two that would leave the last
+/// workgroup a partial tile and no register tile. The tile spans 4 pixels
+/// along x and 4 filters (z), each thread running its 4 filters: each step
+/// loads 4 inputs and 4 weights for 16 outputs (4x4 pixels would load 16
+/// inputs and one weight).
+TEST(GpuSchedule, ConvolutionTilesPixelsAndFilters) {
+  MLIRContext ctx;
+  ParsedOp p = parseOp(ctx, R"(
+    func.func @f(%x: memref<1x8x58x58xf32>, %w: memref<16x8x3x3xf32>, %y: memref<1x16x56x56xf32>) {
+      linalg.conv_2d_nchw_fchw ins(%x, %w : memref<1x8x58x58xf32>, memref<16x8x3x3xf32>) outs(%y : memref<1x16x56x56xf32>)
+      return
+    })");
+  ASSERT_TRUE(p.op);
+  std::optional<ign::gpu::OpMapping> m = mapDefault(p.op);
+  ASSERT_TRUE(m);
+  // Loops: n, f, oh, ow, c, kh, kw; x = ow, y = oh, z = f.
+  EXPECT_EQ(m->workgroupTile, (std::vector<int64_t>{0, 4, 8, 56, 0, 0, 0}));
+  EXPECT_EQ(m->threads, (std::vector<int64_t>{0, 0, 8, 14, 0, 0, 0}));
+  EXPECT_EQ(m->reductionTile, (std::vector<int64_t>{0, 0, 0, 0, 1, 1, 1}));
+  EXPECT_EQ(m->registerOutputs, 16);
+  EXPECT_EQ(m->blockSize, (std::array<int64_t, 3>{14, 8, 1}));
+  EXPECT_EQ(m->gridSize, (std::array<int64_t, 3>{1, 7, 4}));
+}
+
+/// Loops no element count divides (7x7) take one output per thread: no
+/// register tile (the accumulator rewrite still keeps it in a register).
+TEST(GpuSchedule, SevenBySevenHasNoRegisterTile) {
+  MLIRContext ctx;
+  ParsedOp p = parseOp(ctx, R"(
+    func.func @f(%a: memref<7x64xf32>, %b: memref<64x7xf32>, %c: memref<7x7xf32>) {
+      linalg.matmul ins(%a, %b : memref<7x64xf32>, memref<64x7xf32>) outs(%c : memref<7x7xf32>)
+      return
+    })");
+  ASSERT_TRUE(p.op);
+  std::optional<ign::gpu::OpMapping> m = mapDefault(p.op);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->threads, (std::vector<int64_t>{7, 7, 0}));
+  EXPECT_TRUE(m->reductionTile.empty());
+  EXPECT_EQ(m->registerOutputs, 0);
+}
+
+/// An elementwise op takes one element per thread whatever the elements
+/// knobs say (they are register tiles): many workgroups for many cores.
+TEST(GpuSchedule, ElementwiseTakesOneElementPerThread) {
+  MLIRContext ctx;
+  ParsedOp p = parseOp(ctx, R"(
+    #id = affine_map<(d0, d1) -> (d0, d1)>
+    func.func @f(%a: memref<100x100xf32>, %b: memref<100x100xf32>) {
+      linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+          ins(%a : memref<100x100xf32>) outs(%b : memref<100x100xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %0 = arith.negf %in : f32
+        linalg.yield %0 : f32
+      }
+      return
+    })");
+  ASSERT_TRUE(p.op);
+  std::optional<ign::gpu::OpMapping> m = mapDefault(p.op);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->workgroupTile, (std::vector<int64_t>{4, 32}));
+  EXPECT_EQ(m->threads, (std::vector<int64_t>{4, 32}));
+  EXPECT_TRUE(m->reductionTile.empty());
+}
+
+/// The space holds the register tiles' sizes, 8x8 (64 outputs) the largest.
+TEST(GpuSchedule, SpaceHoldsRegisterTiles) {
+  ign::search::ScheduleSpace space = ign::gpu::gpuScheduleSpace(lavapipe());
+  for (const auto &knob : space.knobs)
+    if (knob.name == ign::gpu::kElemsX)
+      EXPECT_EQ(knob.values, (std::vector<int64_t>{1, 2, 4, 8}));
+  EXPECT_EQ(space.defaults.at(ign::gpu::kElemsX), 4);
+  EXPECT_LE(8 * 8, ign::gpu::kMaxRegisterOutputs);
+}

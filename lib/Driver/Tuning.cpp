@@ -583,6 +583,7 @@ tuneModel(ModuleOp module, const target::Selection &selection,
       [&](size_t i, const search::Schedule &s) { return features[i](s); }, db,
       run.fingerprint, options);
   run.threads = runner->threads();
+  run.predicted = runner->predicts();
   run.peakGflops = peakOfThreads(t, selection.chip, run.threads);
   run.tasks = std::move(searchTasks);
   cost.seconds = run.summary.seconds;
@@ -672,12 +673,17 @@ std::string tuningReport(const TuningRun &run, const std::string &modelPath,
                 (long long)run.summary.newTrials, run.summary.seconds);
   t += line;
   // A chip without a known peak (a Vulkan device) says so instead of 0.
-  if (peak > 0)
+  if (peak > 0 && run.predicted)
+    std::snprintf(line, sizeof line, "peak %.1f GFLOP/s\n", peak);
+  else if (peak > 0)
     std::snprintf(line, sizeof line, "peak %.1f GFLOP/s (FMA, %d thread(s))\n",
                   peak, run.threads);
   else
     std::snprintf(line, sizeof line, "peak unknown for this chip\n");
   t += line;
+  if (run.predicted)
+    t += "every latency above is the target's analytical model's "
+         "prediction: nothing ran\n";
   if (table)
     *table = t;
   nlohmann::json report = {{"model", modelPath},
@@ -687,6 +693,7 @@ std::string tuningReport(const TuningRun &run, const std::string &modelPath,
                            {"tuning_seconds", run.summary.seconds},
                            {"tuning_cpu_seconds", run.cpuSeconds},
                            {"new_trials", run.summary.newTrials},
+                           {"predicted", run.predicted},
                            {"stopped_by_time", run.summary.stoppedByTime},
                            {"kernels", kernels},
                            {"model_estimate",

@@ -19,6 +19,8 @@ struct TuningRun {
   std::string fingerprint;
   double peakGflops = 0; // of the threads measurements used
   double cpuSeconds = 0; // of ignc and its workers while searching
+  /// The latencies are the target's analytical model's predictions.
+  bool predicted = false;
 };
 
 /// Tunes the kernels of `module` (consumed) that the selected target runs,

@@ -288,7 +288,8 @@ void prepareGpuContext(MLIRContext *ctx) {
 std::string buildTransformScript(func::FuncOp kernel,
                                  const GpuSchedule &schedule,
                                  const ChipLimits &limits, std::string &why,
-                                 std::vector<DispatchNote> &notes) {
+                                 std::vector<DispatchNote> &notes,
+                                 const ChipNumbers *numbers) {
   std::string steps;
   unsigned index = 0;
   bool nested = false;
@@ -317,6 +318,12 @@ std::string buildTransformScript(func::FuncOp kernel,
             "stops loops after " +
             std::to_string(limits.maxLoopIterations);
       return WalkResult::interrupt();
+    }
+    if (numbers) {
+      DispatchEstimate e =
+          estimateDispatch(op, m ? &*m : nullptr, limits, *numbers);
+      notes.back().predictedMs = e.ms;
+      notes.back().bound = e.bound;
     }
     if (!m) {
       singles.push_back(op);

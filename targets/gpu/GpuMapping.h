@@ -12,6 +12,7 @@
 #ifndef IGN_TARGETS_GPU_GPUMAPPING_H
 #define IGN_TARGETS_GPU_GPUMAPPING_H
 
+#include "GpuCostModel.h"
 #include "GpuSchedule.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -50,16 +51,22 @@ void fuseElementwiseChains(mlir::func::FuncOp kernel);
 struct DispatchNote {
   std::string oneThread;       // why it runs as one thread, or ""
   int64_t registerOutputs = 0; // outputs a thread keeps in registers
+  /// The analytical model's time (GpuCostModel.h), where the chip has
+  /// numbers; with its bound ("issue", "memory", "launch").
+  std::optional<double> predictedMs;
+  std::string bound;
 };
 
 /// The Transform-dialect script that maps `kernel` (bufferized) under
 /// `schedule`; tags each of its linalg ops with `ign.gpu_op` for the
 /// script to match. Empty, with `why` set, when an op has no mapping.
-/// `notes` receives a note per op (one dispatch each, in order).
+/// `notes` receives a note per op (one dispatch each, in order), with the
+/// model's prediction where `numbers` is given.
 std::string buildTransformScript(mlir::func::FuncOp kernel,
                                  const GpuSchedule &schedule,
                                  const ChipLimits &limits, std::string &why,
-                                 std::vector<DispatchNote> &notes);
+                                 std::vector<DispatchNote> &notes,
+                                 const ChipNumbers *numbers = nullptr);
 
 /// Applies `script` to `module` (holding `kernel`), then lowers the
 /// launches' bodies to loops and outlines them: `kernel` is left with

@@ -13,6 +13,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <thread>
+
 namespace ign::vulkan {
 
 namespace {
@@ -105,6 +107,14 @@ std::optional<VulkanChip> vulkanChip(const std::string &name,
     // gave 65535): kernels with a longer loop in one thread stay on the host.
     c.limits.maxLoopIterations = 65535;
     c.runsHere = true;
+    // Nominal numbers for the analytical model (its predictions are shown
+    // beside lavapipe's measurements, to check the model against a device
+    // that runs): one compute unit per core, llvmpipe's 256-bit vectors as
+    // 8 lanes with one FMA per cycle at a nominal 3 GHz, 20 GB/s.
+    c.computeUnits = std::max(1u, std::thread::hardware_concurrency());
+    c.clockMHz = 3000;
+    c.peakGflops = double(c.computeUnits) * 8 * 2 * 3.0;
+    c.bandwidthGBs = 20;
     return c;
   }
   for (VulkanChip &c : presets())

@@ -99,6 +99,53 @@ std::string summaryOf(const SpirvKernel &k) {
       .str();
 }
 
+/// The kernel's schedule as `ignc inspect` shows it: knobs, and per
+/// dispatch its workgroup grid and size, why it runs as one thread, its
+/// register tile's outputs per thread and the analytical model's predicted
+/// time (one dispatch per op, in order); `predicted` receives their sum.
+/// No dispatch stages data in shared memory yet.
+std::string scheduleJson(const gpu::GpuSchedule &schedule,
+                         const SpirvKernel &spirv,
+                         const std::vector<gpu::DispatchNote> &notes,
+                         std::optional<double> &predicted) {
+  nlohmann::json knobs;
+  for (auto &[name, value] : schedule.knobs())
+    knobs[name] = value;
+  nlohmann::json dispatches = nlohmann::json::array();
+  bool noted = notes.size() == spirv.dispatches.size();
+  for (auto [i, d] : llvm::enumerate(spirv.dispatches)) {
+    nlohmann::json entry = {{"groups", d.groups}, {"local", d.local}};
+    if (noted && !notes[i].oneThread.empty())
+      entry["one_thread"] = notes[i].oneThread;
+    if (noted && notes[i].registerOutputs > 0)
+      entry["register_tile"] = notes[i].registerOutputs;
+    if (noted && notes[i].predictedMs) {
+      entry["predicted_ms"] = *notes[i].predictedMs;
+      entry["bound"] = notes[i].bound;
+      predicted = predicted.value_or(0) + *notes[i].predictedMs;
+    }
+    dispatches.push_back(entry);
+  }
+  nlohmann::json j = {{"kind", "gpu"},
+                      {"knobs", knobs},
+                      {"shared_bytes", 0},
+                      {"dispatches", dispatches}};
+  if (predicted)
+    j["predicted_ms"] = *predicted;
+  return j.dump();
+}
+
+/// The chip's public numbers for the analytical model (a preset's; the
+/// probed device has none, lavapipe nominal ones).
+gpu::ChipNumbers chipNumbers(const VulkanChip &chip) {
+  gpu::ChipNumbers n;
+  n.computeUnits = chip.computeUnits;
+  n.clockMHz = chip.clockMHz;
+  n.peakGflops = chip.peakGflops;
+  n.bandwidthGBs = chip.bandwidthGBs;
+  return n;
+}
+
 } // namespace
 
 bool hasVulkanTypes(func::FuncOp kernel, const VulkanChip &chip,
@@ -138,8 +185,10 @@ FailureOr<CompiledKernel> compileVulkanKernel(func::FuncOp kernel,
   }
   gpu::GpuSchedule schedule = gpu::scheduleFromKnobs(tuned, chip.limits);
   std::vector<gpu::DispatchNote> notes;
+  gpu::ChipNumbers numbers = chipNumbers(chip);
   std::string script =
-      gpu::buildTransformScript(*copy, schedule, chip.limits, why, notes);
+      gpu::buildTransformScript(*copy, schedule, chip.limits, why, notes,
+                                numbers.known() ? &numbers : nullptr);
   if (script.empty())
     return failure();
   if (replay)
@@ -159,30 +208,10 @@ FailureOr<CompiledKernel> compileVulkanKernel(func::FuncOp kernel,
     }
   CompiledKernel out;
   out.deviceJson = spirv->descriptorJson(out.blob);
-  nlohmann::json knobs;
-  for (auto &[name, value] : schedule.knobs())
-    knobs[name] = value;
-  // Per dispatch its workgroup grid and size (`ignc inspect` shows them);
-  // no dispatch stages data in shared memory yet.
-  nlohmann::json dispatches = nlohmann::json::array();
-  // Ops run as one thread say why, register tiles their outputs per
-  // thread (one dispatch per op, in order).
-  bool noted = notes.size() == spirv->dispatches.size();
-  for (auto [i, d] : llvm::enumerate(spirv->dispatches)) {
-    nlohmann::json entry = {{"groups", d.groups}, {"local", d.local}};
-    if (noted && !notes[i].oneThread.empty())
-      entry["one_thread"] = notes[i].oneThread;
-    if (noted && notes[i].registerOutputs > 0)
-      entry["register_tile"] = notes[i].registerOutputs;
-    dispatches.push_back(entry);
-  }
-  out.scheduleJson = nlohmann::json{
-      {"kind", "gpu"},
-      {"knobs", knobs},
-      {"shared_bytes", 0},
-      {"dispatches",
-       dispatches}}.dump();
+  out.scheduleJson = scheduleJson(schedule, *spirv, notes, out.predictedMs);
   out.summary = summaryOf(*spirv);
+  if (out.predictedMs) // a prediction, never a measurement
+    out.summary += llvm::formatv(", predicted {0:f3} ms", *out.predictedMs);
   return out;
 }
 

@@ -16,6 +16,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
+#include <optional>
 #include <string>
 
 namespace ign::vulkan {
@@ -25,6 +26,9 @@ struct CompiledKernel {
   std::string blob;         // the SPIR-V modules it indexes
   std::string scheduleJson; // {"kind": "gpu", "knobs": {...}, ...}
   std::string summary;      // one line for -v
+  /// The analytical model's time of all its dispatches, where the chip
+  /// has numbers (the presets).
+  std::optional<double> predictedMs;
 };
 
 /// Whether every tensor of `kernel` has an element type `chip` computes

@@ -51,6 +51,57 @@ std::vector<float> gpuFeatures(const KernelSummary &summary,
   return f;
 }
 
+/// What a predicted record says of itself (its message).
+constexpr const char *kPredicted =
+    "predicted by the analytical GPU model (targets/gpu/GpuCostModel.h); "
+    "not run";
+
+/// Ranks a preset's candidates without a device: each is compiled as a
+/// bundle would be and its dispatches' predicted times summed. Records are
+/// Ok with no runs and say they are predictions.
+class PredictedRunner : public target::Runner {
+public:
+  PredictedRunner(std::vector<mlir::func::FuncOp> kernels, VulkanChip chip)
+      : kernels_(std::move(kernels)), chip_(std::move(chip)) {}
+
+  std::vector<search::TuningRecord>
+  run(size_t task, const std::vector<search::Schedule> &schedules) override {
+    std::vector<search::TuningRecord> records;
+    for (const search::Schedule &s : schedules)
+      records.push_back(predict(kernels_[task], s));
+    return records;
+  }
+  /// The whole chip runs each candidate (the report's peak is the chip's).
+  int threads() const override {
+    return int(std::max<int64_t>(1, chip_.computeUnits));
+  }
+  bool predicts() const override { return true; }
+
+private:
+  search::TuningRecord predict(mlir::func::FuncOp kernel,
+                               const search::Schedule &s) const {
+    search::TuningRecord r;
+    std::string why;
+    mlir::FailureOr<CompiledKernel> compiled =
+        compileVulkanKernel(kernel, &s, chip_, why);
+    if (failed(compiled)) {
+      r.status = search::Status::BuildError;
+      r.message = why;
+    } else if (!compiled->predictedMs) {
+      r.status = search::Status::Error;
+      r.message = "the chip has no numbers for the analytical model";
+    } else {
+      r.status = search::Status::Ok;
+      r.medianNs = r.minNs = r.p90Ns = *compiled->predictedMs * 1e6;
+      r.message = kPredicted;
+    }
+    return r;
+  }
+
+  std::vector<mlir::func::FuncOp> kernels_;
+  VulkanChip chip_;
+};
+
 class VulkanTarget : public target::Target {
 public:
   std::string name() const override { return "vulkan"; }
@@ -91,11 +142,7 @@ public:
   std::unique_ptr<target::Runner>
   createRunner(const std::vector<const target::TaskModule *> &tasks,
                const target::TargetConfig &config,
-               const target::RunnerContext &context) const override {
-    // The host's worker processes; they build for this target (the
-    // context's target arguments name it) and run on the Vulkan device.
-    return host().createRunner(tasks, hostConfig(config), context);
-  }
+               const target::RunnerContext &context) const override;
   void registerRuntimeDriver() const override { registerVulkanDevice(); }
 };
 
@@ -110,9 +157,13 @@ VulkanTarget::chipInfo(const std::string &name) const {
   c.summary = chip->summary;
   c.cores = chip->computeUnits;
   c.lanes = chip->limits.subgroupSize;
-  c.clockMHz = chip->clockMHz;
-  c.peakGflops = chip->peakGflops;
-  c.bandwidthGBs = chip->bandwidthGBs;
+  // A device that runs here is measured: lavapipe's numbers are nominal
+  // (for checking the analytical model), not a peak to report against.
+  if (!chip->runsHere) {
+    c.clockMHz = chip->clockMHz;
+    c.peakGflops = chip->peakGflops;
+    c.bandwidthGBs = chip->bandwidthGBs;
+  }
   c.memoryBytes = {{"shared", chip->limits.sharedMemoryBytes}};
   return c;
 }
@@ -154,13 +205,36 @@ mlir::LogicalResult VulkanTarget::compileKernels(
   return mlir::success();
 }
 
+std::unique_ptr<target::Runner>
+VulkanTarget::createRunner(const std::vector<const target::TaskModule *> &tasks,
+                           const target::TargetConfig &config,
+                           const target::RunnerContext &context) const {
+  VulkanChip chip = chipOf(config);
+  if (!chip.runsHere) {
+    // A preset: the analytical model ranks what cannot be measured.
+    std::vector<mlir::func::FuncOp> kernels;
+    for (const target::TaskModule *t : tasks)
+      kernels.push_back(mlir::ModuleOp(t->module.get())
+                            .lookupSymbol<mlir::func::FuncOp>(t->summary.name));
+    if (llvm::is_contained(kernels, mlir::func::FuncOp()))
+      return nullptr;
+    return std::make_unique<PredictedRunner>(std::move(kernels),
+                                             std::move(chip));
+  }
+  // The host's worker processes; they build for this target (the
+  // context's target arguments name it) and run on the Vulkan device.
+  return host().createRunner(tasks, hostConfig(config), context);
+}
+
 std::string
 VulkanTarget::tuningRefusal(const target::TargetConfig &config) const {
   VulkanChip chip = chipOf(config);
+  if (!chip.runsHere && chip.peakGflops > 0)
+    return ""; // ranked by the analytical model (PredictedRunner)
   if (!chip.runsHere)
     return "tuning measures on the device: '" + config.chip +
-           "' is a preset of another GPU (tune with --chip=device on a "
-           "machine that has it)";
+           "' is a preset of another GPU without numbers for the analytical "
+           "model (tune with --chip=device on a machine that has it)";
   std::string why;
   VulkanDeviceInfo info;
   if (!probeVulkanDevice(info, why))

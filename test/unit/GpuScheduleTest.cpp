@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GpuSchedule.h"
+#include "GpuCostModel.h"
 #include "GpuMapping.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -144,4 +145,107 @@ TEST(GpuSchedule, SpaceHoldsRegisterTiles) {
       EXPECT_EQ(knob.values, (std::vector<int64_t>{1, 2, 4, 8}));
   EXPECT_EQ(space.defaults.at(ign::gpu::kElemsX), 4);
   EXPECT_LE(8 * 8, ign::gpu::kMaxRegisterOutputs);
+}
+
+namespace {
+
+/// An RTX 4090's public numbers, as the nvidia-vulkan preset has them.
+ign::gpu::ChipNumbers ada() {
+  ign::gpu::ChipNumbers n;
+  n.computeUnits = 128;
+  n.clockMHz = 2520;
+  n.peakGflops = 82600;
+  n.bandwidthGBs = 1008;
+  return n;
+}
+
+ign::gpu::ChipLimits adaLimits() {
+  ign::gpu::ChipLimits limits;
+  limits.subgroupSize = 32;
+  return limits;
+}
+
+const char *kMatmul = R"(
+    func.func @f(%a: memref<1024x1024xf32>, %b: memref<1024x1024xf32>, %c: memref<1024x1024xf32>) {
+      linalg.matmul ins(%a, %b : memref<1024x1024xf32>, memref<1024x1024xf32>) outs(%c : memref<1024x1024xf32>)
+      return
+    })";
+
+ign::gpu::DispatchEstimate estimate(linalg::LinalgOp op,
+                                    const ign::gpu::GpuSchedule &s) {
+  std::string why;
+  std::optional<ign::gpu::OpMapping> m =
+      ign::gpu::mapOp(op, s, adaLimits(), why);
+  return ign::gpu::estimateDispatch(op, m ? &*m : nullptr, adaLimits(), ada());
+}
+
+} // namespace
+
+/// The model counts a matmul's FMAs as two flops and predicts a 4x4
+/// register tile faster than one output per thread (a quarter of the loads
+/// per multiply-add), and both slower than the chip's peak. Without shared
+/// memory each workgroup streams its 16 rows and 128 columns from the
+/// cache for the whole reduction: memory bound.
+TEST(GpuCostModel, RegisterTileBeatsOneOutputPerThread) {
+  MLIRContext ctx;
+  ParsedOp p = parseOp(ctx, kMatmul);
+  ASSERT_TRUE(p.op);
+  ign::gpu::GpuSchedule tiled = ign::gpu::defaultGpuSchedule(adaLimits());
+  ign::gpu::GpuSchedule single = tiled;
+  single.elemsX = single.elemsY = 1;
+  ign::gpu::DispatchEstimate a = estimate(p.op, tiled);
+  ign::gpu::DispatchEstimate b = estimate(p.op, single);
+  EXPECT_DOUBLE_EQ(a.flops, 2.0 * 1024 * 1024 * 1024);
+  EXPECT_LT(a.ms, b.ms);
+  EXPECT_GT(a.ms, a.flops / (ada().peakGflops * 1e6));
+  EXPECT_EQ(a.bound, "memory");
+}
+
+/// One thread of one workgroup (a reduction to one element) is predicted
+/// far slower than the same work spread over the chip.
+TEST(GpuCostModel, OneThreadIsSlow) {
+  MLIRContext ctx;
+  ParsedOp p = parseOp(ctx, kMatmul);
+  ASSERT_TRUE(p.op);
+  ign::gpu::DispatchEstimate spread =
+      estimate(p.op, ign::gpu::defaultGpuSchedule(adaLimits()));
+  ign::gpu::DispatchEstimate alone =
+      ign::gpu::estimateDispatch(p.op, nullptr, adaLimits(), ada());
+  EXPECT_GT(alone.ms, 1000 * spread.ms);
+  EXPECT_LT(alone.utilization, 1e-4);
+}
+
+/// A large elementwise op is memory bound at about its bytes over the
+/// bandwidth; a tiny one costs about a launch.
+TEST(GpuCostModel, ElementwiseIsMemoryBoundAndTinyOpsLaunchBound) {
+  MLIRContext ctx;
+  ParsedOp big = parseOp(ctx, R"(
+    #id = affine_map<(d0, d1) -> (d0, d1)>
+    func.func @f(%a: memref<4096x4096xf32>, %b: memref<4096x4096xf32>) {
+      linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+          ins(%a : memref<4096x4096xf32>) outs(%b : memref<4096x4096xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %0 = arith.negf %in : f32
+        linalg.yield %0 : f32
+      }
+      return
+    })");
+  ASSERT_TRUE(big.op);
+  ign::gpu::DispatchEstimate e =
+      estimate(big.op, ign::gpu::defaultGpuSchedule(adaLimits()));
+  EXPECT_EQ(e.bound, "memory");
+  double bytes = 2.0 * 4096 * 4096 * 4;
+  EXPECT_NEAR(e.ms,
+              bytes / (ada().bandwidthGBs * 1e6) +
+                  ign::gpu::kLaunchMicroseconds / 1e3,
+              1e-6);
+  MLIRContext ctx2;
+  ParsedOp tiny = parseOp(ctx2, R"(
+    func.func @f(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf32>) {
+      linalg.matmul ins(%a, %b : memref<4x4xf32>, memref<4x4xf32>) outs(%c : memref<4x4xf32>)
+      return
+    })");
+  ASSERT_TRUE(tiny.op);
+  EXPECT_EQ(estimate(tiny.op, ign::gpu::defaultGpuSchedule(adaLimits())).bound,
+            "launch");
 }

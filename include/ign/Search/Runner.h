@@ -32,6 +32,9 @@ public:
   virtual int threads() const { return 1; }
   /// Candidates the search should measure per round.
   virtual size_t batchSize() const { return 8; }
+  /// Whether its latencies are a model's predictions (nothing runs: a
+  /// chip this machine does not have), not measurements.
+  virtual bool predicts() const { return false; }
 };
 
 struct WorkerTask {

@@ -298,9 +298,17 @@ private:
   int64_t jobSize = 0, jobParts = 0;
 };
 
+/// A process-wide count, so that no two bundles share an epoch.
+uint64_t nextWeightsEpoch() {
+  static std::atomic<uint64_t> epoch{0};
+  return ++epoch;
+}
+
 } // namespace
 
 struct ignrt_bundle {
+  /// Keys drivers' copies of the weights (ignrt_device_call).
+  uint64_t weightsEpoch = nextWeightsEpoch();
   int fd = -1;
   void *map = MAP_FAILED;
   size_t size = 0;
@@ -1190,8 +1198,10 @@ ignrt_status runDeviceLaunch(ignrt_session *s, size_t l,
   const auto &launch = s->bundle->launches[l];
   std::vector<void *> data;
   std::vector<ignrt_tensor_info> infos(launch.args.size());
+  std::vector<unsigned char> weights(launch.args.size(), 0);
   for (size_t i = 0; i < launch.args.size(); ++i) {
     const auto &arg = launch.args[i];
+    weights[i] = arg.kind == ignrt_bundle::Arg::Weight;
     void *p;
     std::memcpy(&p, s->pointers[l][i], sizeof(void *)); // the allocated word
     data.push_back(p);
@@ -1206,7 +1216,8 @@ ignrt_status runDeviceLaunch(ignrt_session *s, size_t l,
   ignrt_device_call call{kernel.name.c_str(), kernel.deviceJson.c_str(),
                          kernel.blob,         kernel.blobBytes,
                          launch.args.size(),  kernel.results,
-                         data.data(),         infos.data()};
+                         data.data(),         infos.data(),
+                         weights.data(),      s->bundle->weightsEpoch};
   ignrt_device_stats stats{0, 0, 0};
   char error[1024] = {0};
   if (kernel.deviceFn(kernel.deviceUser, &call, &stats, error, sizeof error))

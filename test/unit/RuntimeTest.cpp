@@ -94,6 +94,70 @@ int testDriver(void *user, const ignrt_device_call *call,
   return 0;
 }
 
+struct WeightLog {
+  std::vector<std::vector<unsigned char>> flags;
+  std::vector<uint64_t> epochs;
+};
+
+int weightDriver(void *user, const ignrt_device_call *call,
+                 ignrt_device_stats *, char *, size_t) {
+  auto *log = static_cast<WeightLog *>(user);
+  log->flags.emplace_back(call->weights, call->weights + call->num_args);
+  log->epochs.push_back(call->weights_epoch);
+  const float *x = static_cast<const float *>(call->data[0]);
+  const float *w = static_cast<const float *>(call->data[1]);
+  float *y = static_cast<float *>(call->data[2]);
+  for (int i = 0; i < 2; ++i)
+    y[i] = w[i] * x[i];
+  return 0;
+}
+
+/// A driver learns which arguments are the bundle's weights (the same
+/// bytes on every run: it may copy them to the device once) and an epoch
+/// unique to the opened bundle, which keys such copies.
+TEST(Runtime, DeviceCallsMarkTheBundlesWeights) {
+  ign::bundle::BundleContents c = deviceBundle();
+  static const float w[2] = {3.0f, 5.0f};
+  c.weights.push_back(
+      {{"w", "f32", {2}},
+       std::string_view(reinterpret_cast<const char *>(w), sizeof w)});
+  c.launches[0].args = {{"input", 0, 0, "f32", {2}},
+                        {"weight", 0, 0, "f32", {2}},
+                        {"output", 0, 0, "f32", {2}}};
+  std::string path = tempPath("weights");
+  ASSERT_EQ(ign::bundle::writeBundle(path, c), "");
+  WeightLog log;
+  ASSERT_EQ(ignrt_register_device("testdev", weightDriver, &log), IGNRT_OK);
+  std::vector<uint64_t> bundleEpochs;
+  for (int open = 0; open < 2; ++open) {
+    ignrt_bundle *b = nullptr;
+    ASSERT_EQ(ignrt_bundle_open(path.c_str(), &b), IGNRT_OK)
+        << ignrt_last_error();
+    ignrt_session *s = nullptr;
+    ASSERT_EQ(ignrt_session_create(b, 1, &s), IGNRT_OK);
+    float x[2] = {1.0f, 2.0f};
+    int64_t dims[1] = {2};
+    ASSERT_EQ(ignrt_session_set_input(s, "x", IGNRT_F32, dims, 1, x, sizeof x),
+              IGNRT_OK);
+    for (int run = 0; run < 2; ++run)
+      ASSERT_EQ(ignrt_session_run(s), IGNRT_OK) << ignrt_last_error();
+    const void *out;
+    size_t bytes;
+    ASSERT_EQ(ignrt_session_output(s, "y", &out, &bytes), IGNRT_OK);
+    EXPECT_EQ(static_cast<const float *>(out)[1], 10.0f);
+    ignrt_session_destroy(s);
+    ignrt_bundle_close(b);
+    ASSERT_EQ(log.epochs.size(), size_t(2 * (open + 1)));
+    EXPECT_EQ(log.epochs[2 * open], log.epochs[2 * open + 1]); // one bundle
+    bundleEpochs.push_back(log.epochs.back());
+  }
+  ASSERT_EQ(ignrt_register_device("testdev", nullptr, nullptr), IGNRT_OK);
+  for (const std::vector<unsigned char> &f : log.flags)
+    EXPECT_EQ(f, (std::vector<unsigned char>{0, 1, 0}));
+  EXPECT_NE(bundleEpochs[0], 0u);
+  EXPECT_NE(bundleEpochs[0], bundleEpochs[1]); // each opened bundle its own
+}
+
 TEST(Runtime, DeviceKernelsRunThroughTheRegisteredDriver) {
   std::string path = tempPath("device");
   ASSERT_EQ(ign::bundle::writeBundle(path, deviceBundle()), "");

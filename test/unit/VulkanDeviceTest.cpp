@@ -100,6 +100,8 @@ struct Launch {
   std::vector<uint8_t> blob;
   std::vector<std::vector<uint8_t>> tensors;
   size_t results = 1;
+  std::vector<unsigned char> weights; // per tensor; empty: none
+  uint64_t weightsEpoch = 0;
 
   template <typename T> void addTensor(const std::vector<T> &values) {
     const uint8_t *p = reinterpret_cast<const uint8_t *>(values.data());
@@ -130,6 +132,8 @@ struct Launch {
     ignrt_device_call call = {kernel.c_str(), text.c_str(),   blob.data(),
                               blob.size(),    tensors.size(), results,
                               data.data(),    args.data()};
+    call.weights = weights.empty() ? nullptr : weights.data();
+    call.weights_epoch = weightsEpoch;
     ignrt_device_stats stats = {-1, -1, -1};
     int rc = runVulkanCall(call, stats, error);
     if (statsOut)
@@ -280,6 +284,33 @@ TEST_F(VulkanDeviceTest, SameCallTwiceGivesTheSameResult) {
   std::vector<float> b = l.tensor<float>(1), out = l.tensor<float>(2);
   for (size_t i = 0; i < b.size(); ++i)
     ASSERT_EQ(out[i], b[i] + b[i]) << "element " << i;
+}
+
+/// A bundle's weights (ignrt_device_call::weights) go to the device once:
+/// the same address in the same bundle (epoch) is not copied again; another
+/// bundle's is, and other arguments are copied on every call.
+TEST_F(VulkanDeviceTest, WeightsAreCopiedOncePerBundle) {
+  Launch l = binaryLaunch("add", 300);
+  l.weights = {0, 1, 0};              // b is a weight
+  l.weightsEpoch = uint64_t(1) << 40; // no bundle of this process has it
+  std::string error;
+  ASSERT_EQ(l.run(error), 0) << error;
+  std::vector<float> a = l.tensor<float>(0), b = l.tensor<float>(1);
+  // The weight changed in place (a bundle's never does): the device keeps
+  // its first copy, while the new input goes in.
+  std::vector<float> b2(b.size(), 100.0f), a2(a.size(), 1.0f);
+  std::memcpy(l.tensors[1].data(), b2.data(), l.tensors[1].size());
+  std::memcpy(l.tensors[0].data(), a2.data(), l.tensors[0].size());
+  ASSERT_EQ(l.run(error), 0) << error;
+  std::vector<float> out = l.tensor<float>(2);
+  for (size_t i = 0; i < out.size(); ++i)
+    ASSERT_EQ(out[i], a2[i] + b[i]) << "element " << i;
+  // Another bundle at the same address: copied again.
+  l.weightsEpoch += 1;
+  ASSERT_EQ(l.run(error), 0) << error;
+  out = l.tensor<float>(2);
+  for (size_t i = 0; i < out.size(); ++i)
+    ASSERT_EQ(out[i], a2[i] + b2[i]) << "element " << i;
 }
 
 TEST_F(VulkanDeviceTest, CacheKeyIncludesTheBlobsContents) {

@@ -136,6 +136,14 @@ typedef struct ignrt_device_call {
   size_t results;
   void *const *data;             /* each argument's first element */
   const ignrt_tensor_info *args; /* dtype, shape and bytes of each */
+  /* Per argument, 1 for one of the bundle's weights: its bytes at this
+   * address stay the same for as long as the bundle is open, so a driver
+   * may copy it to the device once (NULL: no argument is). */
+  const unsigned char *weights;
+  /* Unique per opened bundle in the process (never 0, never reused): keys
+   * such copies, since an address may hold another bundle's weights after
+   * this one is closed. */
+  uint64_t weights_epoch;
 } ignrt_device_call;
 
 typedef struct ignrt_device_stats {

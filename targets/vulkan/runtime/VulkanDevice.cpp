@@ -110,8 +110,10 @@ bool bindWithRetry(VulkanContext &ctx, const ignrt_device_call &call,
                    std::string &why) {
   VkResult r = bindBuffers(ctx, call, desc, kernel, why);
   if (r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY) {
-    // Other kernels' pooled buffers may be what fills the memory.
+    // Other kernels' pooled buffers, and other bundles' weights, may be
+    // what fills the memory.
     kernelCache().releaseOtherBuffers(ctx, &kernel);
+    releaseOtherWeights(ctx, call.weights_epoch);
     why.clear();
     r = bindBuffers(ctx, call, desc, kernel, why);
   }
@@ -133,8 +135,9 @@ std::vector<bool> boundArguments(const ignrt_device_call &call,
 /// instead of a stale one from the pooled buffer.
 void copyIn(const ignrt_device_call &call, const std::vector<bool> &bound,
             CachedKernel &kernel) {
+  // Weights are on the device already (bindBuffers copied them once).
   for (size_t i = 0; i < call.num_args; ++i)
-    if (bound[i] && call.args[i].bytes)
+    if (bound[i] && call.args[i].bytes && !isWeight(call, i))
       std::memcpy(kernel.args[i].mapped, call.data[i], call.args[i].bytes);
 }
 

@@ -9,7 +9,10 @@
 
 #include "VulkanKernel.h"
 
+#include <algorithm>
 #include <cstring>
+#include <map>
+#include <tuple>
 
 namespace ign::vulkan {
 
@@ -193,7 +196,80 @@ VkResult ensureBuffer(VulkanContext &ctx, uint64_t bytes, Buffer &b,
   return r;
 }
 
+/// The device copies of bundle weights, each made once: keyed by the
+/// bundle's epoch, the weight's host address and the bound bytes.
+class WeightCache {
+public:
+  VkResult get(VulkanContext &ctx, const ignrt_device_call &call, size_t arg,
+               uint64_t bytes, Buffer *&out, std::string &why) {
+    touch(ctx, call.weights_epoch);
+    Key key{call.weights_epoch, call.data[arg], bytes};
+    auto it = buffers_.find(key);
+    if (it == buffers_.end()) {
+      Buffer b;
+      VkResult r = allocateBuffer(ctx, bytes, b, why);
+      if (r != VK_SUCCESS) {
+        freeBuffer(ctx, b);
+        return r;
+      }
+      std::memcpy(b.mapped, call.data[arg], call.args[arg].bytes);
+      it = buffers_.emplace(key, b).first;
+    }
+    out = &it->second;
+    return VK_SUCCESS;
+  }
+
+  void releaseOthers(VulkanContext &ctx, uint64_t keepEpoch) {
+    for (uint64_t e : std::vector<uint64_t>(epochs_))
+      if (e != keepEpoch)
+        release(ctx, e);
+  }
+
+private:
+  using Key = std::tuple<uint64_t, const void *, uint64_t>;
+
+  /// Marks `epoch` most recently used; frees the least recently used
+  /// bundle's copies beyond kMaxWeightBundles.
+  void touch(VulkanContext &ctx, uint64_t epoch) {
+    llvm_erase(epochs_, epoch);
+    epochs_.push_back(epoch);
+    if (epochs_.size() > kMaxWeightBundles)
+      release(ctx, epochs_.front());
+  }
+
+  void release(VulkanContext &ctx, uint64_t epoch) {
+    for (auto it = buffers_.begin(); it != buffers_.end();)
+      if (std::get<0>(it->first) == epoch) {
+        freeBuffer(ctx, it->second);
+        it = buffers_.erase(it);
+      } else {
+        ++it;
+      }
+    llvm_erase(epochs_, epoch);
+  }
+
+  template <typename T> static void llvm_erase(std::vector<T> &v, T x) {
+    v.erase(std::remove(v.begin(), v.end(), x), v.end());
+  }
+
+  std::map<Key, Buffer> buffers_;
+  std::vector<uint64_t> epochs_; // least recently used first
+};
+
+WeightCache &weightCache() {
+  static WeightCache *cache = new WeightCache; // lives as long as the context
+  return *cache;
+}
+
 } // namespace
+
+bool isWeight(const ignrt_device_call &call, size_t i) {
+  return call.weights && call.weights_epoch && call.weights[i];
+}
+
+void releaseOtherWeights(VulkanContext &ctx, uint64_t keepEpoch) {
+  weightCache().releaseOthers(ctx, keepEpoch);
+}
 
 bool buildKernel(VulkanContext &ctx, const ignrt_device_call &call,
                  const KernelDescriptor &kernel, CachedKernel &out,
@@ -252,14 +328,18 @@ VkResult bindBuffers(VulkanContext &ctx, const ignrt_device_call &call,
     for (size_t k = 0; k < kernel.dispatches[i].bindings.size(); ++k) {
       const Binding &b = kernel.dispatches[i].bindings[k];
       uint64_t bytes = bufferBytes(kernel.boundBytes(call, b));
-      Buffer &buffer = b.kind == Binding::Arg       ? cached.args[b.index]
-                       : b.kind == Binding::Scratch ? cached.scratch[b.index]
-                                                    : cached.constants[b.index];
-      VkResult r = ensureBuffer(ctx, bytes, buffer, why);
+      Buffer *buffer = b.kind == Binding::Arg ? &cached.args[b.index]
+                       : b.kind == Binding::Scratch
+                           ? &cached.scratch[b.index]
+                           : &cached.constants[b.index];
+      VkResult r =
+          b.kind == Binding::Arg && isWeight(call, b.index)
+              ? weightCache().get(ctx, call, b.index, bytes, buffer, why)
+              : ensureBuffer(ctx, bytes, *buffer, why);
       if (r != VK_SUCCESS)
         return r;
       // The exact range, so that OpArrayLength sees the tensor's length.
-      infos.push_back({buffer.buffer, 0, bytes});
+      infos.push_back({buffer->buffer, 0, bytes});
       auto w = vkStruct<VkWriteDescriptorSet>(
           VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET);
       w.dstSet = cached.pipelines[i].set;

@@ -64,6 +64,18 @@ VkResult bindBuffers(VulkanContext &ctx, const ignrt_device_call &call,
                      const KernelDescriptor &kernel, CachedKernel &cached,
                      std::string &why);
 
+/// Whether argument `i` of `call` is one of its bundle's weights, which
+/// bindBuffers copies to the device once per bundle (not per call).
+bool isWeight(const ignrt_device_call &call, size_t i);
+
+/// At most this many bundles' weights stay on the device; the least
+/// recently used bundle's go first.
+constexpr size_t kMaxWeightBundles = 4;
+
+/// Frees the device copies of weights of every bundle but `keepEpoch`'s
+/// (when memory runs out).
+void releaseOtherWeights(VulkanContext &ctx, uint64_t keepEpoch);
+
 } // namespace ign::vulkan
 
 #endif

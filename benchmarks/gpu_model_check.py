@@ -15,7 +15,6 @@ ranking of kernels can be trusted on one that it does have.
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
@@ -24,13 +23,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from latency_vs_ort import models, shape_args  # noqa: E402
-
-
-def run(cmd):
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(" ".join(cmd) + ": " + r.stderr.strip()[-400:])
-    return r.stdout
+from vulkan_record import run  # noqa: E402
 
 
 def predicted(ignc, bundle):

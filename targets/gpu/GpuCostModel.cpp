@@ -191,4 +191,50 @@ DispatchEstimate estimateDispatch(linalg::LinalgOp op, const OpMapping *mapping,
   return e;
 }
 
+std::optional<double> predictKernel(func::FuncOp kernel,
+                                    const GpuSchedule &schedule,
+                                    const ChipLimits &limits,
+                                    const ChipNumbers &numbers) {
+  double ms = 0;
+  bool mapped = true;
+  kernel.walk([&](linalg::LinalgOp op) {
+    std::string why;
+    std::optional<OpMapping> m;
+    if (whyOneThread(op).empty()) {
+      m = mapOp(op, schedule, limits, why);
+      if (!m) {
+        mapped = false;
+        return WalkResult::interrupt();
+      }
+    }
+    ms += estimateDispatch(op, m ? &*m : nullptr, limits, numbers).ms;
+    return WalkResult::advance();
+  });
+  return mapped ? std::optional<double>(ms) : std::nullopt;
+}
+
+GpuSchedule modelDefaultSchedule(func::FuncOp kernel, const ChipLimits &limits,
+                                 const ChipNumbers &numbers) {
+  GpuSchedule best = defaultGpuSchedule(limits);
+  std::optional<double> bestMs = predictKernel(kernel, best, limits, numbers);
+  if (!bestMs)
+    return best;
+  static const int64_t shapes[][2] = {{32, 4}, {16, 8}, {64, 4}, {16, 16},
+                                      {32, 8}, {64, 2}, {128, 1}};
+  for (auto [tx, ty] : shapes)
+    for (int64_t ex : {1, 2, 4, 8})
+      for (int64_t ey : {1, 2, 4, 8}) {
+        GpuSchedule s{tx, ty, ex, ey};
+        if (tx * ty > limits.maxInvocations ||
+            tx > limits.maxWorkgroupSize[0] || ty > limits.maxWorkgroupSize[1])
+          continue;
+        std::optional<double> ms = predictKernel(kernel, s, limits, numbers);
+        if (ms && *ms < 0.98 * *bestMs) {
+          best = s;
+          bestMs = ms;
+        }
+      }
+  return best;
+}
+
 } // namespace ign::gpu

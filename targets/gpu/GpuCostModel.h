@@ -30,6 +30,10 @@
 
 #include "GpuSchedule.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <optional>
+
 #include <string>
 
 namespace ign::gpu {
@@ -73,6 +77,22 @@ DispatchEstimate estimateDispatch(mlir::linalg::LinalgOp op,
                                   const OpMapping *mapping,
                                   const ChipLimits &limits,
                                   const ChipNumbers &numbers);
+
+/// The predicted time of `kernel` (bufferized, before mapping) under
+/// `schedule`: its ops' dispatches summed; nullopt where an op has no
+/// mapping under it.
+std::optional<double> predictKernel(mlir::func::FuncOp kernel,
+                                    const GpuSchedule &schedule,
+                                    const ChipLimits &limits,
+                                    const ChipNumbers &numbers);
+
+/// The default schedule of `kernel` on a chip with numbers: of a small set
+/// of workgroup shapes and register tiles, the one the model predicts
+/// fastest (the fixed default unless another is predicted at least 2%
+/// faster).
+GpuSchedule modelDefaultSchedule(mlir::func::FuncOp kernel,
+                                 const ChipLimits &limits,
+                                 const ChipNumbers &numbers);
 
 } // namespace ign::gpu
 

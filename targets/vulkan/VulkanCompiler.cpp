@@ -148,6 +148,23 @@ gpu::ChipNumbers chipNumbers(const VulkanChip &chip) {
 
 } // namespace
 
+search::Schedule defaultVulkanKnobs(func::FuncOp kernel,
+                                    const VulkanChip &chip) {
+  gpu::ChipNumbers numbers = chipNumbers(chip);
+  gpu::GpuSchedule fixed = gpu::defaultGpuSchedule(chip.limits);
+  if (!numbers.known())
+    return fixed.knobs();
+  MLIRContext *ctx = kernel.getContext();
+  gpu::prepareGpuContext(ctx);
+  ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
+  OwningOpRef<ModuleOp> module = ModuleOp::create(kernel.getLoc());
+  std::string why;
+  FailureOr<func::FuncOp> copy = bufferizedCopy(kernel, *module, why);
+  if (failed(copy))
+    return fixed.knobs();
+  return gpu::modelDefaultSchedule(*copy, chip.limits, numbers).knobs();
+}
+
 bool hasVulkanTypes(func::FuncOp kernel, const VulkanChip &chip,
                     std::string &why) {
   for (Type t : llvm::concat<const Type>(kernel.getArgumentTypes(),
@@ -183,9 +200,13 @@ FailureOr<CompiledKernel> compileVulkanKernel(func::FuncOp kernel,
     why += diagnostics.empty() ? "" : ": " + diagnostics;
     return failure();
   }
-  gpu::GpuSchedule schedule = gpu::scheduleFromKnobs(tuned, chip.limits);
-  std::vector<gpu::DispatchNote> notes;
   gpu::ChipNumbers numbers = chipNumbers(chip);
+  // Untuned: the model's pick where the chip has numbers.
+  gpu::GpuSchedule schedule =
+      tuned || !numbers.known()
+          ? gpu::scheduleFromKnobs(tuned, chip.limits)
+          : gpu::modelDefaultSchedule(*copy, chip.limits, numbers);
+  std::vector<gpu::DispatchNote> notes;
   std::string script =
       gpu::buildTransformScript(*copy, schedule, chip.limits, why, notes,
                                 numbers.known() ? &numbers : nullptr);

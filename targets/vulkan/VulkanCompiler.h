@@ -37,6 +37,12 @@ struct CompiledKernel {
 bool hasVulkanTypes(mlir::func::FuncOp kernel, const VulkanChip &chip,
                     std::string &why);
 
+/// The knobs an untuned compile of `kernel` uses on `chip`: the analytical
+/// model's pick where the chip has numbers (gpu::modelDefaultSchedule),
+/// else the fixed default.
+search::Schedule defaultVulkanKnobs(mlir::func::FuncOp kernel,
+                                    const VulkanChip &chip);
+
 /// Compiles a copy of `kernel` (ign dialect; left unchanged) for `chip`
 /// with `tuned`'s knobs, or the default schedule's without. With `replay`,
 /// appends the bufferized kernel and its mapping script (--emit=gpu).

@@ -250,6 +250,10 @@ VulkanTarget::tuningTask(const target::TaskModule &task,
   target::TuningTask t;
   t.description = llvm::join(task.summary.opShapes, "; ");
   t.space = gpu::gpuScheduleSpace(chip.limits);
+  // The search's default is what an untuned compile picks.
+  if (auto kernel = mlir::ModuleOp(task.module.get())
+                        .lookupSymbol<mlir::func::FuncOp>(task.summary.name))
+    t.space.defaults = defaultVulkanKnobs(kernel, chip);
   KernelSummary summary = task.summary;
   t.features = [summary](const search::Schedule &s) {
     return gpuFeatures(summary, s);

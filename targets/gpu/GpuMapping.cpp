@@ -30,6 +30,7 @@
 #include "mlir/Dialect/Transform/Transforms/TransformInterpreterUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/Interfaces/TilingInterface.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -261,6 +262,89 @@ void fuseElementwiseChains(func::FuncOp kernel) {
         return producer && producer->hasOneUse();
       });
   (void)applyPatternsAndFoldGreedily(kernel, std::move(patterns));
+}
+
+namespace {
+
+/// Replaces `op` (on buffers) by its parts along `loop`: [0, at) and
+/// [at, end). Returns the parts, or none (op kept) where tiling fails.
+SmallVector<linalg::LinalgOp> splitAlong(linalg::LinalgOp op, unsigned loop,
+                                         int64_t at) {
+  auto tileable = cast<TilingInterface>(op.getOperation());
+  OpBuilder b(op);
+  SmallVector<Range> domain = tileable.getIterationDomain(b);
+  SmallVector<OpFoldResult> offsets, sizes;
+  for (const Range &r : domain) {
+    offsets.push_back(r.offset);
+    sizes.push_back(r.size);
+  }
+  std::optional<int64_t> end = getConstantIntValue(sizes[loop]);
+  if (!end || *end <= at)
+    return {};
+  SmallVector<linalg::LinalgOp> parts;
+  for (auto [from, size] : {std::pair{int64_t(0), at}, {at, *end - at}}) {
+    offsets[loop] = b.getIndexAttr(from);
+    sizes[loop] = b.getIndexAttr(size);
+    FailureOr<TilingResult> tiled =
+        tileable.getTiledImplementation(b, offsets, sizes);
+    if (failed(tiled) || tiled->tiledOps.size() != 1 ||
+        !isa<linalg::LinalgOp>(tiled->tiledOps[0])) {
+      for (linalg::LinalgOp p : parts)
+        p->erase();
+      if (succeeded(tiled))
+        for (Operation *t : tiled->tiledOps)
+          t->erase();
+      return {};
+    }
+    parts.push_back(cast<linalg::LinalgOp>(tiled->tiledOps[0]));
+  }
+  op->erase();
+  return parts;
+}
+
+bool peelable(linalg::LinalgOp op, func::FuncOp kernel) {
+  if (op->getParentOp() != kernel.getOperation() ||
+      !op.hasPureBufferSemantics() ||
+      !llvm::is_contained(op.getIteratorTypesArray(),
+                          utils::IteratorType::reduction) ||
+      !whyOneThread(op).empty())
+    return false;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (llvm::any_of(ranges, ShapedType::isDynamic))
+    return false;
+  int64_t iterations = 1;
+  for (int64_t r : ranges)
+    iterations *= r;
+  return iterations >= kPeelMinIterations;
+}
+
+} // namespace
+
+void peelForRegisterTiles(func::FuncOp kernel) {
+  SmallVector<linalg::LinalgOp> ops;
+  kernel.walk([&](linalg::LinalgOp op) {
+    if (peelable(op, kernel))
+      ops.push_back(op);
+  });
+  for (linalg::LinalgOp op : ops) {
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    SmallVector<unsigned, 3> loops = mappedLoops(op, ranges);
+    SmallVector<linalg::LinalgOp> pieces = {op};
+    for (unsigned d = 0; d < std::min<size_t>(2, loops.size()); ++d) {
+      int64_t range = ranges[loops[d]];
+      int64_t at = range - range % kPeelMultiple;
+      if (range % kPeelMultiple == 0 || at < range - at)
+        continue;
+      SmallVector<linalg::LinalgOp> next;
+      for (linalg::LinalgOp piece : pieces) {
+        SmallVector<linalg::LinalgOp> parts = splitAlong(piece, loops[d], at);
+        if (parts.empty())
+          next.push_back(piece);
+        llvm::append_range(next, parts);
+      }
+      pieces = std::move(next);
+    }
+  }
 }
 
 void registerGpuMappingDialects(DialectRegistry &registry) {

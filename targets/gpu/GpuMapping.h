@@ -57,6 +57,17 @@ struct DispatchNote {
   std::string bound;
 };
 
+/// Register tiles need a thread's tile to divide its loops: an op with a
+/// reduction whose x or y loop (GpuSchedule.h, mappedLoops) is not a
+/// multiple of kPeelMultiple is split (on buffers, after bufferization)
+/// into the part such tiles divide and the rest, one dispatch each: a
+/// 197-row matmul becomes 192 rows and 5. Only ops of at least
+/// kPeelMinIterations iterations (a dispatch costs more than small ones
+/// gain), and only where the rest is the smaller part.
+inline constexpr int64_t kPeelMultiple = 8;
+inline constexpr int64_t kPeelMinIterations = int64_t(1) << 20;
+void peelForRegisterTiles(mlir::func::FuncOp kernel);
+
 /// The Transform-dialect script that maps `kernel` (bufferized) under
 /// `schedule`; tags each of its linalg ops with `ign.gpu_op` for the
 /// script to match. Empty, with `why` set, when an op has no mapping.

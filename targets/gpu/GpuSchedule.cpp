@@ -48,22 +48,6 @@ bool readsInIncreasingOrder(linalg::LinalgOp op) {
   return true;
 }
 
-/// The loops a workgroup grid covers, innermost first: the last parallel
-/// loop (x), and the parallel loops before it that are longer than one
-/// (y, z).
-SmallVector<unsigned, 3> mappedLoops(linalg::LinalgOp op,
-                                     ArrayRef<int64_t> ranges) {
-  SmallVector<unsigned, 3> loops;
-  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  for (unsigned i = iterators.size(); i-- > 0 && loops.size() < 3;) {
-    if (iterators[i] != utils::IteratorType::parallel)
-      continue;
-    if (loops.empty() || ranges[i] > 1)
-      loops.push_back(i);
-  }
-  return loops;
-}
-
 /// Whether every input of `op` misses loop `a` or loop `b`: in a register
 /// tile over the two, each input's loads are shared by several outputs.
 bool sharesLoads(linalg::LinalgOp op, unsigned a, unsigned b) {
@@ -190,6 +174,19 @@ bool splitLoops(linalg::LinalgOp op, ArrayRef<unsigned> loops,
 }
 
 } // namespace
+
+SmallVector<unsigned, 3> mappedLoops(linalg::LinalgOp op,
+                                     ArrayRef<int64_t> ranges) {
+  SmallVector<unsigned, 3> loops;
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (unsigned i = iterators.size(); i-- > 0 && loops.size() < 3;) {
+    if (iterators[i] != utils::IteratorType::parallel)
+      continue;
+    if (loops.empty() || ranges[i] > 1)
+      loops.push_back(i);
+  }
+  return loops;
+}
 
 std::string whyOneThread(linalg::LinalgOp op) {
   if (!readsInIncreasingOrder(op))

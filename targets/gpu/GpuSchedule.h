@@ -93,6 +93,12 @@ struct OpMapping {
 /// loops not spread over threads and each thread's share of those that are.
 int64_t longestThreadLoop(mlir::linalg::LinalgOp op, const OpMapping *mapping);
 
+/// The loops a workgroup grid covers, innermost first: the last parallel
+/// loop (x), and the parallel loops before it that are longer than one
+/// (y, z).
+llvm::SmallVector<unsigned, 3> mappedLoops(mlir::linalg::LinalgOp op,
+                                           llvm::ArrayRef<int64_t> ranges);
+
 /// Why `op` runs as one thread of one workgroup, or "" when a workgroup
 /// grid can cover it: it needs a parallel loop, and every operand must
 /// read every loop in increasing order (linalg's tiling needs that).

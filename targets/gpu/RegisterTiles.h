@@ -13,6 +13,8 @@
 //   the store of one memory location whose address does not change in the
 //   loop become a loop-carried value, loaded before the loop and stored
 //   after it, where nothing else in the loop may touch that location.
+//   Distinct buffers (kernel arguments, allocations, globals) are taken not
+//   to overlap: a launch binds each argument as a buffer of its own.
 //
 //===----------------------------------------------------------------------===//
 

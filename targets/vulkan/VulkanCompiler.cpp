@@ -67,6 +67,7 @@ FailureOr<func::FuncOp> bufferizedCopy(func::FuncOp kernel, ModuleOp module,
     why = "bufferization failed";
     return failure();
   }
+  gpu::peelForRegisterTiles(copy);
   return copy;
 }
 

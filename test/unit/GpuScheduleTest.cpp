@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 
 #include <gtest/gtest.h>
@@ -286,4 +287,32 @@ TEST(GpuCostModel, ModelPicksTheDefault) {
   ign::gpu::GpuSchedule tinyPick = ign::gpu::modelDefaultSchedule(
       tiny.op->getParentOfType<func::FuncOp>(), adaLimits(), ada());
   EXPECT_EQ(tinyPick.knobs(), fixed.knobs());
+}
+
+/// A large op with a reduction whose y loop no register tile divides (197
+/// rows) is split into the rows a tile divides and the rest, one dispatch
+/// each; loops that divide, and small ops, are left whole.
+TEST(GpuSchedule, PeelsRowsNoTileDivides) {
+  MLIRContext ctx;
+  ParsedOp p = parseOp(ctx, R"(
+    func.func @f(%a: memref<197x64xf32>, %b: memref<64x384xf32>, %c: memref<197x384xf32>,
+                 %d: memref<256x64xf32>, %e: memref<256x384xf32>,
+                 %g: memref<13x8xf32>, %h: memref<8x8xf32>, %k: memref<13x8xf32>) {
+      linalg.matmul ins(%a, %b : memref<197x64xf32>, memref<64x384xf32>) outs(%c : memref<197x384xf32>)
+      linalg.matmul ins(%d, %b : memref<256x64xf32>, memref<64x384xf32>) outs(%e : memref<256x384xf32>)
+      linalg.matmul ins(%g, %h : memref<13x8xf32>, memref<8x8xf32>) outs(%k : memref<13x8xf32>)
+      return
+    })");
+  ASSERT_TRUE(p.op);
+  auto kernel = p.op->getParentOfType<func::FuncOp>();
+  ign::gpu::peelForRegisterTiles(kernel);
+  std::vector<SmallVector<int64_t>> ranges;
+  kernel.walk(
+      [&](linalg::LinalgOp op) { ranges.push_back(op.getStaticLoopRanges()); });
+  ASSERT_EQ(ranges.size(), 4u);
+  EXPECT_EQ(ranges[0], (SmallVector<int64_t>{192, 384, 64}));
+  EXPECT_EQ(ranges[1], (SmallVector<int64_t>{5, 384, 64}));
+  EXPECT_EQ(ranges[2], (SmallVector<int64_t>{256, 384, 64}));
+  EXPECT_EQ(ranges[3], (SmallVector<int64_t>{13, 8, 8}));
+  EXPECT_TRUE(succeeded(verify(*p.module)));
 }

@@ -320,6 +320,39 @@ bool peelable(linalg::LinalgOp op, func::FuncOp kernel) {
 
 } // namespace
 
+void splitSmallReductions(func::FuncOp kernel) {
+  SmallVector<linalg::LinalgOp> ops;
+  kernel.walk([&](linalg::LinalgOp op) {
+    if (op.hasPureTensorSemantics() && op.getNumReductionLoops() == 1 &&
+        op.getNumDpsInits() == 1)
+      ops.push_back(op);
+  });
+  IRRewriter rewriter(kernel.getContext());
+  for (linalg::LinalgOp op : ops) {
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    if (llvm::any_of(ranges, ShapedType::isDynamic))
+      continue;
+    int64_t outputs = 1, length = 1;
+    for (auto [range, iterator] :
+         llvm::zip_equal(ranges, op.getIteratorTypesArray()))
+      (iterator == utils::IteratorType::reduction ? length : outputs) *= range;
+    if (length < kSplitMinLength || outputs >= kSplitMaxOutputs)
+      continue;
+    int64_t parts = kSplitMaxParts;
+    while (parts > 1 && (length % parts || length / parts < kSplitMinChunk))
+      parts /= 2;
+    if (parts < 2)
+      continue;
+    unsigned index =
+        cast<ShapedType>(op.getDpsInitOperand(0)->get().getType()).getRank();
+    rewriter.setInsertionPoint(op);
+    (void)linalg::splitReduction(rewriter, op, [&](linalg::LinalgOp) {
+      return linalg::SplitReductionOptions{parts, index,
+                                           /*innerParallel=*/false};
+    });
+  }
+}
+
 void peelForRegisterTiles(func::FuncOp kernel) {
   SmallVector<linalg::LinalgOp> ops;
   kernel.walk([&](linalg::LinalgOp op) {

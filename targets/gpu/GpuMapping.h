@@ -57,6 +57,19 @@ struct DispatchNote {
   std::string bound;
 };
 
+/// A reduction with few outputs gives a GPU few threads (a sum to one
+/// element runs in one): on tensors, before bufferization, each op with
+/// one reduction loop of at least kSplitMinLength iterations and fewer than
+/// kSplitMaxOutputs outputs is split into partial reductions over chunks
+/// (a new parallel loop, innermost: up to kSplitMaxParts chunks of at
+/// least kSplitMinChunk) and an op combining the partials
+/// (linalg::splitReduction; the combiner must be recognized).
+inline constexpr int64_t kSplitMinLength = 1024;
+inline constexpr int64_t kSplitMaxOutputs = 256;
+inline constexpr int64_t kSplitMaxParts = 64;
+inline constexpr int64_t kSplitMinChunk = 64;
+void splitSmallReductions(mlir::func::FuncOp kernel);
+
 /// Register tiles need a thread's tile to divide its loops: an op with a
 /// reduction whose x or y loop (GpuSchedule.h, mappedLoops) is not a
 /// multiple of kPeelMultiple is split (on buffers, after bufferization)

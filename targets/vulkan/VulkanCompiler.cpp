@@ -60,6 +60,7 @@ FailureOr<func::FuncOp> bufferizedCopy(func::FuncOp kernel, ModuleOp module,
     return failure();
   gpu::rewriteReshapesAsViews(copy);
   gpu::fuseElementwiseChains(copy);
+  gpu::splitSmallReductions(copy);
   copyPassedThroughResults(copy);
   PassManager bufferizing(ctx);
   buildKernelBufferizationPipeline(bufferizing);

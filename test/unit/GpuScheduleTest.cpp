@@ -316,3 +316,42 @@ TEST(GpuSchedule, PeelsRowsNoTileDivides) {
   EXPECT_EQ(ranges[3], (SmallVector<int64_t>{13, 8, 8}));
   EXPECT_TRUE(succeeded(verify(*p.module)));
 }
+
+/// A reduction with few outputs over a long loop is split into partial
+/// reductions over chunks (a parallel loop a GPU spreads over threads) and
+/// an op combining them; one with many outputs is left whole.
+TEST(GpuSchedule, SplitsReductionsWithFewOutputs) {
+  MLIRContext ctx;
+  ParsedOp p = parseOp(ctx, R"(
+    #in = affine_map<(d0, d1) -> (d0, d1)>
+    #out = affine_map<(d0, d1) -> (d0)>
+    func.func @f(%a: tensor<8x4096xf32>, %i: tensor<8xf32>,
+                 %b: tensor<512x4096xf32>, %j: tensor<512xf32>) -> (tensor<8xf32>, tensor<512xf32>) {
+      %0 = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]}
+          ins(%a : tensor<8x4096xf32>) outs(%i : tensor<8xf32>) {
+      ^bb0(%x: f32, %acc: f32):
+        %s = arith.addf %x, %acc : f32
+        linalg.yield %s : f32
+      } -> tensor<8xf32>
+      %1 = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction"]}
+          ins(%b : tensor<512x4096xf32>) outs(%j : tensor<512xf32>) {
+      ^bb0(%x: f32, %acc: f32):
+        %s = arith.addf %x, %acc : f32
+        linalg.yield %s : f32
+      } -> tensor<512xf32>
+      return %0, %1 : tensor<8xf32>, tensor<512xf32>
+    })");
+  ASSERT_TRUE(p.op);
+  auto kernel = p.op->getParentOfType<func::FuncOp>();
+  ign::gpu::splitSmallReductions(kernel);
+  std::vector<SmallVector<int64_t>> ranges;
+  kernel.walk([&](linalg::GenericOp op) {
+    ranges.push_back(op.getStaticLoopRanges());
+  });
+  ASSERT_EQ(ranges.size(), 3u);
+  // 64 chunks of 64, the chunk loop innermost among the parallel ones.
+  EXPECT_EQ(ranges[0], (SmallVector<int64_t>{8, 64, 64}));
+  EXPECT_EQ(ranges[1], (SmallVector<int64_t>{8, 64})); // the partials combined
+  EXPECT_EQ(ranges[2], (SmallVector<int64_t>{512, 4096}));
+  EXPECT_TRUE(succeeded(verify(*p.module)));
+}

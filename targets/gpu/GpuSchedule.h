@@ -42,6 +42,9 @@ struct ChipLimits {
   /// Buffers one dispatch may bind (Vulkan's
   /// maxPerStageDescriptorStorageBuffers).
   int64_t maxStorageBuffers = 32;
+  /// Bytes one bound buffer may span (Vulkan's maxStorageBufferRange; its
+  /// guaranteed minimum, 128 MiB, unless the chip says more).
+  int64_t maxStorageBufferBytes = int64_t(1) << 27;
   /// Iterations after which the driver stops a loop (0: none). Mesa's
   /// lavapipe ends every shader loop after 65535 (gallivm's guard against
   /// endless loops): a longer one silently computes a wrong result.

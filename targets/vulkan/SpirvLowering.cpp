@@ -45,12 +45,6 @@ namespace ign::vulkan {
 
 namespace {
 
-/// Bytes of a buffer of `type` as SPIR-V stores it (booleans as bytes).
-int64_t storageBytes(MemRefType type) {
-  int64_t bits = type.getElementType().getIntOrFloatBitWidth();
-  return type.getNumElements() * std::max<int64_t>(1, (bits + 7) / 8);
-}
-
 std::optional<int64_t> constantOf(Value v) {
   return getConstantIntValue(getAsOpFoldResult(v));
 }
@@ -322,6 +316,11 @@ LogicalResult convertModule(mlir::gpu::GPUModuleOp gpuModule) {
 }
 
 } // namespace
+
+int64_t storageBytes(MemRefType type) {
+  int64_t bits = type.getElementType().getIntOrFloatBitWidth();
+  return type.getNumElements() * std::max<int64_t>(1, (bits + 7) / 8);
+}
 
 FailureOr<SpirvKernel> lowerToSpirv(ModuleOp module, func::FuncOp kernel,
                                     llvm::StringRef targetEnv,

@@ -49,6 +49,10 @@ struct SpirvKernel {
 /// `module`) to SPIR-V for the target environment `targetEnv`
 /// (#spirv.target_env text). `kernel` and its gpu.modules are consumed.
 /// Failure with `why` set.
+/// Bytes of a buffer of static `type` as SPIR-V stores it (booleans as
+/// bytes).
+int64_t storageBytes(mlir::MemRefType type);
+
 mlir::FailureOr<SpirvKernel> lowerToSpirv(mlir::ModuleOp module,
                                           mlir::func::FuncOp kernel,
                                           llvm::StringRef targetEnv,

@@ -43,7 +43,7 @@ std::vector<VulkanChip> presets() {
   // Storage buffers per stage: the mobile presets assume 24 (what Android's
   // baseline profiles guarantee, not a measured driver's figure); desktop
   // drivers report millions.
-  return {
+  std::vector<VulkanChip> chips = {
       preset("mali-g710", "Arm Mali-G710 MC10 (mobile)", false, 16, 512, 32768,
              24, 10, 850, 1088, 51.2),
       preset("adreno-740", "Qualcomm Adreno 740 (mobile)", false, 64, 1024,
@@ -53,6 +53,13 @@ std::vector<VulkanChip> presets() {
       preset("nvidia-vulkan", "NVIDIA Ada, GeForce RTX 4090 (desktop)", true,
              32, 1024, 49152, 1 << 20, 128, 2520, 82600, 1008),
   };
+  // Bytes a bound buffer may span: desktop drivers report 4 GiB - 1; the
+  // mobile ones are assumed to give Vulkan's guaranteed 128 MiB (ChipLimits'
+  // default), as lavapipe does.
+  for (VulkanChip &c : chips)
+    if (c.name == "rdna3" || c.name == "nvidia-vulkan")
+      c.limits.maxStorageBufferBytes = (int64_t(1) << 32) - 1;
+  return chips;
 }
 
 /// The probed device's limits (the driver's VulkanDevice.h).
@@ -67,6 +74,7 @@ std::optional<VulkanChip> probedChip(std::string name, std::string &why) {
   c.limits.maxInvocations = info.maxInvocations;
   c.limits.sharedMemoryBytes = info.maxSharedMemoryBytes;
   c.limits.maxStorageBuffers = info.maxStorageBuffersPerStage;
+  c.limits.maxStorageBufferBytes = info.maxStorageBufferRange;
   for (int i = 0; i < 3; ++i) {
     c.limits.maxWorkgroupSize[i] = info.maxWorkgroupSize[i];
     c.limits.maxWorkgroupCount[i] = info.maxWorkgroupCount[i];

@@ -137,6 +137,47 @@ std::string scheduleJson(const gpu::GpuSchedule &schedule,
   return j.dump();
 }
 
+/// Bytes of each argument of `kernel` (bufferized) as SPIR-V stores it.
+std::vector<int64_t> argumentBytes(func::FuncOp kernel) {
+  std::vector<int64_t> bytes;
+  for (Type t : kernel.getArgumentTypes()) {
+    auto m = dyn_cast<MemRefType>(t);
+    bytes.push_back(m && m.hasStaticShape() ? storageBytes(m) : 0);
+  }
+  return bytes;
+}
+
+/// Whether every dispatch binds at most the chip's buffers per stage, each
+/// within the bytes a binding may span (else the kernel runs on the host:
+/// the driver would refuse it at run time).
+bool withinBufferLimits(const std::vector<int64_t> &argBytes,
+                        const SpirvKernel &spirv, const gpu::ChipLimits &limits,
+                        std::string &why) {
+  for (const SpirvDispatch &d : spirv.dispatches) {
+    if (int64_t(d.bindings.size()) > limits.maxStorageBuffers) {
+      why = "a dispatch binds " + std::to_string(d.bindings.size()) +
+            " buffers, more than the chip's " +
+            std::to_string(limits.maxStorageBuffers) + " per stage";
+      return false;
+    }
+    for (const Binding &b : d.bindings) {
+      int64_t bytes = b.kind == Binding::Scratch ? spirv.scratchBytes[b.index]
+                      : b.kind == Binding::Const
+                          ? int64_t(spirv.constants[b.index].size())
+                      : size_t(b.index) < argBytes.size() ? argBytes[b.index]
+                                                          : 0;
+      if (bytes > limits.maxStorageBufferBytes) {
+        why = "a buffer of " + std::to_string(bytes) +
+              " bytes, more than the " +
+              std::to_string(limits.maxStorageBufferBytes) +
+              " one binding of the chip may span";
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 /// The chip's public numbers for the analytical model (a preset's; the
 /// probed device has none, lavapipe nominal ones).
 gpu::ChipNumbers chipNumbers(const VulkanChip &chip) {
@@ -218,17 +259,14 @@ FailureOr<CompiledKernel> compileVulkanKernel(func::FuncOp kernel,
     appendReplay(*module, script, *replay);
   if (failed(gpu::mapKernelToGpu(*module, *copy, script, why)))
     return failure();
+  // Read before the lowering, which rewrites the function.
+  std::vector<int64_t> argBytes = argumentBytes(*copy);
   FailureOr<SpirvKernel> spirv =
       lowerToSpirv(*module, *copy, spirvTargetEnv(chip), why);
   if (failed(spirv))
     return failure();
-  for (const SpirvDispatch &d : spirv->dispatches)
-    if (int64_t(d.bindings.size()) > chip.limits.maxStorageBuffers) {
-      why = "a dispatch binds " + std::to_string(d.bindings.size()) +
-            " buffers, more than the chip's " +
-            std::to_string(chip.limits.maxStorageBuffers) + " per stage";
-      return failure();
-    }
+  if (!withinBufferLimits(argBytes, *spirv, chip.limits, why))
+    return failure();
   CompiledKernel out;
   out.deviceJson = spirv->descriptorJson(out.blob);
   out.scheduleJson = scheduleJson(schedule, *spirv, notes, out.predictedMs);

@@ -8,7 +8,7 @@ every Vulkan bundle's outputs are checked against the host's (relative L2).
 Lavapipe's figures say how ignc's GPU kernels run on lavapipe, not how they
 would on a GPU: a record, not a goal against other systems.
 
-  python3 benchmarks/vulkan_record.py [--models small|zoo|all] [--tune-time 60s]
+  python3 benchmarks/vulkan_record.py [--models small|zoo|all|wide] [--tune-time 60s]
       [--repeat 10] [--before-ignc OLD/build/bin/ignc] [--out FILE.md] [--csv FILE.csv]
 
 --tune-time 0 skips tuning. --before-ignc adds another build's default Vulkan
@@ -27,6 +27,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from latency_vs_ort import models, shape_args  # noqa: E402
+from gpu_presets_zoo import zoo_models  # noqa: E402
 
 
 def run(cmd):
@@ -114,13 +115,16 @@ def tuning(args):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--ignc", default=os.path.join(HERE, "..", "build", "bin", "ignc"))
-    p.add_argument("--models", default="small", choices=["small", "zoo", "all"])
+    p.add_argument("--models", default="small", choices=["small", "zoo", "all", "wide"],
+                   help="wide: the cached wide zoo (benchmarks/models/wide_zoo.py's "
+                        "manifest) and the zoo's two large models")
     p.add_argument("--zoo-dir", default=os.path.expanduser("~/.cache/ignc-zoo"))
     p.add_argument("--tune-time", default="60s")
     p.add_argument("--repeat", type=int, default=10)
     p.add_argument("--rounds", type=int, default=1,
                    help="interleaved rounds of the Vulkan bundles (median kept)")
     p.add_argument("--before-ignc", help="another ignc build: its default bundles side by side")
+    p.add_argument("--only", help="comma-separated model names")
     p.add_argument("--out")
     p.add_argument("--csv")
     args = p.parse_args()
@@ -131,7 +135,12 @@ def main():
     device = [l for l in listing.splitlines() if "--chip device" in l][0].split("device:")[-1].strip()
     work = tempfile.mkdtemp(prefix="ignc-vulkan-")
     rows = []
-    for name, path, shapes in models(args.models, args.zoo_dir):
+    chosen = (zoo_models(args.zoo_dir) if args.models == "wide"
+              else models(args.models, args.zoo_dir))
+    only = set(args.only.split(",")) if args.only else None
+    for name, path, shapes in chosen:
+        if only and name not in only:
+            continue
         try:
             rows.append(record(args, name, path, shapes, work))
         except RuntimeError as e:

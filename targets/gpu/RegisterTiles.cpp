@@ -187,9 +187,9 @@ SmallVector<Access> hoistable(scf::ForOp loop) {
     if (accesses.unsafe.contains(root))
       continue;
     bool written = llvm::any_of(locations, [](Access &a) { return a.store; });
-    bool oneView = llvm::all_of(locations, [&](Access &a) {
-      return a.memref == locations.front().memref;
-    });
+    Value first = locations.front().memref;
+    bool oneView = llvm::all_of(
+        locations, [first](Access &a) { return a.memref == first; });
     if (written && !oneView)
       continue;
     bool distinct = true;

@@ -321,7 +321,7 @@ int64_t haloBytes(linalg::LinalgOp op, AffineMap map, Value v,
   for (auto [r, expr] : llvm::enumerate(map.getResults())) {
     if (isa<AffineDimExpr>(expr) || type.getDimSize(r) == 0 ||
         llvm::none_of(loops,
-                      [&](unsigned l) { return expr.isFunctionOfDim(l); }))
+                      [e = expr](unsigned l) { return e.isFunctionOfDim(l); }))
       continue;
     int64_t overlap = 0;
     for (unsigned e = 0; e < ranges.size(); ++e)

@@ -138,6 +138,11 @@ def main():
     chosen = (zoo_models(args.zoo_dir) if args.models == "wide"
               else models(args.models, args.zoo_dir))
     only = set(args.only.split(",")) if args.only else None
+    chosen = list(chosen)
+    if only and only - {name for name, _, _ in chosen}:
+        print("error: --only names no model of --models " + args.models + ": " +
+              ", ".join(sorted(only - {name for name, _, _ in chosen})))
+        return 2
     for name, path, shapes in chosen:
         if only and name not in only:
             continue

@@ -231,7 +231,7 @@ private:
   /// Marks `epoch` most recently used; frees the least recently used
   /// bundle's copies beyond kMaxWeightBundles.
   void touch(VulkanContext &ctx, uint64_t epoch) {
-    llvm_erase(epochs_, epoch);
+    eraseValue(epochs_, epoch);
     epochs_.push_back(epoch);
     if (epochs_.size() > kMaxWeightBundles)
       release(ctx, epochs_.front());
@@ -245,10 +245,10 @@ private:
       } else {
         ++it;
       }
-    llvm_erase(epochs_, epoch);
+    eraseValue(epochs_, epoch);
   }
 
-  template <typename T> static void llvm_erase(std::vector<T> &v, T x) {
+  template <typename T> static void eraseValue(std::vector<T> &v, T x) {
     v.erase(std::remove(v.begin(), v.end(), x), v.end());
   }
 

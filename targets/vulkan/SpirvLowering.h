@@ -12,6 +12,8 @@
 #ifndef IGN_TARGETS_VULKAN_SPIRVLOWERING_H
 #define IGN_TARGETS_VULKAN_SPIRVLOWERING_H
 
+#include "GpuLaunches.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -23,10 +25,7 @@ namespace ign::vulkan {
 
 /// What one descriptor-set binding of a dispatch holds: a kernel argument,
 /// a scratch buffer of the kernel, or one of its constants.
-struct Binding {
-  enum Kind { Arg, Scratch, Const } kind = Arg;
-  int64_t index = 0;
-};
+using gpu::Binding;
 
 struct SpirvDispatch {
   std::string entry;
@@ -49,10 +48,6 @@ struct SpirvKernel {
 /// `module`) to SPIR-V for the target environment `targetEnv`
 /// (#spirv.target_env text). `kernel` and its gpu.modules are consumed.
 /// Failure with `why` set.
-/// Bytes of a buffer of static `type` as SPIR-V stores it (booleans as
-/// bytes).
-int64_t storageBytes(mlir::MemRefType type);
-
 mlir::FailureOr<SpirvKernel> lowerToSpirv(mlir::ModuleOp module,
                                           mlir::func::FuncOp kernel,
                                           llvm::StringRef targetEnv,

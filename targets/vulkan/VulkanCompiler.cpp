@@ -9,19 +9,12 @@
 
 #include "VulkanCompiler.h"
 
-#include "GpuMapping.h"
+#include "GpuCompile.h"
 #include "SpirvLowering.h"
 
-#include "ign/Conversion/KernelBufferization.h"
-
-#include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
 
 #include "llvm/Support/FormatVariadic.h"
-
-#include <nlohmann/json.hpp>
 
 using namespace mlir;
 
@@ -36,60 +29,6 @@ bool storable(Type t, const VulkanChip &chip) {
   return i && llvm::is_contained({1u, 8u, 16u, 32u, 64u}, i.getWidth());
 }
 
-/// The kernel after the reference lowering and bufferization, in a module
-/// of its own: arguments read-only, results as out-parameters.
-FailureOr<func::FuncOp> bufferizedCopy(func::FuncOp kernel, ModuleOp module,
-                                       std::string &why) {
-  MLIRContext *ctx = kernel.getContext();
-  OpBuilder b(ctx);
-  b.setInsertionPointToEnd(module.getBody());
-  auto copy = cast<func::FuncOp>(b.clone(*kernel));
-  copy.setPublic();
-  for (unsigned i = 0; i < copy.getNumArguments(); ++i)
-    copy.setArgAttr(i, "bufferization.writable", b.getBoolAttr(false));
-  PassManager lowering(ctx);
-  buildKernelLoweringPipeline(lowering);
-  if (failed(lowering.run(module))) {
-    why = "the reference lowering failed";
-    return failure();
-  }
-  // A recurrent cell's steps, each a few dispatches: up to 64 steps of a
-  // 16-op LSTM cell (longer sequences stay on the host until the steps
-  // run as one persistent kernel).
-  if (failed(gpu::unrollRecurrences(copy, /*maxOps=*/1024, why)))
-    return failure();
-  gpu::rewriteReshapesAsViews(copy);
-  gpu::fuseElementwiseChains(copy);
-  gpu::splitSmallReductions(copy);
-  copyPassedThroughResults(copy);
-  PassManager bufferizing(ctx);
-  buildKernelBufferizationPipeline(bufferizing);
-  if (failed(bufferizing.run(module))) {
-    why = "bufferization failed";
-    return failure();
-  }
-  gpu::peelForRegisterTiles(copy);
-  return copy;
-}
-
-/// The kernel's module with its mapping script inside, as
-/// `ign-opt --transform-interpreter` reads it; inputs are `// -----`
-/// separated.
-void appendReplay(ModuleOp module, llvm::StringRef script,
-                  std::string &replay) {
-  OwningOpRef<ModuleOp> transforms =
-      parseSourceString<ModuleOp>(script, module.getContext());
-  if (!transforms)
-    return;
-  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
-  copy->getBody()->push_back(transforms.release());
-  llvm::raw_string_ostream os(replay);
-  if (!replay.empty())
-    os << "// -----\n";
-  copy->print(os);
-  os << "\n";
-}
-
 std::string summaryOf(const SpirvKernel &k) {
   const SpirvDispatch &d = k.dispatches.front();
   return llvm::formatv("vulkan, {0} dispatch{1}, first {2}x{3}x{4} groups of "
@@ -99,52 +38,6 @@ std::string summaryOf(const SpirvKernel &k) {
                        d.groups[1], d.groups[2], d.local[0], d.local[1],
                        d.local[2])
       .str();
-}
-
-/// The kernel's schedule as `ignc inspect` shows it: knobs, and per
-/// dispatch its workgroup grid and size, why it runs as one thread, its
-/// register tile's outputs per thread and the analytical model's predicted
-/// time (one dispatch per op, in order); `predicted` receives their sum.
-/// No dispatch stages data in shared memory yet.
-std::string scheduleJson(const gpu::GpuSchedule &schedule,
-                         const SpirvKernel &spirv,
-                         const std::vector<gpu::DispatchNote> &notes,
-                         std::optional<double> &predicted) {
-  nlohmann::json knobs;
-  for (auto &[name, value] : schedule.knobs())
-    knobs[name] = value;
-  nlohmann::json dispatches = nlohmann::json::array();
-  bool noted = notes.size() == spirv.dispatches.size();
-  for (auto [i, d] : llvm::enumerate(spirv.dispatches)) {
-    nlohmann::json entry = {{"groups", d.groups}, {"local", d.local}};
-    if (noted && !notes[i].oneThread.empty())
-      entry["one_thread"] = notes[i].oneThread;
-    if (noted && notes[i].registerOutputs > 0)
-      entry["register_tile"] = notes[i].registerOutputs;
-    if (noted && notes[i].predictedMs) {
-      entry["predicted_ms"] = *notes[i].predictedMs;
-      entry["bound"] = notes[i].bound;
-      predicted = predicted.value_or(0) + *notes[i].predictedMs;
-    }
-    dispatches.push_back(entry);
-  }
-  nlohmann::json j = {{"kind", "gpu"},
-                      {"knobs", knobs},
-                      {"shared_bytes", 0},
-                      {"dispatches", dispatches}};
-  if (predicted)
-    j["predicted_ms"] = *predicted;
-  return j.dump();
-}
-
-/// Bytes of each argument of `kernel` (bufferized) as SPIR-V stores it.
-std::vector<int64_t> argumentBytes(func::FuncOp kernel) {
-  std::vector<int64_t> bytes;
-  for (Type t : kernel.getArgumentTypes()) {
-    auto m = dyn_cast<MemRefType>(t);
-    bytes.push_back(m && m.hasStaticShape() ? storageBytes(m) : 0);
-  }
-  return bytes;
 }
 
 /// Whether every dispatch binds at most the chip's buffers per stage, each
@@ -178,34 +71,31 @@ bool withinBufferLimits(const std::vector<int64_t> &argBytes,
   return true;
 }
 
-/// The chip's public numbers for the analytical model (a preset's; the
-/// probed device has none, lavapipe nominal ones).
-gpu::ChipNumbers chipNumbers(const VulkanChip &chip) {
-  gpu::ChipNumbers n;
-  n.computeUnits = chip.computeUnits;
-  n.clockMHz = chip.clockMHz;
-  n.peakGflops = chip.peakGflops;
-  n.bandwidthGBs = chip.bandwidthGBs;
-  return n;
+/// The chip as the GPU layer sees it: its limits, and the public numbers
+/// for the analytical model (a preset's; the probed device has none,
+/// lavapipe nominal ones).
+gpu::GpuChip gpuChip(const VulkanChip &chip) {
+  gpu::GpuChip g;
+  g.limits = chip.limits;
+  g.numbers.computeUnits = chip.computeUnits;
+  g.numbers.clockMHz = chip.clockMHz;
+  g.numbers.peakGflops = chip.peakGflops;
+  g.numbers.bandwidthGBs = chip.bandwidthGBs;
+  return g;
+}
+
+std::vector<gpu::LaunchShape> launchShapes(const SpirvKernel &spirv) {
+  std::vector<gpu::LaunchShape> shapes;
+  for (const SpirvDispatch &d : spirv.dispatches)
+    shapes.push_back({d.groups, d.local});
+  return shapes;
 }
 
 } // namespace
 
 search::Schedule defaultVulkanKnobs(func::FuncOp kernel,
                                     const VulkanChip &chip) {
-  gpu::ChipNumbers numbers = chipNumbers(chip);
-  gpu::GpuSchedule fixed = gpu::defaultGpuSchedule(chip.limits);
-  if (!numbers.known())
-    return fixed.knobs();
-  MLIRContext *ctx = kernel.getContext();
-  gpu::prepareGpuContext(ctx);
-  ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
-  OwningOpRef<ModuleOp> module = ModuleOp::create(kernel.getLoc());
-  std::string why;
-  FailureOr<func::FuncOp> copy = bufferizedCopy(kernel, *module, why);
-  if (failed(copy))
-    return fixed.knobs();
-  return gpu::modelDefaultSchedule(*copy, chip.limits, numbers).knobs();
+  return gpu::defaultKnobs(kernel, gpuChip(chip));
 }
 
 bool hasVulkanTypes(func::FuncOp kernel, const VulkanChip &chip,
@@ -229,47 +119,23 @@ FailureOr<CompiledKernel> compileVulkanKernel(func::FuncOp kernel,
                                               const VulkanChip &chip,
                                               std::string &why,
                                               std::string *replay) {
-  MLIRContext *ctx = kernel.getContext();
-  gpu::prepareGpuContext(ctx);
-  std::string diagnostics;
-  ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &d) {
-    if (d.getSeverity() == DiagnosticSeverity::Error && diagnostics.empty())
-      diagnostics = d.str();
-    return success();
-  });
-  OwningOpRef<ModuleOp> module = ModuleOp::create(kernel.getLoc());
-  FailureOr<func::FuncOp> copy = bufferizedCopy(kernel, *module, why);
-  if (failed(copy)) {
-    why += diagnostics.empty() ? "" : ": " + diagnostics;
+  FailureOr<gpu::MappedKernel> mapped =
+      gpu::mapKernelCopy(kernel, tuned, gpuChip(chip), why, replay);
+  if (failed(mapped))
     return failure();
-  }
-  gpu::ChipNumbers numbers = chipNumbers(chip);
-  // Untuned: the model's pick where the chip has numbers.
-  gpu::GpuSchedule schedule =
-      tuned || !numbers.known()
-          ? gpu::scheduleFromKnobs(tuned, chip.limits)
-          : gpu::modelDefaultSchedule(*copy, chip.limits, numbers);
-  std::vector<gpu::DispatchNote> notes;
-  std::string script =
-      gpu::buildTransformScript(*copy, schedule, chip.limits, why, notes,
-                                numbers.known() ? &numbers : nullptr);
-  if (script.empty())
-    return failure();
-  if (replay)
-    appendReplay(*module, script, *replay);
-  if (failed(gpu::mapKernelToGpu(*module, *copy, script, why)))
-    return failure();
-  // Read before the lowering, which rewrites the function.
-  std::vector<int64_t> argBytes = argumentBytes(*copy);
   FailureOr<SpirvKernel> spirv =
-      lowerToSpirv(*module, *copy, spirvTargetEnv(chip), why);
+      lowerToSpirv(*mapped->module, mapped->kernel, spirvTargetEnv(chip), why);
   if (failed(spirv))
     return failure();
-  if (!withinBufferLimits(argBytes, *spirv, chip.limits, why))
+  if (!withinBufferLimits(gpu::argumentBytes(mapped->argumentTypes), *spirv,
+                          chip.limits, why))
     return failure();
   CompiledKernel out;
   out.deviceJson = spirv->descriptorJson(out.blob);
-  out.scheduleJson = scheduleJson(schedule, *spirv, notes, out.predictedMs);
+  // No dispatch stages data in shared memory yet.
+  out.scheduleJson =
+      gpu::scheduleJson(mapped->schedule, launchShapes(*spirv), mapped->notes,
+                        /*sharedBytes=*/0, out.predictedMs);
   out.summary = summaryOf(*spirv);
   if (out.predictedMs) // a prediction, never a measurement
     out.summary += llvm::formatv(", predicted {0:f3} ms", *out.predictedMs);

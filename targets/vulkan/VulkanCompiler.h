@@ -12,6 +12,8 @@
 
 #include "VulkanChips.h"
 
+#include "GpuTarget.h"
+
 #include "ign/Search/ScheduleSpace.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -21,13 +23,10 @@
 
 namespace ign::vulkan {
 
-struct CompiledKernel {
-  std::string deviceJson;   // the manifest's "device" object
-  std::string blob;         // the SPIR-V modules it indexes
-  std::string scheduleJson; // {"kind": "gpu", "knobs": {...}, ...}
-  std::string summary;      // one line for -v
-  /// The analytical model's time of all its dispatches, where the chip
-  /// has numbers (the presets).
+/// The descriptor, the SPIR-V modules its blob holds, the schedule and a
+/// line for -v; and the analytical model's time of all its dispatches,
+/// where the chip has numbers (the presets).
+struct CompiledKernel : gpu::DeviceKernel {
   std::optional<double> predictedMs;
 };
 

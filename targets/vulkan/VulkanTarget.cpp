@@ -13,12 +13,12 @@
 #include "VulkanCompiler.h"
 #include "VulkanDevice.h"
 
+#include "GpuTarget.h"
+
 #include "ign/Target/TargetRegistry.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/xxhash.h"
-
-#include <cmath>
 
 namespace ign::vulkan {
 
@@ -37,70 +37,17 @@ VulkanChip chipOf(const target::TargetConfig &config) {
   return chip ? *chip : VulkanChip();
 }
 
-/// Features of a GPU schedule of a task: its size, then every knob.
-std::vector<float> gpuFeatures(const KernelSummary &summary,
-                               const search::Schedule &s) {
-  auto lg = [](double v) { return float(std::log2(1.0 + v)); };
-  std::vector<float> f = {lg(double(summary.flops)),
-                          lg(double(summary.bytesRead + summary.bytesWritten))};
-  for (const char *knob :
-       {gpu::kThreadsX, gpu::kThreadsY, gpu::kElemsX, gpu::kElemsY}) {
-    auto it = s.find(knob);
-    f.push_back(lg(double(it == s.end() ? 0 : it->second)));
-  }
-  return f;
+/// The model's time of `kernel` under `s` on a preset, compiled as a
+/// bundle would be (gpu::PredictedRunner's Predict).
+mlir::FailureOr<std::optional<double>>
+predictOnPreset(mlir::func::FuncOp kernel, const search::Schedule &s,
+                const VulkanChip &chip, std::string &why) {
+  mlir::FailureOr<CompiledKernel> compiled =
+      compileVulkanKernel(kernel, &s, chip, why);
+  if (failed(compiled))
+    return mlir::failure();
+  return compiled->predictedMs;
 }
-
-/// What a predicted record says of itself (its message).
-constexpr const char *kPredicted =
-    "predicted by the analytical GPU model (targets/gpu/GpuCostModel.h); "
-    "not run";
-
-/// Ranks a preset's candidates without a device: each is compiled as a
-/// bundle would be and its dispatches' predicted times summed. Records are
-/// Ok with no runs and say they are predictions.
-class PredictedRunner : public target::Runner {
-public:
-  PredictedRunner(std::vector<mlir::func::FuncOp> kernels, VulkanChip chip)
-      : kernels_(std::move(kernels)), chip_(std::move(chip)) {}
-
-  std::vector<search::TuningRecord>
-  run(size_t task, const std::vector<search::Schedule> &schedules) override {
-    std::vector<search::TuningRecord> records;
-    for (const search::Schedule &s : schedules)
-      records.push_back(predict(kernels_[task], s));
-    return records;
-  }
-  /// The whole chip runs each candidate (the report's peak is the chip's).
-  int threads() const override {
-    return int(std::max<int64_t>(1, chip_.computeUnits));
-  }
-  bool predicts() const override { return true; }
-
-private:
-  search::TuningRecord predict(mlir::func::FuncOp kernel,
-                               const search::Schedule &s) const {
-    search::TuningRecord r;
-    std::string why;
-    mlir::FailureOr<CompiledKernel> compiled =
-        compileVulkanKernel(kernel, &s, chip_, why);
-    if (failed(compiled)) {
-      r.status = search::Status::BuildError;
-      r.message = why;
-    } else if (!compiled->predictedMs) {
-      r.status = search::Status::Error;
-      r.message = "the chip has no numbers for the analytical model";
-    } else {
-      r.status = search::Status::Ok;
-      r.medianNs = r.minNs = r.p90Ns = *compiled->predictedMs * 1e6;
-      r.message = kPredicted;
-    }
-    return r;
-  }
-
-  std::vector<mlir::func::FuncOp> kernels_;
-  VulkanChip chip_;
-};
 
 class VulkanTarget : public target::Target {
 public:
@@ -186,22 +133,15 @@ mlir::LogicalResult VulkanTarget::compileKernels(
   if (!chip)
     return module.emitError(why);
   contents.chip = options.config.chip;
-  for (target::PlacedKernel &k : kernels) {
-    why.clear();
-    auto compiled =
-        compileVulkanKernel(k.kernel, k.tuned, *chip, why, options.lowLevelIR);
-    if (failed(compiled)) {
-      k.declined = true;
-      if (options.log)
-        options.log(k.spec->name + ": host (" + why + ")");
-      continue;
-    }
-    if (options.log)
-      options.log(k.spec->name + ": " + compiled->summary);
-    target::placeOnDevice(*k.spec, name(), std::move(compiled->deviceJson),
-                          std::move(compiled->blob),
-                          std::move(compiled->scheduleJson));
-  }
+  gpu::placeKernels(kernels, options, name(),
+                    [&](target::PlacedKernel &k, std::string &why)
+                        -> mlir::FailureOr<gpu::DeviceKernel> {
+                      auto c = compileVulkanKernel(k.kernel, k.tuned, *chip,
+                                                   why, options.lowLevelIR);
+                      if (failed(c))
+                        return mlir::failure();
+                      return gpu::DeviceKernel(std::move(*c));
+                    });
   return mlir::success();
 }
 
@@ -212,14 +152,10 @@ VulkanTarget::createRunner(const std::vector<const target::TaskModule *> &tasks,
   VulkanChip chip = chipOf(config);
   if (!chip.runsHere) {
     // A preset: the analytical model ranks what cannot be measured.
-    std::vector<mlir::func::FuncOp> kernels;
-    for (const target::TaskModule *t : tasks)
-      kernels.push_back(mlir::ModuleOp(t->module.get())
-                            .lookupSymbol<mlir::func::FuncOp>(t->summary.name));
-    if (llvm::is_contained(kernels, mlir::func::FuncOp()))
-      return nullptr;
-    return std::make_unique<PredictedRunner>(std::move(kernels),
-                                             std::move(chip));
+    return gpu::predictedRunner(
+        tasks, chip.computeUnits,
+        [chip](mlir::func::FuncOp k, const search::Schedule &s,
+               std::string &why) { return predictOnPreset(k, s, chip, why); });
   }
   // The host's worker processes; they build for this target (the
   // context's target arguments name it) and run on the Vulkan device.
@@ -247,18 +183,9 @@ VulkanTarget::tuningTask(const target::TaskModule &task,
                          const target::TargetConfig &config,
                          const target::RunnerContext &) const {
   VulkanChip chip = chipOf(config);
-  target::TuningTask t;
-  t.description = llvm::join(task.summary.opShapes, "; ");
-  t.space = gpu::gpuScheduleSpace(chip.limits);
-  // The search's default is what an untuned compile picks.
-  if (auto kernel = mlir::ModuleOp(task.module.get())
-                        .lookupSymbol<mlir::func::FuncOp>(task.summary.name))
-    t.space.defaults = defaultVulkanKnobs(kernel, chip);
-  KernelSummary summary = task.summary;
-  t.features = [summary](const search::Schedule &s) {
-    return gpuFeatures(summary, s);
-  };
-  return t;
+  return gpu::tuningTask(task, chip.limits, [&](mlir::func::FuncOp kernel) {
+    return defaultVulkanKnobs(kernel, chip);
+  });
 }
 
 } // namespace

@@ -9,7 +9,7 @@
 #ifndef IGN_TARGETS_VULKAN_VULKANDESCRIPTOR_H
 #define IGN_TARGETS_VULKAN_VULKANDESCRIPTOR_H
 
-#include "ign/Runtime/ignrt.h"
+#include "DeviceDescriptor.h"
 
 #include <cstdint>
 #include <string>
@@ -19,17 +19,11 @@ namespace ign::vulkan {
 
 struct VulkanDeviceInfo;
 
-/// What descriptor set 0, binding k of a dispatch holds: a kernel
-/// argument, a scratch buffer or one of the kernel's constants.
-struct Binding {
-  enum Kind { Arg, Scratch, Const } kind = Arg;
-  size_t index = 0; // into the call's arguments, scratch or constants
-};
-
-/// A constant buffer's bytes: a slice of the blob.
-struct ConstantSlice {
-  size_t offset = 0, bytes = 0;
-};
+/// What descriptor set 0, binding k of a dispatch holds (a kernel
+/// argument, a scratch buffer or one of the kernel's constants), and a
+/// constant buffer's bytes: a slice of the blob.
+using gpu::rt::Binding;
+using ConstantSlice = gpu::rt::BlobSlice;
 
 /// What the driver needs to know about one dispatch's SPIR-V module.
 struct SpirvSummary {

@@ -33,25 +33,6 @@ std::mutex &driverMutex() {
   return *m;
 }
 
-uint64_t fnv1a(const void *data, size_t n, uint64_t h) {
-  const unsigned char *p = static_cast<const unsigned char *>(data);
-  for (size_t i = 0; i < n; ++i)
-    h = (h ^ p[i]) * 0x100000001b3ull;
-  return h;
-}
-
-/// The kernel's name and a hash of its descriptor and blob: a later bundle
-/// may reuse a freed blob's address or a kernel name for other code.
-std::string cacheKey(const ignrt_device_call &call) {
-  const char *text = call.descriptor ? call.descriptor : "";
-  uint64_t h = fnv1a(text, std::strlen(text) + 1, 0xcbf29ce484222325ull);
-  h = fnv1a(&call.blob_bytes, sizeof call.blob_bytes, h);
-  h = fnv1a(call.blob, call.blob_bytes, h);
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return std::string(call.kernel ? call.kernel : "") + '\n' + hex;
-}
-
 class KernelCache {
 public:
   CachedKernel *find(const std::string &key) {
@@ -94,7 +75,7 @@ KernelCache &kernelCache() {
 
 CachedKernel *getKernel(VulkanContext &ctx, const ignrt_device_call &call,
                         const KernelDescriptor &desc, std::string &why) {
-  std::string key = cacheKey(call);
+  std::string key = gpu::rt::kernelCacheKey(call);
   if (CachedKernel *kernel = kernelCache().find(key))
     return kernel;
   auto kernel = std::make_unique<CachedKernel>();
@@ -266,10 +247,8 @@ bool runLocked(const ignrt_device_call &call, ignrt_device_stats &stats,
 int vulkanDriver(void *, const ignrt_device_call *call,
                  ignrt_device_stats *stats, char *error, size_t errorSize) {
   std::string message;
-  int rc = runVulkanCall(*call, *stats, message);
-  if (rc && error && errorSize)
-    std::snprintf(error, errorSize, "%s", message.c_str());
-  return rc;
+  return gpu::rt::reportResult(runVulkanCall(*call, *stats, message), message,
+                               error, errorSize);
 }
 
 } // namespace
@@ -288,20 +267,10 @@ bool probeVulkanDevice(VulkanDeviceInfo &info, std::string &why) {
 
 int runVulkanCall(const ignrt_device_call &call, ignrt_device_stats &stats,
                   std::string &error) {
-  std::lock_guard<std::mutex> lock(driverMutex());
   stats = ignrt_device_stats{0, 0.0, 0.0};
-  std::string why;
-  bool ok = false;
-  try {
-    ok = runLocked(call, stats, why);
-  } catch (const std::exception &e) { // e.g. std::bad_alloc
-    why = std::string("the Vulkan driver failed: ") + e.what();
-  }
-  if (ok)
-    return 0;
-  error = "vulkan kernel '" + std::string(call.kernel ? call.kernel : "?") +
-          "': " + why;
-  return 1;
+  return gpu::rt::runGuarded(
+      "vulkan", driverMutex(), call, error,
+      [&](std::string &why) { return runLocked(call, stats, why); });
 }
 
 } // namespace ign::vulkan

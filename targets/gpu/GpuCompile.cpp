@@ -1,0 +1,181 @@
+//===- GpuCompile.cpp - the backend-neutral half of a GPU compile ---------===//
+//
+// A kernel's copy through the shared start (reference lowering,
+// bufferization), the GPU layer's preparation, schedule and mapping
+// (GpuCompile.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuCompile.h"
+
+#include "ign/Conversion/KernelBufferization.h"
+
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace mlir;
+
+namespace ign::gpu {
+
+namespace {
+
+/// The kernel after the reference lowering and bufferization, in a module
+/// of its own: arguments read-only, results as out-parameters.
+FailureOr<func::FuncOp> bufferizedCopy(func::FuncOp kernel, ModuleOp module,
+                                       std::string &why) {
+  MLIRContext *ctx = kernel.getContext();
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  auto copy = cast<func::FuncOp>(b.clone(*kernel));
+  copy.setPublic();
+  for (unsigned i = 0; i < copy.getNumArguments(); ++i)
+    copy.setArgAttr(i, "bufferization.writable", b.getBoolAttr(false));
+  PassManager lowering(ctx);
+  buildKernelLoweringPipeline(lowering);
+  if (failed(lowering.run(module))) {
+    why = "the reference lowering failed";
+    return failure();
+  }
+  // A recurrent cell's steps, each a few dispatches: up to 64 steps of a
+  // 16-op LSTM cell (longer sequences stay on the host until the steps
+  // run as one persistent kernel).
+  if (failed(unrollRecurrences(copy, /*maxOps=*/1024, why)))
+    return failure();
+  rewriteReshapesAsViews(copy);
+  fuseElementwiseChains(copy);
+  splitSmallReductions(copy);
+  copyPassedThroughResults(copy);
+  PassManager bufferizing(ctx);
+  buildKernelBufferizationPipeline(bufferizing);
+  if (failed(bufferizing.run(module))) {
+    why = "bufferization failed";
+    return failure();
+  }
+  peelForRegisterTiles(copy);
+  return copy;
+}
+
+/// The kernel's module with its mapping script inside, as
+/// `ign-opt --transform-interpreter` reads it; inputs are `// -----`
+/// separated.
+void appendReplay(ModuleOp module, llvm::StringRef script,
+                  std::string &replay) {
+  OwningOpRef<ModuleOp> transforms =
+      parseSourceString<ModuleOp>(script, module.getContext());
+  if (!transforms)
+    return;
+  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+  copy->getBody()->push_back(transforms.release());
+  llvm::raw_string_ostream os(replay);
+  if (!replay.empty())
+    os << "// -----\n";
+  copy->print(os);
+  os << "\n";
+}
+
+} // namespace
+
+FailureOr<MappedKernel> mapKernelCopy(func::FuncOp kernel,
+                                      const search::Schedule *tuned,
+                                      const GpuChip &chip, std::string &why,
+                                      std::string *replay) {
+  MLIRContext *ctx = kernel.getContext();
+  prepareGpuContext(ctx);
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error && diagnostics.empty())
+      diagnostics = d.str();
+    return success();
+  });
+  MappedKernel out;
+  out.module = ModuleOp::create(kernel.getLoc());
+  FailureOr<func::FuncOp> copy = bufferizedCopy(kernel, *out.module, why);
+  if (failed(copy)) {
+    why += diagnostics.empty() ? "" : ": " + diagnostics;
+    return failure();
+  }
+  bool known = chip.numbers.known();
+  // Untuned: the model's pick where the chip has numbers.
+  out.schedule = tuned || !known
+                     ? scheduleFromKnobs(tuned, chip.limits)
+                     : modelDefaultSchedule(*copy, chip.limits, chip.numbers);
+  std::string script =
+      buildTransformScript(*copy, out.schedule, chip.limits, why, out.notes,
+                           known ? &chip.numbers : nullptr);
+  if (script.empty())
+    return failure();
+  if (replay)
+    appendReplay(*out.module, script, *replay);
+  if (failed(mapKernelToGpu(*out.module, *copy, script, why)))
+    return failure();
+  out.kernel = *copy;
+  llvm::append_range(out.argumentTypes, copy->getArgumentTypes());
+  return out;
+}
+
+search::Schedule defaultKnobs(func::FuncOp kernel, const GpuChip &chip) {
+  GpuSchedule fixed = defaultGpuSchedule(chip.limits);
+  if (!chip.numbers.known())
+    return fixed.knobs();
+  MLIRContext *ctx = kernel.getContext();
+  prepareGpuContext(ctx);
+  ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
+  OwningOpRef<ModuleOp> module = ModuleOp::create(kernel.getLoc());
+  std::string why;
+  FailureOr<func::FuncOp> copy = bufferizedCopy(kernel, *module, why);
+  if (failed(copy))
+    return fixed.knobs();
+  return modelDefaultSchedule(*copy, chip.limits, chip.numbers).knobs();
+}
+
+void populateGpuMathExpansions(RewritePatternSet &patterns) {
+  populateExpandTanPattern(patterns);
+  populateExpandSinhPattern(patterns);
+  populateExpandCoshPattern(patterns);
+  populateExpandAsinhPattern(patterns);
+  populateExpandAcoshPattern(patterns);
+  populateExpandAtanhPattern(patterns);
+  populateExpandFPowIPattern(patterns);
+}
+
+std::string scheduleJson(const GpuSchedule &schedule,
+                         const std::vector<LaunchShape> &launches,
+                         const std::vector<DispatchNote> &notes,
+                         int64_t sharedBytes, std::optional<double> &predicted,
+                         const std::vector<DispatchFields> &fields) {
+  nlohmann::json knobs;
+  for (auto &[name, value] : schedule.knobs())
+    knobs[name] = value;
+  nlohmann::json dispatches = nlohmann::json::array();
+  bool noted = notes.size() == launches.size();
+  for (auto [i, d] : llvm::enumerate(launches)) {
+    nlohmann::json entry = {{"groups", d.groups}, {"local", d.local}};
+    if (noted && !notes[i].oneThread.empty())
+      entry["one_thread"] = notes[i].oneThread;
+    if (noted && notes[i].registerOutputs > 0)
+      entry["register_tile"] = notes[i].registerOutputs;
+    if (noted && notes[i].predictedMs) {
+      entry["predicted_ms"] = *notes[i].predictedMs;
+      entry["bound"] = notes[i].bound;
+      predicted = predicted.value_or(0) + *notes[i].predictedMs;
+    }
+    if (i < fields.size())
+      for (auto &[name, value] : fields[i])
+        entry[name] = value;
+    dispatches.push_back(entry);
+  }
+  nlohmann::json j = {{"kind", "gpu"},
+                      {"knobs", knobs},
+                      {"shared_bytes", sharedBytes},
+                      {"dispatches", dispatches}};
+  if (predicted)
+    j["predicted_ms"] = *predicted;
+  return j.dump();
+}
+
+} // namespace ign::gpu

@@ -1,0 +1,107 @@
+//===- GpuTarget.cpp - what the GPU targets share at the Target seam ------===//
+
+#include "GpuTarget.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <cmath>
+
+namespace ign::gpu {
+
+namespace {
+
+/// Features of a GPU schedule of a task for the search's cost model: the
+/// task's size (log2 of FLOPs and bytes), then every knob.
+std::vector<float> gpuFeatures(double flops, double bytes,
+                               const search::Schedule &s) {
+  auto lg = [](double v) { return float(std::log2(1.0 + v)); };
+  std::vector<float> f = {lg(flops), lg(bytes)};
+  for (const char *knob : {kThreadsX, kThreadsY, kElemsX, kElemsY}) {
+    auto it = s.find(knob);
+    f.push_back(lg(double(it == s.end() ? 0 : it->second)));
+  }
+  return f;
+}
+
+} // namespace
+
+void placeKernels(llvm::MutableArrayRef<target::PlacedKernel> kernels,
+                  const target::CompileOptions &options,
+                  const std::string &device,
+                  const std::function<mlir::FailureOr<DeviceKernel>(
+                      target::PlacedKernel &, std::string &why)> &compile) {
+  for (target::PlacedKernel &k : kernels) {
+    std::string why;
+    mlir::FailureOr<DeviceKernel> compiled = compile(k, why);
+    if (failed(compiled)) {
+      k.declined = true;
+      if (options.log)
+        options.log(k.spec->name + ": host (" + why + ")");
+      continue;
+    }
+    if (options.log)
+      options.log(k.spec->name + ": " + compiled->summary);
+    target::placeOnDevice(*k.spec, device, std::move(compiled->deviceJson),
+                          std::move(compiled->blob),
+                          std::move(compiled->scheduleJson));
+  }
+}
+
+target::TuningTask tuningTask(
+    const target::TaskModule &task, const ChipLimits &limits,
+    const std::function<search::Schedule(mlir::func::FuncOp)> &defaults) {
+  target::TuningTask t;
+  t.description = llvm::join(task.summary.opShapes, "; ");
+  t.space = gpuScheduleSpace(limits);
+  // The search's default is what an untuned compile picks.
+  if (auto kernel = mlir::ModuleOp(task.module.get())
+                        .lookupSymbol<mlir::func::FuncOp>(task.summary.name))
+    t.space.defaults = defaults(kernel);
+  KernelSummary summary = task.summary;
+  t.features = [summary](const search::Schedule &s) {
+    return gpuFeatures(double(summary.flops),
+                       double(summary.bytesRead + summary.bytesWritten), s);
+  };
+  return t;
+}
+
+std::vector<search::TuningRecord>
+PredictedRunner::run(size_t task,
+                     const std::vector<search::Schedule> &schedules) {
+  std::vector<search::TuningRecord> records;
+  for (const search::Schedule &s : schedules) {
+    search::TuningRecord r;
+    std::string why;
+    mlir::FailureOr<std::optional<double>> ms =
+        predict_(kernels_[task], s, why);
+    if (failed(ms)) {
+      r.status = search::Status::BuildError;
+      r.message = why;
+    } else if (!*ms) {
+      r.status = search::Status::Error;
+      r.message = "the chip has no numbers for the analytical model";
+    } else {
+      r.status = search::Status::Ok;
+      r.medianNs = r.minNs = r.p90Ns = **ms * 1e6;
+      r.message = kPredictedMessage;
+    }
+    records.push_back(std::move(r));
+  }
+  return records;
+}
+
+std::unique_ptr<search::Runner>
+predictedRunner(const std::vector<const target::TaskModule *> &tasks,
+                int64_t computeUnits, PredictedRunner::Predict predict) {
+  std::vector<mlir::func::FuncOp> kernels;
+  for (const target::TaskModule *t : tasks)
+    kernels.push_back(mlir::ModuleOp(t->module.get())
+                          .lookupSymbol<mlir::func::FuncOp>(t->summary.name));
+  if (llvm::is_contained(kernels, mlir::func::FuncOp()))
+    return nullptr;
+  return std::make_unique<PredictedRunner>(
+      std::move(kernels), int(std::max<int64_t>(1, computeUnits)),
+      std::move(predict));
+}
+
+} // namespace ign::gpu

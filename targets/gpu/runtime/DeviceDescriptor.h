@@ -1,0 +1,98 @@
+//===- DeviceDescriptor.h - what every GPU driver reads the same way -*- C++
+//-*-//
+//
+// The runtime half of the GPU layer (plain C++17, no LLVM or MLIR): the
+// parts of a kernel's manifest "device" object that every GPU driver of
+// libignrt (Vulkan, CUDA) reads alike, checked against the call before any
+// device object is made: scratch sizes, constants as slices of the blob,
+// bindings of launch arguments, group and block sizes, and the call itself.
+// Each reader returns false with a message; none throws.
+//
+//===----------------------------------------------------------------------===//
+#ifndef IGN_TARGETS_GPU_RUNTIME_DEVICEDESCRIPTOR_H
+#define IGN_TARGETS_GPU_RUNTIME_DEVICEDESCRIPTOR_H
+
+#include "ign/Runtime/ignrt.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace ign::gpu::rt {
+
+using nlohmann::json;
+
+/// What a launch argument (a binding) holds: a kernel argument, a scratch
+/// buffer or one of the kernel's constants.
+struct Binding {
+  enum Kind { Arg, Scratch, Const } kind = Arg;
+  size_t index = 0; // into the call's arguments, scratch or constants
+};
+
+/// Bytes of the blob: a constant's, or a module image's.
+struct BlobSlice {
+  size_t offset = 0, bytes = 0;
+};
+
+/// `object[key]`, or null.
+const json *member(const json &object, const char *key);
+
+/// A non-negative integer no larger than `max`.
+bool readCount(const json *v, uint64_t max, uint64_t &out);
+
+/// Three integers in [1, 2^32).
+bool readTriple(const json *v, uint32_t out[3]);
+
+/// "[x, y, z]".
+std::string tripleText(const uint32_t t[3]);
+
+/// {"arg": N}, {"scratch": N} or {"const": N}, N below the call's
+/// arguments, `scratch` or `constants`.
+bool parseBinding(const json &b, const ignrt_device_call &call, size_t scratch,
+                  size_t constants, Binding &out, std::string &error);
+
+/// "scratch": byte sizes below 4 GiB (none when missing).
+bool parseScratch(const json &o, std::vector<uint64_t> &out,
+                  std::string &error);
+
+/// "constants": slices of the blob, each within it (none when missing).
+bool parseConstants(const json &o, const ignrt_device_call &call,
+                    std::vector<BlobSlice> &out, std::string &error);
+
+/// The call's own consistency: results within arguments, data for every
+/// argument with bytes, a blob where it has bytes.
+bool checkCall(const ignrt_device_call &call, std::string &error);
+
+/// The descriptor as a JSON object whose "format" is `format`.
+bool parseObject(const ignrt_device_call &call, const char *format, json &out,
+                 std::string &error);
+
+/// `parse` (reading the descriptor) after checkCall; a JSON type error or
+/// an allocation failure inside becomes a message.
+bool parseChecked(const ignrt_device_call &call, std::string &error,
+                  const std::function<bool(std::string &error)> &parse);
+
+/// Runs one call of driver `target` ("vulkan", "cuda") under `lock`:
+/// `body` does the work; an exception becomes a message. 0 on success,
+/// else 1 with `error` = "<target> kernel '<name>': <why>".
+int runGuarded(const char *target, std::mutex &lock,
+               const ignrt_device_call &call, std::string &error,
+               const std::function<bool(std::string &why)> &body);
+
+/// The tail of a registered ignrt_device_fn: `message` into the caller's
+/// buffer when `rc` is not 0.
+int reportResult(int rc, const std::string &message, char *error,
+                 size_t errorSize);
+
+/// The kernel's name and a hash of its descriptor and blob: what a driver
+/// caches a kernel's device objects by (a later bundle may reuse a freed
+/// blob's address or a kernel name for other code).
+std::string kernelCacheKey(const ignrt_device_call &call);
+
+} // namespace ign::gpu::rt
+
+#endif

@@ -30,6 +30,7 @@ except OSError:
     pass
 # Tests that run Vulkan bundles need a Vulkan device (lavapipe here): ignc
 # lists the chip "device" only where it found one.
+import shutil
 import subprocess
 try:
     listing = subprocess.run([os.path.join(config.ign_tools_dir, "ignc"), "targets"],
@@ -38,6 +39,11 @@ try:
         config.available_features.add("vulkan")
 except (OSError, subprocess.SubprocessError):
     pass
+# Tests of cubins and ptxas's resources need the CUDA toolkit's ptxas
+# (ignc finds it the same way: PATH, then /usr/local/cuda); without it the
+# CUDA target emits PTX only.
+if shutil.which("ptxas") or os.access("/usr/local/cuda/bin/ptxas", os.X_OK):
+    config.available_features.add("ptxas")
 # `ignc report` measures onnxruntime when Python has it (setup.sh installs
 # it), and its HTML render test needs Debian's chromium.
 try:
@@ -46,6 +52,5 @@ try:
         config.available_features.add("onnxruntime")
 except (OSError, subprocess.SubprocessError):
     pass
-import shutil
 if shutil.which("chromium"):
     config.available_features.add("chromium")

@@ -377,14 +377,18 @@ int runCompile(const DriverOptions &options) {
                  << why << "\n";
     return kExitUsage;
   }
-  bool lowLevel = options.emit == "llvm" || options.emit == "gpu";
+  bool lowLevel =
+      options.emit == "llvm" || options.emit == "gpu" || options.emit == "ptx";
   if (lowLevel && selection->target->lowLevelIRName() != options.emit) {
+    const char *forWhom = options.emit == "llvm"  ? "--target=host"
+                          : options.emit == "gpu" ? "--target=vulkan"
+                                                  : "the cuda target (sm80)";
+    const char *what = options.emit == "llvm"  ? "LLVM IR"
+                       : options.emit == "gpu" ? "mapped GPU kernels"
+                                               : "PTX";
     llvm::errs() << "ignc: error: --emit=" << options.emit << " is for "
-                 << (options.emit == "llvm" ? "--target=host"
-                                            : "the GPU targets (vulkan)")
-                 << "; the " << selection->target->name()
-                 << " target's kernels are not "
-                 << (options.emit == "llvm" ? "LLVM IR" : "GPU kernels")
+                 << forWhom << "; the " << selection->target->name()
+                 << " target's kernels are not " << what
                  << " (ignc inspect shows them)\n";
     return kExitUsage;
   }

@@ -352,7 +352,14 @@ TEST(TargetRegistry, ResolvesNamesSpellingsAndChips) {
   EXPECT_EQ(gpu->target->name(), "vulkan");
   EXPECT_FALSE(resolveTarget("vulkan", "mali-g999", error));
   EXPECT_NE(error.find("unknown vulkan chip 'mali-g999'"), std::string::npos);
+  // An architecture spelling names the CUDA target's chip for it.
+  auto sm90 = resolveTarget("sm_90", "", error);
+  ASSERT_TRUE(sm90) << error;
+  EXPECT_EQ(sm90->target->name(), "cuda");
+  EXPECT_EQ(sm90->chip, "h100");
+  EXPECT_FALSE(resolveTarget("sm80", "h100", error));
+  EXPECT_NE(error.find("--target=sm80 names chip 'a100'"), std::string::npos);
   // The built-in targets, once each: registration is idempotent.
   registerBuiltinTargets();
-  EXPECT_EQ(registeredTargets().size(), 3u);
+  EXPECT_EQ(registeredTargets().size(), 4u);
 }

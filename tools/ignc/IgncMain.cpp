@@ -77,11 +77,12 @@ void addCompileOptions(CLI::App &app, CompileArgs &args) {
                  "shapes, FLOPs, bytes, task ids), llvm (the host kernels' "
                  "optimized LLVM IR), gpu (each GPU kernel, bufferized, with "
                  "its mapping script: ign-opt --split-input-file "
-                 "--transform-interpreter replays it), schedule (each "
+                 "--transform-interpreter replays it), ptx (the CUDA "
+                 "kernels' PTX), schedule (each "
                  "kernel's schedule: tuned from the database, or the "
                  "default)")
       ->check(CLI::IsMember(
-          {"ign", "linalg", "kernels", "llvm", "gpu", "schedule"}));
+          {"ign", "linalg", "kernels", "llvm", "gpu", "ptx", "schedule"}));
   app.add_flag("--json", options.json, "--emit=kernels as JSON");
   app.add_flag("--no-fuse", args.noFuse,
                "one op per kernel (for comparison and debugging)");

@@ -1,0 +1,56 @@
+//===- CudaCompiler.h - one kernel -> PTX and cubin -------------*- C++ -*-===//
+//
+// The CUDA target's compile of one kernel: the GPU layer's shared half
+// (GpuCompile.h: bufferization, schedule, mapping), PTX by LLVM's NVPTX
+// backend (PtxLowering.h), and, where the toolkit is here, ptxas's cubin
+// and resources (Ptxas.h). A kernel it cannot map or lower is declined
+// (the host runs it) with the reason.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef IGN_TARGETS_CUDA_CUDACOMPILER_H
+#define IGN_TARGETS_CUDA_CUDACOMPILER_H
+
+#include "CudaChips.h"
+
+#include "GpuTarget.h"
+
+#include "ign/Search/ScheduleSpace.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <optional>
+#include <string>
+
+namespace ign::cuda {
+
+/// The descriptor, the module image its blob holds, the schedule and a
+/// line for -v; and the analytical model's time of all its dispatches.
+struct CompiledKernel : gpu::DeviceKernel {
+  std::optional<double> predictedMs;
+  bool assembled = false; // ptxas accepted it (else: PTX only)
+  int64_t spillBytes = 0; // ptxas's spill stores over its entries
+};
+
+/// Whether every tensor of `kernel` has an element type the CUDA kernels
+/// store as the runtime does: floats of 16, 32 or 64 bits and integers of
+/// 1 (as bytes), 8, 16, 32 or 64 bits.
+bool hasCudaTypes(mlir::func::FuncOp kernel, std::string &why);
+
+/// The knobs an untuned compile of `kernel` uses on `chip` (the analytical
+/// model's pick).
+search::Schedule defaultCudaKnobs(mlir::func::FuncOp kernel,
+                                  const CudaChip &chip);
+
+/// Compiles a copy of `kernel` (ign dialect; left unchanged) for `chip`
+/// with `tuned`'s knobs, or the model's pick without. With `ptxText`,
+/// appends its PTX (--emit=ptx). ptxas assembles it when the toolkit is
+/// here and `assemble` is set.
+mlir::FailureOr<CompiledKernel>
+compileCudaKernel(mlir::func::FuncOp kernel, const search::Schedule *tuned,
+                  const CudaChip &chip, std::string &why,
+                  std::string *ptxText = nullptr, bool assemble = true);
+
+} // namespace ign::cuda
+
+#endif // IGN_TARGETS_CUDA_CUDACOMPILER_H

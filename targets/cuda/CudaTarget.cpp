@@ -1,0 +1,186 @@
+//===- CudaTarget.cpp - NVIDIA GPUs as an ignc target ---------------------===//
+//
+// A device target: `--target=sm80|sm86|sm89|sm90`, or `--target=cuda
+// --chip=a100|...`. It claims the kernels whose tensors the CUDA kernels
+// can store, maps each through the shared GPU layer (targets/gpu), emits
+// PTX and, where the toolkit is here, a cubin; a kernel with no mapping is
+// declined and runs on the host. Kernels run through libignrt's CUDA
+// driver (runtime/). Tuning ranks candidates by the analytical model
+// (records say *predicted*): no candidate is measured on a GPU yet.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaChips.h"
+#include "CudaCompiler.h"
+#include "CudaDevice.h"
+#include "Ptxas.h"
+
+#include "GpuTarget.h"
+
+#include "ign/Target/TargetRegistry.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
+
+namespace ign::cuda {
+
+namespace {
+
+/// The chip of a configuration the registry has already checked.
+CudaChip chipOf(const target::TargetConfig &config) {
+  std::string why;
+  std::optional<CudaChip> chip = cudaChip(config.chip, why);
+  return chip ? *chip : CudaChip();
+}
+
+/// The model's time of `kernel` under `s`, compiled and assembled as a
+/// bundle would be; a candidate ptxas spills for is refused.
+mlir::FailureOr<std::optional<double>>
+predictCandidate(mlir::func::FuncOp kernel, const search::Schedule &s,
+                 const CudaChip &chip, std::string &why) {
+  mlir::FailureOr<CompiledKernel> compiled =
+      compileCudaKernel(kernel, &s, chip, why);
+  if (failed(compiled))
+    return mlir::failure();
+  if (compiled->spillBytes > 0) {
+    why = "ptxas spills " + std::to_string(compiled->spillBytes) +
+          " bytes to local memory";
+    return mlir::failure();
+  }
+  return compiled->predictedMs;
+}
+
+/// Says once per process that bundles hold PTX only.
+void noteMissingToolkit() {
+  static bool said = false;
+  if (said || cudaToolkit())
+    return;
+  said = true;
+  llvm::errs() << "ignc: note: no CUDA toolkit (ptxas) here: the CUDA kernels "
+                  "are PTX only, compiled by the driver when the bundle "
+                  "loads; their registers and spills are unknown (set "
+                  "IGN_CUDA_PATH to a toolkit)\n";
+}
+
+class CudaTarget : public target::Target {
+public:
+  std::string name() const override { return "cuda"; }
+  std::string description() const override {
+    return "NVIDIA GPUs through CUDA (PTX, cubin with ptxas); --target=sm80, "
+           "sm86, sm89, sm90 or --chip " +
+           llvm::join(cudaChipNames(), ", ");
+  }
+  std::optional<std::string>
+  chipForSpelling(llvm::StringRef spelling) const override {
+    return chipForArch(spelling);
+  }
+  std::vector<target::ChipInfo> chips() const override;
+  std::string defaultChip() const override { return "a100"; }
+  std::string checkChip(const std::string &chip) const override {
+    std::string why;
+    return cudaChip(chip, why) ? "" : why;
+  }
+  std::string fingerprint(const target::TargetConfig &config) const override {
+    CudaChip chip = chipOf(config);
+    // What a schedule's cubin depends on: the chip and ptxas being here.
+    std::string text = chip.arch() + chip.ptxFeature() + "|" +
+                       (cudaToolkit() ? cudaToolkit()->ptxas : "") +
+                       "|" IGN_VERSION_STRING;
+    return "cuda/" + config.chip + "/" +
+           llvm::utohexstr(llvm::xxh3_64bits(text), /*LowerCase=*/true);
+  }
+  bool claims(mlir::func::FuncOp kernel, const target::TargetConfig &,
+              std::string &why) const override {
+    return hasCudaTypes(kernel, why);
+  }
+  std::string placementPhrase() const override { return "on the GPU"; }
+  std::string lowLevelIRName() const override { return "ptx"; }
+  mlir::LogicalResult
+  compileKernels(mlir::ModuleOp module,
+                 llvm::MutableArrayRef<target::PlacedKernel> kernels,
+                 const target::CompileOptions &options,
+                 bundle::BundleContents &contents) const override;
+  mlir::FailureOr<target::TuningTask>
+  tuningTask(const target::TaskModule &task, const target::TargetConfig &config,
+             const target::RunnerContext &context) const override;
+  std::unique_ptr<target::Runner>
+  createRunner(const std::vector<const target::TaskModule *> &tasks,
+               const target::TargetConfig &config,
+               const target::RunnerContext &context) const override;
+  void registerRuntimeDriver() const override { registerCudaDevice(); }
+};
+
+std::vector<target::ChipInfo> CudaTarget::chips() const {
+  std::vector<target::ChipInfo> out;
+  for (const std::string &name : cudaChipNames()) {
+    std::string why;
+    CudaChip chip = *cudaChip(name, why);
+    target::ChipInfo c;
+    c.name = chip.name;
+    c.summary = chip.summary;
+    c.cores = chip.gpu.numbers.computeUnits;
+    c.lanes = chip.gpu.limits.subgroupSize;
+    c.clockMHz = chip.gpu.numbers.clockMHz;
+    c.peakGflops = chip.gpu.numbers.peakGflops;
+    c.bandwidthGBs = chip.gpu.numbers.bandwidthGBs;
+    c.memoryBytes = {{"shared per SM", chip.sharedPerSMBytes},
+                     {"registers per SM", chip.registersPerSM * 4},
+                     {"device", chip.memoryBytes}};
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+mlir::LogicalResult
+CudaTarget::compileKernels(mlir::ModuleOp module,
+                           llvm::MutableArrayRef<target::PlacedKernel> kernels,
+                           const target::CompileOptions &options,
+                           bundle::BundleContents &contents) const {
+  std::string why;
+  std::optional<CudaChip> chip = cudaChip(options.config.chip, why);
+  if (!chip)
+    return module.emitError(why);
+  contents.chip = options.config.chip;
+  if (!kernels.empty())
+    noteMissingToolkit();
+  gpu::placeKernels(kernels, options, name(),
+                    [&](target::PlacedKernel &k, std::string &why)
+                        -> mlir::FailureOr<gpu::DeviceKernel> {
+                      auto c = compileCudaKernel(k.kernel, k.tuned, *chip, why,
+                                                 options.lowLevelIR);
+                      if (failed(c))
+                        return mlir::failure();
+                      return gpu::DeviceKernel(std::move(*c));
+                    });
+  return mlir::success();
+}
+
+std::unique_ptr<target::Runner>
+CudaTarget::createRunner(const std::vector<const target::TaskModule *> &tasks,
+                         const target::TargetConfig &config,
+                         const target::RunnerContext &) const {
+  CudaChip chip = chipOf(config);
+  return gpu::predictedRunner(
+      tasks, chip.gpu.numbers.computeUnits,
+      [chip](mlir::func::FuncOp k, const search::Schedule &s,
+             std::string &why) { return predictCandidate(k, s, chip, why); });
+}
+
+mlir::FailureOr<target::TuningTask>
+CudaTarget::tuningTask(const target::TaskModule &task,
+                       const target::TargetConfig &config,
+                       const target::RunnerContext &) const {
+  CudaChip chip = chipOf(config);
+  return gpu::tuningTask(task, chip.gpu.limits, [&](mlir::func::FuncOp kernel) {
+    return defaultCudaKnobs(kernel, chip);
+  });
+}
+
+} // namespace
+
+void registerCudaTarget() {
+  target::registerTarget(std::make_unique<CudaTarget>());
+}
+
+} // namespace ign::cuda

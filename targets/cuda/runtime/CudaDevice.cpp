@@ -1,0 +1,382 @@
+//===- CudaDevice.cpp - CUDA as libignrt's cuda driver --------------------===//
+//
+// One call: check the descriptor (before the GPU is touched), find or load
+// the kernel's module, give every bound argument, scratch buffer and
+// constant device memory, copy the inputs in, launch on the stream between
+// two events, copy the outputs out and wait. Calls are serialized on one
+// mutex; an error the context cannot recover from (an illegal address)
+// fails every later call with the same message.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaDevice.h"
+#include "CudaDescriptor.h"
+#include "CudaLoader.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+
+namespace ign::cuda {
+
+namespace {
+
+/// At most this many bundles' weights stay on the GPU (least recently used
+/// go first).
+constexpr size_t kMaxWeightBundles = 4;
+constexpr size_t kMaxCachedKernels = 1024;
+
+struct Buffer {
+  CUdeviceptr ptr = 0;
+  size_t capacity = 0;
+};
+
+struct Kernel {
+  CUmodule module = nullptr;
+  std::vector<CUfunction> functions; // per launch
+  std::vector<Buffer> args, scratch, constants;
+  bool constantsLoaded = false;
+  uint64_t lastUse = 0;
+};
+
+struct Context {
+  const CudaFunctions *cu = nullptr;
+  CudaDeviceInfo info;
+  CUcontext context = nullptr;
+  CUstream stream = nullptr;
+  CUevent start = nullptr, stop = nullptr;
+  std::string broken; // set after an error the context cannot recover from
+  std::map<std::string, std::unique_ptr<Kernel>> kernels;
+  // Weights: (epoch, address, bytes) -> buffer; epochs by recency.
+  std::map<std::tuple<uint64_t, const void *, size_t>, Buffer> weights;
+  std::list<uint64_t> epochs;
+  uint64_t clock = 0;
+};
+
+std::mutex &driverMutex() {
+  static std::mutex *m = new std::mutex; // outlives static destructors
+  return *m;
+}
+
+#define IGN_CU(call, step)                                                     \
+  if (CUresult r_ = (call); r_ != CUDA_SUCCESS) {                              \
+    why = std::string(step) + ": " + cudaErrorText(*ctx.cu, r_);               \
+    return false;                                                              \
+  }
+
+bool selectDevice(Context &ctx, CUdevice &device, std::string &why) {
+  IGN_CU(ctx.cu->cuInit(0), "cuInit");
+  int count = 0;
+  IGN_CU(ctx.cu->cuDeviceGetCount(&count), "cuDeviceGetCount");
+  const char *env = std::getenv("IGN_CUDA_DEVICE");
+  int index = env && *env ? std::atoi(env) : 0;
+  if (count == 0 || index < 0 || index >= count) {
+    why = count == 0
+              ? "the NVIDIA driver found no GPU"
+              : "IGN_CUDA_DEVICE=" + std::string(env) + " is not one of the " +
+                    std::to_string(count) + " GPUs";
+    return false;
+  }
+  IGN_CU(ctx.cu->cuDeviceGet(&device, index), "cuDeviceGet");
+  char name[256] = {0};
+  IGN_CU(ctx.cu->cuDeviceGetName(name, sizeof name - 1, device),
+         "cuDeviceGetName");
+  int major = 0, minor = 0;
+  IGN_CU(ctx.cu->cuDeviceGetAttribute(
+             &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device),
+         "cuDeviceGetAttribute");
+  IGN_CU(ctx.cu->cuDeviceGetAttribute(
+             &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
+         "cuDeviceGetAttribute");
+  IGN_CU(ctx.cu->cuDeviceGetAttribute(&ctx.info.multiprocessors,
+                                      CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                                      device),
+         "cuDeviceGetAttribute");
+  ctx.info.name = name;
+  ctx.info.computeCapability = major * 10 + minor;
+  return true;
+}
+
+bool createContext(Context &ctx, std::string &why) {
+  if (!(ctx.cu = loadCuda(why)))
+    return false;
+  CUdevice device = 0;
+  if (!selectDevice(ctx, device, why))
+    return false;
+  IGN_CU(ctx.cu->cuDevicePrimaryCtxRetain(&ctx.context, device),
+         "cuDevicePrimaryCtxRetain");
+  IGN_CU(ctx.cu->cuCtxSetCurrent(ctx.context), "cuCtxSetCurrent");
+  IGN_CU(ctx.cu->cuStreamCreate(&ctx.stream, 0), "cuStreamCreate");
+  IGN_CU(ctx.cu->cuEventCreate(&ctx.start, 0), "cuEventCreate");
+  IGN_CU(ctx.cu->cuEventCreate(&ctx.stop, 0), "cuEventCreate");
+  return true;
+}
+
+/// The process-wide context, made at first use; null with `why`.
+Context *getContext(std::string &why) {
+  static Context *ctx = nullptr;
+  static std::string error;
+  if (!ctx && error.empty()) {
+    auto made = std::make_unique<Context>();
+    if (createContext(*made, error))
+      ctx = made.release(); // lives as long as the process
+  }
+  if (!ctx)
+    why = error;
+  else
+    ctx->cu->cuCtxSetCurrent(ctx->context); // this thread's, too
+  return ctx;
+}
+
+bool grow(Context &ctx, Buffer &b, size_t bytes, std::string &why) {
+  bytes = bytes ? bytes : 1;
+  if (b.capacity >= bytes)
+    return true;
+  if (b.ptr)
+    ctx.cu->cuMemFree_v2(b.ptr);
+  b = Buffer();
+  IGN_CU(ctx.cu->cuMemAlloc_v2(&b.ptr, bytes), "cuMemAlloc");
+  b.capacity = bytes;
+  return true;
+}
+
+void freeKernel(Context &ctx, Kernel &k) {
+  for (auto *list : {&k.args, &k.scratch, &k.constants})
+    for (Buffer &b : *list)
+      if (b.ptr)
+        ctx.cu->cuMemFree_v2(b.ptr);
+  if (k.module)
+    ctx.cu->cuModuleUnload(k.module);
+}
+
+bool loadKernel(Context &ctx, const ignrt_device_call &call,
+                const CudaDescriptor &desc, Kernel &k, std::string &why) {
+  const char *image = static_cast<const char *>(call.blob) + desc.image.offset;
+  IGN_CU(ctx.cu->cuModuleLoadData(&k.module, image),
+         "loading its " + desc.kind + " for " + ctx.info.name);
+  for (const CudaLaunch &l : desc.launches) {
+    CUfunction f = nullptr;
+    IGN_CU(ctx.cu->cuModuleGetFunction(&f, k.module, l.entry.c_str()),
+           "the module has no kernel '" + l.entry + "'");
+    k.functions.push_back(f);
+  }
+  k.args.resize(call.num_args);
+  k.scratch.resize(desc.scratch.size());
+  k.constants.resize(desc.constants.size());
+  return true;
+}
+
+Kernel *getKernel(Context &ctx, const ignrt_device_call &call,
+                  const CudaDescriptor &desc, std::string &why) {
+  std::string key = gpu::rt::kernelCacheKey(call);
+  auto it = ctx.kernels.find(key);
+  if (it == ctx.kernels.end()) {
+    if (ctx.kernels.size() >= kMaxCachedKernels) {
+      auto oldest = ctx.kernels.begin();
+      for (auto i = ctx.kernels.begin(); i != ctx.kernels.end(); ++i)
+        if (i->second->lastUse < oldest->second->lastUse)
+          oldest = i;
+      freeKernel(ctx, *oldest->second);
+      ctx.kernels.erase(oldest);
+    }
+    auto k = std::make_unique<Kernel>();
+    if (!loadKernel(ctx, call, desc, *k, why)) {
+      freeKernel(ctx, *k);
+      return nullptr;
+    }
+    it = ctx.kernels.emplace(key, std::move(k)).first;
+  }
+  it->second->lastUse = ++ctx.clock;
+  return it->second.get();
+}
+
+bool isWeight(const ignrt_device_call &call, size_t i) {
+  return call.weights && call.weights_epoch && call.weights[i] &&
+         i < call.num_args - call.results;
+}
+
+/// Forgets the weights of the least recently used bundle when more than
+/// kMaxWeightBundles have some on the GPU; `epoch` becomes the newest.
+void touchEpoch(Context &ctx, uint64_t epoch) {
+  ctx.epochs.remove(epoch);
+  ctx.epochs.push_front(epoch);
+  while (ctx.epochs.size() > kMaxWeightBundles) {
+    uint64_t old = ctx.epochs.back();
+    ctx.epochs.pop_back();
+    for (auto it = ctx.weights.begin(); it != ctx.weights.end();)
+      if (std::get<0>(it->first) == old) {
+        ctx.cu->cuMemFree_v2(it->second.ptr);
+        it = ctx.weights.erase(it);
+      } else {
+        ++it;
+      }
+  }
+}
+
+/// The device copy of weight argument `i`, made at its bundle's first call.
+bool weightBuffer(Context &ctx, const ignrt_device_call &call, size_t i,
+                  CUdeviceptr &ptr, std::string &why) {
+  touchEpoch(ctx, call.weights_epoch);
+  auto key = std::make_tuple(call.weights_epoch,
+                             static_cast<const void *>(call.data[i]),
+                             size_t(call.args[i].bytes));
+  auto it = ctx.weights.find(key);
+  if (it == ctx.weights.end()) {
+    Buffer b;
+    if (!grow(ctx, b, call.args[i].bytes, why))
+      return false;
+    it = ctx.weights.emplace(key, b).first;
+    IGN_CU(ctx.cu->cuMemcpyHtoDAsync_v2(b.ptr, call.data[i], call.args[i].bytes,
+                                        ctx.stream),
+           "copying a weight to the GPU");
+  }
+  ptr = it->second.ptr;
+  return true;
+}
+
+/// The device pointer of binding `b`, its memory allocated and, for an
+/// input or constant, filled.
+bool bindingPointer(Context &ctx, const ignrt_device_call &call,
+                    const CudaDescriptor &desc, Kernel &k,
+                    const gpu::rt::Binding &b, CUdeviceptr &ptr,
+                    std::string &why) {
+  using gpu::rt::Binding;
+  if (b.kind == Binding::Arg && isWeight(call, b.index))
+    return weightBuffer(ctx, call, b.index, ptr, why);
+  std::vector<Buffer> &list = b.kind == Binding::Arg       ? k.args
+                              : b.kind == Binding::Scratch ? k.scratch
+                                                           : k.constants;
+  size_t bytes = b.kind == Binding::Arg       ? call.args[b.index].bytes
+                 : b.kind == Binding::Scratch ? size_t(desc.scratch[b.index])
+                                              : desc.constants[b.index].bytes;
+  if (!grow(ctx, list[b.index], bytes, why))
+    return false;
+  ptr = list[b.index].ptr;
+  return true;
+}
+
+/// Copies the inputs (every argument a launch reads that is not a weight)
+/// and, once per kernel, its constants to the GPU.
+bool copyIn(Context &ctx, const ignrt_device_call &call,
+            const CudaDescriptor &desc, Kernel &k, std::string &why) {
+  for (size_t i = 0; i + call.results < call.num_args; ++i)
+    if (k.args[i].ptr && !isWeight(call, i) && call.args[i].bytes)
+      IGN_CU(ctx.cu->cuMemcpyHtoDAsync_v2(k.args[i].ptr, call.data[i],
+                                          call.args[i].bytes, ctx.stream),
+             "copying an input to the GPU");
+  if (k.constantsLoaded)
+    return true;
+  const char *blob = static_cast<const char *>(call.blob);
+  for (size_t c = 0; c < desc.constants.size(); ++c)
+    if (k.constants[c].ptr && desc.constants[c].bytes)
+      IGN_CU(ctx.cu->cuMemcpyHtoDAsync_v2(k.constants[c].ptr,
+                                          blob + desc.constants[c].offset,
+                                          desc.constants[c].bytes, ctx.stream),
+             "copying a constant to the GPU");
+  k.constantsLoaded = true;
+  return true;
+}
+
+bool launchAll(Context &ctx, const ignrt_device_call &call,
+               const CudaDescriptor &desc, Kernel &k,
+               std::vector<std::vector<CUdeviceptr>> &pointers,
+               std::string &why) {
+  IGN_CU(ctx.cu->cuEventRecord(ctx.start, ctx.stream), "cuEventRecord");
+  for (size_t i = 0; i < desc.launches.size(); ++i) {
+    const CudaLaunch &l = desc.launches[i];
+    std::vector<void *> params;
+    for (CUdeviceptr &p : pointers[i])
+      params.push_back(&p);
+    IGN_CU(ctx.cu->cuLaunchKernel(k.functions[i], l.groups[0], l.groups[1],
+                                  l.groups[2], l.local[0], l.local[1],
+                                  l.local[2], 0, ctx.stream, params.data(),
+                                  nullptr),
+           "launching '" + l.entry + "'");
+  }
+  IGN_CU(ctx.cu->cuEventRecord(ctx.stop, ctx.stream), "cuEventRecord");
+  (void)call;
+  return true;
+}
+
+bool copyOutAndWait(Context &ctx, const ignrt_device_call &call, Kernel &k,
+                    ignrt_device_stats &stats, std::string &why) {
+  for (size_t i = call.num_args - call.results; i < call.num_args; ++i)
+    if (k.args[i].ptr && call.args[i].bytes)
+      IGN_CU(ctx.cu->cuMemcpyDtoHAsync_v2(call.data[i], k.args[i].ptr,
+                                          call.args[i].bytes, ctx.stream),
+             "copying an output from the GPU");
+  IGN_CU(ctx.cu->cuStreamSynchronize(ctx.stream), "running the kernel");
+  float ms = 0;
+  IGN_CU(ctx.cu->cuEventElapsedTime(&ms, ctx.start, ctx.stop),
+         "cuEventElapsedTime");
+  stats.device_ns = double(ms) * 1e6;
+  return true;
+}
+
+#undef IGN_CU
+
+bool runLocked(const ignrt_device_call &call, ignrt_device_stats &stats,
+               std::string &why) {
+  CudaDescriptor desc;
+  if (!parseCudaDescriptor(call, desc, why))
+    return false;
+  Context *ctx = getContext(why);
+  if (!ctx)
+    return false;
+  if (!ctx->broken.empty())
+    return why = ctx->broken, false;
+  if (!checkArchitecture(desc, ctx->info.computeCapability, why))
+    return false;
+  Kernel *k = getKernel(*ctx, call, desc, why);
+  if (!k)
+    return false;
+  std::vector<std::vector<CUdeviceptr>> pointers(desc.launches.size());
+  for (size_t i = 0; i < desc.launches.size(); ++i)
+    for (const gpu::rt::Binding &b : desc.launches[i].args)
+      if (!bindingPointer(*ctx, call, desc, *k, b, pointers[i].emplace_back(),
+                          why))
+        return false;
+  if (!copyIn(*ctx, call, desc, *k, why) ||
+      !launchAll(*ctx, call, desc, *k, pointers, why))
+    return false;
+  if (!copyOutAndWait(*ctx, call, *k, stats, why)) {
+    ctx->broken = "an earlier kernel failed on the GPU: " + why;
+    return false;
+  }
+  return true;
+}
+
+int cudaDriver(void *, const ignrt_device_call *call, ignrt_device_stats *stats,
+               char *error, size_t errorSize) {
+  std::string message;
+  return gpu::rt::reportResult(runCudaCall(*call, *stats, message), message,
+                               error, errorSize);
+}
+
+} // namespace
+
+void registerCudaDevice() {
+  ignrt_register_device("cuda", cudaDriver, nullptr);
+}
+
+bool probeCudaDevice(CudaDeviceInfo &info, std::string &why) {
+  std::lock_guard<std::mutex> lock(driverMutex());
+  Context *ctx = getContext(why);
+  if (ctx)
+    info = ctx->info;
+  return ctx != nullptr;
+}
+
+int runCudaCall(const ignrt_device_call &call, ignrt_device_stats &stats,
+                std::string &error) {
+  stats = ignrt_device_stats{0, 0.0, 0.0};
+  return gpu::rt::runGuarded(
+      "cuda", driverMutex(), call, error,
+      [&](std::string &why) { return runLocked(call, stats, why); });
+}
+
+} // namespace ign::cuda

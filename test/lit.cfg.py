@@ -16,7 +16,7 @@ config.environment["PATH"] = os.pathsep.join(
 config.substitutions.append(("%models", os.path.join(config.test_source_root, "models")))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "ignc", "Inputs")))
 config.substitutions.append(("%ignrt_lib", os.path.join(config.ign_obj_root, "lib", "libignrt.so")))
-config.substitutions.append(("%ignrt_systolic_run", os.path.join(config.ign_tools_dir, "ignrt-systolic-run")))
+config.substitutions.append(("%ignrt_run", os.path.join(config.ign_tools_dir, "ignrt-run")))
 config.substitutions.append(("%python", sys.executable))
 # Compiles consult the default tuning database when it exists: tests never
 # see the developer's (tuning tests pass --tuning-db explicitly).

@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""The CUDA device check's run on the GPU machine (device-check.sh calls it):
+for each case prepared by prepare_device_check.py, seeded inputs (the zoo's
+weights regenerated from gen_zoo.py's seeds), onnxruntime's outputs on the
+CPU as the reference, ignc's bundle run by ignrt-run on the GPU (outputs
+compared by relative L2, threshold 1e-4 at fp32), and, in interleaved
+rounds, ignc's time against torch's (fp32 with TF32 off: cuBLAS and cuDNN
+on the same arithmetic). Writes device-check.json into the output folder.
+
+  python3 benchmarks/gpu/device_check.py --dir build-device --out $OUT
+      [--rounds 3] [--repeat 10] [--budget 420]
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import cases  # noqa: E402
+import compare_ort  # noqa: E402  (cases.py put test/e2e on the path)
+
+TIMING = re.compile(r"timing: \d+ runs, wall median ([0-9.]+) ms, min ([0-9.]+) ms, "
+                    r"device median ([0-9.]+) ms")
+
+
+def sanitize(name):
+    return re.sub(r"[/\\: ]", "_", name)
+
+
+def case_inputs(meta, model, rng):
+    """Inputs for `model` (ONNX) as onnxruntime wants them: seeded data, the
+    zoo's weights from their regenerated model."""
+    import onnx
+    inits = {i.name for i in model.graph.initializer}
+    out = {}
+    for vi in model.graph.input:
+        if vi.name in inits:
+            continue
+        t = vi.type.tensor_type
+        shape = meta["shapes"].get(vi.name) or [d.dim_value for d in t.shape.dim]
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(t.elem_type)
+        out[vi.name] = compare_ort.make_input(vi.name, tuple(shape), dtype, rng)
+    return out
+
+
+def reference(model, inputs):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    s = ort.InferenceSession(model.SerializeToString(), so,
+                             providers=["CPUExecutionProvider"])
+    names = [o.name for o in s.get_outputs()]
+    return dict(zip(names, s.run(names, inputs)))
+
+
+def run_ignc(case_dir, bin_dir, inputs, work, repeat):
+    args = []
+    for i, (name, value) in enumerate(inputs.items()):
+        path = os.path.join(work, f"in{i}.npy")
+        np.save(path, np.ascontiguousarray(value))
+        args += ["--input", f"{name}={path}"]
+    outdir = os.path.join(work, "out")
+    env = dict(os.environ, LD_LIBRARY_PATH=bin_dir)
+    p = subprocess.run([os.path.join(bin_dir, "ignrt-run"),
+                        os.path.join(case_dir, "cuda.ignb"), *args,
+                        "--output-dir", outdir, "--repeat", str(repeat)],
+                       capture_output=True, text=True, env=env, timeout=300)
+    if p.returncode != 0:
+        raise RuntimeError((p.stderr or p.stdout).strip().splitlines()[-1])
+    m = TIMING.search(p.stdout)
+    return outdir, {"wall_ms": float(m.group(1)), "wall_min_ms": float(m.group(2)),
+                    "device_ms": float(m.group(3))}
+
+
+def compare(ref, outdir):
+    worst = {"rel_l2": 0.0, "max_abs": 0.0}
+    for name, want in ref.items():
+        got = np.load(os.path.join(outdir, sanitize(name) + ".npy"))
+        want = np.asarray(want, dtype=np.float64)
+        got = got.astype(np.float64).reshape(want.shape)
+        denom = np.linalg.norm(want) or 1.0
+        rel = float(np.linalg.norm(got - want) / denom)
+        worst["rel_l2"] = max(worst["rel_l2"], rel if np.isfinite(rel) else float("inf"))
+        worst["max_abs"] = max(worst["max_abs"], float(np.max(np.abs(got - want))))
+    return worst
+
+
+def torch_peer(meta, inputs):
+    """A function timing one run of the same computation in torch (fp32,
+    TF32 off), or None where there is no peer (or no torch)."""
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    dev = {k: torch.from_numpy(np.ascontiguousarray(v)).cuda() for k, v in inputs.items()}
+    peer = meta.get("peer")
+    if peer == "matmul":
+        fn = lambda: dev["a"] @ dev["b"]
+    elif peer == "conv_relu":
+        fn = lambda: F.relu(F.conv2d(dev["x"], dev["w"], dev["b"], padding=1))
+    elif peer == "attention":
+        scale = dev["q"].shape[-1] ** -0.5
+        fn = lambda: torch.softmax(dev["q"] @ dev["k"].transpose(-1, -2) * scale, -1) @ dev["v"]
+    elif peer == "resnet50":
+        import torchvision
+        net = torchvision.models.resnet50().eval().cuda()
+        fn = lambda: net(dev["input"])
+    elif peer == "bert_base":
+        import transformers
+        net = transformers.BertModel(transformers.BertConfig()).eval().cuda()
+        fn = lambda: net(input_ids=dev["input_ids"].long(),
+                         attention_mask=dev["attention_mask"].long())
+    else:
+        return None
+
+    def timed(repeat):
+        with torch.inference_mode():
+            fn()
+            torch.cuda.synchronize()
+            times = []
+            for _ in range(repeat):
+                start, stop = torch.cuda.Event(True), torch.cuda.Event(True)
+                start.record()
+                fn()
+                stop.record()
+                stop.synchronize()
+                times.append(start.elapsed_time(stop))
+        return float(np.median(times))
+    return timed
+
+
+def check_case(case_dir, bin_dir, args):
+    import onnx
+    meta = json.load(open(os.path.join(case_dir, "meta.json")))
+    row = {"name": meta["name"], "kind": meta["kind"],
+           "predicted_ms": meta["predicted_ms"],
+           "kernels_gpu": meta["kernels_gpu"], "kernels_host": len(meta["kernels_host"])}
+    rng = np.random.default_rng(2026)
+    if meta["kind"] == "zoo":
+        model, weights = cases.zoo_model(meta["name"], args.zoo_dir)
+        inputs = case_inputs(meta, model, rng)
+        ignc_inputs = dict(inputs, **weights)
+    else:
+        model = onnx.load(os.path.join(case_dir, "model.onnx"))
+        inputs = ignc_inputs = case_inputs(meta, model, rng)
+    ref = reference(model, inputs)
+    peer = torch_peer(meta, inputs)
+    row["ignc"], row["torch_ms"] = [], []
+    with tempfile.TemporaryDirectory() as work:
+        for r in range(args.rounds):
+            outdir, timing = run_ignc(case_dir, bin_dir, ignc_inputs, work, args.repeat)
+            row["ignc"].append(timing)
+            if r == 0:
+                row.update(compare(ref, outdir))
+            if peer:
+                row["torch_ms"].append(peer(args.repeat))
+    row["ok"] = row["rel_l2"] <= 1e-4
+    device = sorted(t["device_ms"] for t in row["ignc"])
+    row["ignc_device_ms"] = device[len(device) // 2]
+    if row["torch_ms"]:
+        row["torch_median_ms"] = float(np.median(row["torch_ms"]))
+        row["ignc_over_torch"] = row["ignc_device_ms"] / row["torch_median_ms"]
+    return row
+
+
+def machine():
+    info = {}
+    try:
+        info["nvidia_smi"] = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm",
+             "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
+    except OSError:
+        info["nvidia_smi"] = "not found"
+    return info
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--dir", default="build-device")
+    p.add_argument("--out", default=os.environ.get("OUT", "."))
+    p.add_argument("--zoo-dir", default=os.path.join(tempfile.gettempdir(), "ignc-zoo"))
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--repeat", type=int, default=10)
+    p.add_argument("--budget", type=float, default=420, help="seconds for all cases")
+    args = p.parse_args()
+    start = time.time()
+    bin_dir = os.path.abspath(os.path.join(args.dir, "bin"))
+    result = {"machine": machine(), "cases": []}
+    case_dirs = sorted(os.listdir(os.path.join(args.dir, "cases")))
+    for name in case_dirs:
+        if time.time() - start > args.budget:
+            result["cases"].append({"name": name, "skipped": "out of the time budget"})
+            continue
+        try:
+            row = check_case(os.path.join(args.dir, "cases", name), bin_dir, args)
+        except Exception as e:  # a case's failure is a result, not the end
+            row = {"name": name, "ok": False, "error": f"{type(e).__name__}: {e}"}
+        result["cases"].append(row)
+        print(json.dumps(row), flush=True)
+    result["seconds"] = time.time() - start
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "device-check.json"), "w") as f:
+        json.dump(result, f, indent=1)
+    ok = sum(1 for c in result["cases"] if c.get("ok"))
+    print(f"{ok} of {len(case_dirs)} cases match onnxruntime; "
+          f"{result['seconds']:.0f} s; {args.out}/device-check.json")
+    return 0 if ok == len(case_dirs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Prepares the CUDA device check here, where no GPU is needed: compiles every
+case of benchmarks/gpu/cases.py for the H200 (--target=cuda --chip=h200,
+cubins by ptxas when the toolkit is here) and gathers what the device run
+needs into one folder (build-device/ by default, ignored by git, carried to
+the device machine): ignrt-run and libignrt (no LLVM, no MLIR), each case's
+bundle, its model where it is small, and meta.json (inputs, outputs, the
+torch peer, ignc's analytical prediction).
+
+  python3 benchmarks/gpu/prepare_device_check.py [--ignc build/bin/ignc]
+      [--out build-device] [--zoo-dir ~/.cache/ignc-zoo] [--only NAME ...]
+
+Then, on the device machine (benchmarks/gpu/device-check.sh):
+  run(command="bash benchmarks/gpu/device-check.sh", carry=["build-device"])
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")
+sys.path.insert(0, HERE)
+import cases  # noqa: E402
+
+CHIP = ["--target=cuda", "--chip=h200"]
+CARRY_LIMIT = 60 << 20  # the device tool carries 64 MiB with the tree
+
+
+def compile_case(ignc, model_path, shapes, out_dir):
+    bundle = os.path.join(out_dir, "cuda.ignb")
+    cmd = [ignc, model_path, *CHIP, "-v", "-o", bundle]
+    for name, shape in (shapes or {}).items():
+        cmd += ["--input-shape", name + "=" + "x".join(map(str, shape))]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError(f"{model_path}: {p.stderr.strip()}")
+    placed = len(re.findall(r": cuda (?:fatbin|cubin|ptx), ", p.stderr))
+    host = re.findall(r": host \((.*)\)", p.stderr)
+    inspect = subprocess.run([ignc, "inspect", bundle], capture_output=True,
+                             text=True).stdout
+    predicted, launches = {}, {}
+    for line in inspect.splitlines():
+        if m := re.match(r"^\s+(\S+): on cuda, (\{.*\})$", line):
+            predicted[m.group(1)] = json.loads(m.group(2)).get("predicted_ms", 0)
+        if m := re.match(r"^\s+\d+: (\S+)\(", line):
+            launches[m.group(1)] = launches.get(m.group(1), 0) + 1
+    return {"kernels_gpu": placed, "kernels_host": host,
+            "predicted_ms": sum(ms * launches.get(k, 1) for k, ms in predicted.items())}
+
+
+def prepare(name, kind, model, model_path, shapes, out, ignc, keep_model, extra):
+    import onnx
+    d = os.path.join(out, "cases", name)
+    os.makedirs(d, exist_ok=True)
+    if model is not None:
+        model_path = os.path.join(d, "model.onnx")
+        onnx.save(model, model_path)
+    meta = compile_case(ignc, model_path, shapes, d)
+    if keep_model and model is None:
+        shutil.copy(model_path, os.path.join(d, "model.onnx"))
+    if not keep_model and os.path.exists(os.path.join(d, "model.onnx")):
+        os.remove(os.path.join(d, "model.onnx"))
+    meta.update({"name": name, "kind": kind, "shapes": shapes or {}}, **extra)
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+    print(f"{name}: {meta['kernels_gpu']} kernels on the GPU, "
+          f"{len(meta['kernels_host'])} on the host, predicted "
+          f"{meta['predicted_ms']:.3f} ms")
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--ignc", default=os.path.join(ROOT, "build", "bin", "ignc"))
+    p.add_argument("--out", default=os.path.join(ROOT, "build-device"))
+    p.add_argument("--zoo-dir", default=os.path.expanduser("~/.cache/ignc-zoo"))
+    p.add_argument("--only", nargs="*", default=None)
+    args = p.parse_args()
+    build = os.path.dirname(os.path.dirname(os.path.abspath(args.ignc)))
+    shutil.rmtree(args.out, ignore_errors=True)
+    os.makedirs(os.path.join(args.out, "bin"))
+    shutil.copy(os.path.join(build, "bin", "ignrt-run"), os.path.join(args.out, "bin"))
+    shutil.copy(os.path.join(build, "lib", "libignrt.so"), os.path.join(args.out, "bin"))
+    want = lambda n: not args.only or n in args.only
+    for name, (build_model, peer, params) in cases.MICRO.items():
+        if want(name):
+            prepare(name, "micro", build_model(), None, None, args.out, args.ignc,
+                    True, {"peer": peer, "params": params})
+    for name, (path, shapes) in cases.e2e_cases().items():
+        if want(name):
+            prepare(name, "e2e", None, path, shapes, args.out, args.ignc, True, {})
+    for name, shapes in cases.zoo_cases().items():
+        if want(name):
+            model, weights = cases.zoo_model(name, args.zoo_dir)
+            prepare(name, "zoo", cases.weights_as_inputs(model, weights), None,
+                    shapes, args.out, args.ignc, False,
+                    {"peer": name, "weights": sorted(weights)})
+    size = sum(os.path.getsize(os.path.join(r, f))
+               for r, _, fs in os.walk(args.out) for f in fs)
+    print(f"{args.out}: {size / 2**20:.1f} MiB to carry")
+    if size > CARRY_LIMIT:
+        print("error: more than the device tool carries", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -18,6 +18,9 @@ config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "i
 config.substitutions.append(("%ignrt_lib", os.path.join(config.ign_obj_root, "lib", "libignrt.so")))
 config.substitutions.append(("%ignrt_run", os.path.join(config.ign_tools_dir, "ignrt-run")))
 config.substitutions.append(("%python", sys.executable))
+# A CUDA driver library without a GPU (test/unit/FakeCuda.cpp): the driver
+# API on the CPU, for what the CUDA target does around a present GPU.
+config.substitutions.append(("%fake_cuda", os.path.join(config.ign_obj_root, "lib", "libign-fake-cuda.so")))
 # Compiles consult the default tuning database when it exists: tests never
 # see the developer's (tuning tests pass --tuning-db explicitly).
 config.environment["IGNC_TUNING_DB"] = os.path.join(config.test_exec_root, "no-such-dir", "tuning.db")

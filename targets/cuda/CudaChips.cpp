@@ -9,6 +9,8 @@
 
 #include "CudaChips.h"
 
+#include "CudaDevice.h"
+
 #include "llvm/ADT/StringExtras.h"
 
 #include <algorithm>
@@ -78,16 +80,54 @@ std::vector<CudaChip> presets() {
   };
 }
 
+/// The preset the probed GPU is, by name ("NVIDIA H200" -> h200), else
+/// its architecture's.
+CudaChip presetOf(const CudaDeviceInfo &info) {
+  std::vector<CudaChip> all = presets();
+  std::string name = llvm::StringRef(info.name).lower();
+  name.erase(std::remove(name.begin(), name.end(), ' '), name.end());
+  for (const CudaChip &c : all)
+    if (name.find(c.name) != std::string::npos)
+      return c;
+  std::string arch = "sm" + std::to_string(info.computeCapability);
+  std::optional<std::string> named = chipForArch(arch);
+  for (const CudaChip &c : all)
+    if (named && c.name == *named)
+      return c;
+  return all.front();
+}
+
+std::optional<CudaChip> probedChip(std::string &why) {
+  CudaDeviceInfo info;
+  if (!probeCudaDevice(info, why)) {
+    why = "--chip=device needs this machine's NVIDIA GPU: " + why +
+          "; compile for a preset instead (--chip " +
+          llvm::join(llvm::drop_begin(cudaChipNames()), ", ") + ")";
+    return std::nullopt;
+  }
+  CudaChip c = presetOf(info);
+  c.name = "device";
+  c.summary = "this machine's GPU: " + info.name + " (sm_" +
+              std::to_string(info.computeCapability) + ")";
+  c.smVersion = info.computeCapability;
+  c.gpu.numbers.computeUnits = info.multiprocessors;
+  c.runsHere = true;
+  c.deviceName = info.name;
+  return c;
+}
+
 } // namespace
 
 std::vector<std::string> cudaChipNames() {
-  std::vector<std::string> names;
+  std::vector<std::string> names = {"device"};
   for (const CudaChip &c : presets())
     names.push_back(c.name);
   return names;
 }
 
 std::optional<CudaChip> cudaChip(const std::string &name, std::string &why) {
+  if (name == "device")
+    return probedChip(why);
   for (CudaChip &c : presets())
     if (c.name == name)
       return c;

@@ -32,6 +32,11 @@ struct CudaChip {
   /// Dense peaks in GFLOP/s (GOP/s for int8) by data type, tensor cores
   /// where the chip has them.
   double peakFp16 = 0, peakBf16 = 0, peakTf32 = 0, peakInt8 = 0;
+  /// The GPU this machine has ("device"): kernels for it are measured
+  /// there when tuning; a preset is compiled for, its candidates ranked by
+  /// the model.
+  bool runsHere = false;
+  std::string deviceName;
 
   /// "sm_80".
   std::string arch() const { return "sm_" + std::to_string(smVersion); }
@@ -39,10 +44,14 @@ struct CudaChip {
   std::string ptxFeature() const { return "+ptx" + std::to_string(ptxVersion); }
 };
 
-/// The presets, in `ignc targets` order.
+/// "device" and the presets, in `ignc targets` order.
 std::vector<std::string> cudaChipNames();
 
-/// The chip `name`; nullopt with `why` set for an unknown name.
+/// The chip `name`; nullopt with `why` set for an unknown name, or for
+/// "device" on a machine without an NVIDIA GPU. "device" is the GPU the
+/// driver finds (CudaDevice.h): its architecture and SM count, the other
+/// numbers those of the preset it names (an "H200" is the h200) or of its
+/// architecture's.
 std::optional<CudaChip> cudaChip(const std::string &name, std::string &why);
 
 /// The chip a `--target=` spelling stands for: sm80 (or sm_80) -> a100,

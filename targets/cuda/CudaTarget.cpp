@@ -5,8 +5,9 @@
 // can store, maps each through the shared GPU layer (targets/gpu), emits
 // PTX and, where the toolkit is here, a cubin; a kernel with no mapping is
 // declined and runs on the host. Kernels run through libignrt's CUDA
-// driver (runtime/). Tuning ranks candidates by the analytical model
-// (records say *predicted*): no candidate is measured on a GPU yet.
+// driver (runtime/). Tuning measures candidates on this machine's GPU
+// (--chip=device), and ranks them by the analytical model for a preset
+// (records say *predicted*).
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,10 +84,11 @@ public:
   }
   std::string fingerprint(const target::TargetConfig &config) const override {
     CudaChip chip = chipOf(config);
-    // What a schedule's cubin depends on: the chip and ptxas being here.
+    // What a schedule's cubin and its measurements depend on: the chip,
+    // ptxas being here, and the GPU that measured it.
     std::string text = chip.arch() + chip.ptxFeature() + "|" +
-                       (cudaToolkit() ? cudaToolkit()->ptxas : "") +
-                       "|" IGN_VERSION_STRING;
+                       (cudaToolkit() ? cudaToolkit()->ptxas : "") + "|" +
+                       chip.deviceName + "|" IGN_VERSION_STRING;
     return "cuda/" + config.chip + "/" +
            llvm::utohexstr(llvm::xxh3_64bits(text), /*LowerCase=*/true);
   }
@@ -113,9 +115,13 @@ public:
 
 std::vector<target::ChipInfo> CudaTarget::chips() const {
   std::vector<target::ChipInfo> out;
+  // "device" only where this machine has a GPU.
   for (const std::string &name : cudaChipNames()) {
     std::string why;
-    CudaChip chip = *cudaChip(name, why);
+    std::optional<CudaChip> probed = cudaChip(name, why);
+    if (!probed)
+      continue;
+    const CudaChip &chip = *probed;
     target::ChipInfo c;
     c.name = chip.name;
     c.summary = chip.summary;
@@ -159,8 +165,19 @@ CudaTarget::compileKernels(mlir::ModuleOp module,
 std::unique_ptr<target::Runner>
 CudaTarget::createRunner(const std::vector<const target::TaskModule *> &tasks,
                          const target::TargetConfig &config,
-                         const target::RunnerContext &) const {
+                         const target::RunnerContext &context) const {
   CudaChip chip = chipOf(config);
+  if (chip.runsHere) {
+    // This machine's GPU measures: the host's worker processes build for
+    // this target (the context's target arguments name it) and run the
+    // candidates there, checked by the one validator.
+    const target::Target &host = *target::fallbackTarget();
+    return gpu::onWholeChip(
+        host.createRunner(
+            tasks, {host.defaultChip(), config.schedule, config.fuse}, context),
+        chip.gpu.numbers.computeUnits);
+  }
+  // A preset: the analytical model ranks what cannot be measured.
   return gpu::predictedRunner(
       tasks, chip.gpu.numbers.computeUnits,
       [chip](mlir::func::FuncOp k, const search::Schedule &s,

@@ -23,7 +23,31 @@ std::vector<float> gpuFeatures(double flops, double bytes,
   return f;
 }
 
+class WholeChipRunner : public search::Runner {
+public:
+  WholeChipRunner(std::unique_ptr<search::Runner> inner, int units)
+      : inner_(std::move(inner)), units_(units) {}
+  std::vector<search::TuningRecord>
+  run(size_t task, const std::vector<search::Schedule> &schedules) override {
+    return inner_->run(task, schedules);
+  }
+  int threads() const override { return units_; }
+  size_t batchSize() const override { return inner_->batchSize(); }
+
+private:
+  std::unique_ptr<search::Runner> inner_;
+  int units_;
+};
+
 } // namespace
+
+std::unique_ptr<search::Runner>
+onWholeChip(std::unique_ptr<search::Runner> inner, int64_t computeUnits) {
+  if (!inner)
+    return nullptr;
+  return std::make_unique<WholeChipRunner>(
+      std::move(inner), int(std::max<int64_t>(1, computeUnits)));
+}
 
 void placeKernels(llvm::MutableArrayRef<target::PlacedKernel> kernels,
                   const target::CompileOptions &options,

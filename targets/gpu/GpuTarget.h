@@ -79,6 +79,12 @@ std::unique_ptr<search::Runner>
 predictedRunner(const std::vector<const target::TaskModule *> &tasks,
                 int64_t computeUnits, PredictedRunner::Predict predict);
 
+/// `inner` (the host's worker runner, measuring on this machine's GPU),
+/// reporting the whole chip of `computeUnits` as what each candidate ran
+/// on (the report's peak is the chip's, not the host threads').
+std::unique_ptr<search::Runner>
+onWholeChip(std::unique_ptr<search::Runner> inner, int64_t computeUnits);
+
 /// What a predicted record says of itself (its message).
 inline constexpr const char *kPredictedMessage =
     "predicted by the analytical GPU model (targets/gpu/GpuCostModel.h); "

@@ -281,8 +281,7 @@ bool copyIn(Context &ctx, const ignrt_device_call &call,
   return true;
 }
 
-bool launchAll(Context &ctx, const ignrt_device_call &call,
-               const CudaDescriptor &desc, Kernel &k,
+bool launchAll(Context &ctx, const CudaDescriptor &desc, Kernel &k,
                std::vector<std::vector<CUdeviceptr>> &pointers,
                std::string &why) {
   IGN_CU(ctx.cu->cuEventRecord(ctx.start, ctx.stream), "cuEventRecord");
@@ -298,7 +297,6 @@ bool launchAll(Context &ctx, const ignrt_device_call &call,
            "launching '" + l.entry + "'");
   }
   IGN_CU(ctx.cu->cuEventRecord(ctx.stop, ctx.stream), "cuEventRecord");
-  (void)call;
   return true;
 }
 
@@ -341,7 +339,7 @@ bool runLocked(const ignrt_device_call &call, ignrt_device_stats &stats,
                           why))
         return false;
   if (!copyIn(*ctx, call, desc, *k, why) ||
-      !launchAll(*ctx, call, desc, *k, pointers, why))
+      !launchAll(*ctx, desc, *k, pointers, why))
     return false;
   if (!copyOutAndWait(*ctx, call, *k, stats, why)) {
     ctx->broken = "an earlier kernel failed on the GPU: " + why;

@@ -59,12 +59,17 @@ def reference(model, inputs):
     return dict(zip(names, s.run(names, inputs)))
 
 
-def run_ignc(case_dir, bin_dir, inputs, work, repeat):
+def save_inputs(inputs, work):
+    """Each input as a .npy file once; ignrt-run's --input arguments."""
     args = []
     for i, (name, value) in enumerate(inputs.items()):
         path = os.path.join(work, f"in{i}.npy")
         np.save(path, np.ascontiguousarray(value))
         args += ["--input", f"{name}={path}"]
+    return args
+
+
+def run_ignc(case_dir, bin_dir, args, work, repeat):
     outdir = os.path.join(work, "out")
     env = dict(os.environ, LD_LIBRARY_PATH=bin_dir)
     p = subprocess.run([os.path.join(bin_dir, "ignrt-run"),
@@ -158,8 +163,9 @@ def check_case(case_dir, bin_dir, args):
     peer = torch_peer(meta, inputs)
     row["ignc"], row["torch_ms"] = [], []
     with tempfile.TemporaryDirectory() as work:
+        input_args = save_inputs(ignc_inputs, work)
         for r in range(args.rounds):
-            outdir, timing = run_ignc(case_dir, bin_dir, ignc_inputs, work, args.repeat)
+            outdir, timing = run_ignc(case_dir, bin_dir, input_args, work, args.repeat)
             row["ignc"].append(timing)
             if r == 0:
                 row.update(compare(ref, outdir))

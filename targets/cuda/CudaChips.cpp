@@ -28,6 +28,9 @@ struct Numbers {
 CudaChip preset(std::string name, std::string summary, int sm, int ptx,
                 const Numbers &n, int64_t sharedPerSMKiB,
                 int64_t threadsPerSM) {
+  // Resident blocks per SM by compute capability (the CUDA programming
+  // guide's table): 16 on 8.6, 24 on 8.9, 32 on 8.0 and 9.0.
+  int64_t blocksPerSM = sm == 86 ? 16 : sm == 89 ? 24 : 32;
   CudaChip c;
   c.name = std::move(name);
   c.summary = std::move(summary);
@@ -46,6 +49,7 @@ CudaChip preset(std::string name, std::string summary, int sm, int ptx,
   c.gpu.numbers = {n.sms, n.mhz, n.fp32, n.gbs};
   c.sharedPerSMBytes = sharedPerSMKiB * 1024;
   c.maxThreadsPerSM = threadsPerSM;
+  c.maxBlocksPerSM = blocksPerSM;
   c.memoryBytes = n.memoryGiB << 30;
   c.peakFp16 = n.fp16;
   c.peakBf16 = n.bf16;

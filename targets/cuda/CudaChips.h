@@ -27,6 +27,7 @@ struct CudaChip {
   int64_t registersPerSM = 65536;
   int64_t maxRegistersPerThread = 255;
   int64_t maxThreadsPerSM = 2048;
+  int64_t maxBlocksPerSM = 32;
   int64_t sharedPerSMBytes = 0; // what the SM has (a block's is in limits)
   int64_t memoryBytes = 0;
   /// Dense peaks in GFLOP/s (GOP/s for int8) by data type, tensor cores

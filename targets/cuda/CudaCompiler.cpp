@@ -46,15 +46,16 @@ std::optional<Image> buildImage(const PtxKernel &ptx, const CudaChip &chip,
                std::move(a->resources)};
 }
 
-/// Threads of a block an SM keeps resident under its register file and
-/// thread limit (registers are allocated per warp, in units of 256).
+/// Threads of a block an SM keeps resident under its register file, thread
+/// and block limits (registers are allocated per warp, in units of 256).
 int64_t residentThreads(const CudaChip &chip, int64_t registers,
                         int64_t blockThreads) {
   int64_t warps = (blockThreads + 31) / 32;
   int64_t perWarp = (std::max<int64_t>(registers, 1) * 32 + 255) / 256 * 256;
   int64_t blocks =
-      std::min(chip.registersPerSM / (perWarp * warps),
-               chip.maxThreadsPerSM / std::max<int64_t>(blockThreads, 1));
+      std::min({chip.registersPerSM / (perWarp * warps),
+                chip.maxThreadsPerSM / std::max<int64_t>(blockThreads, 1),
+                chip.maxBlocksPerSM});
   return std::max<int64_t>(blocks, 0) * blockThreads;
 }
 

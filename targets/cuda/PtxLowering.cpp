@@ -69,6 +69,7 @@ bool hasPtxInstruction(Operation *op) {
 /// them (tan, the hyperbolic functions, pow, exp2). Fails naming the first
 /// math op that is left without a PTX instruction (an f64 exp, say).
 LogicalResult expandMath(Operation *gpuModule, std::string &why) {
+  gpu::markNegativePowNaN(gpuModule);
   RewritePatternSet patterns(gpuModule->getContext());
   gpu::populateGpuMathExpansions(patterns);
   populateExpandPowFPattern(patterns);

@@ -10,6 +10,8 @@
 
 #include "ign/Conversion/KernelBufferization.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
@@ -141,6 +143,27 @@ void populateGpuMathExpansions(RewritePatternSet &patterns) {
   populateExpandAcoshPattern(patterns);
   populateExpandAtanhPattern(patterns);
   populateExpandFPowIPattern(patterns);
+}
+
+void markNegativePowNaN(Operation *gpuModule) {
+  gpuModule->walk([](math::PowFOp pow) {
+    OpBuilder b(pow->getContext());
+    b.setInsertionPointAfter(pow);
+    Location loc = pow.getLoc();
+    Type t = pow.getType();
+    Value x = pow.getLhs(), y = pow.getRhs();
+    Value zero = b.create<arith::ConstantOp>(loc, b.getZeroAttr(t));
+    Value negative =
+        b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, x, zero);
+    Value fraction = b.create<arith::CmpFOp>(
+        loc, arith::CmpFPredicate::ONE, b.create<math::FloorOp>(loc, y), y);
+    Value nanCase = b.create<arith::AndIOp>(loc, negative, fraction);
+    auto floatType = cast<FloatType>(t);
+    Value nan = b.create<arith::ConstantOp>(
+        loc, b.getFloatAttr(t, APFloat::getNaN(floatType.getFloatSemantics())));
+    auto select = b.create<arith::SelectOp>(loc, nanCase, nan, pow);
+    pow.getResult().replaceAllUsesExcept(select, select);
+  });
 }
 
 std::string scheduleJson(const GpuSchedule &schedule,

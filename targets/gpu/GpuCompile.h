@@ -71,6 +71,12 @@ search::Schedule defaultKnobs(mlir::func::FuncOp kernel, const GpuChip &chip);
 /// exp and log), and powers with an integer exponent.
 void populateGpuMathExpansions(mlir::RewritePatternSet &patterns);
 
+/// powf of a negative base and a non-integer exponent is NaN, as ONNX's
+/// Pow: every math.powf in `gpuModule` is wrapped in a select that says so
+/// (GLSL's Pow leaves it undefined and MathToSPIRV returns |x|^y; MLIR's
+/// powf expansion returns -|x|^y).
+void markNegativePowNaN(mlir::Operation *gpuModule);
+
 /// One dispatch's launch: workgroups (blocks) and their size.
 struct LaunchShape {
   std::array<int64_t, 3> groups{1, 1, 1}, local{1, 1, 1};

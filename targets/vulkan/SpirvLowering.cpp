@@ -97,29 +97,6 @@ LogicalResult attachAbi(ModuleOp module, llvm::StringRef targetEnv,
   return success(ok);
 }
 
-/// powf of a negative base and a non-integer exponent is NaN (GLSL's Pow
-/// leaves it undefined, and MathToSPIRV returns |x|^y).
-void markNegativePowNaN(Operation *gpuModule) {
-  gpuModule->walk([](math::PowFOp pow) {
-    OpBuilder b(pow->getContext());
-    b.setInsertionPointAfter(pow);
-    Location loc = pow.getLoc();
-    Type t = pow.getType();
-    Value x = pow.getLhs(), y = pow.getRhs();
-    Value zero = b.create<arith::ConstantOp>(loc, b.getZeroAttr(t));
-    Value negative =
-        b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, x, zero);
-    Value fraction = b.create<arith::CmpFOp>(
-        loc, arith::CmpFPredicate::ONE, b.create<math::FloorOp>(loc, y), y);
-    Value nanCase = b.create<arith::AndIOp>(loc, negative, fraction);
-    auto floatType = cast<FloatType>(t);
-    Value nan = b.create<arith::ConstantOp>(
-        loc, b.getFloatAttr(t, APFloat::getNaN(floatType.getFloatSemantics())));
-    auto select = b.create<arith::SelectOp>(loc, nanCase, nan, pow);
-    pow.getResult().replaceAllUsesExcept(select, select);
-  });
-}
-
 /// index -> i64 casts as a zero extension corrected for negative values.
 /// Indices are 32 bits in these kernels, and Mesa 22.3's lavapipe
 /// miscompiles the OpSConvert to 64 bits that the plain cast becomes
@@ -182,7 +159,7 @@ void expandUnsupportedMath(Operation *gpuModule) {
   GreedyRewriteConfig config;
   config.strictMode = GreedyRewriteStrictness::ExistingAndNewOps;
   (void)applyOpPatternsAndFold(ops, std::move(patterns), config);
-  markNegativePowNaN(gpuModule);
+  gpu::markNegativePowNaN(gpuModule);
 }
 
 /// One gpu.module -> spirv.module (in place): memory spaces to storage

@@ -135,7 +135,60 @@ search::Schedule defaultKnobs(func::FuncOp kernel, const GpuChip &chip) {
   return modelDefaultSchedule(*copy, chip.limits, chip.numbers).knobs();
 }
 
+namespace {
+
+/// math.ipowi(b, e) on integers, branch-free: exponentiation by squaring
+/// over every bit of e (wrapping multiplies give the same result as the
+/// host's loop), and for e < 0 what math.ipowi defines: 1 for b = 1, +-1
+/// for b = -1, 0 otherwise (and 0, where the host divides by zero, for
+/// b = 0).
+struct ExpandIPowI : OpRewritePattern<math::IPowIOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(math::IPowIOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<IntegerType>(op.getType());
+    if (!type)
+      return failure();
+    Location loc = op.getLoc();
+    auto c = [&](int64_t v) -> Value {
+      return rewriter.create<arith::ConstantOp>(
+          loc, rewriter.getIntegerAttr(type, v));
+    };
+    Value base = op.getLhs(), exp = op.getRhs(), result = c(1);
+    Value square = base, bits = exp, zero = c(0), one = c(1);
+    for (unsigned i = 0; i < type.getWidth(); ++i) {
+      Value bit = rewriter.create<arith::CmpIOp>(
+          loc, arith::CmpIPredicate::ne,
+          rewriter.create<arith::AndIOp>(loc, bits, one), zero);
+      result = rewriter.create<arith::SelectOp>(
+          loc, bit, rewriter.create<arith::MulIOp>(loc, result, square),
+          result);
+      square = rewriter.create<arith::MulIOp>(loc, square, square);
+      bits = rewriter.create<arith::ShRUIOp>(loc, bits, one);
+    }
+    auto is = [&](Value x, int64_t v) -> Value {
+      return rewriter.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, x,
+                                            c(v));
+    };
+    Value odd = rewriter.create<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::ne,
+        rewriter.create<arith::AndIOp>(loc, exp, one), zero);
+    Value minusOne = rewriter.create<arith::SelectOp>(loc, odd, c(-1), one);
+    Value negative = rewriter.create<arith::SelectOp>(
+        loc, is(base, 1), one,
+        rewriter.create<arith::SelectOp>(loc, is(base, -1), minusOne, zero));
+    Value isNegative = rewriter.create<arith::CmpIOp>(
+        loc, arith::CmpIPredicate::slt, exp, zero);
+    rewriter.replaceOpWithNewOp<arith::SelectOp>(op, isNegative, negative,
+                                                 result);
+    return success();
+  }
+};
+
+} // namespace
+
 void populateGpuMathExpansions(RewritePatternSet &patterns) {
+  patterns.add<ExpandIPowI>(patterns.getContext());
   populateExpandTanPattern(patterns);
   populateExpandSinhPattern(patterns);
   populateExpandCoshPattern(patterns);

@@ -68,7 +68,8 @@ search::Schedule defaultKnobs(mlir::func::FuncOp kernel, const GpuChip &chip);
 
 /// Math functions no GPU backend has an instruction for, expanded into ones
 /// they have: tan, the hyperbolic functions and their inverses (through
-/// exp and log), and powers with an integer exponent.
+/// exp and log), and powers with an integer exponent (of a float, or
+/// integers: math.ipowi by squaring).
 void populateGpuMathExpansions(mlir::RewritePatternSet &patterns);
 
 /// powf of a negative base and a non-integer exponent is NaN, as ONNX's

@@ -161,6 +161,8 @@ bool readNpy(const std::string &path, const ignrt_tensor_info &info,
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0)
     return why = "'" + path + "' is not a .npy file", false;
   size_t lenBytes = bytes[6] == 1 ? 2 : 4;
+  if (bytes.size() < 8 + lenBytes)
+    return why = "'" + path + "' has a damaged header", false;
   size_t headerLen = 0;
   for (size_t b = 0; b < lenBytes; ++b)
     headerLen |= size_t(uint8_t(bytes[8 + b])) << (8 * b);

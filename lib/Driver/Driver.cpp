@@ -359,6 +359,25 @@ static void installDiagnostics(MLIRContext &context, Verbosity verbosity) {
   });
 }
 
+/// The host target's chip `cpu` names, for the host kernels of a bundle of
+/// device target `selected`: "" with `chip` set, else why not.
+static std::string hostChipFor(const target::Target &selected,
+                               const std::string &cpu, std::string &chip) {
+  const target::Target *host = target::fallbackTarget();
+  if (!host || &selected == host)
+    return "it is for the device targets; the host target takes its CPU "
+           "as --target (--target=" +
+           cpu + ")";
+  std::string error;
+  auto resolved = target::resolveTarget(cpu, "", error);
+  if (!resolved || resolved->target != host)
+    return "'" + cpu +
+           "' is not a CPU the host target knows (a CPU name as --target "
+           "takes: x86-64-v3, znver4, ...)";
+  chip = resolved->chip;
+  return "";
+}
+
 int runCompile(const DriverOptions &options) {
   MLIRContext context(MLIRContext::Threading::DISABLED);
   installDiagnostics(context, options.verbosity);
@@ -371,6 +390,15 @@ int runCompile(const DriverOptions &options) {
   }
   target::TargetConfig config{selection->chip, options.schedule, options.fuse,
                               options.precision};
+  if (!options.hostCpu.empty()) {
+    std::string why =
+        hostChipFor(*selection->target, options.hostCpu, config.hostChip);
+    if (!why.empty()) {
+      llvm::errs() << "ignc: error: --host-cpu=" << options.hostCpu << ": "
+                   << why << "\n";
+      return kExitUsage;
+    }
+  }
   if (std::string why = selection->target->checkPrecision(options.precision);
       !why.empty()) {
     llvm::errs() << "ignc: error: --precision=" << options.precision << ": "

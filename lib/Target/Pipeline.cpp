@@ -18,7 +18,9 @@ TargetConfig configFor(const Target &where, const Target &selected,
   if (&where == &selected)
     return config;
   TargetConfig other = config;
-  other.chip = where.defaultChip();
+  other.chip = &where == fallbackTarget() && !config.hostChip.empty()
+                   ? config.hostChip
+                   : where.defaultChip();
   return other;
 }
 

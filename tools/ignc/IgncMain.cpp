@@ -95,6 +95,10 @@ void addCompileOptions(CLI::App &app, CompileArgs &args) {
                  "thread: the correctness oracle)")
       ->check(CLI::IsMember({"default", "reference"}))
       ->capture_default_str();
+  app.add_option("--host-cpu", options.hostCpu,
+                 "for a device target: the CPU the bundle's host kernels are "
+                 "built for (a CPU name as --target takes: x86-64-v3, "
+                 "znver4, ...; default: this machine's)");
   app.add_option("--precision", options.precision,
                  "what matmuls and convolutions compute in: fp32, or bf16 "
                  "(inputs rounded to bfloat16, sums in f32; on the host with "

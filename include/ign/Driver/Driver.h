@@ -45,7 +45,10 @@ struct DriverOptions {
   std::string schedule = "default"; // or "reference"
   bool fuse = true;                 // false: one op per kernel (--no-fuse)
   std::string precision = "fp32";   // or "bf16" (--precision)
-  bool json = false;                // --emit=kernels as JSON
+  /// --host-cpu: the CPU a device bundle's host kernels are built for (a
+  /// CPU name as --target takes); empty: this machine's.
+  std::string hostCpu;
+  bool json = false; // --emit=kernels as JSON
   bool printWeights = false;
   Verbosity verbosity = Verbosity::Normal;
   ImportOptions import;

@@ -69,6 +69,10 @@ struct TargetConfig {
   /// What matmuls and convolutions compute in: "fp32", or "bf16" (inputs
   /// rounded to bfloat16, products summed in f32) where the chip has it.
   std::string precision = "fp32";
+  /// The CPU a device bundle's host kernels are built for (a chip of the
+  /// host target, --host-cpu); empty: the host target's default (this
+  /// machine's).
+  std::string hostChip;
 };
 
 /// A kernel the placement gave to a target, to compile into the bundle.

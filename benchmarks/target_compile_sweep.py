@@ -50,6 +50,14 @@ def main():
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
+    if not os.access(args.ignc, os.X_OK):
+        print(f"error: no ignc at {args.ignc} (build it, or pass --ignc)",
+              file=sys.stderr)
+        return 2
+    if not os.path.isdir(args.data):
+        print(f"error: no ONNX test data at {args.data} (apt-get install "
+              "libonnx-testdata, or pass --data)", file=sys.stderr)
+        return 2
     models = sorted(os.path.join(root, "model.onnx")
                     for root, _, files in os.walk(args.data)
                     if "model.onnx" in files)

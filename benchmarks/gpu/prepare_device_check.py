@@ -16,15 +16,14 @@ Then, on the device machine (benchmarks/gpu/device-check.sh):
 import argparse
 import json
 import os
-import re
 import shutil
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, HERE)
 import cases  # noqa: E402
+import compile_cuda  # noqa: E402  (cases.py put test/e2e on the path)
 
 # Host kernels (none, where every kernel maps) for any x86-64 with AVX2.
 CHIP = ["--target=cuda", "--chip=h200", "--host-cpu=x86-64-v3"]
@@ -32,25 +31,14 @@ CARRY_LIMIT = 60 << 20  # the device tool carries 64 MiB with the tree
 
 
 def compile_case(ignc, model_path, shapes, out_dir):
-    bundle = os.path.join(out_dir, "cuda.ignb")
-    cmd = [ignc, model_path, *CHIP, "-v", "-o", bundle]
-    for name, shape in (shapes or {}).items():
-        cmd += ["--input-shape", name + "=" + "x".join(map(str, shape))]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        raise RuntimeError(f"{model_path}: {p.stderr.strip()}")
-    placed = len(re.findall(r": cuda (?:fatbin|cubin|ptx), ", p.stderr))
-    host = re.findall(r": host \((.*)\)", p.stderr)
-    inspect = subprocess.run([ignc, "inspect", bundle], capture_output=True,
-                             text=True).stdout
-    predicted, launches = {}, {}
-    for line in inspect.splitlines():
-        if m := re.match(r"^\s+(\S+): on cuda, (\{.*\})$", line):
-            predicted[m.group(1)] = json.loads(m.group(2)).get("predicted_ms", 0)
-        if m := re.match(r"^\s+\d+: (\S+)\(", line):
-            launches[m.group(1)] = launches.get(m.group(1), 0) + 1
-    return {"kernels_gpu": placed, "kernels_host": host,
-            "predicted_ms": sum(ms * launches.get(k, 1) for k, ms in predicted.items())}
+    """compile_cuda.py's compile for the H200, the bundle as out_dir/cuda.ignb."""
+    row = compile_cuda.compile_one(ignc, model_path, shapes, "h200", out_dir,
+                                   CHIP, "cuda.ignb")
+    if row["rc"] != 0:
+        raise RuntimeError(f"{model_path}: {row.get('error', '')}")
+    return {"kernels_gpu": row["gpu"],
+            "kernels_host": [why for _, why in row["host"]],
+            "predicted_ms": row["predicted_ms"]}
 
 
 def prepare(name, kind, model, model_path, shapes, out, ignc, keep_model, extra):
@@ -80,6 +68,10 @@ def main():
     p.add_argument("--zoo-dir", default=os.path.expanduser("~/.cache/ignc-zoo"))
     p.add_argument("--only", nargs="*", default=None)
     args = p.parse_args()
+    if not os.access(args.ignc, os.X_OK):
+        print(f"error: no ignc at {args.ignc} (build it, or pass --ignc)",
+              file=sys.stderr)
+        return 2
     build = os.path.dirname(os.path.dirname(os.path.abspath(args.ignc)))
     shutil.rmtree(args.out, ignore_errors=True)
     os.makedirs(os.path.join(args.out, "bin"))

@@ -160,7 +160,6 @@ compileCudaKernel(func::FuncOp kernel, const search::Schedule *tuned,
   if (!image)
     return failure();
   CompiledKernel out;
-  out.assembled = image->kind != "ptx";
   std::vector<gpu::LaunchShape> shapes;
   std::vector<gpu::DispatchFields> fields;
   bool noted = mapped->notes.size() == ptx->launches.launches.size();

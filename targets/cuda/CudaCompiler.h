@@ -28,7 +28,6 @@ namespace ign::cuda {
 /// line for -v; and the analytical model's time of all its dispatches.
 struct CompiledKernel : gpu::DeviceKernel {
   std::optional<double> predictedMs;
-  bool assembled = false; // ptxas accepted it (else: PTX only)
   int64_t spillBytes = 0; // ptxas's spill stores over its entries
 };
 

@@ -97,19 +97,6 @@ std::optional<Binding> bindingOf(Value v, func::FuncOp kernel,
 
 } // namespace
 
-int64_t KernelLaunches::boundBytes(const Binding &b,
-                                   const std::vector<int64_t> &argBytes) const {
-  switch (b.kind) {
-  case Binding::Scratch:
-    return scratchBytes[b.index];
-  case Binding::Const:
-    return int64_t(constants[b.index].size());
-  case Binding::Arg:
-    break;
-  }
-  return size_t(b.index) < argBytes.size() ? argBytes[b.index] : 0;
-}
-
 int64_t storageBytes(MemRefType type) {
   int64_t bits = type.getElementType().getIntOrFloatBitWidth();
   return type.getNumElements() * std::max<int64_t>(1, (bits + 7) / 8);

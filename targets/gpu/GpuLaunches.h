@@ -37,10 +37,6 @@ struct KernelLaunches {
   std::vector<int64_t> scratchBytes;
   std::vector<std::string> constants; // bytes as the kernel reads them
   std::vector<Launch> launches;
-
-  /// Bytes launch binding `b` spans, given the kernel arguments' bytes.
-  int64_t boundBytes(const Binding &b,
-                     const std::vector<int64_t> &argBytes) const;
 };
 
 /// Bytes of a buffer of static `type` as the device kernels store it

@@ -48,10 +48,14 @@ SCHEDULE = re.compile(r"^\s+(\S+): on cuda, (\{.*\})$")
 LAUNCH = re.compile(r"^\s+\d+: (\S+)\(")
 
 
-def compile_one(ignc, path, shapes, arch, work):
-    bundle = os.path.join(work, "model.ignb")
-    cmd = [ignc, path, "--target=" + arch, "-v", "-o", bundle]
-    for name, shape in shapes.items():
+def compile_one(ignc, path, shapes, arch, work, target_args=None,
+                bundle_name="model.ignb"):
+    """Compiles `path` for `arch` (or `target_args`) into work/bundle_name:
+    exit status, kernels on the GPU and left on the host, ptxas's most
+    registers and spills, and the model's predicted time of one run."""
+    bundle = os.path.join(work, bundle_name)
+    cmd = [ignc, path, *(target_args or ["--target=" + arch]), "-v", "-o", bundle]
+    for name, shape in (shapes or {}).items():
         cmd += ["--input-shape", name + "=" + "x".join(map(str, shape))]
     start = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True)
@@ -120,6 +124,10 @@ def main():
     parser.add_argument("--arch", action="append", default=None)
     parser.add_argument("--csv", default=None)
     args = parser.parse_args()
+    if not os.access(args.ignc, os.X_OK):
+        print(f"error: no ignc at {args.ignc} (build it, or pass --ignc)",
+              file=sys.stderr)
+        return 2
     archs = args.arch or ["sm80", "sm90"]
     cases = [(m, os.path.join(MODELS, m + ".onnx"), s) for m, s in CASES.items()]
     if args.zoo_dir:

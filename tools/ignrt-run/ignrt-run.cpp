@@ -192,7 +192,8 @@ bool readNpy(const std::string &path, const ignrt_tensor_info &info,
                  std::string(descr ? descr : "?") + " array of shape (" +
                  shape.str() + ") as input '" + info.name + "' needs",
            false;
-  data = bytes.substr(start);
+  bytes.erase(0, start); // the data, without a second copy
+  data = std::move(bytes);
   return true;
 }
 

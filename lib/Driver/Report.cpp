@@ -285,8 +285,11 @@ bool peerOutputs(Measurement &m, size_t set, std::vector<TensorData> &out,
 
 nlohmann::json checkCorrectness(Measurement &m, bool withPeer, int checked) {
   std::optional<ignrt_dtype> computedIn;
-  if (argAfter(m.tuned.manifest, "--precision", "fp32") == "bf16")
+  std::string precision = argAfter(m.tuned.manifest, "--precision", "fp32");
+  if (precision == "bf16")
     computedIn = IGNRT_BF16;
+  else if (precision == "fp16")
+    computedIn = IGNRT_F16;
   nlohmann::json sets = nlohmann::json::array();
   for (size_t s = 0; s < m.inputs.sets.size() && s < size_t(checked); ++s) {
     nlohmann::json entry = {{"set", s},

@@ -173,13 +173,13 @@ struct MeasureArgs {
   double minTimeMs = 300;
   int64_t flushMb = 0;
   /// --tolerance-of: float outputs are checked at this dtype's thresholds
-  /// (bf16 for kernels that compute in bf16).
+  /// (bf16 or f16 for kernels that compute in them).
   std::optional<ignrt_dtype> toleranceOf;
 };
 
 /// `tune-worker measure BUNDLE --reference-dir DIR [--write-reference]
 /// [--seeds N] [--threads T] [--min-time-ms M] [--flush-mb F]
-/// [--max-runs R] [--tolerance-of bf16]`.
+/// [--max-runs R] [--tolerance-of bf16|f16]`.
 std::optional<MeasureArgs>
 parseMeasureArgs(const std::vector<std::string> &args, std::string &error) {
   MeasureArgs m;
@@ -205,9 +205,10 @@ parseMeasureArgs(const std::vector<std::string> &args, std::string &error) {
       else if (args[i] == "--max-runs")
         m.maxRuns = std::stoi(next());
       else if (args[i] == "--tolerance-of") {
-        if (next() != "bf16")
-          throw std::runtime_error("--tolerance-of takes bf16");
-        m.toleranceOf = IGNRT_BF16;
+        const std::string &dtype = next();
+        if (dtype != "bf16" && dtype != "f16")
+          throw std::runtime_error("--tolerance-of takes bf16 or f16");
+        m.toleranceOf = dtype == "bf16" ? IGNRT_BF16 : IGNRT_F16;
       } else if (m.path.empty())
         m.path = args[i];
       else

@@ -9,6 +9,10 @@
 
 #include "PtxLowering.h"
 #include "Ptxas.h"
+#include "TensorCoreGemm.h"
+
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -142,12 +146,30 @@ search::Schedule defaultCudaKnobs(func::FuncOp kernel, const CudaChip &chip) {
   return gpu::defaultKnobs(kernel, chip.gpu);
 }
 
+std::string checkCudaPrecision(const std::string &precision) {
+  return precision == "fp32" || precision == "fp16"
+             ? ""
+             : "the CUDA target computes in fp32, or fp16 on the tensor "
+               "cores";
+}
+
+gpu::GpuChip gpuChipAt(const CudaChip &chip, const std::string &precision) {
+  gpu::GpuChip gpuChip = chip.gpu;
+  if (precision == "fp16")
+    gpuChip.ownLaunches = [chip](func::FuncOp bufferized) {
+      bufferized->getContext()
+          ->loadDialect<nvgpu::NVGPUDialect, vector::VectorDialect>();
+      return emitTensorCoreGemms(bufferized, chip);
+    };
+  return gpuChip;
+}
+
 FailureOr<CompiledKernel>
 compileCudaKernel(func::FuncOp kernel, const search::Schedule *tuned,
-                  const CudaChip &chip, std::string &why, std::string *ptxText,
-                  bool assemble) {
+                  const CudaChip &chip, const std::string &precision,
+                  std::string &why, std::string *ptxText, bool assemble) {
   FailureOr<gpu::MappedKernel> mapped =
-      gpu::mapKernelCopy(kernel, tuned, chip.gpu, why);
+      gpu::mapKernelCopy(kernel, tuned, gpuChipAt(chip, precision), why);
   if (failed(mapped))
     return failure();
   FailureOr<PtxKernel> ptx =

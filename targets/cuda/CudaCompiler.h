@@ -41,14 +41,25 @@ bool hasCudaTypes(mlir::func::FuncOp kernel, std::string &why);
 search::Schedule defaultCudaKnobs(mlir::func::FuncOp kernel,
                                   const CudaChip &chip);
 
+/// What --precision a CUDA compile takes: fp32 (every op on the CUDA
+/// cores), or fp16 (contractions on the tensor cores, their inputs
+/// rounded to f16 and their products summed in f32; TensorCoreGemm.h).
+/// "" when `precision` is one, else why not.
+std::string checkCudaPrecision(const std::string &precision);
+
+/// `chip` as the GPU layer sees it at `precision`: at fp16 with the
+/// tensor-core launches (TensorCoreGemm.h) as its own.
+gpu::GpuChip gpuChipAt(const CudaChip &chip, const std::string &precision);
+
 /// Compiles a copy of `kernel` (ign dialect; left unchanged) for `chip`
-/// with `tuned`'s knobs, or the model's pick without. With `ptxText`,
-/// appends its PTX (--emit=ptx). ptxas assembles it when the toolkit is
-/// here and `assemble` is set.
+/// at `precision` with `tuned`'s knobs, or the model's pick without. With
+/// `ptxText`, appends its PTX (--emit=ptx). ptxas assembles it when the
+/// toolkit is here and `assemble` is set.
 mlir::FailureOr<CompiledKernel>
 compileCudaKernel(mlir::func::FuncOp kernel, const search::Schedule *tuned,
-                  const CudaChip &chip, std::string &why,
-                  std::string *ptxText = nullptr, bool assemble = true);
+                  const CudaChip &chip, const std::string &precision,
+                  std::string &why, std::string *ptxText = nullptr,
+                  bool assemble = true);
 
 } // namespace ign::cuda
 

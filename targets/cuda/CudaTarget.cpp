@@ -39,9 +39,10 @@ CudaChip chipOf(const target::TargetConfig &config) {
 /// bundle would be; a candidate ptxas spills for is refused.
 mlir::FailureOr<std::optional<double>>
 predictCandidate(mlir::func::FuncOp kernel, const search::Schedule &s,
-                 const CudaChip &chip, std::string &why) {
+                 const CudaChip &chip, const std::string &precision,
+                 std::string &why) {
   mlir::FailureOr<CompiledKernel> compiled =
-      compileCudaKernel(kernel, &s, chip, why);
+      compileCudaKernel(kernel, &s, chip, precision, why);
   if (failed(compiled))
     return mlir::failure();
   if (compiled->spillBytes > 0) {
@@ -82,13 +83,17 @@ public:
     std::string why;
     return cudaChip(chip, why) ? "" : why;
   }
+  std::string checkPrecision(const std::string &precision) const override {
+    return checkCudaPrecision(precision);
+  }
   std::string fingerprint(const target::TargetConfig &config) const override {
     CudaChip chip = chipOf(config);
     // What a schedule's cubin and its measurements depend on: the chip,
-    // ptxas being here, and the GPU that measured it.
+    // ptxas being here, the GPU that measured it and the precision.
     std::string text = chip.arch() + chip.ptxFeature() + "|" +
                        (cudaToolkit() ? cudaToolkit()->ptxas : "") + "|" +
-                       chip.deviceName + "|" IGN_VERSION_STRING;
+                       chip.deviceName + "|" + config.precision +
+                       "|" IGN_VERSION_STRING;
     return "cuda/" + config.chip + "/" +
            llvm::utohexstr(llvm::xxh3_64bits(text), /*LowerCase=*/true);
   }
@@ -153,7 +158,8 @@ CudaTarget::compileKernels(mlir::ModuleOp module,
   gpu::placeKernels(kernels, options, name(),
                     [&](target::PlacedKernel &k, std::string &why)
                         -> mlir::FailureOr<gpu::DeviceKernel> {
-                      auto c = compileCudaKernel(k.kernel, k.tuned, *chip, why,
+                      auto c = compileCudaKernel(k.kernel, k.tuned, *chip,
+                                                 options.config.precision, why,
                                                  options.lowLevelIR);
                       if (failed(c))
                         return mlir::failure();
@@ -173,15 +179,19 @@ CudaTarget::createRunner(const std::vector<const target::TaskModule *> &tasks,
     // candidates there, checked by the one validator.
     const target::Target &host = *target::fallbackTarget();
     return gpu::onWholeChip(
-        host.createRunner(
-            tasks, {host.defaultChip(), config.schedule, config.fuse}, context),
+        host.createRunner(tasks,
+                          {host.defaultChip(), config.schedule, config.fuse,
+                           config.precision},
+                          context),
         chip.gpu.numbers.computeUnits);
   }
   // A preset: the analytical model ranks what cannot be measured.
   return gpu::predictedRunner(
       tasks, chip.gpu.numbers.computeUnits,
-      [chip](mlir::func::FuncOp k, const search::Schedule &s,
-             std::string &why) { return predictCandidate(k, s, chip, why); });
+      [chip, precision = config.precision](
+          mlir::func::FuncOp k, const search::Schedule &s, std::string &why) {
+        return predictCandidate(k, s, chip, precision, why);
+      });
 }
 
 mlir::FailureOr<target::TuningTask>

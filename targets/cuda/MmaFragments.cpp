@@ -89,6 +89,27 @@ Position ldmatrixPosition(bool transposed, int lane, int element) {
   return transposed ? Position{p.col, p.row} : p;
 }
 
+int LaneExpr::at(int lane) const {
+  int value = offset;
+  for (const Term &t : terms)
+    value += ((lane / t.divisor) % t.modulus) * t.scale;
+  return value;
+}
+
+LanePosition ldmatrixSource(Operand operand) {
+  // Lanes 8j .. 8j+7 address the rows of 8x8 matrix j, which becomes
+  // register j: A's a0..a3 are rows 0-7 / 8-15 of columns 0-7, then of
+  // columns 8-15; B's b0, b1 are columns (k) 0-7, then 8-15, of its rows.
+  if (operand == Operand::A)
+    return {{{{1, 16, 1}}, 0}, {{{16, 2, 8}}, 0}};
+  return {{{{1, 8, 1}}, 0}, {{{8, 2, 8}}, 0}};
+}
+
+LanePosition accumulatorPosition(int element) {
+  // accumulator() above, as lane arithmetic.
+  return {{{{4, 8, 1}}, element >= 2 ? 8 : 0}, {{{1, 4, 2}}, element & 1}};
+}
+
 std::string describeFragment(MmaKind kind, Operand operand, int lane) {
   MmaShape s = mmaShape(kind);
   int n = operand == Operand::A   ? s.elementsA

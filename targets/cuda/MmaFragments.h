@@ -55,6 +55,36 @@ Position fragmentPosition(MmaKind kind, Operand operand, int lane, int element);
 /// 8x8 matrix `reg` (whose rows the lanes 8*reg .. 8*reg+7 address).
 Position ldmatrixPosition(bool transposed, int lane, int element);
 
+/// An index as a function of the lane: the sum of terms
+/// ((lane / divisor) % modulus) * scale, plus offset. The emission builds
+/// its per-lane index arithmetic from these, the tests evaluate them.
+struct LaneExpr {
+  struct Term {
+    int divisor, modulus, scale;
+  };
+  std::vector<Term> terms;
+  int offset = 0;
+
+  int at(int lane) const;
+};
+
+/// A position in a tile as a function of the lane.
+struct LanePosition {
+  LaneExpr row, col;
+
+  Position at(int lane) const { return {row.at(lane), col.at(lane)}; }
+};
+
+/// The address each lane gives an ldmatrix (not transposed) that loads an
+/// m16n8k16 operand from a tile stored with k contiguous: the row and first
+/// column of the 8 elements it points at. A (x4): a 16x16 tile of m rows;
+/// B (x2): an 8x16 tile of n rows (lanes 16-31 repeat lanes 0-15's
+/// addresses, which x2 ignores).
+LanePosition ldmatrixSource(Operand operand);
+
+/// Where accumulator c`element` (0-3) of every lane is in its 16x8 tile.
+LanePosition accumulatorPosition(int element);
+
 /// "a0: (0, 0)" style listing of a lane's fragment, for messages.
 std::string describeFragment(MmaKind kind, Operand operand, int lane);
 

@@ -12,6 +12,7 @@
 #include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/LLVMCommon/TypeConverter.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -129,6 +130,8 @@ void buildNvvmPipeline(OpPassManager &pm) {
   m.addPass(createConvertSCFToCFPass());
   m.addPass(arith::createArithExpandOpsPass());
   m.addPass(std::make_unique<ConvertMathLeftByNvvm>());
+  // Tensor-core launches (TensorCoreGemm.h): ldmatrix and mma.sync.
+  m.addPass(createConvertNVGPUToNVVMPass());
   ConvertGpuOpsToNVVMOpsOptions options;
   options.useBarePtrCallConv = true;
   m.addPass(createConvertGpuOpsToNVVMOps(options));

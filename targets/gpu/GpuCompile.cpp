@@ -101,6 +101,9 @@ FailureOr<MappedKernel> mapKernelCopy(func::FuncOp kernel,
     why += diagnostics.empty() ? "" : ": " + diagnostics;
     return failure();
   }
+  OwnLaunches own;
+  if (chip.ownLaunches)
+    own = chip.ownLaunches(*copy);
   bool known = chip.numbers.known();
   // Untuned: the model's pick where the chip has numbers.
   out.schedule = tuned || !known
@@ -108,7 +111,7 @@ FailureOr<MappedKernel> mapKernelCopy(func::FuncOp kernel,
                      : modelDefaultSchedule(*copy, chip.limits, chip.numbers);
   std::string script =
       buildTransformScript(*copy, out.schedule, chip.limits, why, out.notes,
-                           known ? &chip.numbers : nullptr);
+                           known ? &chip.numbers : nullptr, &own);
   if (script.empty())
     return failure();
   if (replay)
@@ -235,6 +238,8 @@ std::string scheduleJson(const GpuSchedule &schedule,
       entry["one_thread"] = notes[i].oneThread;
     if (noted && notes[i].registerOutputs > 0)
       entry["register_tile"] = notes[i].registerOutputs;
+    if (noted && !notes[i].matrixUnits.empty())
+      entry["matrix_units"] = notes[i].matrixUnits;
     if (noted && notes[i].predictedMs) {
       entry["predicted_ms"] = *notes[i].predictedMs;
       entry["bound"] = notes[i].bound;

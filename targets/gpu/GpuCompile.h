@@ -23,6 +23,7 @@
 #include "mlir/IR/PatternMatch.h"
 
 #include <array>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -36,6 +37,11 @@ namespace ign::gpu {
 struct GpuChip {
   ChipLimits limits;
   ChipNumbers numbers;
+  /// A backend's own emission of the ops its chip has special units for
+  /// (CUDA's tensor cores): given the bufferized kernel, replaces such ops
+  /// by gpu.launch ops of its own, which the mapping leaves as they are.
+  /// Empty: every op goes through the mapping script.
+  std::function<OwnLaunches(mlir::func::FuncOp)> ownLaunches;
 };
 
 /// A kernel mapped onto the GPU: `module` holds `kernel` (constants,

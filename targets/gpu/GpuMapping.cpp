@@ -406,12 +406,20 @@ std::string buildTransformScript(func::FuncOp kernel,
                                  const GpuSchedule &schedule,
                                  const ChipLimits &limits, std::string &why,
                                  std::vector<DispatchNote> &notes,
-                                 const ChipNumbers *numbers) {
+                                 const ChipNumbers *numbers,
+                                 const OwnLaunches *own) {
   std::string steps;
   unsigned index = 0;
   bool nested = false;
   SmallVector<linalg::LinalgOp> singles;
-  kernel.walk([&](linalg::LinalgOp op) {
+  kernel.walk<WalkOrder::PreOrder>([&](Operation *any) {
+    if (isa<mlir::gpu::LaunchOp>(any)) {
+      notes.push_back(own ? own->lookup(any) : DispatchNote());
+      return WalkResult::skip();
+    }
+    auto op = dyn_cast<linalg::LinalgOp>(any);
+    if (!op)
+      return WalkResult::advance();
     if (op->getParentOp() != kernel.getOperation()) {
       nested = true;
       return WalkResult::interrupt();

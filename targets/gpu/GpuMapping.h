@@ -19,6 +19,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 
+#include "llvm/ADT/MapVector.h"
+
 namespace ign::gpu {
 
 /// The dialects, tiling interfaces and Transform-dialect extensions a
@@ -55,7 +57,14 @@ struct DispatchNote {
   /// numbers; with its bound ("issue", "memory", "launch").
   std::optional<double> predictedMs;
   std::string bound;
+  /// What a backend's own launch computes on the chip's matrix units
+  /// ("mma.sync.m16n8k16 f16, 64x64x32 blocks"), or "".
+  std::string matrixUnits;
 };
+
+/// Launches a backend built itself before the mapping (OwnLaunches in
+/// GpuCompile.h), each with its note.
+using OwnLaunches = llvm::MapVector<mlir::Operation *, DispatchNote>;
 
 /// A reduction with few outputs gives a GPU few threads (a sum to one
 /// element runs in one): on tensors, before bufferization, each op with
@@ -85,12 +94,14 @@ void peelForRegisterTiles(mlir::func::FuncOp kernel);
 /// `schedule`; tags each of its linalg ops with `ign.gpu_op` for the
 /// script to match. Empty, with `why` set, when an op has no mapping.
 /// `notes` receives a note per op (one dispatch each, in order), with the
-/// model's prediction where `numbers` is given.
+/// model's prediction where `numbers` is given; a gpu.launch already in
+/// `kernel` is a dispatch too, noted as `own` says.
 std::string buildTransformScript(mlir::func::FuncOp kernel,
                                  const GpuSchedule &schedule,
                                  const ChipLimits &limits, std::string &why,
                                  std::vector<DispatchNote> &notes,
-                                 const ChipNumbers *numbers = nullptr);
+                                 const ChipNumbers *numbers = nullptr,
+                                 const OwnLaunches *own = nullptr);
 
 /// Applies `script` to `module` (holding `kernel`), then lowers the
 /// launches' bodies to loops and outlines them: `kernel` is left with

@@ -262,7 +262,8 @@ struct RegisterTilesPass
     getOperation()->walk(
         [&](mlir::gpu::LaunchOp launch) { launches.push_back(launch); });
     for (mlir::gpu::LaunchOp launch : launches)
-      keepAccumulatorsInRegisters(launch);
+      if (!launch->hasAttr(kOwnLaunch))
+        keepAccumulatorsInRegisters(launch);
   }
 };
 

@@ -31,6 +31,10 @@ namespace ign::gpu {
 /// The attribute the mapping script puts on a thread's reduction loops.
 inline constexpr const char *kRegisterTileLoop = "ign.gpu_register_tile";
 
+/// A launch carrying this attribute was built by a backend as it is meant
+/// to run (GpuCompile.h, OwnLaunches): the rewrites leave it alone.
+inline constexpr const char *kOwnLaunch = "ign.gpu_own_launch";
+
 /// At most this many operations result from unrolling one register tile's
 /// element loops (a larger body is left as loops).
 inline constexpr int64_t kMaxUnrolledOps = 2048;

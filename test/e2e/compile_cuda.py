@@ -11,9 +11,13 @@ measurement). Fails when a model does not compile, when a kernel is left on
 the host for a reason of the CUDA backend itself (its PTX lowering, LLVM,
 ptxas), or when a kernel spills.
 
+At --precision fp16 it also counts each model's tensor-core launches (the
+contractions of at least 16 in m, n and k on mma.sync; TensorCoreGemm.h),
+and fails when no model has one.
+
 Usage:
   python3 test/e2e/compile_cuda.py [--ignc build/bin/ignc] [--zoo-dir DIR]
-      [--arch sm80 --arch sm90] [--csv FILE]
+      [--arch sm80 --arch sm90] [--precision fp32|fp16] [--csv FILE]
 """
 import argparse
 import csv
@@ -49,12 +53,13 @@ LAUNCH = re.compile(r"^\s+\d+: (\S+)\(")
 
 
 def compile_one(ignc, path, shapes, arch, work, target_args=None,
-                bundle_name="model.ignb"):
+                bundle_name="model.ignb", precision="fp32"):
     """Compiles `path` for `arch` (or `target_args`) into work/bundle_name:
     exit status, kernels on the GPU and left on the host, ptxas's most
     registers and spills, and the model's predicted time of one run."""
     bundle = os.path.join(work, bundle_name)
-    cmd = [ignc, path, *(target_args or ["--target=" + arch]), "-v", "-o", bundle]
+    cmd = [ignc, path, *(target_args or ["--target=" + arch]),
+           "--precision=" + precision, "-v", "-o", bundle]
     for name, shape in (shapes or {}).items():
         cmd += ["--input-shape", name + "=" + "x".join(map(str, shape))]
     start = time.time()
@@ -62,7 +67,7 @@ def compile_one(ignc, path, shapes, arch, work, target_args=None,
     seconds = time.time() - start
     row = {"arch": arch, "rc": p.returncode, "seconds": seconds, "kinds": set(),
            "gpu": 0, "host": [], "registers": 0, "spills": 0,
-           "predicted_ms": 0.0}
+           "predicted_ms": 0.0, "mma": 0}
     if p.returncode != 0:
         row["error"] = (p.stderr.strip().splitlines() or ["?"])[-1]
         return row
@@ -84,6 +89,7 @@ def compile_one(ignc, path, shapes, arch, work, target_args=None,
             for d in schedule.get("dispatches", []):
                 row["registers"] = max(row["registers"], d.get("registers", 0))
                 row["spills"] += d.get("spill_store_bytes", 0)
+                row["mma"] += "matrix_units" in d
     # The model's time of one run: each kernel's prediction per launch.
     row["predicted_ms"] = sum(ms * launches.get(k, 1)
                               for k, ms in predicted.items())
@@ -122,6 +128,7 @@ def main():
     parser.add_argument("--zoo-dir", default=None,
                         help="also compile the benchmark zoo generated there")
     parser.add_argument("--arch", action="append", default=None)
+    parser.add_argument("--precision", default="fp32", choices=["fp32", "fp16"])
     parser.add_argument("--csv", default=None)
     args = parser.parse_args()
     if not os.access(args.ignc, os.X_OK):
@@ -140,7 +147,8 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         for model, path, shapes in cases:
             for arch in archs:
-                row = compile_one(args.ignc, path, shapes, arch, work)
+                row = compile_one(args.ignc, path, shapes, arch, work,
+                                  precision=args.precision)
                 row["model"] = model
                 rows.append(row)
                 issues = problems(row, toolkit)
@@ -148,7 +156,8 @@ def main():
                 total = row["gpu"] + len(row["host"])
                 print(f"{model:30s} {arch}: {row['gpu']}/{total} kernels on "
                       f"the GPU, max {row['registers']} registers, "
-                      f"{row['spills']} spill bytes, predicted "
+                      f"{row['spills']} spill bytes, {row['mma']} "
+                      f"tensor-core launches, predicted "
                       f"{row['predicted_ms']:.3f} ms, compiled in "
                       f"{row['seconds']:.1f} s" +
                       "".join("\n    FAIL: " + i for i in issues) +
@@ -157,12 +166,15 @@ def main():
         with open(args.csv, "w", newline="") as f:
             w = csv.writer(f)
             w.writerow(["model", "arch", "kernels_gpu", "kernels_host",
-                        "max_registers", "spill_bytes", "predicted_ms",
-                        "compile_s"])
+                        "max_registers", "spill_bytes", "mma_launches",
+                        "predicted_ms", "compile_s"])
             for r in rows:
                 w.writerow([r["model"], r["arch"], r["gpu"], len(r["host"]),
-                            r["registers"], r["spills"],
+                            r["registers"], r["spills"], r["mma"],
                             f"{r['predicted_ms']:.4f}", f"{r['seconds']:.1f}"])
+    if args.precision == "fp16" and not any(r["mma"] for r in rows):
+        print("FAIL: no kernel of any model is on the tensor cores")
+        failed += 1
     print(f"{len(rows) - failed} of {len(rows)} compiles pass")
     return 1 if failed else 0
 

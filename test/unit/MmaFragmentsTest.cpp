@@ -164,4 +164,46 @@ TEST(MmaFragments, LdmatrixDeliversTheMmaOperands) {
   }
 }
 
+/// The addresses the emission gives ldmatrix (ldmatrixSource) make it
+/// deliver the mma operands: lane l's register j, element e, comes from
+/// row r of matrix j, addressed by lane 8j + r; that lane's address plus
+/// the column within the row must be the fragment's position (B's tile is
+/// stored n x k, so its position is transposed).
+TEST(MmaFragments, LdmatrixSourcesGiveTheMmaOperands) {
+  for (Operand operand : {Operand::A, Operand::B}) {
+    LanePosition source = ldmatrixSource(operand);
+    int registers = operand == Operand::A ? 4 : 2;
+    for (int lane = 0; lane < 32; ++lane)
+      for (int reg = 0; reg < registers; ++reg)
+        for (int e = 0; e < 2; ++e) {
+          Position in = ldmatrixPosition(false, lane, e);
+          Position start = source.at(8 * reg + in.row);
+          Position tile{start.row, start.col + in.col};
+          if (operand == Operand::B)
+            tile = {tile.col, tile.row};
+          EXPECT_EQ(tile, fragmentPosition(MmaKind::F16_M16N8K16, operand, lane,
+                                           2 * reg + e))
+              << "lane " << lane << " register " << reg;
+        }
+  }
+  // B's x2 reads the addresses of lanes 0-15 only; the others must still
+  // be inside the tile.
+  for (int lane = 16; lane < 32; ++lane)
+    EXPECT_EQ(ldmatrixSource(Operand::B).at(lane),
+              ldmatrixSource(Operand::B).at(lane % 16))
+        << "lane " << lane;
+  // Rows start 16-byte aligned: a column of 0 or 8 halves.
+  for (int lane = 0; lane < 32; ++lane)
+    for (Operand operand : {Operand::A, Operand::B})
+      EXPECT_EQ(ldmatrixSource(operand).at(lane).col % 8, 0);
+}
+
+TEST(MmaFragments, AccumulatorPositionsAreTheCTable) {
+  for (int lane = 0; lane < 32; ++lane)
+    for (int e = 0; e < 4; ++e)
+      EXPECT_EQ(accumulatorPosition(e).at(lane),
+                fragmentPosition(MmaKind::F16_M16N8K16, Operand::C, lane, e))
+          << "lane " << lane << " c" << e;
+}
+
 } // namespace

@@ -1,0 +1,553 @@
+//===- TensorCoreGemm.cpp - contractions on tensor cores ------------------===//
+//
+// The analysis of a contraction as a batch of GEMMs, the block tile, and
+// the launch that computes it with ldmatrix and mma.sync (TensorCoreGemm.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TensorCoreGemm.h"
+
+#include "MmaFragments.h"
+#include "RegisterTiles.h"
+
+#include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace ign::cuda {
+
+namespace {
+
+bool readsLoop(AffineMap map, unsigned loop) {
+  return llvm::any_of(map.getResults(),
+                      [&](AffineExpr e) { return e.isFunctionOfDim(loop); });
+}
+
+bool staticF32Buffers(linalg::LinalgOp op) {
+  return llvm::all_of(op->getOperands(), [](Value v) {
+    auto t = dyn_cast<MemRefType>(v.getType());
+    return t && t.hasStaticShape() && t.getElementType().isF32();
+  });
+}
+
+/// Whether `op`'s body is exactly out + x * y of its block arguments
+/// (linalg's isContractionBody crashes on a body yielding an argument).
+bool multipliesAndAdds(linalg::LinalgOp op) {
+  Block &body = *op.getBlock();
+  if (body.getNumArguments() != 3 || body.getOperations().size() != 3)
+    return false;
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield && yield.getNumOperands() == 1
+                 ? yield.getOperand(0).getDefiningOp<arith::AddFOp>()
+                 : nullptr;
+  if (!add)
+    return false;
+  Value acc = body.getArgument(2);
+  Value other = add.getLhs() == acc   ? add.getRhs()
+                : add.getRhs() == acc ? add.getLhs()
+                                      : Value();
+  auto mul = other ? other.getDefiningOp<arith::MulFOp>() : nullptr;
+  Value x = body.getArgument(0), y = body.getArgument(1);
+  return mul && ((mul.getLhs() == x && mul.getRhs() == y) ||
+                 (mul.getLhs() == y && mul.getRhs() == x));
+}
+
+/// Sorts `op`'s loops into the view's groups; false with `why` for a
+/// parallel loop that is not one of batch, m or n.
+bool groupLoops(linalg::LinalgOp op, GemmView &g, std::string &why) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  AffineMap a = maps[g.a], b = maps[g.b], c = maps.back();
+  for (auto [l, kind] : llvm::enumerate(op.getIteratorTypesArray())) {
+    if (kind == utils::IteratorType::reduction) {
+      g.k.push_back(l);
+      continue;
+    }
+    bool ra = readsLoop(a, l), rb = readsLoop(b, l);
+    if (!readsLoop(c, l) || (!ra && !rb)) {
+      why = "parallel loop " + std::to_string(l) +
+            " is not read by the output and an input";
+      return false;
+    }
+    (ra && rb ? g.batch : ra ? g.m : g.n).push_back(l);
+  }
+  return true;
+}
+
+/// The model's time of a GEMM on the tensor cores: the larger of its
+/// arithmetic (blocks in waves over the SMs, each SM at kMmaEfficiency of
+/// its share of the fp16 peak with kMmaWarpsPerSM warps resident) and its
+/// memory traffic (each buffer once from DRAM, A re-read per block column
+/// and B per block row from the cache), plus a launch.
+constexpr double kMmaEfficiency = 0.5;
+constexpr int64_t kMmaWarpsPerSM = 8;
+
+gpu::DispatchNote noteOf(const GemmView &g, const MmaTile &tile,
+                         const CudaChip &chip, int64_t bytesA, int64_t bytesB,
+                         int64_t bytesC) {
+  gpu::DispatchNote note;
+  note.matrixUnits = llvm::formatv("mma.sync.m16n8k16 f16, {0}x{1}x{2} blocks",
+                                   tile.blockM, tile.blockN, kBlockK)
+                         .str();
+  const gpu::ChipNumbers &n = chip.gpu.numbers;
+  if (!n.known() || chip.peakFp16 <= 0)
+    return note;
+  int64_t M = g.extent(g.m), N = g.extent(g.n), K = g.extent(g.k);
+  int64_t gridM = (M + tile.blockM - 1) / tile.blockM;
+  int64_t gridN = (N + tile.blockN - 1) / tile.blockN;
+  int64_t blocks = gridM * gridN * g.extent(g.batch);
+  int64_t perSM =
+      std::max<int64_t>(1, kMmaWarpsPerSM / (tile.warpsM() * tile.warpsN()));
+  double waves = std::ceil(double(blocks) / double(n.computeUnits * perSM));
+  double blockFlops = 2.0 * tile.blockM * tile.blockN *
+                      double((K + kBlockK - 1) / kBlockK) * kBlockK;
+  double smFlopsPerS = chip.peakFp16 * 1e9 / n.computeUnits * kMmaEfficiency;
+  double computeS = waves * perSM * blockFlops / smFlopsPerS;
+  double dram = double(bytesA + bytesB + 2 * bytesC);
+  double cache = double(bytesA) * gridN + double(bytesB) * gridM;
+  double memoryS = dram / (n.bandwidthGBs * 1e9) +
+                   cache / (n.bandwidthGBs * 1e9 * gpu::kCacheBandwidthRatio);
+  note.predictedMs =
+      std::max(computeS, memoryS) * 1e3 + gpu::kLaunchMicroseconds / 1e3;
+  note.bound = computeS >= memoryS ? "tensor cores" : "memory";
+  return note;
+}
+
+int64_t bytesOf(Value buffer) {
+  auto t = cast<MemRefType>(buffer.getType());
+  return t.getNumElements() * 4;
+}
+
+/// Builds one GEMM's launch in place of its op.
+class GemmEmitter {
+public:
+  GemmEmitter(linalg::LinalgOp op, const GemmView &g, const MmaTile &tile)
+      : op(op), g(g), tile(tile), b(op), loc(op.getLoc()),
+        maps(op.getIndexingMapsArray()) {}
+
+  mlir::gpu::LaunchOp emit();
+
+private:
+  Value c(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
+  Value add(Value x, Value y) { return b.create<arith::AddIOp>(loc, x, y); }
+  Value mul(Value x, int64_t y) {
+    return b.create<arith::MulIOp>(loc, x, c(y));
+  }
+  Value div(Value x, int64_t y) {
+    return b.create<arith::DivUIOp>(loc, x, c(y));
+  }
+  Value rem(Value x, int64_t y) {
+    return b.create<arith::RemUIOp>(loc, x, c(y));
+  }
+  Value below(Value x, int64_t limit) {
+    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, x, c(limit));
+  }
+  /// Moves the emitter's builder to where a region builder `nb` is (the
+  /// caller keeps an InsertionGuard).
+  void moveTo(OpBuilder &nb) {
+    b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+  }
+  Value laneValue(const LaneExpr &e);
+  void delinearize(ArrayRef<unsigned> group, Value linear,
+                   SmallVector<Value> &loops);
+  SmallVector<Value> indicesOf(AffineMap map, ArrayRef<Value> loops);
+  SmallVector<Value> zeroLoops();
+  void stage(unsigned operand, ArrayRef<unsigned> rows, int64_t tileRows,
+             Value rowOrigin, Value tileBuffer, Value kt);
+  SmallVector<Value> multiplyStep(ValueRange accs, int64_t ks);
+  void addToOutput(ValueRange accs);
+
+  linalg::LinalgOp op;
+  const GemmView &g;
+  MmaTile tile;
+  OpBuilder b;
+  Location loc;
+  SmallVector<AffineMap> maps;
+  // Inside the launch:
+  Value tx, lane, warpM, warpN, batchIndex, rowOrigin, colOrigin;
+  Value tileA, tileB;
+  int64_t tilesM = kWarpTile / 16, tilesN = kWarpTile / 8;
+};
+
+Value GemmEmitter::laneValue(const LaneExpr &e) {
+  Value v = c(e.offset);
+  for (const LaneExpr::Term &t : e.terms)
+    v = add(v, mul(rem(div(lane, t.divisor), t.modulus), t.scale));
+  return v;
+}
+
+void GemmEmitter::delinearize(ArrayRef<unsigned> group, Value linear,
+                              SmallVector<Value> &loops) {
+  int64_t stride = 1;
+  for (unsigned l : llvm::reverse(group)) {
+    Value q = stride == 1 ? linear : div(linear, stride);
+    loops[l] = l == group.front() ? q : rem(q, g.ranges[l]);
+    stride *= g.ranges[l];
+  }
+}
+
+SmallVector<Value> GemmEmitter::indicesOf(AffineMap map,
+                                          ArrayRef<Value> loops) {
+  SmallVector<Value> out;
+  for (AffineExpr e : map.getResults())
+    out.push_back(affine::expandAffineExpr(b, loc, e, loops, {}));
+  return out;
+}
+
+SmallVector<Value> GemmEmitter::zeroLoops() {
+  SmallVector<Value> loops(g.ranges.size(), c(0));
+  delinearize(g.batch, batchIndex, loops);
+  return loops;
+}
+
+/// The block's tileRows x kBlockK piece of input `operand` at step `kt`,
+/// rounded to f16 into `tileBuffer` (zero past the ends of its rows and of
+/// k). Consecutive threads take consecutive k where the operand's last
+/// dim follows k (its loads are then contiguous), else consecutive rows.
+void GemmEmitter::stage(unsigned operand, ArrayRef<unsigned> rows,
+                        int64_t tileRows, Value origin, Value tileBuffer,
+                        Value kt) {
+  AffineMap map = maps[operand];
+  Value global = op->getOperand(operand);
+  bool kFast = map.getResults().back().isFunctionOfDim(g.k.back());
+  int64_t rowLimit = g.extent(rows), kLimit = g.extent(g.k);
+  int64_t threads = tile.threads();
+  auto loop =
+      b.create<scf::ForOp>(loc, c(0), c(tileRows * kBlockK / threads), c(1));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  Value idx = add(mul(loop.getInductionVar(), threads), tx);
+  Value r = kFast ? div(idx, kBlockK) : rem(idx, tileRows);
+  Value kk = kFast ? rem(idx, kBlockK) : div(idx, tileRows);
+  Value row = add(origin, r), k = add(kt, kk);
+  Value inside =
+      b.create<arith::AndIOp>(loc, below(row, rowLimit), below(k, kLimit));
+  auto load = b.create<scf::IfOp>(
+      loc, inside,
+      [&](OpBuilder &nb, Location) {
+        OpBuilder::InsertionGuard inner(b);
+        moveTo(nb);
+        SmallVector<Value> loops = zeroLoops();
+        delinearize(rows, row, loops);
+        delinearize(g.k, k, loops);
+        Value v = b.create<memref::LoadOp>(loc, global, indicesOf(map, loops));
+        b.create<scf::YieldOp>(loc, v);
+      },
+      [&](OpBuilder &nb, Location) {
+        OpBuilder::InsertionGuard inner(b);
+        moveTo(nb);
+        Value zero = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.0f));
+        b.create<scf::YieldOp>(loc, zero);
+      });
+  Value half =
+      b.create<arith::TruncFOp>(loc, b.getF16Type(), load.getResult(0));
+  b.create<memref::StoreOp>(loc, half, tileBuffer, ValueRange{r, kk});
+}
+
+/// One k16 step of the warp's tile: an ldmatrix per 16-row piece of A and
+/// 8-row piece of B, an mma.sync per pair.
+SmallVector<Value> GemmEmitter::multiplyStep(ValueRange accs, int64_t ks) {
+  LanePosition srcA = ldmatrixSource(Operand::A);
+  LanePosition srcB = ldmatrixSource(Operand::B);
+  Type f16 = b.getF16Type();
+  Value colA = add(laneValue(srcA.col), c(ks * 16));
+  Value colB = add(laneValue(srcB.col), c(ks * 16));
+  Value rowA = add(mul(warpM, kWarpTile), laneValue(srcA.row));
+  Value rowB = add(mul(warpN, kWarpTile), laneValue(srcB.row));
+  SmallVector<Value> fragsA, fragsB;
+  for (int64_t i = 0; i < tilesM; ++i)
+    fragsA.push_back(b.create<nvgpu::LdMatrixOp>(
+        loc, VectorType::get({4, 2}, f16), tileA,
+        ValueRange{add(rowA, c(i * 16)), colA}, /*transpose=*/false,
+        /*numTiles=*/4));
+  for (int64_t j = 0; j < tilesN; ++j)
+    fragsB.push_back(b.create<nvgpu::LdMatrixOp>(
+        loc, VectorType::get({2, 2}, f16), tileB,
+        ValueRange{add(rowB, c(j * 8)), colB}, /*transpose=*/false,
+        /*numTiles=*/2));
+  SmallVector<Value> out;
+  for (int64_t i = 0; i < tilesM; ++i)
+    for (int64_t j = 0; j < tilesN; ++j)
+      out.push_back(b.create<nvgpu::MmaSyncOp>(loc, fragsA[i], fragsB[j],
+                                               accs[i * tilesN + j],
+                                               ArrayRef<int64_t>{16, 8, 16}));
+  return out;
+}
+
+/// C += the accumulators, at the positions the C fragment gives each lane
+/// (rows and columns past C's ends skipped).
+void GemmEmitter::addToOutput(ValueRange accs) {
+  Value out = op.getDpsInitOperand(0)->get();
+  AffineMap map = maps.back();
+  int64_t M = g.extent(g.m), N = g.extent(g.n);
+  for (int64_t e = 0; e < 4; ++e) {
+    LanePosition pos = accumulatorPosition(e);
+    Value laneRow = laneValue(pos.row), laneCol = laneValue(pos.col);
+    for (int64_t i = 0; i < tilesM; ++i)
+      for (int64_t j = 0; j < tilesN; ++j) {
+        Value row =
+            add(add(rowOrigin, mul(warpM, kWarpTile)), add(laneRow, c(i * 16)));
+        Value col =
+            add(add(colOrigin, mul(warpN, kWarpTile)), add(laneCol, c(j * 8)));
+        Value v = b.create<vector::ExtractOp>(loc, accs[i * tilesN + j],
+                                              ArrayRef<int64_t>{e / 2, e % 2});
+        Value inside =
+            b.create<arith::AndIOp>(loc, below(row, M), below(col, N));
+        b.create<scf::IfOp>(loc, inside, [&](OpBuilder &nb, Location) {
+          OpBuilder::InsertionGuard inner(b);
+          moveTo(nb);
+          SmallVector<Value> loops = zeroLoops();
+          delinearize(g.m, row, loops);
+          delinearize(g.n, col, loops);
+          SmallVector<Value> at = indicesOf(map, loops);
+          Value old = b.create<memref::LoadOp>(loc, out, at);
+          b.create<memref::StoreOp>(loc, b.create<arith::AddFOp>(loc, old, v),
+                                    out, at);
+          b.create<scf::YieldOp>(loc);
+        });
+      }
+  }
+}
+
+mlir::gpu::LaunchOp GemmEmitter::emit() {
+  MLIRContext *ctx = op.getContext();
+  int64_t M = g.extent(g.m), N = g.extent(g.n), K = g.extent(g.k);
+  auto shared =
+      mlir::gpu::AddressSpaceAttr::get(ctx, mlir::gpu::AddressSpace::Workgroup);
+  auto tileType = [&](int64_t rows) {
+    return MemRefType::get({rows, kBlockK + kRowPad}, b.getF16Type(),
+                           MemRefLayoutAttrInterface(), shared);
+  };
+  auto launch = b.create<mlir::gpu::LaunchOp>(
+      loc, c((N + tile.blockN - 1) / tile.blockN),
+      c((M + tile.blockM - 1) / tile.blockM), c(g.extent(g.batch)),
+      c(tile.threads()), c(1), c(1), /*dynamicSharedMemorySize=*/nullptr,
+      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/ValueRange(),
+      TypeRange{tileType(tile.blockM), tileType(tile.blockN)});
+  launch->setAttr(gpu::kOwnLaunch, UnitAttr::get(ctx));
+  Block &body = launch.getBody().front();
+  b.setInsertionPointToStart(&body);
+  b.create<mlir::gpu::TerminatorOp>(loc);
+  b.setInsertionPointToStart(&body);
+  tx = launch.getThreadIds().x;
+  Value warp = div(tx, 32);
+  lane = rem(tx, 32);
+  warpM = div(warp, tile.warpsN());
+  warpN = rem(warp, tile.warpsN());
+  batchIndex = launch.getBlockIds().z;
+  rowOrigin = mul(launch.getBlockIds().y, tile.blockM);
+  colOrigin = mul(launch.getBlockIds().x, tile.blockN);
+  tileA = launch.getWorkgroupAttributions()[0];
+  tileB = launch.getWorkgroupAttributions()[1];
+  auto accType = VectorType::get({2, 2}, b.getF32Type());
+  Value zero = b.create<arith::ConstantOp>(
+      loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
+  SmallVector<Value> inits(tilesM * tilesN, zero);
+  auto steps = b.create<scf::ForOp>(loc, c(0), c(K), c(kBlockK), inits);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(steps.getBody());
+    Value kt = steps.getInductionVar();
+    stage(g.a, g.m, tile.blockM, rowOrigin, tileA, kt);
+    stage(g.b, g.n, tile.blockN, colOrigin, tileB, kt);
+    b.create<mlir::gpu::BarrierOp>(loc);
+    SmallVector<Value> accs(steps.getRegionIterArgs());
+    for (int64_t ks = 0; ks < kBlockK / 16; ++ks)
+      accs = multiplyStep(accs, ks);
+    // The next step overwrites the tiles.
+    b.create<mlir::gpu::BarrierOp>(loc);
+    b.create<scf::YieldOp>(loc, accs);
+  }
+  addToOutput(steps.getResults());
+  return launch;
+}
+
+} // namespace
+
+int64_t GemmView::extent(ArrayRef<unsigned> group) const {
+  int64_t n = 1;
+  for (unsigned l : group)
+    n *= ranges[l];
+  return n;
+}
+
+std::optional<GemmView> analyzeGemm(linalg::LinalgOp op, std::string &why) {
+  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
+      !staticF32Buffers(op)) {
+    why = "not two f32 inputs and an output in static buffers";
+    return std::nullopt;
+  }
+  if (!multipliesAndAdds(op)) {
+    why = "its body is not out + a * b";
+    return std::nullopt;
+  }
+  GemmView g;
+  g.ranges = op.getStaticLoopRanges();
+  if (!op.getIndexingMapsArray().back().isProjectedPermutation()) {
+    why = "its output is not indexed by its loops";
+    return std::nullopt;
+  }
+  if (!groupLoops(op, g, why))
+    return std::nullopt;
+  for (auto [name, group] :
+       {std::pair<const char *, ArrayRef<unsigned>>{"m", g.m},
+        {"n", g.n},
+        {"k", g.k}})
+    if (int64_t e = g.extent(group); group.empty() || e < kMinMmaExtent) {
+      why = llvm::formatv("its {0} is {1}, under {2}", name,
+                          group.empty() ? 1 : e, kMinMmaExtent);
+      return std::nullopt;
+    }
+  return g;
+}
+
+MmaTile chooseMmaTile(const GemmView &g, const CudaChip &chip) {
+  int64_t M = g.extent(g.m), N = g.extent(g.n), batch = g.extent(g.batch);
+  MmaTile t;
+  t.blockM = M >= 64 ? 64 : 32;
+  t.blockN = N >= 64 ? 64 : 32;
+  auto blocks = [&] {
+    return ((M + t.blockM - 1) / t.blockM) * ((N + t.blockN - 1) / t.blockN) *
+           batch;
+  };
+  while (blocks() < chip.gpu.numbers.computeUnits &&
+         (t.blockM > kWarpTile || t.blockN > kWarpTile))
+    (t.blockM >= t.blockN ? t.blockM : t.blockN) /= 2;
+  return t;
+}
+
+gpu::OwnLaunches emitTensorCoreGemms(func::FuncOp kernel,
+                                     const CudaChip &chip) {
+  gpu::OwnLaunches out;
+  std::vector<std::pair<linalg::LinalgOp, GemmView>> found;
+  for (Operation &any : kernel.getBody().front()) {
+    auto op = dyn_cast<linalg::LinalgOp>(&any);
+    std::string why;
+    if (!op)
+      continue;
+    std::optional<GemmView> g = analyzeGemm(op, why);
+    // The grid's y and z: block rows and the batch.
+    if (g && g->extent(g->batch) <= chip.gpu.limits.maxWorkgroupCount[2] &&
+        (g->extent(g->m) + 31) / 32 <= chip.gpu.limits.maxWorkgroupCount[1])
+      found.emplace_back(op, std::move(*g));
+  }
+  for (auto &[op, g] : found) {
+    MmaTile tile = chooseMmaTile(g, chip);
+    mlir::gpu::LaunchOp launch = GemmEmitter(op, g, tile).emit();
+    out[launch] = noteOf(g, tile, chip, bytesOf(op->getOperand(g.a)),
+                         bytesOf(op->getOperand(g.b)),
+                         bytesOf(op.getDpsInitOperand(0)->get()));
+    op->erase();
+  }
+  return out;
+}
+
+namespace {
+
+/// Whether every lane of every warp of the block is active.
+bool wholeWarps(gpu::SimtBlock &block, std::string &why) {
+  if (block.threads() % 32 != 0) {
+    why = "a block of " + std::to_string(block.threads()) +
+          " threads, not whole warps";
+    return false;
+  }
+  for (int64_t t = 0; t < block.threads(); ++t)
+    if (!block.active(t)) {
+      why = "lane " + std::to_string(t % 32) + " of warp " +
+            std::to_string(t / 32) + " does not take part";
+      return false;
+    }
+  return true;
+}
+
+LogicalResult interpretLdmatrix(nvgpu::LdMatrixOp op, gpu::SimtBlock &block,
+                                std::string &why) {
+  int64_t matrices = op.getNumTiles();
+  for (int64_t warp = 0; warp < block.threads() / 32; ++warp)
+    for (int lane = 0; lane < 32; ++lane) {
+      gpu::Elems out;
+      for (int64_t j = 0; j < matrices; ++j)
+        for (int e = 0; e < 2; ++e) {
+          Position p = ldmatrixPosition(op.getTranspose(), lane, e);
+          // Row p.row of matrix j starts where lane 8j + p.row points.
+          int64_t source = warp * 32 + 8 * j + p.row;
+          SmallVector<int64_t> at;
+          for (Value i : op.getIndices())
+            at.push_back(block.value(i, source)[0].i);
+          at.back() += p.col;
+          FailureOr<gpu::Elem> x =
+              block.load(op.getSrcMemref(), at, source, why);
+          if (failed(x))
+            return failure();
+          out.push_back(*x);
+        }
+      block.set(op.getResult(), warp * 32 + lane, std::move(out));
+    }
+  return success();
+}
+
+LogicalResult interpretMmaSync(nvgpu::MmaSyncOp op, gpu::SimtBlock &block,
+                               std::string &why) {
+  auto shape = op.getMmaShapeAsArray();
+  if (shape != std::array<int64_t, 3>{16, 8, 16} ||
+      !op.getMatrixA().getType().getElementType().isF16()) {
+    why = "an mma.sync other than m16n8k16 f16";
+    return failure();
+  }
+  const MmaKind kind = MmaKind::F16_M16N8K16;
+  for (int64_t warp = 0; warp < block.threads() / 32; ++warp) {
+    double a[16][16], b[16][8], c[16][8];
+    for (int lane = 0; lane < 32; ++lane) {
+      int64_t t = warp * 32 + lane;
+      const gpu::Elems &fa = block.value(op.getMatrixA(), t);
+      const gpu::Elems &fb = block.value(op.getMatrixB(), t);
+      const gpu::Elems &fc = block.value(op.getMatrixC(), t);
+      for (int i = 0; i < 8; ++i) {
+        Position p = fragmentPosition(kind, Operand::A, lane, i);
+        a[p.row][p.col] = fa[i].f;
+      }
+      for (int i = 0; i < 4; ++i) {
+        Position p = fragmentPosition(kind, Operand::B, lane, i);
+        b[p.row][p.col] = fb[i].f;
+        Position q = fragmentPosition(kind, Operand::C, lane, i);
+        c[q.row][q.col] = fc[i].f;
+      }
+    }
+    for (int lane = 0; lane < 32; ++lane) {
+      gpu::Elems d(4);
+      for (int i = 0; i < 4; ++i) {
+        Position p = fragmentPosition(kind, Operand::C, lane, i);
+        double sum = c[p.row][p.col];
+        for (int k = 0; k < 16; ++k)
+          sum += a[p.row][k] * b[k][p.col];
+        d[i].f = double(float(sum));
+      }
+      block.set(op.getRes(), warp * 32 + lane, std::move(d));
+    }
+  }
+  return success();
+}
+
+} // namespace
+
+std::optional<LogicalResult>
+interpretMmaOp(Operation *op, gpu::SimtBlock &block, std::string &why) {
+  if (!isa<nvgpu::LdMatrixOp, nvgpu::MmaSyncOp>(op))
+    return std::nullopt;
+  if (!wholeWarps(block, why))
+    return failure();
+  if (auto ld = dyn_cast<nvgpu::LdMatrixOp>(op))
+    return interpretLdmatrix(ld, block, why);
+  return interpretMmaSync(cast<nvgpu::MmaSyncOp>(op), block, why);
+}
+
+} // namespace ign::cuda

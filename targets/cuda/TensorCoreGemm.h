@@ -1,0 +1,86 @@
+//===- TensorCoreGemm.h - contractions on tensor cores ----------*- C++ -*-===//
+//
+// At --precision=fp16, each contraction of a kernel large enough for them
+// runs on the tensor cores as a launch ignc builds itself (the GPU layer's
+// OwnLaunches), not through the mapping script: a batch of GEMMs
+// C[b][m][n] += A[b][m][k] * B[b][k][n] whose b, m, n and k are each a
+// group of the op's loops (a matmul, a batched or transposed one, a
+// convolution as an implicit GEMM: m its output pixels, k its input
+// channels and window). Each block computes a blockM x blockN tile of C
+// over k in steps of kBlockK: its threads stage the step's A and B tiles
+// in shared memory as f16 (rows of k, padded against bank conflicts),
+// then each warp loads its operands with ldmatrix and accumulates 32x32
+// outputs with mma.sync.m16n8k16 (f32 accumulators); the epilogue adds
+// them to C. The lanes' addresses come from MmaFragments.h's tables.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef IGN_TARGETS_CUDA_TENSORCOREGEMM_H
+#define IGN_TARGETS_CUDA_TENSORCOREGEMM_H
+
+#include "CudaChips.h"
+
+#include "GpuInterpreter.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+#include <optional>
+#include <string>
+
+namespace ign::cuda {
+
+/// k per block step, and the padding (in halves) of a staged row.
+inline constexpr int64_t kBlockK = 32;
+inline constexpr int64_t kRowPad = 8;
+/// Outputs of one warp (rows and columns).
+inline constexpr int64_t kWarpTile = 32;
+/// The smallest m, n and k a contraction needs to go to the tensor cores.
+inline constexpr int64_t kMinMmaExtent = 16;
+
+/// A contraction's loops as a batch of GEMMs.
+struct GemmView {
+  llvm::SmallVector<int64_t> ranges; // every loop's
+  /// The loops of each group, in loop order (the last fastest when a
+  /// group's index is linearized).
+  llvm::SmallVector<unsigned> batch, m, n, k;
+  unsigned a = 0, b = 1; // the input operands reading m and n
+
+  int64_t extent(llvm::ArrayRef<unsigned> group) const;
+};
+
+/// `op`'s GEMM view, or nullopt with `why`: it must be out += a * b in f32
+/// on static buffers, its output indexed by its parallel loops, each of
+/// which one input or both read, and m, n and k at least kMinMmaExtent.
+std::optional<GemmView> analyzeGemm(mlir::linalg::LinalgOp op,
+                                    std::string &why);
+
+/// The block tile of a GEMM: blockM x blockN outputs (32 or 64 each),
+/// warps of kWarpTile x kWarpTile.
+struct MmaTile {
+  int64_t blockM = 64, blockN = 64;
+
+  int64_t warpsM() const { return blockM / kWarpTile; }
+  int64_t warpsN() const { return blockN / kWarpTile; }
+  int64_t threads() const { return 32 * warpsM() * warpsN(); }
+};
+
+/// 64x64 blocks, halved (the larger side first) while the grid has fewer
+/// blocks than `chip` has SMs.
+MmaTile chooseMmaTile(const GemmView &g, const CudaChip &chip);
+
+/// Replaces each contraction of `kernel` (bufferized) that analyzeGemm
+/// accepts by a tensor-core launch, each with its note (the tile, the
+/// model's time where the chip has numbers).
+gpu::OwnLaunches emitTensorCoreGemms(mlir::func::FuncOp kernel,
+                                     const CudaChip &chip);
+
+/// nvgpu.ldmatrix and nvgpu.mma.sync (m16n8k16, f16) for the GPU
+/// interpreter (GpuInterpreter.h's WarpOps), from MmaFragments.h's tables:
+/// tensor-core launches checked without a GPU. Every lane of a warp must
+/// take part.
+std::optional<mlir::LogicalResult>
+interpretMmaOp(mlir::Operation *op, gpu::SimtBlock &block, std::string &why);
+
+} // namespace ign::cuda
+
+#endif // IGN_TARGETS_CUDA_TENSORCOREGEMM_H

@@ -1,0 +1,209 @@
+//===- TensorCoreGemmTest.cpp - tensor-core launches, run on the CPU ------===//
+//
+// The tensor-core launches ignc emits at --precision=fp16
+// (targets/cuda/TensorCoreGemm.h), mapped as a CUDA compile maps them and
+// run by the GPU interpreter (targets/gpu/GpuInterpreter.h) with
+// ldmatrix and mma.sync from the fragment tables: their results must be
+// C + A * B exactly (the inputs are small multiples of 1/4, exact in f16,
+// and their sums exact in f32). Shapes cover tile edges in m, n and k, a
+// batch, a transposed operand and a convolution as an implicit GEMM. The
+// interpreter's own checks (a missing barrier is a race) are tested on a
+// launch with its barrier taken out.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TensorCoreGemm.h"
+#include "CudaCompiler.h"
+
+#include "GpuInterpreter.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+using namespace mlir;
+namespace ig = ign::gpu;
+namespace cuda = ign::cuda;
+
+namespace {
+
+/// A kernel computing out = init + contraction(x, y), mapped for the A100
+/// at `precision`.
+struct Mapped {
+  MLIRContext ctx;
+  OwningOpRef<ModuleOp> source;
+  FailureOr<ig::MappedKernel> kernel = failure();
+  std::string why;
+
+  Mapped(const std::string &mlir, const std::string &precision) {
+    ctx.loadDialect<func::FuncDialect, linalg::LinalgDialect,
+                    tensor::TensorDialect, arith::ArithDialect>();
+    source = parseSourceString<ModuleOp>(mlir, &ctx);
+    if (!source)
+      return;
+    auto func = *source->getOps<func::FuncOp>().begin();
+    std::string chipWhy;
+    std::optional<cuda::CudaChip> chip = cuda::cudaChip("a100", chipWhy);
+    kernel = ig::mapKernelCopy(func, nullptr, cuda::gpuChipAt(*chip, precision),
+                               why);
+  }
+};
+
+std::vector<char> randomBuffer(int64_t elements, std::mt19937 &rng) {
+  std::uniform_int_distribution<int> value(-8, 8);
+  std::vector<float> f(elements);
+  for (float &x : f)
+    x = float(value(rng)) / 4;
+  std::vector<char> bytes(elements * 4);
+  std::memcpy(bytes.data(), f.data(), bytes.size());
+  return bytes;
+}
+
+float at(const std::vector<char> &b, int64_t i) {
+  float f;
+  std::memcpy(&f, b.data() + 4 * i, 4);
+  return f;
+}
+
+int64_t elementsOf(Type t) { return cast<MemRefType>(t).getNumElements(); }
+
+/// Runs `m`'s kernel on random inputs; returns the buffers (inputs, then
+/// the output).
+std::vector<std::vector<char>> run(Mapped &m, std::string &why) {
+  std::mt19937 rng(11);
+  std::vector<std::vector<char>> buffers;
+  for (Type t : m.kernel->argumentTypes)
+    buffers.push_back(randomBuffer(elementsOf(t), rng));
+  if (failed(ig::interpretMappedKernel(m.kernel->kernel, buffers, why,
+                                       cuda::interpretMmaOp)))
+    buffers.clear();
+  return buffers;
+}
+
+int countTensorCoreLaunches(const ig::MappedKernel &k) {
+  return int(llvm::count_if(k.notes, [](const ig::DispatchNote &n) {
+    return !n.matrixUnits.empty();
+  }));
+}
+
+/// out[b][i][j] = init + sum_k x[b][i][k] * y[b][k][j] for `mlir`'s
+/// (batched) matmul, checked exactly.
+void expectMatmul(const std::string &mlir, int64_t batch, int64_t M, int64_t N,
+                  int64_t K, bool transposedY, const std::string &precision) {
+  Mapped m(mlir, precision);
+  ASSERT_TRUE(succeeded(m.kernel)) << m.why;
+  EXPECT_EQ(countTensorCoreLaunches(*m.kernel), precision == "fp16" ? 1 : 0);
+  std::string why;
+  std::vector<std::vector<char>> b = run(m, why);
+  ASSERT_FALSE(b.empty()) << why;
+  const auto &x = b[0], &y = b[1], &init = b[2], &out = b[3];
+  for (int64_t s = 0; s < batch; ++s)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        double want = at(init, (s * M + i) * N + j);
+        for (int64_t k = 0; k < K; ++k)
+          want +=
+              double(at(x, (s * M + i) * K + k)) *
+              at(y, transposedY ? (s * N + j) * K + k : (s * K + k) * N + j);
+        ASSERT_EQ(at(out, (s * M + i) * N + j), float(want))
+            << "batch " << s << " row " << i << " column " << j;
+      }
+}
+
+std::string matmul(int64_t M, int64_t N, int64_t K) {
+  std::string a = "tensor<" + std::to_string(M) + "x" + std::to_string(K) +
+                  "xf32>",
+              b = "tensor<" + std::to_string(K) + "x" + std::to_string(N) +
+                  "xf32>",
+              c = "tensor<" + std::to_string(M) + "x" + std::to_string(N) +
+                  "xf32>";
+  return "func.func @k(%x: " + a + ", %y: " + b + ", %c: " + c + ") -> " + c +
+         " {\n  %r = linalg.matmul ins(%x, %y : " + a + ", " + b +
+         ") outs(%c : " + c + ") -> " + c + "\n  return %r : " + c + "\n}\n";
+}
+
+TEST(TensorCoreGemm, MatmulWithEdgesInEveryDimension) {
+  expectMatmul(matmul(100, 72, 96), 1, 100, 72, 96, false, "fp16");
+  expectMatmul(matmul(64, 48, 40), 1, 64, 48, 40, false, "fp16");
+  expectMatmul(matmul(130, 130, 70), 1, 130, 130, 70, false, "fp16");
+}
+
+TEST(TensorCoreGemm, TheInterpreterRunsTheCudaCoresKernelsToo) {
+  expectMatmul(matmul(100, 72, 96), 1, 100, 72, 96, false, "fp32");
+}
+
+TEST(TensorCoreGemm, BatchedAndTransposed) {
+  expectMatmul(R"(
+func.func @k(%x: tensor<3x40x48xf32>, %y: tensor<3x48x24xf32>, %c: tensor<3x40x24xf32>) -> tensor<3x40x24xf32> {
+  %r = linalg.batch_matmul ins(%x, %y : tensor<3x40x48xf32>, tensor<3x48x24xf32>) outs(%c : tensor<3x40x24xf32>) -> tensor<3x40x24xf32>
+  return %r : tensor<3x40x24xf32>
+})",
+               3, 40, 24, 48, false, "fp16");
+  expectMatmul(R"(
+func.func @k(%x: tensor<1x70x33xf32>, %y: tensor<1x50x33xf32>, %c: tensor<1x70x50xf32>) -> tensor<1x70x50xf32> {
+  %r = linalg.batch_matmul_transpose_b ins(%x, %y : tensor<1x70x33xf32>, tensor<1x50x33xf32>) outs(%c : tensor<1x70x50xf32>) -> tensor<1x70x50xf32>
+  return %r : tensor<1x70x50xf32>
+})",
+               1, 70, 50, 33, true, "fp16");
+}
+
+TEST(TensorCoreGemm, ConvolutionAsAnImplicitGemm) {
+  Mapped m(R"(
+func.func @k(%x: tensor<2x8x12x12xf32>, %w: tensor<16x8x3x3xf32>, %c: tensor<2x16x5x5xf32>) -> tensor<2x16x5x5xf32> {
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<2x8x12x12xf32>, tensor<16x8x3x3xf32>) outs(%c : tensor<2x16x5x5xf32>) -> tensor<2x16x5x5xf32>
+  return %r : tensor<2x16x5x5xf32>
+})",
+           "fp16");
+  ASSERT_TRUE(succeeded(m.kernel)) << m.why;
+  EXPECT_EQ(countTensorCoreLaunches(*m.kernel), 1);
+  std::string why;
+  std::vector<std::vector<char>> b = run(m, why);
+  ASSERT_FALSE(b.empty()) << why;
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t o = 0; o < 16; ++o)
+      for (int64_t h = 0; h < 5; ++h)
+        for (int64_t w = 0; w < 5; ++w) {
+          int64_t i = ((n * 16 + o) * 5 + h) * 5 + w;
+          double want = at(b[2], i);
+          for (int64_t c = 0; c < 8; ++c)
+            for (int64_t kh = 0; kh < 3; ++kh)
+              for (int64_t kw = 0; kw < 3; ++kw)
+                want += double(at(b[0], ((n * 8 + c) * 12 + 2 * h + kh) * 12 +
+                                            2 * w + kw)) *
+                        at(b[1], ((o * 8 + c) * 3 + kh) * 3 + kw);
+          ASSERT_EQ(at(b[3], i), float(want))
+              << "n " << n << " o " << o << " h " << h << " w " << w;
+        }
+}
+
+TEST(TensorCoreGemm, SmallContractionsStayOnTheCudaCores) {
+  Mapped m(matmul(8, 64, 64), "fp16");
+  ASSERT_TRUE(succeeded(m.kernel)) << m.why;
+  EXPECT_EQ(countTensorCoreLaunches(*m.kernel), 0);
+}
+
+TEST(TensorCoreGemm, AMissingBarrierIsARace) {
+  Mapped m(matmul(64, 64, 64), "fp16");
+  ASSERT_TRUE(succeeded(m.kernel)) << m.why;
+  // The barrier after the mma steps: the next step's stores would
+  // overwrite tiles other warps still read.
+  mlir::gpu::BarrierOp last;
+  m.kernel->module->walk([&](mlir::gpu::BarrierOp b) { last = b; });
+  ASSERT_TRUE(last);
+  last->erase();
+  std::string why;
+  EXPECT_TRUE(run(m, why).empty());
+  EXPECT_NE(why.find("another thread used since the last barrier"),
+            std::string::npos)
+      << why;
+}
+
+} // namespace

@@ -5,7 +5,9 @@ cubins by ptxas when the toolkit is here) and gathers what the device run
 needs into one folder (build-device/ by default, ignored by git, carried to
 the device machine): ignrt-run and libignrt (no LLVM, no MLIR), each case's
 bundle, its model where it is small, and meta.json (inputs, outputs, the
-torch peer, ignc's analytical prediction).
+torch peer, ignc's analytical prediction). The GEMM, convolution, attention
+and zoo cases are prepared twice: at fp32, and at --precision=fp16 (named
+NAME-fp16: the contractions on the tensor cores).
 
   python3 benchmarks/gpu/prepare_device_check.py [--ignc build/bin/ignc]
       [--out build-device] [--zoo-dir ~/.cache/ignc-zoo] [--only NAME ...]
@@ -30,25 +32,29 @@ CHIP = ["--target=cuda", "--chip=h200", "--host-cpu=x86-64-v3"]
 CARRY_LIMIT = 60 << 20  # the device tool carries 64 MiB with the tree
 
 
-def compile_case(ignc, model_path, shapes, out_dir):
+def compile_case(ignc, model_path, shapes, out_dir, precision):
     """compile_cuda.py's compile for the H200, the bundle as out_dir/cuda.ignb."""
     row = compile_cuda.compile_one(ignc, model_path, shapes, "h200", out_dir,
-                                   CHIP, "cuda.ignb")
+                                   CHIP, "cuda.ignb", precision)
     if row["rc"] != 0:
         raise RuntimeError(f"{model_path}: {row.get('error', '')}")
     return {"kernels_gpu": row["gpu"],
             "kernels_host": [why for _, why in row["host"]],
-            "predicted_ms": row["predicted_ms"]}
+            "predicted_ms": row["predicted_ms"], "mma_launches": row["mma"],
+            "precision": precision}
 
 
-def prepare(name, kind, model, model_path, shapes, out, ignc, keep_model, extra):
+def prepare(name, kind, model, model_path, shapes, out, ignc, keep_model, extra,
+            precision="fp32"):
     import onnx
+    if precision != "fp32":
+        name += "-" + precision
     d = os.path.join(out, "cases", name)
     os.makedirs(d, exist_ok=True)
     if model is not None:
         model_path = os.path.join(d, "model.onnx")
         onnx.save(model, model_path)
-    meta = compile_case(ignc, model_path, shapes, d)
+    meta = compile_case(ignc, model_path, shapes, d, precision)
     if keep_model and model is None:
         shutil.copy(model_path, os.path.join(d, "model.onnx"))
     if not keep_model and os.path.exists(os.path.join(d, "model.onnx")):
@@ -57,7 +63,8 @@ def prepare(name, kind, model, model_path, shapes, out, ignc, keep_model, extra)
     with open(os.path.join(d, "meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
     print(f"{name}: {meta['kernels_gpu']} kernels on the GPU, "
-          f"{len(meta['kernels_host'])} on the host, predicted "
+          f"{len(meta['kernels_host'])} on the host, "
+          f"{meta['mma_launches']} tensor-core launches, predicted "
           f"{meta['predicted_ms']:.3f} ms")
 
 
@@ -79,18 +86,22 @@ def main():
     shutil.copy(os.path.join(build, "lib", "libignrt.so"), os.path.join(args.out, "bin"))
     want = lambda n: not args.only or n in args.only
     for name, (build_model, peer, params) in cases.MICRO.items():
-        if want(name):
-            prepare(name, "micro", build_model(), None, None, args.out, args.ignc,
-                    True, {"peer": peer, "params": params})
+        for precision in ("fp32", "fp16"):
+            if want(name):
+                prepare(name, "micro", build_model(), None, None, args.out,
+                        args.ignc, True, {"peer": peer, "params": params},
+                        precision)
     for name, (path, shapes) in cases.e2e_cases().items():
         if want(name):
             prepare(name, "e2e", None, path, shapes, args.out, args.ignc, True, {})
     for name, shapes in cases.zoo_cases().items():
-        if want(name):
-            model, weights = cases.zoo_model(name, args.zoo_dir)
+        if not want(name):
+            continue
+        model, weights = cases.zoo_model(name, args.zoo_dir)
+        for precision in ("fp32", "fp16"):
             prepare(name, "zoo", cases.weights_as_inputs(model, weights), None,
                     shapes, args.out, args.ignc, False,
-                    {"peer": name, "weights": sorted(weights)})
+                    {"peer": name, "weights": sorted(weights)}, precision)
     size = sum(os.path.getsize(os.path.join(r, f))
                for r, _, fs in os.walk(args.out) for f in fs)
     print(f"{args.out}: {size / 2**20:.1f} MiB to carry")

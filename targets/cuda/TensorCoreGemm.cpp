@@ -130,8 +130,11 @@ int64_t bytesOf(Value buffer) {
 /// Builds one GEMM's launch in place of its op.
 class GemmEmitter {
 public:
-  GemmEmitter(linalg::LinalgOp op, const GemmView &g, const MmaTile &tile)
-      : op(op), g(g), tile(tile), b(op), loc(op.getLoc()),
+  /// `fill`: C's every element before the op (a linalg.fill the launch
+  /// takes over), or null for C as it is in memory.
+  GemmEmitter(linalg::LinalgOp op, const GemmView &g, const MmaTile &tile,
+              Value fill)
+      : op(op), g(g), tile(tile), fill(fill), b(op), loc(op.getLoc()),
         maps(op.getIndexingMapsArray()) {}
 
   mlir::gpu::LaunchOp emit();
@@ -169,6 +172,7 @@ private:
   linalg::LinalgOp op;
   const GemmView &g;
   MmaTile tile;
+  Value fill;
   OpBuilder b;
   Location loc;
   SmallVector<AffineMap> maps;
@@ -283,8 +287,9 @@ SmallVector<Value> GemmEmitter::multiplyStep(ValueRange accs, int64_t ks) {
   return out;
 }
 
-/// C += the accumulators, at the positions the C fragment gives each lane
-/// (rows and columns past C's ends skipped).
+/// C += the accumulators (C = fill + them where a fill was taken over), at
+/// the positions the C fragment gives each lane (rows and columns past C's
+/// ends skipped).
 void GemmEmitter::addToOutput(ValueRange accs) {
   Value out = op.getDpsInitOperand(0)->get();
   AffineMap map = maps.back();
@@ -309,7 +314,7 @@ void GemmEmitter::addToOutput(ValueRange accs) {
           delinearize(g.m, row, loops);
           delinearize(g.n, col, loops);
           SmallVector<Value> at = indicesOf(map, loops);
-          Value old = b.create<memref::LoadOp>(loc, out, at);
+          Value old = fill ? fill : b.create<memref::LoadOp>(loc, out, at);
           b.create<memref::StoreOp>(loc, b.create<arith::AddFOp>(loc, old, v),
                                     out, at);
           b.create<scf::YieldOp>(loc);
@@ -442,7 +447,17 @@ gpu::OwnLaunches emitTensorCoreGemms(func::FuncOp kernel,
   }
   for (auto &[op, g] : found) {
     MmaTile tile = chooseMmaTile(g, chip);
-    mlir::gpu::LaunchOp launch = GemmEmitter(op, g, tile).emit();
+    // C filled right before (an accumulator's zeros, say): the launch
+    // starts from the fill's value, one dispatch instead of two.
+    auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+    Value c = op.getDpsInitOperand(0)->get();
+    if (fill &&
+        (fill.getOutputs()[0] != c || !fill.getInputs()[0].getType().isF32()))
+      fill = nullptr;
+    mlir::gpu::LaunchOp launch =
+        GemmEmitter(op, g, tile, fill ? fill.getInputs()[0] : Value()).emit();
+    if (fill)
+      fill->erase();
     out[launch] = noteOf(g, tile, chip, bytesOf(op->getOperand(g.a)),
                          bytesOf(op->getOperand(g.b)),
                          bytesOf(op.getDpsInitOperand(0)->get()));

@@ -138,185 +138,219 @@ void writeElem(char *p, Type t, Elem e) {
   }
 }
 
-/// An elementwise arith or math op on one element of each operand; false
-/// for an op this does not know.
-bool evalElement(Operation *op, ArrayRef<Elem> in, Elem &out) {
-  Type t = elementOf(op->getOperand(0).getType());
-  Type r = op->getNumResults() ? elementOf(op->getResult(0).getType()) : t;
-  auto f = [&](double x) {
-    out.f = roundTo(r, x);
+/// An elementwise arith or math op on one element of each operand: its
+/// operands and result types, and the results as `out` takes them.
+struct ElementOp {
+  Operation *op;
+  ArrayRef<Elem> in;
+  Elem &out;
+  Type t, r; // the first operand's and the result's element types
+  double a, b;
+  int64_t x, y;
+
+  ElementOp(Operation *op, ArrayRef<Elem> in, Elem &out)
+      : op(op), in(in), out(out), t(elementOf(op->getOperand(0).getType())),
+        r(elementOf(op->getResult(0).getType())), a(in[0].f),
+        b(in.size() > 1 ? in[1].f : 0), x(in[0].i),
+        y(in.size() > 1 ? in[1].i : 0) {}
+
+  bool f(double v) {
+    out.f = roundTo(r, v);
     return true;
-  };
-  auto i = [&](int64_t x) {
-    out.i = wrap(r, x);
+  }
+  bool i(int64_t v) {
+    out.i = wrap(r, v);
     return true;
-  };
-  auto u = [&](unsigned k) { return unsignedOf(t, in[k].i); };
-  double a = in[0].f, b = in.size() > 1 ? in[1].f : 0;
-  int64_t x = in[0].i, y = in.size() > 1 ? in[1].i : 0;
-  return llvm::TypeSwitch<Operation *, bool>(op)
-      .Case([&](arith::AddFOp) { return f(a + b); })
-      .Case([&](arith::SubFOp) { return f(a - b); })
-      .Case([&](arith::MulFOp) { return f(a * b); })
-      .Case([&](arith::DivFOp) { return f(a / b); })
-      .Case([&](arith::RemFOp) { return f(std::fmod(a, b)); })
-      .Case([&](arith::NegFOp) { return f(-a); })
-      .Case([&](arith::MaximumFOp) {
-        return f(std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b));
-      })
-      .Case([&](arith::MinimumFOp) {
-        return f(std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b));
-      })
-      .Case([&](arith::MaxNumFOp) { return f(std::fmax(a, b)); })
-      .Case([&](arith::MinNumFOp) { return f(std::fmin(a, b)); })
-      .Case([&](arith::ExtFOp) { return f(a); })
-      .Case([&](arith::TruncFOp) { return f(a); })
-      .Case([&](arith::SIToFPOp) { return f(double(x)); })
-      .Case([&](arith::UIToFPOp) { return f(double(u(0))); })
-      .Case([&](arith::FPToSIOp) { return i(int64_t(a)); })
-      .Case([&](arith::FPToUIOp) { return i(int64_t(uint64_t(a))); })
-      .Case([&](arith::AddIOp) { return i(x + y); })
-      .Case([&](arith::SubIOp) { return i(x - y); })
-      .Case(
-          [&](arith::MulIOp) { return i(int64_t(uint64_t(x) * uint64_t(y))); })
-      .Case([&](arith::DivSIOp) { return y != 0 && i(x / y); })
-      .Case([&](arith::RemSIOp) { return y != 0 && i(x % y); })
-      .Case(
-          [&](arith::DivUIOp) { return u(1) != 0 && i(int64_t(u(0) / u(1))); })
-      .Case(
-          [&](arith::RemUIOp) { return u(1) != 0 && i(int64_t(u(0) % u(1))); })
-      .Case([&](arith::AndIOp) { return i(x & y); })
-      .Case([&](arith::OrIOp) { return i(x | y); })
-      .Case([&](arith::XOrIOp) { return i(x ^ y); })
-      .Case([&](arith::ShLIOp) { return i(int64_t(uint64_t(x) << (y & 63))); })
-      .Case([&](arith::ShRUIOp) { return i(int64_t(u(0) >> (y & 63))); })
-      .Case([&](arith::ShRSIOp) { return i(x >> (y & 63)); })
-      .Case([&](arith::MaxSIOp) { return i(std::max(x, y)); })
-      .Case([&](arith::MinSIOp) { return i(std::min(x, y)); })
-      .Case([&](arith::MaxUIOp) { return i(int64_t(std::max(u(0), u(1)))); })
-      .Case([&](arith::MinUIOp) { return i(int64_t(std::min(u(0), u(1)))); })
-      .Case([&](arith::ExtSIOp) { return i(x); })
-      .Case([&](arith::ExtUIOp) { return i(int64_t(u(0))); })
-      .Case([&](arith::TruncIOp) { return i(x); })
-      .Case([&](arith::IndexCastOp) { return i(x); })
-      .Case([&](arith::IndexCastUIOp) { return i(int64_t(u(0))); })
-      .Case([&](arith::SelectOp) {
-        out = in[0].i ? in[1] : in[2];
-        return true;
-      })
-      .Case([&](arith::CmpIOp c) {
-        using P = arith::CmpIPredicate;
-        uint64_t ux = u(0), uy = u(1);
-        bool v = false;
-        switch (c.getPredicate()) {
-        case P::eq:
-          v = x == y;
-          break;
-        case P::ne:
-          v = x != y;
-          break;
-        case P::slt:
-          v = x < y;
-          break;
-        case P::sle:
-          v = x <= y;
-          break;
-        case P::sgt:
-          v = x > y;
-          break;
-        case P::sge:
-          v = x >= y;
-          break;
-        case P::ult:
-          v = ux < uy;
-          break;
-        case P::ule:
-          v = ux <= uy;
-          break;
-        case P::ugt:
-          v = ux > uy;
-          break;
-        case P::uge:
-          v = ux >= uy;
-          break;
-        }
-        out.i = v;
-        return true;
-      })
-      .Case([&](arith::CmpFOp c) {
-        using P = arith::CmpFPredicate;
-        bool unordered = std::isnan(a) || std::isnan(b), v = false;
-        switch (c.getPredicate()) {
-        case P::AlwaysFalse:
-          v = false;
-          break;
-        case P::OEQ:
-          v = !unordered && a == b;
-          break;
-        case P::OGT:
-          v = !unordered && a > b;
-          break;
-        case P::OGE:
-          v = !unordered && a >= b;
-          break;
-        case P::OLT:
-          v = !unordered && a < b;
-          break;
-        case P::OLE:
-          v = !unordered && a <= b;
-          break;
-        case P::ONE:
-          v = !unordered && a != b;
-          break;
-        case P::ORD:
-          v = !unordered;
-          break;
-        case P::UEQ:
-          v = unordered || a == b;
-          break;
-        case P::UGT:
-          v = unordered || a > b;
-          break;
-        case P::UGE:
-          v = unordered || a >= b;
-          break;
-        case P::ULT:
-          v = unordered || a < b;
-          break;
-        case P::ULE:
-          v = unordered || a <= b;
-          break;
-        case P::UNE:
-          v = unordered || a != b;
-          break;
-        case P::UNO:
-          v = unordered;
-          break;
-        case P::AlwaysTrue:
-          v = true;
-          break;
-        }
-        out.i = v;
-        return true;
-      })
-      .Case([&](math::ExpOp) { return f(std::exp(a)); })
-      .Case([&](math::Exp2Op) { return f(std::exp2(a)); })
-      .Case([&](math::LogOp) { return f(std::log(a)); })
-      .Case([&](math::Log2Op) { return f(std::log2(a)); })
-      .Case([&](math::Log1pOp) { return f(std::log1p(a)); })
-      .Case([&](math::TanhOp) { return f(std::tanh(a)); })
-      .Case([&](math::ErfOp) { return f(std::erf(a)); })
-      .Case([&](math::SqrtOp) { return f(std::sqrt(a)); })
-      .Case([&](math::RsqrtOp) { return f(1 / std::sqrt(a)); })
-      .Case([&](math::AbsFOp) { return f(std::fabs(a)); })
-      .Case([&](math::FloorOp) { return f(std::floor(a)); })
-      .Case([&](math::CeilOp) { return f(std::ceil(a)); })
-      .Case([&](math::SinOp) { return f(std::sin(a)); })
-      .Case([&](math::CosOp) { return f(std::cos(a)); })
-      .Case([&](math::PowFOp) { return f(std::pow(a, b)); })
-      .Case([&](math::FmaOp) { return f(std::fma(a, b, in[2].f)); })
-      .Default([](Operation *) { return false; });
-}
+  }
+  uint64_t u(unsigned k) { return unsignedOf(t, in[k].i); }
+
+  /// False for an op none of these knows (or a division by zero).
+  bool eval() { return floats() || integers() || compares() || maths(); }
+
+  bool floats() {
+    return llvm::TypeSwitch<Operation *, bool>(op)
+        .Case([&](arith::AddFOp) { return f(a + b); })
+        .Case([&](arith::SubFOp) { return f(a - b); })
+        .Case([&](arith::MulFOp) { return f(a * b); })
+        .Case([&](arith::DivFOp) { return f(a / b); })
+        .Case([&](arith::RemFOp) { return f(std::fmod(a, b)); })
+        .Case([&](arith::NegFOp) { return f(-a); })
+        .Case([&](arith::MaximumFOp) {
+          return f(std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b));
+        })
+        .Case([&](arith::MinimumFOp) {
+          return f(std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b));
+        })
+        .Case([&](arith::MaxNumFOp) { return f(std::fmax(a, b)); })
+        .Case([&](arith::MinNumFOp) { return f(std::fmin(a, b)); })
+        .Case([&](arith::ExtFOp) { return f(a); })
+        .Case([&](arith::TruncFOp) { return f(a); })
+        .Case([&](arith::SIToFPOp) { return f(double(x)); })
+        .Case([&](arith::UIToFPOp) { return f(double(u(0))); })
+        .Default([](Operation *) { return false; });
+  }
+
+  bool integers() {
+    return llvm::TypeSwitch<Operation *, bool>(op)
+        .Case([&](arith::FPToSIOp) { return i(int64_t(a)); })
+        .Case([&](arith::FPToUIOp) { return i(int64_t(uint64_t(a))); })
+        .Case([&](arith::AddIOp) { return i(x + y); })
+        .Case([&](arith::SubIOp) { return i(x - y); })
+        .Case([&](arith::MulIOp) {
+          return i(int64_t(uint64_t(x) * uint64_t(y)));
+        })
+        .Case([&](arith::DivSIOp) { return y != 0 && i(x / y); })
+        .Case([&](arith::RemSIOp) { return y != 0 && i(x % y); })
+        .Case([&](arith::DivUIOp) {
+          return u(1) != 0 && i(int64_t(u(0) / u(1)));
+        })
+        .Case([&](arith::RemUIOp) {
+          return u(1) != 0 && i(int64_t(u(0) % u(1)));
+        })
+        .Case([&](arith::AndIOp) { return i(x & y); })
+        .Case([&](arith::OrIOp) { return i(x | y); })
+        .Case([&](arith::XOrIOp) { return i(x ^ y); })
+        .Case(
+            [&](arith::ShLIOp) { return i(int64_t(uint64_t(x) << (y & 63))); })
+        .Case([&](arith::ShRUIOp) { return i(int64_t(u(0) >> (y & 63))); })
+        .Case([&](arith::ShRSIOp) { return i(x >> (y & 63)); })
+        .Case([&](arith::MaxSIOp) { return i(std::max(x, y)); })
+        .Case([&](arith::MinSIOp) { return i(std::min(x, y)); })
+        .Case([&](arith::MaxUIOp) { return i(int64_t(std::max(u(0), u(1)))); })
+        .Case([&](arith::MinUIOp) { return i(int64_t(std::min(u(0), u(1)))); })
+        .Case([&](arith::ExtSIOp) { return i(x); })
+        .Case([&](arith::ExtUIOp) { return i(int64_t(u(0))); })
+        .Case([&](arith::TruncIOp) { return i(x); })
+        .Case([&](arith::IndexCastOp) { return i(x); })
+        .Case([&](arith::IndexCastUIOp) { return i(int64_t(u(0))); })
+        .Default([](Operation *) { return false; });
+  }
+
+  bool compares() {
+    return llvm::TypeSwitch<Operation *, bool>(op)
+        .Case([&](arith::SelectOp) {
+          out = in[0].i ? in[1] : in[2];
+          return true;
+        })
+        .Case([&](arith::CmpIOp c) {
+          using P = arith::CmpIPredicate;
+          uint64_t ux = u(0), uy = u(1);
+          bool v = false;
+          switch (c.getPredicate()) {
+          case P::eq:
+            v = x == y;
+            break;
+          case P::ne:
+            v = x != y;
+            break;
+          case P::slt:
+            v = x < y;
+            break;
+          case P::sle:
+            v = x <= y;
+            break;
+          case P::sgt:
+            v = x > y;
+            break;
+          case P::sge:
+            v = x >= y;
+            break;
+          case P::ult:
+            v = ux < uy;
+            break;
+          case P::ule:
+            v = ux <= uy;
+            break;
+          case P::ugt:
+            v = ux > uy;
+            break;
+          case P::uge:
+            v = ux >= uy;
+            break;
+          }
+          out.i = v;
+          return true;
+        })
+        .Case([&](arith::CmpFOp c) {
+          using P = arith::CmpFPredicate;
+          bool unordered = std::isnan(a) || std::isnan(b), v = false;
+          switch (c.getPredicate()) {
+          case P::AlwaysFalse:
+            v = false;
+            break;
+          case P::OEQ:
+            v = !unordered && a == b;
+            break;
+          case P::OGT:
+            v = !unordered && a > b;
+            break;
+          case P::OGE:
+            v = !unordered && a >= b;
+            break;
+          case P::OLT:
+            v = !unordered && a < b;
+            break;
+          case P::OLE:
+            v = !unordered && a <= b;
+            break;
+          case P::ONE:
+            v = !unordered && a != b;
+            break;
+          case P::ORD:
+            v = !unordered;
+            break;
+          case P::UEQ:
+            v = unordered || a == b;
+            break;
+          case P::UGT:
+            v = unordered || a > b;
+            break;
+          case P::UGE:
+            v = unordered || a >= b;
+            break;
+          case P::ULT:
+            v = unordered || a < b;
+            break;
+          case P::ULE:
+            v = unordered || a <= b;
+            break;
+          case P::UNE:
+            v = unordered || a != b;
+            break;
+          case P::UNO:
+            v = unordered;
+            break;
+          case P::AlwaysTrue:
+            v = true;
+            break;
+          }
+          out.i = v;
+          return true;
+        })
+        .Default([](Operation *) { return false; });
+  }
+
+  bool maths() {
+    return llvm::TypeSwitch<Operation *, bool>(op)
+        .Case([&](math::ExpOp) { return f(std::exp(a)); })
+        .Case([&](math::Exp2Op) { return f(std::exp2(a)); })
+        .Case([&](math::LogOp) { return f(std::log(a)); })
+        .Case([&](math::Log2Op) { return f(std::log2(a)); })
+        .Case([&](math::Log1pOp) { return f(std::log1p(a)); })
+        .Case([&](math::TanhOp) { return f(std::tanh(a)); })
+        .Case([&](math::ErfOp) { return f(std::erf(a)); })
+        .Case([&](math::SqrtOp) { return f(std::sqrt(a)); })
+        .Case([&](math::RsqrtOp) { return f(1 / std::sqrt(a)); })
+        .Case([&](math::AbsFOp) { return f(std::fabs(a)); })
+        .Case([&](math::FloorOp) { return f(std::floor(a)); })
+        .Case([&](math::CeilOp) { return f(std::ceil(a)); })
+        .Case([&](math::SinOp) { return f(std::sin(a)); })
+        .Case([&](math::CosOp) { return f(std::cos(a)); })
+        .Case([&](math::PowFOp) { return f(std::pow(a, b)); })
+        .Case([&](math::FmaOp) { return f(std::fma(a, b, in[2].f)); })
+        .Default([](Operation *) { return false; });
+  }
+};
 
 using Mask = std::vector<char>;
 
@@ -579,7 +613,7 @@ LogicalResult Machine::execElementwise(Operation *op) {
         const Elems &x = values[v][t];
         in[k] = x.size() == 1 ? x[0] : x[e];
       }
-      if (!evalElement(op, in, result[e]))
+      if (!ElementOp(op, in, result[e]).eval())
         return fail(op, "not an op the interpreter runs (or a division by "
                         "zero)");
     }

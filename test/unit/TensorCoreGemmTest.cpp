@@ -136,6 +136,33 @@ TEST(TensorCoreGemm, MatmulWithEdgesInEveryDimension) {
   expectMatmul(matmul(130, 130, 70), 1, 130, 130, 70, false, "fp16");
 }
 
+/// A matmul into a filled tensor (Gemm's beta = 0, MatMul's zeros): one
+/// launch that starts from the fill's value.
+TEST(TensorCoreGemm, AFillBeforeIsTakenOver) {
+  Mapped m(R"(
+func.func @k(%x: tensor<40x24xf32>, %y: tensor<24x56xf32>) -> tensor<40x56xf32> {
+  %v = arith.constant 0.75 : f32
+  %e = tensor.empty() : tensor<40x56xf32>
+  %c = linalg.fill ins(%v : f32) outs(%e : tensor<40x56xf32>) -> tensor<40x56xf32>
+  %r = linalg.matmul ins(%x, %y : tensor<40x24xf32>, tensor<24x56xf32>) outs(%c : tensor<40x56xf32>) -> tensor<40x56xf32>
+  return %r : tensor<40x56xf32>
+})",
+           "fp16");
+  ASSERT_TRUE(succeeded(m.kernel)) << m.why;
+  EXPECT_EQ(m.kernel->notes.size(), 1u);
+  EXPECT_EQ(countTensorCoreLaunches(*m.kernel), 1);
+  std::string why;
+  std::vector<std::vector<char>> b = run(m, why);
+  ASSERT_FALSE(b.empty()) << why;
+  for (int64_t i = 0; i < 40; ++i)
+    for (int64_t j = 0; j < 56; ++j) {
+      double want = 0.75;
+      for (int64_t k = 0; k < 24; ++k)
+        want += double(at(b[0], i * 24 + k)) * at(b[1], k * 56 + j);
+      ASSERT_EQ(at(b[2], i * 56 + j), float(want)) << i << ", " << j;
+    }
+}
+
 TEST(TensorCoreGemm, TheInterpreterRunsTheCudaCoresKernelsToo) {
   expectMatmul(matmul(100, 72, 96), 1, 100, 72, 96, false, "fp32");
 }

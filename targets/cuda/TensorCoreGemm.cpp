@@ -17,6 +17,8 @@
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -28,54 +30,128 @@ namespace ign::cuda {
 
 namespace {
 
-bool readsLoop(AffineMap map, unsigned loop) {
-  return llvm::any_of(map.getResults(),
-                      [&](AffineExpr e) { return e.isFunctionOfDim(loop); });
+/// The dims of `op`'s loops `map`'s results read.
+void addLoopsOf(AffineMap map, ArrayRef<AffineExpr> results,
+                llvm::SmallSetVector<unsigned, 4> &loops) {
+  for (unsigned l = 0; l < map.getNumDims(); ++l)
+    if (llvm::any_of(results,
+                     [&](AffineExpr e) { return e.isFunctionOfDim(l); }))
+      loops.insert(l);
 }
 
-bool staticF32Buffers(linalg::LinalgOp op) {
-  return llvm::all_of(op->getOperands(), [](Value v) {
-    auto t = dyn_cast<MemRefType>(v.getType());
-    return t && t.hasStaticShape() && t.getElementType().isF32();
-  });
+/// Whether `v` (in the body) may be part of a side: an input's element, a
+/// loop index, an outer value, or a region-free pure op or load of them.
+bool sliceable(Operation *op) {
+  return op->getNumRegions() == 0 && op->getNumResults() == 1 &&
+         (isPure(op) || isa<memref::LoadOp>(op));
 }
 
-/// Whether `op`'s body is exactly out + x * y of its block arguments
-/// (linalg's isContractionBody crashes on a body yielding an argument).
-bool multipliesAndAdds(linalg::LinalgOp op) {
+/// One factor of the body's product: the value, the body ops computing it
+/// (in body order) from inputs' elements (`inputs`: their operand numbers),
+/// loop indices and outer values, and the loops it reads. Fails, with
+/// `why`, for a factor that reads the output or needs an op with regions or
+/// side effects.
+FailureOr<GemmSide> sideOf(linalg::LinalgOp op, Value v, std::string &why) {
   Block &body = *op.getBlock();
-  if (body.getNumArguments() != 3 || body.getOperations().size() != 3)
-    return false;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  GemmSide side;
+  side.value = v;
+  llvm::SetVector<Operation *> ops;
+  SmallVector<Value> work{v};
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (auto arg = dyn_cast<BlockArgument>(x)) {
+      if (arg.getOwner() != &body)
+        continue;
+      if (arg.getArgNumber() >= op.getNumDpsInputs()) {
+        why = "a factor of its product reads the output";
+        return failure();
+      }
+      side.inputs.insert(arg.getArgNumber());
+      AffineMap map = maps[arg.getArgNumber()];
+      addLoopsOf(map, map.getResults(), side.loops);
+      continue;
+    }
+    Operation *def = x.getDefiningOp();
+    if (def->getBlock() != &body || !ops.insert(def))
+      continue;
+    if (!sliceable(def)) {
+      why = "a factor of its product needs '" +
+            def->getName().getStringRef().str() + "'";
+      return failure();
+    }
+    if (auto index = dyn_cast<linalg::IndexOp>(def))
+      side.loops.insert(index.getDim());
+    llvm::append_range(work, def->getOperands());
+  }
+  side.slice.assign(ops.begin(), ops.end());
+  llvm::sort(side.slice,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return side;
+}
+
+/// The loops `v` (a value of the body) depends on through loop indices and
+/// the inputs' indexing maps.
+llvm::SmallSetVector<unsigned, 4> loopsOfValue(linalg::LinalgOp op, Value v) {
+  std::string ignored;
+  FailureOr<GemmSide> s = sideOf(op, v, ignored);
+  return succeeded(s) ? s->loops : llvm::SmallSetVector<unsigned, 4>();
+}
+
+/// Whether the factor's contiguous dim (the last index of its input, or of
+/// its first load) follows the rows of `rows`' innermost loop: then
+/// consecutive threads stage consecutive rows, else consecutive k.
+bool rowsAreContiguous(linalg::LinalgOp op, const GemmSide &side,
+                       ArrayRef<unsigned> rows) {
+  llvm::SmallSetVector<unsigned, 4> last;
+  auto load = llvm::find_if(
+      side.slice, [](Operation *o) { return isa<memref::LoadOp>(o); });
+  if (load != side.slice.end()) {
+    auto indices = cast<memref::LoadOp>(*load).getIndices();
+    if (!indices.empty())
+      last = loopsOfValue(op, indices.back());
+  } else if (!side.inputs.empty()) {
+    AffineMap map = op.getIndexingMapsArray()[side.inputs.front()];
+    if (map.getNumResults())
+      addLoopsOf(map, map.getResults().back(), last);
+  }
+  return last.contains(rows.back());
+}
+
+/// The body as yield(out + x * y); the two factors, or failure.
+FailureOr<std::pair<Value, Value>> factorsOf(linalg::LinalgOp op) {
+  Block &body = *op.getBlock();
   auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
   auto add = yield && yield.getNumOperands() == 1
                  ? yield.getOperand(0).getDefiningOp<arith::AddFOp>()
                  : nullptr;
   if (!add)
-    return false;
-  Value acc = body.getArgument(2);
+    return failure();
+  Value acc = body.getArguments().back();
   Value other = add.getLhs() == acc   ? add.getRhs()
                 : add.getRhs() == acc ? add.getLhs()
                                       : Value();
   auto mul = other ? other.getDefiningOp<arith::MulFOp>() : nullptr;
-  Value x = body.getArgument(0), y = body.getArgument(1);
-  return mul && ((mul.getLhs() == x && mul.getRhs() == y) ||
-                 (mul.getLhs() == y && mul.getRhs() == x));
+  if (!mul || mul->getBlock() != &body || !other.hasOneUse())
+    return failure();
+  return std::make_pair(mul.getLhs(), mul.getRhs());
 }
 
 /// Sorts `op`'s loops into the view's groups; false with `why` for a
 /// parallel loop that is not one of batch, m or n.
 bool groupLoops(linalg::LinalgOp op, GemmView &g, std::string &why) {
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  AffineMap a = maps[g.a], b = maps[g.b], c = maps.back();
+  AffineMap c = op.getIndexingMapsArray().back();
+  llvm::SmallSetVector<unsigned, 4> output;
+  addLoopsOf(c, c.getResults(), output);
   for (auto [l, kind] : llvm::enumerate(op.getIteratorTypesArray())) {
     if (kind == utils::IteratorType::reduction) {
       g.k.push_back(l);
       continue;
     }
-    bool ra = readsLoop(a, l), rb = readsLoop(b, l);
-    if (!readsLoop(c, l) || (!ra && !rb)) {
+    bool ra = g.x.loops.contains(l), rb = g.y.loops.contains(l);
+    if (!output.contains(l) || (!ra && !rb)) {
       why = "parallel loop " + std::to_string(l) +
-            " is not read by the output and an input";
+            " is not read by the output and a factor";
       return false;
     }
     (ra && rb ? g.batch : ra ? g.m : g.n).push_back(l);
@@ -124,7 +200,22 @@ gpu::DispatchNote noteOf(const GemmView &g, const MmaTile &tile,
 
 int64_t bytesOf(Value buffer) {
   auto t = cast<MemRefType>(buffer.getType());
-  return t.getNumElements() * 4;
+  return t.getNumElements() *
+         std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
+}
+
+/// The bytes of the buffers a factor reads (its inputs and its loads').
+int64_t bytesOf(linalg::LinalgOp op, const GemmSide &side) {
+  llvm::SmallSetVector<Value, 4> buffers;
+  for (unsigned i : side.inputs)
+    buffers.insert(op.getDpsInputs()[i]);
+  for (Operation *o : side.slice)
+    if (auto load = dyn_cast<memref::LoadOp>(o))
+      buffers.insert(load.getMemRef());
+  int64_t n = 0;
+  for (Value b : buffers)
+    n += bytesOf(b);
+  return n;
 }
 
 /// Builds one GEMM's launch in place of its op.
@@ -164,7 +255,8 @@ private:
                    SmallVector<Value> &loops);
   SmallVector<Value> indicesOf(AffineMap map, ArrayRef<Value> loops);
   SmallVector<Value> zeroLoops();
-  void stage(unsigned operand, ArrayRef<unsigned> rows, int64_t tileRows,
+  Value factorAt(const GemmSide &side, ArrayRef<Value> loops);
+  void stage(const GemmSide &side, ArrayRef<unsigned> rows, int64_t tileRows,
              Value rowOrigin, Value tileBuffer, Value kt);
   SmallVector<Value> multiplyStep(ValueRange accs, int64_t ks);
   void addToOutput(ValueRange accs);
@@ -213,16 +305,32 @@ SmallVector<Value> GemmEmitter::zeroLoops() {
   return loops;
 }
 
-/// The block's tileRows x kBlockK piece of input `operand` at step `kt`,
-/// rounded to f16 into `tileBuffer` (zero past the ends of its rows and of
-/// k). Consecutive threads take consecutive k where the operand's last
-/// dim follows k (its loads are then contiguous), else consecutive rows.
-void GemmEmitter::stage(unsigned operand, ArrayRef<unsigned> rows,
+/// The factor's value at `loops`: its inputs' elements loaded at their
+/// indexing maps, loop indices replaced by `loops`, its body ops cloned.
+Value GemmEmitter::factorAt(const GemmSide &side, ArrayRef<Value> loops) {
+  IRMapping mapping;
+  Block &body = *op.getBlock();
+  for (unsigned i : side.inputs)
+    mapping.map(body.getArgument(i),
+                b.create<memref::LoadOp>(loc, op.getDpsInputs()[i],
+                                         indicesOf(maps[i], loops)));
+  for (Operation *o : side.slice) {
+    if (auto index = dyn_cast<linalg::IndexOp>(o))
+      mapping.map(index.getResult(), loops[index.getDim()]);
+    else
+      b.clone(*o, mapping);
+  }
+  return mapping.lookupOrDefault(side.value);
+}
+
+/// The block's tileRows x kBlockK piece of a factor at step `kt`, rounded
+/// to f16 into `tileBuffer` (zero past the ends of its rows and of k).
+/// Consecutive threads take consecutive rows or k, whichever its loads
+/// walk contiguously (GemmSide::rowsContiguous).
+void GemmEmitter::stage(const GemmSide &side, ArrayRef<unsigned> rows,
                         int64_t tileRows, Value origin, Value tileBuffer,
                         Value kt) {
-  AffineMap map = maps[operand];
-  Value global = op->getOperand(operand);
-  bool kFast = map.getResults().back().isFunctionOfDim(g.k.back());
+  bool kFast = !side.rowsContiguous;
   int64_t rowLimit = g.extent(rows), kLimit = g.extent(g.k);
   int64_t threads = tile.threads();
   auto loop =
@@ -243,8 +351,7 @@ void GemmEmitter::stage(unsigned operand, ArrayRef<unsigned> rows,
         SmallVector<Value> loops = zeroLoops();
         delinearize(rows, row, loops);
         delinearize(g.k, k, loops);
-        Value v = b.create<memref::LoadOp>(loc, global, indicesOf(map, loops));
-        b.create<scf::YieldOp>(loc, v);
+        b.create<scf::YieldOp>(loc, factorAt(side, loops));
       },
       [&](OpBuilder &nb, Location) {
         OpBuilder::InsertionGuard inner(b);
@@ -362,8 +469,8 @@ mlir::gpu::LaunchOp GemmEmitter::emit() {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(steps.getBody());
     Value kt = steps.getInductionVar();
-    stage(g.a, g.m, tile.blockM, rowOrigin, tileA, kt);
-    stage(g.b, g.n, tile.blockN, colOrigin, tileB, kt);
+    stage(g.x, g.m, tile.blockM, rowOrigin, tileA, kt);
+    stage(g.y, g.n, tile.blockN, colOrigin, tileB, kt);
     b.create<mlir::gpu::BarrierOp>(loc);
     SmallVector<Value> accs(steps.getRegionIterArgs());
     for (int64_t ks = 0; ks < kBlockK / 16; ++ks)
@@ -386,21 +493,36 @@ int64_t GemmView::extent(ArrayRef<unsigned> group) const {
 }
 
 std::optional<GemmView> analyzeGemm(linalg::LinalgOp op, std::string &why) {
-  if (op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
-      !staticF32Buffers(op)) {
-    why = "not two f32 inputs and an output in static buffers";
+  auto out =
+      op.getNumDpsInits() == 1
+          ? dyn_cast<MemRefType>(op.getDpsInitOperand(0)->get().getType())
+          : MemRefType();
+  bool staticInputs = llvm::all_of(op.getDpsInputs(), [](Value v) {
+    auto t = dyn_cast<MemRefType>(v.getType());
+    return t && t.hasStaticShape();
+  });
+  if (!out || !out.hasStaticShape() || !out.getElementType().isF32() ||
+      !staticInputs) {
+    why = "not an f32 output and inputs in static buffers";
     return std::nullopt;
   }
-  if (!multipliesAndAdds(op)) {
-    why = "its body is not out + a * b";
+  FailureOr<std::pair<Value, Value>> factors = factorsOf(op);
+  if (failed(factors) || !factors->first.getType().isF32()) {
+    why = "its body is not out + x * y in f32";
     return std::nullopt;
   }
-  GemmView g;
-  g.ranges = op.getStaticLoopRanges();
   if (!op.getIndexingMapsArray().back().isProjectedPermutation()) {
     why = "its output is not indexed by its loops";
     return std::nullopt;
   }
+  GemmView g;
+  g.ranges = op.getStaticLoopRanges();
+  FailureOr<GemmSide> x = sideOf(op, factors->first, why);
+  FailureOr<GemmSide> y = sideOf(op, factors->second, why);
+  if (failed(x) || failed(y))
+    return std::nullopt;
+  g.x = std::move(*x);
+  g.y = std::move(*y);
   if (!groupLoops(op, g, why))
     return std::nullopt;
   for (auto [name, group] :
@@ -412,6 +534,8 @@ std::optional<GemmView> analyzeGemm(linalg::LinalgOp op, std::string &why) {
                           group.empty() ? 1 : e, kMinMmaExtent);
       return std::nullopt;
     }
+  g.x.rowsContiguous = rowsAreContiguous(op, g.x, g.m);
+  g.y.rowsContiguous = rowsAreContiguous(op, g.y, g.n);
   return g;
 }
 
@@ -458,8 +582,7 @@ gpu::OwnLaunches emitTensorCoreGemms(func::FuncOp kernel,
         GemmEmitter(op, g, tile, fill ? fill.getInputs()[0] : Value()).emit();
     if (fill)
       fill->erase();
-    out[launch] = noteOf(g, tile, chip, bytesOf(op->getOperand(g.a)),
-                         bytesOf(op->getOperand(g.b)),
+    out[launch] = noteOf(g, tile, chip, bytesOf(op, g.x), bytesOf(op, g.y),
                          bytesOf(op.getDpsInitOperand(0)->get()));
     op->erase();
   }

@@ -24,8 +24,11 @@
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
+#include "llvm/ADT/SetVector.h"
+
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ign::cuda {
 
@@ -37,20 +40,38 @@ inline constexpr int64_t kWarpTile = 32;
 /// The smallest m, n and k a contraction needs to go to the tensor cores.
 inline constexpr int64_t kMinMmaExtent = 16;
 
+/// One factor of a contraction's product (A's element or B's), as the
+/// op's body computes it: an input's element, or a gather (the reference
+/// lowering's convolutions load the image inside the body, at indices of
+/// the loops, with selects for the padding).
+struct GemmSide {
+  mlir::Value value; // in the body
+  /// The body ops computing it, in body order, from the inputs' elements,
+  /// loop indices (linalg.index) and values defined outside the op.
+  std::vector<mlir::Operation *> slice;
+  llvm::SmallSetVector<unsigned, 4> inputs; // operand numbers read
+  llvm::SmallSetVector<unsigned, 4> loops;  // loops it depends on
+  /// Whether its contiguous dim follows its rows (m or n): consecutive
+  /// threads then stage consecutive rows, else consecutive k.
+  bool rowsContiguous = false;
+};
+
 /// A contraction's loops as a batch of GEMMs.
 struct GemmView {
   llvm::SmallVector<int64_t> ranges; // every loop's
   /// The loops of each group, in loop order (the last fastest when a
   /// group's index is linearized).
   llvm::SmallVector<unsigned> batch, m, n, k;
-  unsigned a = 0, b = 1; // the input operands reading m and n
+  GemmSide x, y; // A's factor (reads m) and B's (reads n)
 
   int64_t extent(llvm::ArrayRef<unsigned> group) const;
 };
 
-/// `op`'s GEMM view, or nullopt with `why`: it must be out += a * b in f32
-/// on static buffers, its output indexed by its parallel loops, each of
-/// which one input or both read, and m, n and k at least kMinMmaExtent.
+/// `op`'s GEMM view, or nullopt with `why`: its body must be out + x * y in
+/// f32 (x and y computed from inputs' elements, loop indices and loads,
+/// not from out), on static buffers, its output indexed by its parallel
+/// loops, each of which x or y reads, and m, n and k at least
+/// kMinMmaExtent.
 std::optional<GemmView> analyzeGemm(mlir::linalg::LinalgOp op,
                                     std::string &why);
 

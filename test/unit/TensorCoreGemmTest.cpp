@@ -211,6 +211,71 @@ func.func @k(%x: tensor<2x8x12x12xf32>, %w: tensor<16x8x3x3xf32>, %c: tensor<2x1
         }
 }
 
+/// The reference lowering's convolutions: one input (the weight), the
+/// image gathered inside the body at indices of the loops, zero where the
+/// window leaves it (a 3x3 window, padding 1: the gather is B, its rows
+/// the output pixels).
+TEST(TensorCoreGemm, ConvolutionGatheredInTheBody) {
+  Mapped m(R"(
+func.func @k(%img: tensor<1x8x10x10xf32>, %w: tensor<16x72xf32>, %c: tensor<1x16x100xf32>) -> tensor<1x16x100xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c9 = arith.constant 9 : index
+  %c10 = arith.constant 10 : index
+  %zero = arith.constant 0.0 : f32
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%w : tensor<16x72xf32>) outs(%c : tensor<1x16x100xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %n = linalg.index 0 : index
+    %p = linalg.index 2 : index
+    %k = linalg.index 3 : index
+    %ic = arith.divui %k, %c9 : index
+    %r9 = arith.remui %k, %c9 : index
+    %kh = arith.divui %r9, %c3 : index
+    %kw = arith.remui %r9, %c3 : index
+    %oh = arith.divui %p, %c10 : index
+    %ow = arith.remui %p, %c10 : index
+    %h1 = arith.addi %oh, %kh : index
+    %h = arith.subi %h1, %c1 : index
+    %hin = arith.cmpi ult, %h, %c10 : index
+    %hs = arith.select %hin, %h, %c0 : index
+    %w1 = arith.addi %ow, %kw : index
+    %ww = arith.subi %w1, %c1 : index
+    %win = arith.cmpi ult, %ww, %c10 : index
+    %ws = arith.select %win, %ww, %c0 : index
+    %inside = arith.andi %hin, %win : i1
+    %v = tensor.extract %img[%n, %ic, %hs, %ws] : tensor<1x8x10x10xf32>
+    %x = arith.select %inside, %v, %zero : f32
+    %prod = arith.mulf %in, %x : f32
+    %sum = arith.addf %out, %prod : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x16x100xf32>
+  return %r : tensor<1x16x100xf32>
+})",
+           "fp16");
+  ASSERT_TRUE(succeeded(m.kernel)) << m.why;
+  EXPECT_EQ(countTensorCoreLaunches(*m.kernel), 1);
+  std::string why;
+  std::vector<std::vector<char>> b = run(m, why);
+  ASSERT_FALSE(b.empty()) << why;
+  for (int64_t o = 0; o < 16; ++o)
+    for (int64_t h = 0; h < 10; ++h)
+      for (int64_t w = 0; w < 10; ++w) {
+        int64_t i = (o * 10 + h) * 10 + w;
+        double want = at(b[2], i);
+        for (int64_t c = 0; c < 8; ++c)
+          for (int64_t kh = 0; kh < 3; ++kh)
+            for (int64_t kw = 0; kw < 3; ++kw) {
+              int64_t y = h + kh - 1, x = w + kw - 1;
+              if (y >= 0 && y < 10 && x >= 0 && x < 10)
+                want += double(at(b[1], o * 72 + c * 9 + kh * 3 + kw)) *
+                        at(b[0], (c * 10 + y) * 10 + x);
+            }
+        ASSERT_EQ(at(b[3], i), float(want))
+            << "o " << o << " h " << h << " w " << w;
+      }
+}
+
 TEST(TensorCoreGemm, SmallContractionsStayOnTheCudaCores) {
   Mapped m(matmul(8, 64, 64), "fp16");
   ASSERT_TRUE(succeeded(m.kernel)) << m.why;

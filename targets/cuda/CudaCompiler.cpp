@@ -147,19 +147,19 @@ search::Schedule defaultCudaKnobs(func::FuncOp kernel, const CudaChip &chip) {
 }
 
 std::string checkCudaPrecision(const std::string &precision) {
-  return precision == "fp32" || precision == "fp16"
+  return precision == "fp32" || mmaKindFor(precision)
              ? ""
-             : "the CUDA target computes in fp32, or fp16 on the tensor "
-               "cores";
+             : "the CUDA target computes in fp32, or fp16 or tf32 on the "
+               "tensor cores";
 }
 
 gpu::GpuChip gpuChipAt(const CudaChip &chip, const std::string &precision) {
   gpu::GpuChip gpuChip = chip.gpu;
-  if (precision == "fp16")
-    gpuChip.ownLaunches = [chip](func::FuncOp bufferized) {
+  if (std::optional<MmaKind> kind = mmaKindFor(precision))
+    gpuChip.ownLaunches = [chip, kind = *kind](func::FuncOp bufferized) {
       bufferized->getContext()
           ->loadDialect<nvgpu::NVGPUDialect, vector::VectorDialect>();
-      return emitTensorCoreGemms(bufferized, chip);
+      return emitTensorCoreGemms(bufferized, chip, kind);
     };
   return gpuChip;
 }

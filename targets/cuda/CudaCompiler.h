@@ -42,13 +42,14 @@ search::Schedule defaultCudaKnobs(mlir::func::FuncOp kernel,
                                   const CudaChip &chip);
 
 /// What --precision a CUDA compile takes: fp32 (every op on the CUDA
-/// cores), or fp16 (contractions on the tensor cores, their inputs
-/// rounded to f16 and their products summed in f32; TensorCoreGemm.h).
+/// cores), or fp16 or tf32 (contractions on the tensor cores, their inputs
+/// rounded to f16 or tf32 and their products summed in f32;
+/// TensorCoreGemm.h).
 /// "" when `precision` is one, else why not.
 std::string checkCudaPrecision(const std::string &precision);
 
-/// `chip` as the GPU layer sees it at `precision`: at fp16 with the
-/// tensor-core launches (TensorCoreGemm.h) as its own.
+/// `chip` as the GPU layer sees it at `precision`: at fp16 and tf32 with
+/// the tensor-core launches (TensorCoreGemm.h) as its own.
 gpu::GpuChip gpuChipAt(const CudaChip &chip, const std::string &precision);
 
 /// Compiles a copy of `kernel` (ign dialect; left unchanged) for `chip`

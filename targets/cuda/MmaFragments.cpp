@@ -105,9 +105,39 @@ LanePosition ldmatrixSource(Operand operand) {
   return {{{{1, 8, 1}}, 0}, {{{8, 2, 8}}, 0}};
 }
 
-LanePosition accumulatorPosition(int element) {
-  // accumulator() above, as lane arithmetic.
-  return {{{{4, 8, 1}}, element >= 2 ? 8 : 0}, {{{1, 4, 2}}, element & 1}};
+LanePosition fragmentLanes(MmaKind kind, Operand operand, int element) {
+  // The tables above with groupID = (lane / 4) % 8 and threadID_in_group =
+  // lane % 4 as terms: each position is group * gs + thread * ts + offset
+  // in its row or column.
+  int i = element;
+  auto at = [](int groupScale, int threadScale, int offset) {
+    LaneExpr e;
+    if (groupScale)
+      e.terms.push_back({4, 8, groupScale});
+    if (threadScale)
+      e.terms.push_back({1, 4, threadScale});
+    e.offset = offset;
+    return e;
+  };
+  if (operand == Operand::C)
+    return {at(1, 0, i >= 2 ? 8 : 0), at(0, 2, i & 1)};
+  switch (kind) {
+  case MmaKind::F16_M16N8K16:
+    if (operand == Operand::A)
+      return {at(1, 0, ((i / 2) % 2) * 8),
+              at(0, 2, (i & 1) + (i >= 4 ? 8 : 0))};
+    return {at(0, 2, (i & 1) + (i >= 2 ? 8 : 0)), at(1, 0, 0)};
+  case MmaKind::TF32_M16N8K8:
+    if (operand == Operand::A)
+      return {at(1, 0, (i & 1) * 8), at(0, 1, i >= 2 ? 4 : 0)};
+    return {at(0, 1, i * 4), at(1, 0, 0)};
+  case MmaKind::S8_M16N8K32:
+    if (operand == Operand::A)
+      return {at(1, 0, ((i / 4) % 2) * 8),
+              at(0, 4, (i & 3) + (i >= 8 ? 16 : 0))};
+    return {at(0, 4, (i & 3) + (i >= 4 ? 16 : 0)), at(1, 0, 0)};
+  }
+  return {};
 }
 
 std::string describeFragment(MmaKind kind, Operand operand, int lane) {

@@ -82,8 +82,9 @@ struct LanePosition {
 /// addresses, which x2 ignores).
 LanePosition ldmatrixSource(Operand operand);
 
-/// Where accumulator c`element` (0-3) of every lane is in its 16x8 tile.
-LanePosition accumulatorPosition(int element);
+/// fragmentPosition as lane arithmetic: where element `element` of every
+/// lane's fragment of `operand` is in its tile.
+LanePosition fragmentLanes(MmaKind kind, Operand operand, int element);
 
 /// "a0: (0, 0)" style listing of a lane's fragment, for messages.
 std::string describeFragment(MmaKind kind, Operand operand, int lane);

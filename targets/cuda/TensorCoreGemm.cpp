@@ -23,6 +23,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <cstring>
 
 using namespace mlir;
 
@@ -39,8 +40,8 @@ void addLoopsOf(AffineMap map, ArrayRef<AffineExpr> results,
       loops.insert(l);
 }
 
-/// Whether `v` (in the body) may be part of a side: an input's element, a
-/// loop index, an outer value, or a region-free pure op or load of them.
+/// Whether body op `op` may be part of a factor's computation: a
+/// region-free pure op (a loop index, arithmetic) or a load.
 bool sliceable(Operation *op) {
   return op->getNumRegions() == 0 && op->getNumResults() == 1 &&
          (isPure(op) || isa<memref::LoadOp>(op));
@@ -78,6 +79,11 @@ FailureOr<GemmSide> sideOf(linalg::LinalgOp op, Value v, std::string &why) {
     if (!sliceable(def)) {
       why = "a factor of its product needs '" +
             def->getName().getStringRef().str() + "'";
+      return failure();
+    }
+    if (auto load = dyn_cast<memref::LoadOp>(def);
+        load && load.getMemRef() == op.getDpsInitOperand(0)->get()) {
+      why = "a factor of its product loads the output";
       return failure();
     }
     if (auto index = dyn_cast<linalg::IndexOp>(def))
@@ -168,14 +174,17 @@ constexpr double kMmaEfficiency = 0.5;
 constexpr int64_t kMmaWarpsPerSM = 8;
 
 gpu::DispatchNote noteOf(const GemmView &g, const MmaTile &tile,
-                         const CudaChip &chip, int64_t bytesA, int64_t bytesB,
-                         int64_t bytesC) {
+                         const CudaChip &chip, MmaKind kind, int64_t bytesA,
+                         int64_t bytesB, int64_t bytesC) {
   gpu::DispatchNote note;
-  note.matrixUnits = llvm::formatv("mma.sync.m16n8k16 f16, {0}x{1}x{2} blocks",
+  bool tf32 = kind == MmaKind::TF32_M16N8K8;
+  note.matrixUnits = llvm::formatv("mma.sync.m16n8k{0} {1}, {2}x{3}x{4} blocks",
+                                   mmaShape(kind).k, tf32 ? "tf32" : "f16",
                                    tile.blockM, tile.blockN, kBlockK)
                          .str();
   const gpu::ChipNumbers &n = chip.gpu.numbers;
-  if (!n.known() || chip.peakFp16 <= 0)
+  double peak = tf32 ? chip.peakTf32 : chip.peakFp16;
+  if (!n.known() || peak <= 0)
     return note;
   int64_t M = g.extent(g.m), N = g.extent(g.n), K = g.extent(g.k);
   int64_t gridM = (M + tile.blockM - 1) / tile.blockM;
@@ -186,7 +195,7 @@ gpu::DispatchNote noteOf(const GemmView &g, const MmaTile &tile,
   double waves = std::ceil(double(blocks) / double(n.computeUnits * perSM));
   double blockFlops = 2.0 * tile.blockM * tile.blockN *
                       double((K + kBlockK - 1) / kBlockK) * kBlockK;
-  double smFlopsPerS = chip.peakFp16 * 1e9 / n.computeUnits * kMmaEfficiency;
+  double smFlopsPerS = peak * 1e9 / n.computeUnits * kMmaEfficiency;
   double computeS = waves * perSM * blockFlops / smFlopsPerS;
   double dram = double(bytesA + bytesB + 2 * bytesC);
   double cache = double(bytesA) * gridN + double(bytesB) * gridM;
@@ -224,9 +233,9 @@ public:
   /// `fill`: C's every element before the op (a linalg.fill the launch
   /// takes over), or null for C as it is in memory.
   GemmEmitter(linalg::LinalgOp op, const GemmView &g, const MmaTile &tile,
-              Value fill)
-      : op(op), g(g), tile(tile), fill(fill), b(op), loc(op.getLoc()),
-        maps(op.getIndexingMapsArray()) {}
+              MmaKind kind, Value fill)
+      : op(op), g(g), tile(tile), kind(kind), fill(fill), b(op),
+        loc(op.getLoc()), maps(op.getIndexingMapsArray()) {}
 
   mlir::gpu::LaunchOp emit();
 
@@ -258,12 +267,20 @@ private:
   Value factorAt(const GemmSide &side, ArrayRef<Value> loops);
   void stage(const GemmSide &side, ArrayRef<unsigned> rows, int64_t tileRows,
              Value rowOrigin, Value tileBuffer, Value kt);
+  Type tileElement() {
+    return kind == MmaKind::TF32_M16N8K8 ? Type(b.getF32Type())
+                                         : Type(b.getF16Type());
+  }
+  Value toTileElement(Value f32);
+  SmallVector<Value> ldmatrixFragments(int64_t ks, Operand operand);
+  SmallVector<Value> loadedFragments(int64_t ks, Operand operand);
   SmallVector<Value> multiplyStep(ValueRange accs, int64_t ks);
   void addToOutput(ValueRange accs);
 
   linalg::LinalgOp op;
   const GemmView &g;
   MmaTile tile;
+  MmaKind kind;
   Value fill;
   OpBuilder b;
   Location loc;
@@ -359,38 +376,87 @@ void GemmEmitter::stage(const GemmSide &side, ArrayRef<unsigned> rows,
         Value zero = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.0f));
         b.create<scf::YieldOp>(loc, zero);
       });
-  Value half =
-      b.create<arith::TruncFOp>(loc, b.getF16Type(), load.getResult(0));
-  b.create<memref::StoreOp>(loc, half, tileBuffer, ValueRange{r, kk});
+  b.create<memref::StoreOp>(loc, toTileElement(load.getResult(0)), tileBuffer,
+                            ValueRange{r, kk});
 }
 
-/// One k16 step of the warp's tile: an ldmatrix per 16-row piece of A and
-/// 8-row piece of B, an mma.sync per pair.
+/// An f32 as the tile holds it: rounded to f16, or to tf32 (10 bits of
+/// mantissa, to nearest with ties away from zero, as cvt.rna.tf32.f32:
+/// add half of the last kept bit, clear the 13 dropped ones).
+Value GemmEmitter::toTileElement(Value f32) {
+  if (kind != MmaKind::TF32_M16N8K8)
+    return b.create<arith::TruncFOp>(loc, b.getF16Type(), f32);
+  Type i32 = b.getI32Type();
+  auto constant = [&](int64_t v) -> Value {
+    return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(i32, v));
+  };
+  Value bits = b.create<arith::BitcastOp>(loc, i32, f32);
+  Value rounded = b.create<arith::AndIOp>(
+      loc, b.create<arith::AddIOp>(loc, bits, constant(0x1000)),
+      constant(int64_t(0xffffe000)));
+  return b.create<arith::BitcastOp>(loc, b.getF32Type(), rounded);
+}
+
+/// Step `ks` of the warp's A (each 16-row piece) or B (each 8-row piece)
+/// fragments by ldmatrix (f16).
+SmallVector<Value> GemmEmitter::ldmatrixFragments(int64_t ks, Operand operand) {
+  bool isA = operand == Operand::A;
+  LanePosition src = ldmatrixSource(operand);
+  Value col = add(laneValue(src.col), c(ks * 16));
+  Value row = add(mul(isA ? warpM : warpN, kWarpTile), laneValue(src.row));
+  SmallVector<Value> frags;
+  int64_t pieces = isA ? tilesM : tilesN, rows = isA ? 16 : 8;
+  for (int64_t i = 0; i < pieces; ++i)
+    frags.push_back(b.create<nvgpu::LdMatrixOp>(
+        loc, VectorType::get({isA ? 4 : 2, 2}, b.getF16Type()),
+        isA ? tileA : tileB, ValueRange{add(row, c(i * rows)), col},
+        /*transpose=*/false, /*numTiles=*/isA ? 4 : 2));
+  return frags;
+}
+
+/// The same for tf32, an element at a time where the fragment table puts
+/// it (B's tile is stored n x k: its (k, n) positions are transposed).
+SmallVector<Value> GemmEmitter::loadedFragments(int64_t ks, Operand operand) {
+  bool isA = operand == Operand::A;
+  MmaShape shape = mmaShape(kind);
+  int64_t elements = isA ? shape.elementsA : shape.elementsB;
+  auto type = VectorType::get({elements, 1}, b.getF32Type());
+  Value origin = mul(isA ? warpM : warpN, kWarpTile);
+  SmallVector<Value> frags;
+  int64_t pieces = isA ? tilesM : tilesN, rows = isA ? 16 : 8;
+  for (int64_t i = 0; i < pieces; ++i) {
+    Value frag = b.create<arith::ConstantOp>(
+        loc, DenseElementsAttr::get(type, b.getF32FloatAttr(0.0f)));
+    for (int64_t e = 0; e < elements; ++e) {
+      LanePosition p = fragmentLanes(kind, operand, int(e));
+      Value row = laneValue(isA ? p.row : p.col);
+      Value k = laneValue(isA ? p.col : p.row);
+      Value v = b.create<memref::LoadOp>(
+          loc, isA ? tileA : tileB,
+          ValueRange{add(add(origin, c(i * rows)), row),
+                     add(k, c(ks * shape.k))});
+      frag = b.create<vector::InsertOp>(loc, v, frag, ArrayRef<int64_t>{e, 0});
+    }
+    frags.push_back(frag);
+  }
+  return frags;
+}
+
+/// One k step (16 for f16, 8 for tf32) of the warp's tile: its A and B
+/// fragments, an mma.sync per pair.
 SmallVector<Value> GemmEmitter::multiplyStep(ValueRange accs, int64_t ks) {
-  LanePosition srcA = ldmatrixSource(Operand::A);
-  LanePosition srcB = ldmatrixSource(Operand::B);
-  Type f16 = b.getF16Type();
-  Value colA = add(laneValue(srcA.col), c(ks * 16));
-  Value colB = add(laneValue(srcB.col), c(ks * 16));
-  Value rowA = add(mul(warpM, kWarpTile), laneValue(srcA.row));
-  Value rowB = add(mul(warpN, kWarpTile), laneValue(srcB.row));
-  SmallVector<Value> fragsA, fragsB;
-  for (int64_t i = 0; i < tilesM; ++i)
-    fragsA.push_back(b.create<nvgpu::LdMatrixOp>(
-        loc, VectorType::get({4, 2}, f16), tileA,
-        ValueRange{add(rowA, c(i * 16)), colA}, /*transpose=*/false,
-        /*numTiles=*/4));
-  for (int64_t j = 0; j < tilesN; ++j)
-    fragsB.push_back(b.create<nvgpu::LdMatrixOp>(
-        loc, VectorType::get({2, 2}, f16), tileB,
-        ValueRange{add(rowB, c(j * 8)), colB}, /*transpose=*/false,
-        /*numTiles=*/2));
+  bool tf32 = kind == MmaKind::TF32_M16N8K8;
+  SmallVector<Value> fragsA = tf32 ? loadedFragments(ks, Operand::A)
+                                   : ldmatrixFragments(ks, Operand::A);
+  SmallVector<Value> fragsB = tf32 ? loadedFragments(ks, Operand::B)
+                                   : ldmatrixFragments(ks, Operand::B);
+  MmaShape shape = mmaShape(kind);
   SmallVector<Value> out;
   for (int64_t i = 0; i < tilesM; ++i)
     for (int64_t j = 0; j < tilesN; ++j)
-      out.push_back(b.create<nvgpu::MmaSyncOp>(loc, fragsA[i], fragsB[j],
-                                               accs[i * tilesN + j],
-                                               ArrayRef<int64_t>{16, 8, 16}));
+      out.push_back(b.create<nvgpu::MmaSyncOp>(
+          loc, fragsA[i], fragsB[j], accs[i * tilesN + j],
+          ArrayRef<int64_t>{shape.m, shape.n, shape.k}, tf32));
   return out;
 }
 
@@ -402,7 +468,7 @@ void GemmEmitter::addToOutput(ValueRange accs) {
   AffineMap map = maps.back();
   int64_t M = g.extent(g.m), N = g.extent(g.n);
   for (int64_t e = 0; e < 4; ++e) {
-    LanePosition pos = accumulatorPosition(e);
+    LanePosition pos = fragmentLanes(MmaKind::F16_M16N8K16, Operand::C, e);
     Value laneRow = laneValue(pos.row), laneCol = laneValue(pos.col);
     for (int64_t i = 0; i < tilesM; ++i)
       for (int64_t j = 0; j < tilesN; ++j) {
@@ -436,7 +502,8 @@ mlir::gpu::LaunchOp GemmEmitter::emit() {
   auto shared =
       mlir::gpu::AddressSpaceAttr::get(ctx, mlir::gpu::AddressSpace::Workgroup);
   auto tileType = [&](int64_t rows) {
-    return MemRefType::get({rows, kBlockK + kRowPad}, b.getF16Type(),
+    int64_t pad = kRowPadBytes / (tileElement().getIntOrFloatBitWidth() / 8);
+    return MemRefType::get({rows, kBlockK + pad}, tileElement(),
                            MemRefLayoutAttrInterface(), shared);
   };
   auto launch = b.create<mlir::gpu::LaunchOp>(
@@ -473,7 +540,7 @@ mlir::gpu::LaunchOp GemmEmitter::emit() {
     stage(g.y, g.n, tile.blockN, colOrigin, tileB, kt);
     b.create<mlir::gpu::BarrierOp>(loc);
     SmallVector<Value> accs(steps.getRegionIterArgs());
-    for (int64_t ks = 0; ks < kBlockK / 16; ++ks)
+    for (int64_t ks = 0; ks < kBlockK / mmaShape(kind).k; ++ks)
       accs = multiplyStep(accs, ks);
     // The next step overwrites the tiles.
     b.create<mlir::gpu::BarrierOp>(loc);
@@ -554,8 +621,16 @@ MmaTile chooseMmaTile(const GemmView &g, const CudaChip &chip) {
   return t;
 }
 
-gpu::OwnLaunches emitTensorCoreGemms(func::FuncOp kernel,
-                                     const CudaChip &chip) {
+std::optional<MmaKind> mmaKindFor(const std::string &precision) {
+  if (precision == "fp16")
+    return MmaKind::F16_M16N8K16;
+  if (precision == "tf32")
+    return MmaKind::TF32_M16N8K8;
+  return std::nullopt;
+}
+
+gpu::OwnLaunches emitTensorCoreGemms(func::FuncOp kernel, const CudaChip &chip,
+                                     MmaKind kind) {
   gpu::OwnLaunches out;
   std::vector<std::pair<linalg::LinalgOp, GemmView>> found;
   for (Operation &any : kernel.getBody().front()) {
@@ -579,11 +654,13 @@ gpu::OwnLaunches emitTensorCoreGemms(func::FuncOp kernel,
         (fill.getOutputs()[0] != c || !fill.getInputs()[0].getType().isF32()))
       fill = nullptr;
     mlir::gpu::LaunchOp launch =
-        GemmEmitter(op, g, tile, fill ? fill.getInputs()[0] : Value()).emit();
+        GemmEmitter(op, g, tile, kind, fill ? fill.getInputs()[0] : Value())
+            .emit();
     if (fill)
       fill->erase();
-    out[launch] = noteOf(g, tile, chip, bytesOf(op, g.x), bytesOf(op, g.y),
-                         bytesOf(op.getDpsInitOperand(0)->get()));
+    out[launch] =
+        noteOf(g, tile, chip, kind, bytesOf(op, g.x), bytesOf(op, g.y),
+               bytesOf(op.getDpsInitOperand(0)->get()));
     op->erase();
   }
   return out;
@@ -633,15 +710,33 @@ LogicalResult interpretLdmatrix(nvgpu::LdMatrixOp op, gpu::SimtBlock &block,
   return success();
 }
 
+/// An f32 as a tensor core reads it as tf32: the low 13 bits of its
+/// mantissa ignored.
+double asTf32(double x) {
+  float f = float(x);
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  bits &= 0xffffe000u;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
 LogicalResult interpretMmaSync(nvgpu::MmaSyncOp op, gpu::SimtBlock &block,
                                std::string &why) {
   auto shape = op.getMmaShapeAsArray();
-  if (shape != std::array<int64_t, 3>{16, 8, 16} ||
-      !op.getMatrixA().getType().getElementType().isF16()) {
-    why = "an mma.sync other than m16n8k16 f16";
+  Type element = op.getMatrixA().getType().getElementType();
+  bool tf32 = op.getTf32Enabled().has_value();
+  MmaKind kind;
+  if (shape == std::array<int64_t, 3>{16, 8, 16} && element.isF16())
+    kind = MmaKind::F16_M16N8K16;
+  else if (shape == std::array<int64_t, 3>{16, 8, 8} && element.isF32() && tf32)
+    kind = MmaKind::TF32_M16N8K8;
+  else {
+    why = "an mma.sync other than m16n8k16 f16 or m16n8k8 tf32";
     return failure();
   }
-  const MmaKind kind = MmaKind::F16_M16N8K16;
+  MmaShape s = mmaShape(kind);
+  auto input = [&](double x) { return tf32 ? asTf32(x) : x; };
   for (int64_t warp = 0; warp < block.threads() / 32; ++warp) {
     double a[16][16], b[16][8], c[16][8];
     for (int lane = 0; lane < 32; ++lane) {
@@ -649,23 +744,25 @@ LogicalResult interpretMmaSync(nvgpu::MmaSyncOp op, gpu::SimtBlock &block,
       const gpu::Elems &fa = block.value(op.getMatrixA(), t);
       const gpu::Elems &fb = block.value(op.getMatrixB(), t);
       const gpu::Elems &fc = block.value(op.getMatrixC(), t);
-      for (int i = 0; i < 8; ++i) {
+      for (int i = 0; i < s.elementsA; ++i) {
         Position p = fragmentPosition(kind, Operand::A, lane, i);
-        a[p.row][p.col] = fa[i].f;
+        a[p.row][p.col] = input(fa[i].f);
       }
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < s.elementsB; ++i) {
         Position p = fragmentPosition(kind, Operand::B, lane, i);
-        b[p.row][p.col] = fb[i].f;
+        b[p.row][p.col] = input(fb[i].f);
+      }
+      for (int i = 0; i < s.elementsC; ++i) {
         Position q = fragmentPosition(kind, Operand::C, lane, i);
         c[q.row][q.col] = fc[i].f;
       }
     }
     for (int lane = 0; lane < 32; ++lane) {
-      gpu::Elems d(4);
-      for (int i = 0; i < 4; ++i) {
+      gpu::Elems d(s.elementsC);
+      for (int i = 0; i < s.elementsC; ++i) {
         Position p = fragmentPosition(kind, Operand::C, lane, i);
         double sum = c[p.row][p.col];
-        for (int k = 0; k < 16; ++k)
+        for (int k = 0; k < s.k; ++k)
           sum += a[p.row][k] * b[k][p.col];
         d[i].f = double(float(sum));
       }

@@ -19,6 +19,7 @@
 #define IGN_TARGETS_CUDA_TENSORCOREGEMM_H
 
 #include "CudaChips.h"
+#include "MmaFragments.h"
 
 #include "GpuInterpreter.h"
 
@@ -32,9 +33,10 @@
 
 namespace ign::cuda {
 
-/// k per block step, and the padding (in halves) of a staged row.
+/// k per block step; a staged row is padded by 16 bytes (8 halves, 4
+/// floats) against bank conflicts.
 inline constexpr int64_t kBlockK = 32;
-inline constexpr int64_t kRowPad = 8;
+inline constexpr int64_t kRowPadBytes = 16;
 /// Outputs of one warp (rows and columns).
 inline constexpr int64_t kWarpTile = 32;
 /// The smallest m, n and k a contraction needs to go to the tensor cores.
@@ -89,13 +91,19 @@ struct MmaTile {
 /// blocks than `chip` has SMs.
 MmaTile chooseMmaTile(const GemmView &g, const CudaChip &chip);
 
-/// Replaces each contraction of `kernel` (bufferized) that analyzeGemm
-/// accepts by a tensor-core launch, each with its note (the tile, the
-/// model's time where the chip has numbers).
-gpu::OwnLaunches emitTensorCoreGemms(mlir::func::FuncOp kernel,
-                                     const CudaChip &chip);
+/// The mma.sync a --precision computes with: fp16 (m16n8k16 on f16 tiles,
+/// loaded by ldmatrix) or tf32 (m16n8k8 on f32 tiles rounded to tf32,
+/// fragments loaded element by element: ldmatrix moves 16-bit elements).
+std::optional<MmaKind> mmaKindFor(const std::string &precision);
 
-/// nvgpu.ldmatrix and nvgpu.mma.sync (m16n8k16, f16) for the GPU
+/// Replaces each contraction of `kernel` (bufferized) that analyzeGemm
+/// accepts by a tensor-core launch computing with `kind` (F16_M16N8K16 or
+/// TF32_M16N8K8), each with its note (the tile, the model's time where the
+/// chip has numbers).
+gpu::OwnLaunches emitTensorCoreGemms(mlir::func::FuncOp kernel,
+                                     const CudaChip &chip, MmaKind kind);
+
+/// nvgpu.ldmatrix and nvgpu.mma.sync (m16n8k16 f16, m16n8k8 tf32) for the GPU
 /// interpreter (GpuInterpreter.h's WarpOps), from MmaFragments.h's tables:
 /// tensor-core launches checked without a GPU. Every lane of a warp must
 /// take part.

@@ -190,8 +190,30 @@ struct ElementOp {
         .Default([](Operation *) { return false; });
   }
 
+  /// arith.bitcast between a float and an integer of its width.
+  bool bitcast() {
+    unsigned w = widthOf(r);
+    if (isa<FloatType>(t) == isa<FloatType>(r))
+      return false;
+    if (isa<FloatType>(t)) { // float bits as an integer
+      llvm::APFloat v(a);
+      bool lost = false;
+      v.convert(cast<FloatType>(t).getFloatSemantics(),
+                llvm::APFloat::rmNearestTiesToEven, &lost);
+      return i(int64_t(v.bitcastToAPInt().getZExtValue()));
+    }
+    llvm::APFloat v(cast<FloatType>(r).getFloatSemantics(),
+                    llvm::APInt(w, uint64_t(x)));
+    bool lost = false;
+    v.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven,
+              &lost);
+    out.f = v.convertToDouble();
+    return true;
+  }
+
   bool integers() {
     return llvm::TypeSwitch<Operation *, bool>(op)
+        .Case([&](arith::BitcastOp) { return bitcast(); })
         .Case([&](arith::FPToSIOp) { return i(int64_t(a)); })
         .Case([&](arith::FPToUIOp) { return i(int64_t(uint64_t(a))); })
         .Case([&](arith::AddIOp) { return i(x + y); })
@@ -816,6 +838,21 @@ LogicalResult Machine::exec(Operation *op) {
     for (int64_t t = 0; t < threadCount; ++t)
       if ((*mask)[t])
         out[t] = Elems{values[ex.getVector()][t][flat]};
+    return success();
+  }
+  if (auto in = dyn_cast<vector::InsertOp>(op)) {
+    if (!in.getDynamicPosition().empty() || isa<VectorType>(in.getSourceType()))
+      return fail(op, "an insert other than of one element at a constant "
+                      "position");
+    int64_t flat = 0;
+    ArrayRef<int64_t> shape = in.getDestVectorType().getShape();
+    for (auto [d, p] : llvm::enumerate(in.getStaticPosition()))
+      flat = flat * shape[d] + p;
+    std::vector<Elems> out = values[in.getDest()];
+    for (int64_t t = 0; t < threadCount; ++t)
+      if ((*mask)[t])
+        out[t][flat] = values[in.getSource()][t][0];
+    values[in.getResult()] = std::move(out);
     return success();
   }
   if (isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) &&

@@ -198,12 +198,14 @@ TEST(MmaFragments, LdmatrixSourcesGiveTheMmaOperands) {
       EXPECT_EQ(ldmatrixSource(operand).at(lane).col % 8, 0);
 }
 
-TEST(MmaFragments, AccumulatorPositionsAreTheCTable) {
-  for (int lane = 0; lane < 32; ++lane)
-    for (int e = 0; e < 4; ++e)
-      EXPECT_EQ(accumulatorPosition(e).at(lane),
-                fragmentPosition(MmaKind::F16_M16N8K16, Operand::C, lane, e))
-          << "lane " << lane << " c" << e;
+TEST(MmaFragments, LaneArithmeticIsTheTables) {
+  for (MmaKind kind : kKinds)
+    for (Operand op : {Operand::A, Operand::B, Operand::C})
+      for (int e = 0; e < elementsOf(kind, op); ++e)
+        for (int lane = 0; lane < 32; ++lane)
+          EXPECT_EQ(fragmentLanes(kind, op, e).at(lane),
+                    fragmentPosition(kind, op, lane, e))
+              << describeFragment(kind, op, lane) << ", element " << e;
 }
 
 } // namespace

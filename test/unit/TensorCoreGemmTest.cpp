@@ -94,13 +94,34 @@ int countTensorCoreLaunches(const ig::MappedKernel &k) {
   }));
 }
 
+/// `mlir` mapped at `precision` into `dispatches` dispatches (any number
+/// for 0), one on the tensor cores, and run; empty (a failure recorded)
+/// where any of that fails.
+std::vector<std::vector<char>>
+runOnTensorCores(const std::string &mlir, const std::string &precision = "fp16",
+                 size_t dispatches = 0) {
+  Mapped m(mlir, precision);
+  if (failed(m.kernel)) {
+    ADD_FAILURE() << m.why;
+    return {};
+  }
+  EXPECT_EQ(countTensorCoreLaunches(*m.kernel), 1);
+  if (dispatches)
+    EXPECT_EQ(m.kernel->notes.size(), dispatches);
+  std::string why;
+  std::vector<std::vector<char>> b = run(m, why);
+  if (b.empty())
+    ADD_FAILURE() << why;
+  return b;
+}
+
 /// out[b][i][j] = init + sum_k x[b][i][k] * y[b][k][j] for `mlir`'s
 /// (batched) matmul, checked exactly.
 void expectMatmul(const std::string &mlir, int64_t batch, int64_t M, int64_t N,
                   int64_t K, bool transposedY, const std::string &precision) {
   Mapped m(mlir, precision);
   ASSERT_TRUE(succeeded(m.kernel)) << m.why;
-  EXPECT_EQ(countTensorCoreLaunches(*m.kernel), precision == "fp16" ? 1 : 0);
+  EXPECT_EQ(countTensorCoreLaunches(*m.kernel), precision == "fp32" ? 0 : 1);
   std::string why;
   std::vector<std::vector<char>> b = run(m, why);
   ASSERT_FALSE(b.empty()) << why;
@@ -136,10 +157,17 @@ TEST(TensorCoreGemm, MatmulWithEdgesInEveryDimension) {
   expectMatmul(matmul(130, 130, 70), 1, 130, 130, 70, false, "fp16");
 }
 
+/// tf32: m16n8k8 on f32 tiles, fragments loaded element by element (the
+/// inputs, multiples of 1/4, are exact in tf32).
+TEST(TensorCoreGemm, Tf32MatmulWithEdges) {
+  expectMatmul(matmul(100, 72, 96), 1, 100, 72, 96, false, "tf32");
+  expectMatmul(matmul(70, 40, 44), 1, 70, 40, 44, false, "tf32");
+}
+
 /// A matmul into a filled tensor (Gemm's beta = 0, MatMul's zeros): one
 /// launch that starts from the fill's value.
 TEST(TensorCoreGemm, AFillBeforeIsTakenOver) {
-  Mapped m(R"(
+  std::vector<std::vector<char>> b = runOnTensorCores(R"(
 func.func @k(%x: tensor<40x24xf32>, %y: tensor<24x56xf32>) -> tensor<40x56xf32> {
   %v = arith.constant 0.75 : f32
   %e = tensor.empty() : tensor<40x56xf32>
@@ -147,13 +175,9 @@ func.func @k(%x: tensor<40x24xf32>, %y: tensor<24x56xf32>) -> tensor<40x56xf32> 
   %r = linalg.matmul ins(%x, %y : tensor<40x24xf32>, tensor<24x56xf32>) outs(%c : tensor<40x56xf32>) -> tensor<40x56xf32>
   return %r : tensor<40x56xf32>
 })",
-           "fp16");
-  ASSERT_TRUE(succeeded(m.kernel)) << m.why;
-  EXPECT_EQ(m.kernel->notes.size(), 1u);
-  EXPECT_EQ(countTensorCoreLaunches(*m.kernel), 1);
-  std::string why;
-  std::vector<std::vector<char>> b = run(m, why);
-  ASSERT_FALSE(b.empty()) << why;
+                                                      "fp16",
+                                                      /*dispatches=*/1);
+  ASSERT_FALSE(b.empty());
   for (int64_t i = 0; i < 40; ++i)
     for (int64_t j = 0; j < 56; ++j) {
       double want = 0.75;
@@ -180,20 +204,21 @@ func.func @k(%x: tensor<1x70x33xf32>, %y: tensor<1x50x33xf32>, %c: tensor<1x70x5
   return %r : tensor<1x70x50xf32>
 })",
                1, 70, 50, 33, true, "fp16");
+  expectMatmul(R"(
+func.func @k(%x: tensor<3x40x48xf32>, %y: tensor<3x48x24xf32>, %c: tensor<3x40x24xf32>) -> tensor<3x40x24xf32> {
+  %r = linalg.batch_matmul ins(%x, %y : tensor<3x40x48xf32>, tensor<3x48x24xf32>) outs(%c : tensor<3x40x24xf32>) -> tensor<3x40x24xf32>
+  return %r : tensor<3x40x24xf32>
+})",
+               3, 40, 24, 48, false, "tf32");
 }
 
 TEST(TensorCoreGemm, ConvolutionAsAnImplicitGemm) {
-  Mapped m(R"(
+  std::vector<std::vector<char>> b = runOnTensorCores(R"(
 func.func @k(%x: tensor<2x8x12x12xf32>, %w: tensor<16x8x3x3xf32>, %c: tensor<2x16x5x5xf32>) -> tensor<2x16x5x5xf32> {
   %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<2x8x12x12xf32>, tensor<16x8x3x3xf32>) outs(%c : tensor<2x16x5x5xf32>) -> tensor<2x16x5x5xf32>
   return %r : tensor<2x16x5x5xf32>
-})",
-           "fp16");
-  ASSERT_TRUE(succeeded(m.kernel)) << m.why;
-  EXPECT_EQ(countTensorCoreLaunches(*m.kernel), 1);
-  std::string why;
-  std::vector<std::vector<char>> b = run(m, why);
-  ASSERT_FALSE(b.empty()) << why;
+})");
+  ASSERT_FALSE(b.empty());
   for (int64_t n = 0; n < 2; ++n)
     for (int64_t o = 0; o < 16; ++o)
       for (int64_t h = 0; h < 5; ++h)
@@ -215,8 +240,9 @@ func.func @k(%x: tensor<2x8x12x12xf32>, %w: tensor<16x8x3x3xf32>, %c: tensor<2x1
 /// image gathered inside the body at indices of the loops, zero where the
 /// window leaves it (a 3x3 window, padding 1: the gather is B, its rows
 /// the output pixels).
+/// (fp16 and tf32.)
 TEST(TensorCoreGemm, ConvolutionGatheredInTheBody) {
-  Mapped m(R"(
+  const char *kernel = R"(
 func.func @k(%img: tensor<1x8x10x10xf32>, %w: tensor<16x72xf32>, %c: tensor<1x16x100xf32>) -> tensor<1x16x100xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -251,29 +277,28 @@ func.func @k(%img: tensor<1x8x10x10xf32>, %w: tensor<16x72xf32>, %c: tensor<1x16
     linalg.yield %sum : f32
   } -> tensor<1x16x100xf32>
   return %r : tensor<1x16x100xf32>
-})",
-           "fp16");
-  ASSERT_TRUE(succeeded(m.kernel)) << m.why;
-  EXPECT_EQ(countTensorCoreLaunches(*m.kernel), 1);
-  std::string why;
-  std::vector<std::vector<char>> b = run(m, why);
-  ASSERT_FALSE(b.empty()) << why;
-  for (int64_t o = 0; o < 16; ++o)
-    for (int64_t h = 0; h < 10; ++h)
-      for (int64_t w = 0; w < 10; ++w) {
-        int64_t i = (o * 10 + h) * 10 + w;
-        double want = at(b[2], i);
-        for (int64_t c = 0; c < 8; ++c)
-          for (int64_t kh = 0; kh < 3; ++kh)
-            for (int64_t kw = 0; kw < 3; ++kw) {
-              int64_t y = h + kh - 1, x = w + kw - 1;
-              if (y >= 0 && y < 10 && x >= 0 && x < 10)
-                want += double(at(b[1], o * 72 + c * 9 + kh * 3 + kw)) *
-                        at(b[0], (c * 10 + y) * 10 + x);
-            }
-        ASSERT_EQ(at(b[3], i), float(want))
-            << "o " << o << " h " << h << " w " << w;
-      }
+})";
+  for (const char *precision : {"fp16", "tf32"}) {
+    SCOPED_TRACE(precision);
+    std::vector<std::vector<char>> b = runOnTensorCores(kernel, precision);
+    ASSERT_FALSE(b.empty());
+    for (int64_t o = 0; o < 16; ++o)
+      for (int64_t h = 0; h < 10; ++h)
+        for (int64_t w = 0; w < 10; ++w) {
+          int64_t i = (o * 10 + h) * 10 + w;
+          double want = at(b[2], i);
+          for (int64_t c = 0; c < 8; ++c)
+            for (int64_t kh = 0; kh < 3; ++kh)
+              for (int64_t kw = 0; kw < 3; ++kw) {
+                int64_t y = h + kh - 1, x = w + kw - 1;
+                if (y >= 0 && y < 10 && x >= 0 && x < 10)
+                  want += double(at(b[1], o * 72 + c * 9 + kh * 3 + kw)) *
+                          at(b[0], (c * 10 + y) * 10 + x);
+              }
+          ASSERT_EQ(at(b[3], i), float(want))
+              << "o " << o << " h " << h << " w " << w;
+        }
+  }
 }
 
 TEST(TensorCoreGemm, SmallContractionsStayOnTheCudaCores) {

@@ -44,7 +44,7 @@ struct DriverOptions {
   std::string emit; // "" (bundle), "ign", "linalg", "kernels" or "llvm"
   std::string schedule = "default"; // or "reference"
   bool fuse = true;                 // false: one op per kernel (--no-fuse)
-  std::string precision = "fp32";   // or "bf16", "fp16" (--precision)
+  std::string precision = "fp32";   // "bf16", "fp16", "tf32" (--precision)
   /// --host-cpu: the CPU a device bundle's host kernels are built for (a
   /// CPU name as --target takes); empty: this machine's.
   std::string hostCpu;

@@ -67,8 +67,8 @@ struct TargetConfig {
   std::string schedule = "default"; // "reference": the plain lowering
   bool fuse = true;                 // false: one op per kernel
   /// What matmuls and convolutions compute in: "fp32", or "bf16" / "fp16"
-  /// (inputs rounded to bfloat16 / half, products summed in f32) where the
-  /// target has it.
+  /// / "tf32" (inputs rounded to bfloat16 / half / tf32, products summed in
+  /// f32) where the target has it.
   std::string precision = "fp32";
   /// The CPU a device bundle's host kernels are built for (a chip of the
   /// host target, --host-cpu); empty: the host target's default (this

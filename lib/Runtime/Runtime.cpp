@@ -7,6 +7,8 @@
 #include "ign/Bundle/BundleFormat.h"
 #include "ign/Runtime/ignrt.h"
 
+#include "Residency.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -356,6 +358,9 @@ struct ignrt_bundle {
     std::vector<Arg> args;
   };
   std::vector<Launch> launches;
+  /// Per launch and argument: where it stays between device launches
+  /// (Residency.h, ignrt_device_call::resident).
+  std::vector<std::vector<unsigned char>> resident;
   uint64_t arenaBytes = 0;
   void *library = nullptr;
   int libraryFd = -1;
@@ -608,8 +613,9 @@ ignrt_status parseKernels(ignrt_bundle &b, const json &m,
       kernel.deviceJson = d.dump();
       kernel.blob = s.device + off;
       kernel.blobBytes = bytes;
-      kernel.results = manifestCount(k.at("results"));
     }
+    if (k.contains("results"))
+      kernel.results = manifestCount(k.at("results"));
     b.kernels.push_back(kernel);
   }
   return IGNRT_OK;
@@ -821,6 +827,30 @@ ignrt_status loadKernels(ignrt_bundle &b, const Sections &s) {
   return IGNRT_OK;
 }
 
+/// Which intermediates stay on their device between its launches.
+void planResidency(ignrt_bundle &b) {
+  std::vector<ignrt_detail::ResidencyLaunch> plan;
+  std::vector<std::pair<ignrt_device_fn, void *>> drivers;
+  for (const ignrt_bundle::Launch &l : b.launches) {
+    ignrt_detail::ResidencyLaunch &r = plan.emplace_back();
+    r.kernel = l.kind == ignrt_bundle::Launch::Kernel;
+    if (!r.kernel)
+      continue;
+    const ignrt_bundle::Kernel &k = b.kernels[l.kernel];
+    if (k.deviceFn) {
+      std::pair<ignrt_device_fn, void *> d{k.deviceFn, k.deviceUser};
+      auto it = std::find(drivers.begin(), drivers.end(), d);
+      r.driver = int(it - drivers.begin());
+      if (it == drivers.end())
+        drivers.push_back(d);
+    }
+    r.inputs = l.args.size() - std::min(l.args.size(), k.results);
+    for (const ignrt_bundle::Arg &a : l.args)
+      r.args.push_back({a.kind == ignrt_bundle::Arg::Arena, a.offset, a.bytes});
+  }
+  b.resident = ignrt_detail::planResidency(plan);
+}
+
 ignrt_status loadBundle(ignrt_bundle &b, const char *path) {
   Header h;
   if (ignrt_status st = mapBundle(b, path, h); st != IGNRT_OK)
@@ -851,7 +881,10 @@ ignrt_status loadBundle(ignrt_bundle &b, const char *path) {
   } catch (const std::exception &e) {
     return fail(IGNRT_ERROR_FORMAT, std::string("bad manifest: ") + e.what());
   }
-  return loadKernels(b, s);
+  if (ignrt_status st = loadKernels(b, s); st != IGNRT_OK)
+    return st;
+  planResidency(b);
+  return IGNRT_OK;
 }
 
 void fillInfo(const Tensor &t, ignrt_tensor_info *info) {
@@ -1213,11 +1246,17 @@ ignrt_status runDeviceLaunch(ignrt_session *s, size_t l,
       info.dims[d] = arg.dims[d];
     info.bytes = arg.bytes;
   }
-  ignrt_device_call call{kernel.name.c_str(), kernel.deviceJson.c_str(),
-                         kernel.blob,         kernel.blobBytes,
-                         launch.args.size(),  kernel.results,
-                         data.data(),         infos.data(),
-                         weights.data(),      s->bundle->weightsEpoch};
+  ignrt_device_call call{kernel.name.c_str(),
+                         kernel.deviceJson.c_str(),
+                         kernel.blob,
+                         kernel.blobBytes,
+                         launch.args.size(),
+                         kernel.results,
+                         data.data(),
+                         infos.data(),
+                         weights.data(),
+                         s->bundle->weightsEpoch,
+                         s->bundle->resident[l].data()};
   ignrt_device_stats stats{0, 0, 0};
   char error[1024] = {0};
   if (kernel.deviceFn(kernel.deviceUser, &call, &stats, error, sizeof error))

@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <vector>
 
 #ifndef IGN_FAKE_CUDA
@@ -63,6 +64,10 @@ struct Call {
   size_t results = 1;
   std::vector<unsigned char> weights;
   uint64_t epoch = 0;
+  std::vector<unsigned char> resident; // IGNRT_RESIDENT_* per argument
+  /// Per argument, another call's tensor to pass instead of its own (the
+  /// same host address, as a bundle's arena gives both launches).
+  std::map<size_t, std::vector<float> *> alias;
 
   std::string blob() const {
     std::string b = ptx + '\0';
@@ -75,7 +80,7 @@ struct Call {
     std::vector<void *> data;
     std::vector<ignrt_tensor_info> args(tensors.size());
     for (size_t i = 0; i < tensors.size(); ++i) {
-      data.push_back(tensors[i].data());
+      data.push_back(alias.count(i) ? alias[i]->data() : tensors[i].data());
       args[i].name = "t";
       args[i].dtype = IGNRT_F32;
       args[i].rank = 1;
@@ -87,6 +92,7 @@ struct Call {
                               data.data(),    args.data()};
     call.weights = weights.empty() ? nullptr : weights.data();
     call.weights_epoch = epoch;
+    call.resident = resident.empty() ? nullptr : resident.data();
     ignrt_device_stats stats = {-1, -1, -1};
     int rc = runCudaCall(call, stats, error);
     if (out)
@@ -183,6 +189,41 @@ TEST(CudaDeviceTest, ModulesConstantsAndWeightsLoadOnce) {
   EXPECT_EQ(second.copiesIn, first.copiesIn);
   EXPECT_EQ(second.copiesOut - first.copiesOut, 1);
   EXPECT_EQ(second.allocations, first.allocations);
+}
+
+/// An intermediate between two launches of the driver stays on the GPU:
+/// the producer does not copy it back, the reader does not copy it in and
+/// reads the GPU's copy, which then returns to a pool the next producer
+/// takes from.
+TEST(CudaDeviceTest, IntermediatesStayOnTheGpuBetweenLaunches) {
+  Call producer = addCall(32); // c = a + b, kept on the GPU
+  producer.kernel = "producer";
+  producer.resident = {IGNRT_RESIDENT_HOST, IGNRT_RESIDENT_HOST,
+                       IGNRT_RESIDENT};
+  std::vector<float> hostC = producer.tensors[2];
+  Call reader = addCall(32); // d = c + b2, c read on the GPU
+  reader.kernel = "reader";
+  reader.alias[0] = &producer.tensors[2];
+  reader.resident = {IGNRT_RESIDENT_LAST, IGNRT_RESIDENT_HOST,
+                     IGNRT_RESIDENT_HOST};
+  std::string error;
+  ASSERT_EQ(producer.run(error), 0) << error; // modules loaded, buffers made
+  ASSERT_EQ(reader.run(error), 0) << error;
+  Counters before = counters();
+  ASSERT_EQ(producer.run(error), 0) << error;
+  EXPECT_EQ(producer.tensors[2], hostC); // the host's copy is stale
+  ASSERT_EQ(reader.run(error), 0) << error;
+  Counters after = counters();
+  for (size_t i = 0; i < 32; ++i)
+    EXPECT_EQ(reader.tensors[2][i],
+              (1.0f + float(i)) + (10.0f + float(i)) + (10.0f + float(i)));
+  // In: a and b, then b2; out: d only; the released copy is reused.
+  EXPECT_EQ(after.copiesIn - before.copiesIn, 3);
+  EXPECT_EQ(after.copiesOut - before.copiesOut, 1);
+  EXPECT_EQ(after.allocations, before.allocations);
+  // A reader whose intermediate no launch kept is an error, not stale data.
+  EXPECT_NE(reader.run(error), 0);
+  EXPECT_NE(error.find("was to be on the GPU"), std::string::npos) << error;
 }
 
 TEST(CudaDeviceTest, ArchitecturesTheGpuCannotRunAreRefused) {

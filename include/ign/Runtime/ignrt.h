@@ -144,7 +144,22 @@ typedef struct ignrt_device_call {
    * such copies, since an address may hold another bundle's weights after
    * this one is closed. */
   uint64_t weights_epoch;
+  /* Per argument (NULL: every one on the host), where its data is between
+   * this driver's launches of one run: IGNRT_RESIDENT_HOST, or
+   * IGNRT_RESIDENT for an intermediate only this driver's launches use: as
+   * an output the driver may keep it on the device instead of copying it
+   * back (the host bytes are then stale), as an input it reads the copy it
+   * kept (the host bytes are stale); IGNRT_RESIDENT_LAST for an input's
+   * last use (the driver may release its copy after the launch). Keyed by
+   * the argument's address and bytes, which stay fixed for a session. A
+   * driver that keeps nothing ignores the flags: every producer then
+   * copies back and every reader copies in, as before. */
+  const unsigned char *resident;
 } ignrt_device_call;
+
+#define IGNRT_RESIDENT_HOST 0
+#define IGNRT_RESIDENT 1
+#define IGNRT_RESIDENT_LAST 2
 
 typedef struct ignrt_device_stats {
   int64_t cycles;     /* device cycles of this launch */

@@ -3,9 +3,10 @@
 // One call: check the descriptor (before the GPU is touched), find or load
 // the kernel's module, give every bound argument, scratch buffer and
 // constant device memory, copy the inputs in, launch on the stream between
-// two events, copy the outputs out and wait. Calls are serialized on one
-// mutex; an error the context cannot recover from (an illegal address)
-// fails every later call with the same message.
+// two events, copy the outputs out and wait; intermediates the call marks
+// resident stay on the GPU instead (ignrt_device_call::resident). Calls
+// are serialized on one mutex; an error the context cannot recover from
+// (an illegal address) fails every later call with the same message.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,6 +55,11 @@ struct Context {
   // Weights: (epoch, address, bytes) -> buffer; epochs by recency.
   std::map<std::tuple<uint64_t, const void *, size_t>, Buffer> weights;
   std::list<uint64_t> epochs;
+  // Intermediates kept on the GPU between launches (the call's `resident`
+  // flags): (host address, bytes) -> buffer; released ones wait in `pool`
+  // (by capacity) for the next.
+  std::map<std::pair<const void *, size_t>, Buffer> resident;
+  std::multimap<size_t, Buffer> pool;
   uint64_t clock = 0;
 };
 
@@ -199,6 +205,15 @@ bool isWeight(const ignrt_device_call &call, size_t i) {
          i < call.num_args - call.results;
 }
 
+/// Argument `i`'s IGNRT_RESIDENT_* flag.
+unsigned char residency(const ignrt_device_call &call, size_t i) {
+  return call.resident ? call.resident[i] : IGNRT_RESIDENT_HOST;
+}
+
+bool isOutput(const ignrt_device_call &call, size_t i) {
+  return i >= call.num_args - call.results;
+}
+
 /// Forgets the weights of the least recently used bundle when more than
 /// kMaxWeightBundles have some on the GPU; `epoch` becomes the newest.
 void touchEpoch(Context &ctx, uint64_t epoch) {
@@ -238,6 +253,57 @@ bool weightBuffer(Context &ctx, const ignrt_device_call &call, size_t i,
   return true;
 }
 
+/// The GPU's copy of intermediate argument `i`: an output's is made (from
+/// the pool where a released one is large enough); an input's must be
+/// there, kept by the launch that wrote it.
+bool residentBuffer(Context &ctx, const ignrt_device_call &call, size_t i,
+                    CUdeviceptr &ptr, std::string &why) {
+  auto key = std::make_pair(static_cast<const void *>(call.data[i]),
+                            size_t(call.args[i].bytes));
+  auto it = ctx.resident.find(key);
+  if (it == ctx.resident.end()) {
+    if (!isOutput(call, i)) {
+      why = "input " + std::to_string(i) +
+            " was to be on the GPU, kept by the launch that wrote it, and "
+            "is not";
+      return false;
+    }
+    Buffer b;
+    auto spare = ctx.pool.lower_bound(key.second);
+    if (spare != ctx.pool.end()) {
+      b = spare->second;
+      ctx.pool.erase(spare);
+    } else if (!grow(ctx, b, key.second, why)) {
+      return false;
+    }
+    it = ctx.resident.emplace(key, b).first;
+  }
+  ptr = it->second.ptr;
+  return true;
+}
+
+/// After a launch: the intermediates it read for the last time go back to
+/// the pool (unless it wrote a new one in their place).
+void releaseLastUses(Context &ctx, const ignrt_device_call &call) {
+  auto keyOf = [&](size_t i) {
+    return std::make_pair(static_cast<const void *>(call.data[i]),
+                          size_t(call.args[i].bytes));
+  };
+  for (size_t i = 0; i < call.num_args; ++i) {
+    if (residency(call, i) != IGNRT_RESIDENT_LAST || isOutput(call, i))
+      continue;
+    bool rewritten = false;
+    for (size_t o = call.num_args - call.results; o < call.num_args; ++o)
+      rewritten |=
+          residency(call, o) != IGNRT_RESIDENT_HOST && keyOf(o) == keyOf(i);
+    auto it = ctx.resident.find(keyOf(i));
+    if (rewritten || it == ctx.resident.end())
+      continue;
+    ctx.pool.emplace(it->second.capacity, it->second);
+    ctx.resident.erase(it);
+  }
+}
+
 /// The device pointer of binding `b`, its memory allocated and, for an
 /// input or constant, filled.
 bool bindingPointer(Context &ctx, const ignrt_device_call &call,
@@ -247,6 +313,8 @@ bool bindingPointer(Context &ctx, const ignrt_device_call &call,
   using gpu::rt::Binding;
   if (b.kind == Binding::Arg && isWeight(call, b.index))
     return weightBuffer(ctx, call, b.index, ptr, why);
+  if (b.kind == Binding::Arg && residency(call, b.index) != IGNRT_RESIDENT_HOST)
+    return residentBuffer(ctx, call, b.index, ptr, why);
   std::vector<Buffer> &list = b.kind == Binding::Arg       ? k.args
                               : b.kind == Binding::Scratch ? k.scratch
                                                            : k.constants;
@@ -264,7 +332,8 @@ bool bindingPointer(Context &ctx, const ignrt_device_call &call,
 bool copyIn(Context &ctx, const ignrt_device_call &call,
             const CudaDescriptor &desc, Kernel &k, std::string &why) {
   for (size_t i = 0; i + call.results < call.num_args; ++i)
-    if (k.args[i].ptr && !isWeight(call, i) && call.args[i].bytes)
+    if (k.args[i].ptr && !isWeight(call, i) && call.args[i].bytes &&
+        residency(call, i) == IGNRT_RESIDENT_HOST)
       IGN_CU(ctx.cu->cuMemcpyHtoDAsync_v2(k.args[i].ptr, call.data[i],
                                           call.args[i].bytes, ctx.stream),
              "copying an input to the GPU");
@@ -303,7 +372,8 @@ bool launchAll(Context &ctx, const CudaDescriptor &desc, Kernel &k,
 bool copyOutAndWait(Context &ctx, const ignrt_device_call &call, Kernel &k,
                     ignrt_device_stats &stats, std::string &why) {
   for (size_t i = call.num_args - call.results; i < call.num_args; ++i)
-    if (k.args[i].ptr && call.args[i].bytes)
+    if (k.args[i].ptr && call.args[i].bytes &&
+        residency(call, i) == IGNRT_RESIDENT_HOST)
       IGN_CU(ctx.cu->cuMemcpyDtoHAsync_v2(call.data[i], k.args[i].ptr,
                                           call.args[i].bytes, ctx.stream),
              "copying an output from the GPU");
@@ -345,6 +415,7 @@ bool runLocked(const ignrt_device_call &call, ignrt_device_stats &stats,
     ctx->broken = "an earlier kernel failed on the GPU: " + why;
     return false;
   }
+  releaseLastUses(*ctx, call);
   return true;
 }
 

@@ -205,14 +205,8 @@ bool isWeight(const ignrt_device_call &call, size_t i) {
          i < call.num_args - call.results;
 }
 
-/// Argument `i`'s IGNRT_RESIDENT_* flag.
-unsigned char residency(const ignrt_device_call &call, size_t i) {
-  return call.resident ? call.resident[i] : IGNRT_RESIDENT_HOST;
-}
-
-bool isOutput(const ignrt_device_call &call, size_t i) {
-  return i >= call.num_args - call.results;
-}
+using gpu::rt::isOutput;
+using gpu::rt::residency;
 
 /// Forgets the weights of the least recently used bundle when more than
 /// kMaxWeightBundles have some on the GPU; `epoch` becomes the newest.
@@ -258,8 +252,7 @@ bool weightBuffer(Context &ctx, const ignrt_device_call &call, size_t i,
 /// there, kept by the launch that wrote it.
 bool residentBuffer(Context &ctx, const ignrt_device_call &call, size_t i,
                     CUdeviceptr &ptr, std::string &why) {
-  auto key = std::make_pair(static_cast<const void *>(call.data[i]),
-                            size_t(call.args[i].bytes));
+  gpu::rt::ResidentKey key = gpu::rt::residentKey(call, i);
   auto it = ctx.resident.find(key);
   if (it == ctx.resident.end()) {
     if (!isOutput(call, i)) {
@@ -283,21 +276,11 @@ bool residentBuffer(Context &ctx, const ignrt_device_call &call, size_t i,
 }
 
 /// After a launch: the intermediates it read for the last time go back to
-/// the pool (unless it wrote a new one in their place).
+/// the pool.
 void releaseLastUses(Context &ctx, const ignrt_device_call &call) {
-  auto keyOf = [&](size_t i) {
-    return std::make_pair(static_cast<const void *>(call.data[i]),
-                          size_t(call.args[i].bytes));
-  };
-  for (size_t i = 0; i < call.num_args; ++i) {
-    if (residency(call, i) != IGNRT_RESIDENT_LAST || isOutput(call, i))
-      continue;
-    bool rewritten = false;
-    for (size_t o = call.num_args - call.results; o < call.num_args; ++o)
-      rewritten |=
-          residency(call, o) != IGNRT_RESIDENT_HOST && keyOf(o) == keyOf(i);
-    auto it = ctx.resident.find(keyOf(i));
-    if (rewritten || it == ctx.resident.end())
+  for (const gpu::rt::ResidentKey &key : gpu::rt::lastUses(call)) {
+    auto it = ctx.resident.find(key);
+    if (it == ctx.resident.end())
       continue;
     ctx.pool.emplace(it->second.capacity, it->second);
     ctx.resident.erase(it);

@@ -214,6 +214,33 @@ int reportResult(int rc, const std::string &message, char *error,
 
 /// The kernel's name and a hash of its descriptor and blob: a later bundle
 /// may reuse a freed blob's address or a kernel name for other code.
+unsigned char residency(const ignrt_device_call &call, size_t i) {
+  return call.resident ? call.resident[i] : IGNRT_RESIDENT_HOST;
+}
+
+bool isOutput(const ignrt_device_call &call, size_t i) {
+  return i >= call.num_args - call.results;
+}
+
+ResidentKey residentKey(const ignrt_device_call &call, size_t i) {
+  return {call.data[i], size_t(call.args[i].bytes)};
+}
+
+std::vector<ResidentKey> lastUses(const ignrt_device_call &call) {
+  std::vector<ResidentKey> out;
+  for (size_t i = 0; i < call.num_args; ++i) {
+    if (residency(call, i) != IGNRT_RESIDENT_LAST || isOutput(call, i))
+      continue;
+    bool rewritten = false;
+    for (size_t o = call.num_args - call.results; o < call.num_args; ++o)
+      rewritten |= residency(call, o) != IGNRT_RESIDENT_HOST &&
+                   residentKey(call, o) == residentKey(call, i);
+    if (!rewritten)
+      out.push_back(residentKey(call, i));
+  }
+  return out;
+}
+
 std::string kernelCacheKey(const ignrt_device_call &call) {
   const char *text = call.descriptor ? call.descriptor : "";
   uint64_t h = fnv1a(text, std::strlen(text) + 1, 0xcbf29ce484222325ull);

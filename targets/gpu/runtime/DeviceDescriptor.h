@@ -20,6 +20,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ign::gpu::rt {
@@ -87,6 +88,21 @@ int runGuarded(const char *target, std::mutex &lock,
 /// buffer when `rc` is not 0.
 int reportResult(int rc, const std::string &message, char *error,
                  size_t errorSize);
+
+/// Argument `i`'s IGNRT_RESIDENT_* flag (ignrt_device_call::resident).
+unsigned char residency(const ignrt_device_call &call, size_t i);
+
+/// Whether argument `i` is one of the call's outputs.
+bool isOutput(const ignrt_device_call &call, size_t i);
+
+/// A device copy of an intermediate is keyed by its host address and bytes.
+using ResidentKey = std::pair<const void *, size_t>;
+ResidentKey residentKey(const ignrt_device_call &call, size_t i);
+
+/// The intermediates this call read for the last time, which a driver may
+/// release after it (IGNRT_RESIDENT_LAST inputs, unless the call wrote a
+/// new one in the same place).
+std::vector<ResidentKey> lastUses(const ignrt_device_call &call);
 
 /// The kernel's name and a hash of its descriptor and blob: what a driver
 /// caches a kernel's device objects by (a later bundle may reuse a freed

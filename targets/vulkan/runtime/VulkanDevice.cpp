@@ -116,16 +116,19 @@ std::vector<bool> boundArguments(const ignrt_device_call &call,
 /// instead of a stale one from the pooled buffer.
 void copyIn(const ignrt_device_call &call, const std::vector<bool> &bound,
             CachedKernel &kernel) {
-  // Weights are on the device already (bindBuffers copied them once).
+  // Weights are on the device already (bindBuffers copied them once), and
+  // so are the intermediates kept there (resident).
   for (size_t i = 0; i < call.num_args; ++i)
-    if (bound[i] && call.args[i].bytes && !isWeight(call, i))
+    if (bound[i] && call.args[i].bytes && !isWeight(call, i) &&
+        gpu::rt::residency(call, i) == IGNRT_RESIDENT_HOST)
       std::memcpy(kernel.args[i].mapped, call.data[i], call.args[i].bytes);
 }
 
 void copyOut(const ignrt_device_call &call, const std::vector<bool> &bound,
              const CachedKernel &kernel) {
   for (size_t i = call.num_args - call.results; i < call.num_args; ++i)
-    if (bound[i] && call.args[i].bytes)
+    if (bound[i] && call.args[i].bytes &&
+        gpu::rt::residency(call, i) == IGNRT_RESIDENT_HOST)
       std::memcpy(call.data[i], kernel.args[i].mapped, call.args[i].bytes);
 }
 
@@ -241,6 +244,7 @@ bool runLocked(const ignrt_device_call &call, ignrt_device_stats &stats,
   if (!record(*ctx, desc, *kernel, why) || !submitAndWait(*ctx, stats, why))
     return false;
   copyOut(call, bound, *kernel);
+  releaseLastUses(call);
   return true;
 }
 

@@ -72,9 +72,14 @@ bool isWeight(const ignrt_device_call &call, size_t i);
 /// recently used bundle's go first.
 constexpr size_t kMaxWeightBundles = 4;
 
-/// Frees the device copies of weights of every bundle but `keepEpoch`'s
-/// (when memory runs out).
+/// Frees the device copies of weights of every bundle but `keepEpoch`'s,
+/// and the pool of released intermediates (when memory runs out).
 void releaseOtherWeights(VulkanContext &ctx, uint64_t keepEpoch);
+
+/// After a call: the intermediates it read for the last time go back to
+/// the pool (bindBuffers keeps the call's resident arguments on the device
+/// between launches: ignrt_device_call::resident).
+void releaseLastUses(const ignrt_device_call &call);
 
 } // namespace ign::vulkan
 

@@ -265,8 +265,12 @@ private:
   SmallVector<Value> indicesOf(AffineMap map, ArrayRef<Value> loops);
   SmallVector<Value> zeroLoops();
   Value factorAt(const GemmSide &side, ArrayRef<Value> loops);
-  void stage(const GemmSide &side, ArrayRef<unsigned> rows, int64_t tileRows,
-             Value rowOrigin, Value tileBuffer, Value kt);
+  std::pair<Value, Value> tilePosition(const GemmSide &side, int64_t tileRows,
+                                       int64_t e);
+  SmallVector<Value> loadStep(const GemmSide &side, ArrayRef<unsigned> rows,
+                              int64_t tileRows, Value origin, Value kt);
+  void storeStep(const GemmSide &side, int64_t tileRows, ValueRange values,
+                 Value tileBuffer);
   Type tileElement() {
     return kind == MmaKind::TF32_M16N8K8 ? Type(b.getF32Type())
                                          : Type(b.getF16Type());
@@ -340,44 +344,61 @@ Value GemmEmitter::factorAt(const GemmSide &side, ArrayRef<Value> loops) {
   return mapping.lookupOrDefault(side.value);
 }
 
-/// The block's tileRows x kBlockK piece of a factor at step `kt`, rounded
-/// to f16 into `tileBuffer` (zero past the ends of its rows and of k).
-/// Consecutive threads take consecutive rows or k, whichever its loads
-/// walk contiguously (GemmSide::rowsContiguous).
-void GemmEmitter::stage(const GemmSide &side, ArrayRef<unsigned> rows,
-                        int64_t tileRows, Value origin, Value tileBuffer,
-                        Value kt) {
-  bool kFast = !side.rowsContiguous;
+/// Where element `e` of this thread's share of a tileRows x kBlockK tile
+/// lies in it: consecutive threads take consecutive rows or k, whichever
+/// the factor's loads walk contiguously (GemmSide::rowsContiguous).
+std::pair<Value, Value> GemmEmitter::tilePosition(const GemmSide &side,
+                                                  int64_t tileRows, int64_t e) {
+  Value idx = add(c(e * tile.threads()), tx);
+  if (side.rowsContiguous)
+    return {rem(idx, tileRows), div(idx, tileRows)};
+  return {div(idx, kBlockK), rem(idx, kBlockK)};
+}
+
+/// This thread's share of the block's tileRows x kBlockK piece of a factor
+/// at step `kt`, in f32 (zero past the ends of its rows and of k: a step
+/// past the last loads nothing).
+SmallVector<Value> GemmEmitter::loadStep(const GemmSide &side,
+                                         ArrayRef<unsigned> rows,
+                                         int64_t tileRows, Value origin,
+                                         Value kt) {
   int64_t rowLimit = g.extent(rows), kLimit = g.extent(g.k);
-  int64_t threads = tile.threads();
-  auto loop =
-      b.create<scf::ForOp>(loc, c(0), c(tileRows * kBlockK / threads), c(1));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(loop.getBody()->getTerminator());
-  Value idx = add(mul(loop.getInductionVar(), threads), tx);
-  Value r = kFast ? div(idx, kBlockK) : rem(idx, tileRows);
-  Value kk = kFast ? rem(idx, kBlockK) : div(idx, tileRows);
-  Value row = add(origin, r), k = add(kt, kk);
-  Value inside =
-      b.create<arith::AndIOp>(loc, below(row, rowLimit), below(k, kLimit));
-  auto load = b.create<scf::IfOp>(
-      loc, inside,
-      [&](OpBuilder &nb, Location) {
-        OpBuilder::InsertionGuard inner(b);
-        moveTo(nb);
-        SmallVector<Value> loops = zeroLoops();
-        delinearize(rows, row, loops);
-        delinearize(g.k, k, loops);
-        b.create<scf::YieldOp>(loc, factorAt(side, loops));
-      },
-      [&](OpBuilder &nb, Location) {
-        OpBuilder::InsertionGuard inner(b);
-        moveTo(nb);
-        Value zero = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.0f));
-        b.create<scf::YieldOp>(loc, zero);
-      });
-  b.create<memref::StoreOp>(loc, toTileElement(load.getResult(0)), tileBuffer,
-                            ValueRange{r, kk});
+  SmallVector<Value> values;
+  for (int64_t e = 0; e < tileRows * kBlockK / tile.threads(); ++e) {
+    auto [r, kk] = tilePosition(side, tileRows, e);
+    Value row = add(origin, r), k = add(kt, kk);
+    Value inside =
+        b.create<arith::AndIOp>(loc, below(row, rowLimit), below(k, kLimit));
+    auto load = b.create<scf::IfOp>(
+        loc, inside,
+        [&](OpBuilder &nb, Location) {
+          OpBuilder::InsertionGuard inner(b);
+          moveTo(nb);
+          SmallVector<Value> loops = zeroLoops();
+          delinearize(rows, row, loops);
+          delinearize(g.k, k, loops);
+          b.create<scf::YieldOp>(loc, factorAt(side, loops));
+        },
+        [&](OpBuilder &nb, Location) {
+          OpBuilder::InsertionGuard inner(b);
+          moveTo(nb);
+          Value zero =
+              b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.0f));
+          b.create<scf::YieldOp>(loc, zero);
+        });
+    values.push_back(load.getResult(0));
+  }
+  return values;
+}
+
+/// Stores loadStep's values into the shared tile, rounded as it holds them.
+void GemmEmitter::storeStep(const GemmSide &side, int64_t tileRows,
+                            ValueRange values, Value tileBuffer) {
+  for (auto [e, v] : llvm::enumerate(values)) {
+    auto [r, kk] = tilePosition(side, tileRows, int64_t(e));
+    b.create<memref::StoreOp>(loc, toTileElement(v), tileBuffer,
+                              ValueRange{r, kk});
+  }
 }
 
 /// An f32 as the tile holds it: rounded to f16, or to tf32 (10 bits of
@@ -530,23 +551,35 @@ mlir::gpu::LaunchOp GemmEmitter::emit() {
   auto accType = VectorType::get({2, 2}, b.getF32Type());
   Value zero = b.create<arith::ConstantOp>(
       loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
+  // Each step's loads are issued before the previous step's multiplies
+  // (its values carried in registers): their latency hides behind them.
   SmallVector<Value> inits(tilesM * tilesN, zero);
+  SmallVector<Value> firstA = loadStep(g.x, g.m, tile.blockM, rowOrigin, c(0));
+  SmallVector<Value> firstB = loadStep(g.y, g.n, tile.blockN, colOrigin, c(0));
+  size_t accs = inits.size(), countA = firstA.size();
+  llvm::append_range(inits, firstA);
+  llvm::append_range(inits, firstB);
   auto steps = b.create<scf::ForOp>(loc, c(0), c(K), c(kBlockK), inits);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(steps.getBody());
-    Value kt = steps.getInductionVar();
-    stage(g.x, g.m, tile.blockM, rowOrigin, tileA, kt);
-    stage(g.y, g.n, tile.blockN, colOrigin, tileB, kt);
+    ValueRange carried = steps.getRegionIterArgs();
+    storeStep(g.x, tile.blockM, carried.slice(accs, countA), tileA);
+    storeStep(g.y, tile.blockN, carried.drop_front(accs + countA), tileB);
     b.create<mlir::gpu::BarrierOp>(loc);
-    SmallVector<Value> accs(steps.getRegionIterArgs());
+    Value next = add(steps.getInductionVar(), c(kBlockK));
+    SmallVector<Value> out = loadStep(g.x, g.m, tile.blockM, rowOrigin, next);
+    SmallVector<Value> nextB = loadStep(g.y, g.n, tile.blockN, colOrigin, next);
+    SmallVector<Value> sums(carried.take_front(accs));
     for (int64_t ks = 0; ks < kBlockK / mmaShape(kind).k; ++ks)
-      accs = multiplyStep(accs, ks);
+      sums = multiplyStep(sums, ks);
     // The next step overwrites the tiles.
     b.create<mlir::gpu::BarrierOp>(loc);
-    b.create<scf::YieldOp>(loc, accs);
+    out.insert(out.begin(), sums.begin(), sums.end());
+    llvm::append_range(out, nextB);
+    b.create<scf::YieldOp>(loc, out);
   }
-  addToOutput(steps.getResults());
+  addToOutput(steps.getResults().take_front(accs));
   return launch;
 }
 

@@ -827,13 +827,17 @@ ignrt_status loadKernels(ignrt_bundle &b, const Sections &s) {
   return IGNRT_OK;
 }
 
-/// Which intermediates stay on their device between its launches.
+/// Which intermediates stay on their device between its launches; none
+/// with IGNRT_NO_RESIDENCY set (every one through the host, as before the
+/// plan: to compare, or to rule it out).
 void planResidency(ignrt_bundle &b) {
   std::vector<ignrt_detail::ResidencyLaunch> plan;
+  const char *off = std::getenv("IGNRT_NO_RESIDENCY");
+  bool disabled = off && *off && std::string(off) != "0";
   std::vector<std::pair<ignrt_device_fn, void *>> drivers;
   for (const ignrt_bundle::Launch &l : b.launches) {
     ignrt_detail::ResidencyLaunch &r = plan.emplace_back();
-    r.kernel = l.kind == ignrt_bundle::Launch::Kernel;
+    r.kernel = l.kind == ignrt_bundle::Launch::Kernel && !disabled;
     if (!r.kernel)
       continue;
     const ignrt_bundle::Kernel &k = b.kernels[l.kernel];

@@ -288,7 +288,7 @@ nlohmann::json checkCorrectness(Measurement &m, bool withPeer, int checked) {
   std::string precision = argAfter(m.tuned.manifest, "--precision", "fp32");
   if (precision == "bf16")
     computedIn = IGNRT_BF16;
-  else if (precision == "fp16" || precision == "tf32")
+  else if (precision == "fp16" || precision == "tf32") // tf32: f16's bits
     computedIn = IGNRT_F16;
   nlohmann::json sets = nlohmann::json::array();
   for (size_t s = 0; s < m.inputs.sets.size() && s < size_t(checked); ++s) {

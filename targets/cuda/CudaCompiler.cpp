@@ -11,6 +11,7 @@
 #include "Ptxas.h"
 #include "TensorCoreGemm.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -147,19 +148,20 @@ search::Schedule defaultCudaKnobs(func::FuncOp kernel, const CudaChip &chip) {
 }
 
 std::string checkCudaPrecision(const std::string &precision) {
-  return precision == "fp32" || mmaKindFor(precision)
+  return precision == "fp32" || mmaPrecisionFor(precision)
              ? ""
-             : "the CUDA target computes in fp32, or fp16 or tf32 on the "
-               "tensor cores";
+             : "the CUDA target computes in fp32, or fp16, bf16 or tf32 on "
+               "the tensor cores";
 }
 
 gpu::GpuChip gpuChipAt(const CudaChip &chip, const std::string &precision) {
   gpu::GpuChip gpuChip = chip.gpu;
-  if (std::optional<MmaKind> kind = mmaKindFor(precision))
-    gpuChip.ownLaunches = [chip, kind = *kind](func::FuncOp bufferized) {
+  if (std::optional<MmaPrecision> mma = mmaPrecisionFor(precision))
+    gpuChip.ownLaunches = [chip, mma = *mma](func::FuncOp bufferized) {
       bufferized->getContext()
-          ->loadDialect<nvgpu::NVGPUDialect, vector::VectorDialect>();
-      return emitTensorCoreGemms(bufferized, chip, kind);
+          ->loadDialect<nvgpu::NVGPUDialect, vector::VectorDialect,
+                        LLVM::LLVMDialect>();
+      return emitTensorCoreGemms(bufferized, chip, mma);
     };
   return gpuChip;
 }

@@ -177,12 +177,16 @@ CudaTarget::createRunner(const std::vector<const target::TaskModule *> &tasks,
     // This machine's GPU measures: the host's worker processes build for
     // this target (the context's target arguments name it) and run the
     // candidates there, checked by the one validator.
+    // Candidates on the tensor cores are checked at f16's thresholds (the
+    // host's bf16 rule asks for a CPU with AVX512-BF16; bf16's thresholds
+    // are the same).
     const target::Target &host = *target::fallbackTarget();
+    std::string checkedAs = config.precision == "fp32" ? "fp32" : "fp16";
     return gpu::onWholeChip(
-        host.createRunner(tasks,
-                          {host.defaultChip(), config.schedule, config.fuse,
-                           config.precision},
-                          context),
+        host.createRunner(
+            tasks,
+            {host.defaultChip(), config.schedule, config.fuse, checkedAs},
+            context),
         chip.gpu.numbers.computeUnits);
   }
   // A preset: the analytical model ranks what cannot be measured.

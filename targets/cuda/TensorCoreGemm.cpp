@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -174,16 +175,17 @@ constexpr double kMmaEfficiency = 0.5;
 constexpr int64_t kMmaWarpsPerSM = 8;
 
 gpu::DispatchNote noteOf(const GemmView &g, const MmaTile &tile,
-                         const CudaChip &chip, MmaKind kind, int64_t bytesA,
-                         int64_t bytesB, int64_t bytesC) {
+                         const CudaChip &chip, MmaPrecision precision,
+                         int64_t bytesA, int64_t bytesB, int64_t bytesC) {
   gpu::DispatchNote note;
-  bool tf32 = kind == MmaKind::TF32_M16N8K8;
   note.matrixUnits = llvm::formatv("mma.sync.m16n8k{0} {1}, {2}x{3}x{4} blocks",
-                                   mmaShape(kind).k, tf32 ? "tf32" : "f16",
+                                   mmaShape(precision.kind).k, precision.name(),
                                    tile.blockM, tile.blockN, kBlockK)
                          .str();
   const gpu::ChipNumbers &n = chip.gpu.numbers;
-  double peak = tf32 ? chip.peakTf32 : chip.peakFp16;
+  double peak = precision.kind == MmaKind::TF32_M16N8K8 ? chip.peakTf32
+                : precision.bf16                        ? chip.peakBf16
+                                                        : chip.peakFp16;
   if (!n.known() || peak <= 0)
     return note;
   int64_t M = g.extent(g.m), N = g.extent(g.n), K = g.extent(g.k);
@@ -233,9 +235,9 @@ public:
   /// `fill`: C's every element before the op (a linalg.fill the launch
   /// takes over), or null for C as it is in memory.
   GemmEmitter(linalg::LinalgOp op, const GemmView &g, const MmaTile &tile,
-              MmaKind kind, Value fill)
-      : op(op), g(g), tile(tile), kind(kind), fill(fill), b(op),
-        loc(op.getLoc()), maps(op.getIndexingMapsArray()) {}
+              MmaPrecision precision, Value fill)
+      : op(op), g(g), tile(tile), kind(precision.kind), bf16(precision.bf16),
+        fill(fill), b(op), loc(op.getLoc()), maps(op.getIndexingMapsArray()) {}
 
   mlir::gpu::LaunchOp emit();
 
@@ -273,11 +275,13 @@ private:
                  Value tileBuffer);
   Type tileElement() {
     return kind == MmaKind::TF32_M16N8K8 ? Type(b.getF32Type())
+           : bf16                        ? Type(b.getBF16Type())
                                          : Type(b.getF16Type());
   }
   Value toTileElement(Value f32);
   SmallVector<Value> ldmatrixFragments(int64_t ks, Operand operand);
   SmallVector<Value> loadedFragments(int64_t ks, Operand operand);
+  Value bf16Mma(Value a, Value bFrag, Value acc);
   SmallVector<Value> multiplyStep(ValueRange accs, int64_t ks);
   void addToOutput(ValueRange accs);
 
@@ -285,6 +289,7 @@ private:
   const GemmView &g;
   MmaTile tile;
   MmaKind kind;
+  bool bf16;
   Value fill;
   OpBuilder b;
   Location loc;
@@ -401,12 +406,12 @@ void GemmEmitter::storeStep(const GemmSide &side, int64_t tileRows,
   }
 }
 
-/// An f32 as the tile holds it: rounded to f16, or to tf32 (10 bits of
+/// An f32 as the tile holds it: rounded to f16 or bf16, or to tf32 (10 bits of
 /// mantissa, to nearest with ties away from zero, as cvt.rna.tf32.f32:
 /// add half of the last kept bit, clear the 13 dropped ones).
 Value GemmEmitter::toTileElement(Value f32) {
   if (kind != MmaKind::TF32_M16N8K8)
-    return b.create<arith::TruncFOp>(loc, b.getF16Type(), f32);
+    return b.create<arith::TruncFOp>(loc, tileElement(), f32);
   Type i32 = b.getI32Type();
   auto constant = [&](int64_t v) -> Value {
     return b.create<arith::ConstantOp>(loc, b.getIntegerAttr(i32, v));
@@ -429,7 +434,7 @@ SmallVector<Value> GemmEmitter::ldmatrixFragments(int64_t ks, Operand operand) {
   int64_t pieces = isA ? tilesM : tilesN, rows = isA ? 16 : 8;
   for (int64_t i = 0; i < pieces; ++i)
     frags.push_back(b.create<nvgpu::LdMatrixOp>(
-        loc, VectorType::get({isA ? 4 : 2, 2}, b.getF16Type()),
+        loc, VectorType::get({isA ? 4 : 2, 2}, tileElement()),
         isA ? tileA : tileB, ValueRange{add(row, c(i * rows)), col},
         /*transpose=*/false, /*numTiles=*/isA ? 4 : 2));
   return frags;
@@ -463,8 +468,51 @@ SmallVector<Value> GemmEmitter::loadedFragments(int64_t ks, Operand operand) {
   return frags;
 }
 
-/// One k step (16 for f16, 8 for tf32) of the warp's tile: its A and B
-/// fragments, an mma.sync per pair.
+constexpr const char *kBf16MmaIntrinsic = "llvm.nvvm.mma.m16n8k16.row.col.bf16";
+
+/// mma.sync m16n8k16 on bf16 fragments through its LLVM intrinsic: each row of
+/// a fragment (two bf16) one i32 register, the accumulators four f32, the
+/// result's four back into a vector<2x2xf32>.
+Value GemmEmitter::bf16Mma(Value a, Value bFrag, Value acc) {
+  auto registers = [&](Value frag, int64_t rows) {
+    SmallVector<Value> out;
+    for (int64_t r = 0; r < rows; ++r) {
+      Value row = b.create<vector::ExtractOp>(loc, frag, ArrayRef<int64_t>{r});
+      Value word = b.create<vector::BitCastOp>(
+          loc, VectorType::get({1}, b.getI32Type()), row);
+      out.push_back(
+          b.create<vector::ExtractOp>(loc, word, ArrayRef<int64_t>{0}));
+    }
+    return out;
+  };
+  SmallVector<Value> c;
+  for (int64_t e = 0; e < 4; ++e)
+    c.push_back(
+        b.create<vector::ExtractOp>(loc, acc, ArrayRef<int64_t>{e / 2, e % 2}));
+  Type f32 = b.getF32Type();
+  auto result =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  // MLIR 19's nvvm.mma.sync verifies bf16 operands as f16 ones and then
+  // calls the bf16 intrinsic with them: call the intrinsic itself.
+  SmallVector<Value> args = registers(a, 4);
+  llvm::append_range(args, registers(bFrag, 2));
+  llvm::append_range(args, c);
+  auto mma =
+      b.create<LLVM::CallIntrinsicOp>(loc, result, kBf16MmaIntrinsic, args);
+  Value d = b.create<arith::ConstantOp>(
+      loc, DenseElementsAttr::get(cast<VectorType>(acc.getType()),
+                                  b.getF32FloatAttr(0.0f)));
+  for (int64_t e = 0; e < 4; ++e)
+    d = b.create<vector::InsertOp>(
+        loc,
+        b.create<LLVM::ExtractValueOp>(loc, mma.getResult(0),
+                                       ArrayRef<int64_t>{e}),
+        d, ArrayRef<int64_t>{e / 2, e % 2});
+  return d;
+}
+
+/// One k step (16 for f16 and bf16, 8 for tf32) of the warp's tile: its A
+/// and B fragments, an mma.sync per pair.
 SmallVector<Value> GemmEmitter::multiplyStep(ValueRange accs, int64_t ks) {
   bool tf32 = kind == MmaKind::TF32_M16N8K8;
   SmallVector<Value> fragsA = tf32 ? loadedFragments(ks, Operand::A)
@@ -475,9 +523,11 @@ SmallVector<Value> GemmEmitter::multiplyStep(ValueRange accs, int64_t ks) {
   SmallVector<Value> out;
   for (int64_t i = 0; i < tilesM; ++i)
     for (int64_t j = 0; j < tilesN; ++j)
-      out.push_back(b.create<nvgpu::MmaSyncOp>(
-          loc, fragsA[i], fragsB[j], accs[i * tilesN + j],
-          ArrayRef<int64_t>{shape.m, shape.n, shape.k}, tf32));
+      out.push_back(bf16 ? bf16Mma(fragsA[i], fragsB[j], accs[i * tilesN + j])
+                         : b.create<nvgpu::MmaSyncOp>(
+                               loc, fragsA[i], fragsB[j], accs[i * tilesN + j],
+                               ArrayRef<int64_t>{shape.m, shape.n, shape.k},
+                               tf32));
   return out;
 }
 
@@ -654,16 +704,22 @@ MmaTile chooseMmaTile(const GemmView &g, const CudaChip &chip) {
   return t;
 }
 
-std::optional<MmaKind> mmaKindFor(const std::string &precision) {
+std::string MmaPrecision::name() const {
+  return kind == MmaKind::TF32_M16N8K8 ? "tf32" : bf16 ? "bf16" : "f16";
+}
+
+std::optional<MmaPrecision> mmaPrecisionFor(const std::string &precision) {
   if (precision == "fp16")
-    return MmaKind::F16_M16N8K16;
+    return MmaPrecision{MmaKind::F16_M16N8K16, false};
+  if (precision == "bf16")
+    return MmaPrecision{MmaKind::F16_M16N8K16, true};
   if (precision == "tf32")
-    return MmaKind::TF32_M16N8K8;
+    return MmaPrecision{MmaKind::TF32_M16N8K8, false};
   return std::nullopt;
 }
 
 gpu::OwnLaunches emitTensorCoreGemms(func::FuncOp kernel, const CudaChip &chip,
-                                     MmaKind kind) {
+                                     MmaPrecision precision) {
   gpu::OwnLaunches out;
   std::vector<std::pair<linalg::LinalgOp, GemmView>> found;
   for (Operation &any : kernel.getBody().front()) {
@@ -687,12 +743,13 @@ gpu::OwnLaunches emitTensorCoreGemms(func::FuncOp kernel, const CudaChip &chip,
         (fill.getOutputs()[0] != c || !fill.getInputs()[0].getType().isF32()))
       fill = nullptr;
     mlir::gpu::LaunchOp launch =
-        GemmEmitter(op, g, tile, kind, fill ? fill.getInputs()[0] : Value())
+        GemmEmitter(op, g, tile, precision,
+                    fill ? fill.getInputs()[0] : Value())
             .emit();
     if (fill)
       fill->erase();
     out[launch] =
-        noteOf(g, tile, chip, kind, bytesOf(op, g.x), bytesOf(op, g.y),
+        noteOf(g, tile, chip, precision, bytesOf(op, g.x), bytesOf(op, g.y),
                bytesOf(op.getDpsInitOperand(0)->get()));
     op->erase();
   }
@@ -805,16 +862,74 @@ LogicalResult interpretMmaSync(nvgpu::MmaSyncOp op, gpu::SimtBlock &block,
   return success();
 }
 
+/// The bf16 in the low (`high` false) or high half of a 32-bit register.
+double bf16Half(int64_t word, bool high) {
+  uint32_t bits = uint32_t(uint64_t(word) >> (high ? 16 : 0)) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+/// llvm.nvvm.mma.m16n8k16.row.col.bf16: A's four and B's two registers
+/// each hold two elements of the fragment (the lower half first), then C's
+/// four f32; the result is four f32.
+LogicalResult interpretBf16Mma(LLVM::CallIntrinsicOp op, gpu::SimtBlock &block,
+                               std::string &why) {
+  if (op.getArgs().size() != 10 || op.getNumResults() != 1) {
+    why = "an mma intrinsic without 10 arguments and a result";
+    return failure();
+  }
+  ValueRange args = op.getArgs();
+  const MmaKind kind = MmaKind::F16_M16N8K16;
+  for (int64_t warp = 0; warp < block.threads() / 32; ++warp) {
+    double a[16][16], b[16][8], c[16][8];
+    for (int lane = 0; lane < 32; ++lane) {
+      int64_t t = warp * 32 + lane;
+      auto unpack = [&](Value reg, int index, Operand operand, auto &tileOf) {
+        int64_t word = block.value(reg, t)[0].i;
+        for (int e = 0; e < 2; ++e) {
+          Position p = fragmentPosition(kind, operand, lane, 2 * index + e);
+          tileOf[p.row][p.col] = bf16Half(word, e == 1);
+        }
+      };
+      for (auto [i, reg] : llvm::enumerate(args.take_front(4)))
+        unpack(reg, int(i), Operand::A, a);
+      for (auto [i, reg] : llvm::enumerate(args.slice(4, 2)))
+        unpack(reg, int(i), Operand::B, b);
+      for (auto [i, reg] : llvm::enumerate(args.drop_front(6))) {
+        Position q = fragmentPosition(kind, Operand::C, lane, int(i));
+        c[q.row][q.col] = block.value(reg, t)[0].f;
+      }
+    }
+    for (int lane = 0; lane < 32; ++lane) {
+      gpu::Elems d(4);
+      for (int i = 0; i < 4; ++i) {
+        Position p = fragmentPosition(kind, Operand::C, lane, i);
+        double sum = c[p.row][p.col];
+        for (int k = 0; k < 16; ++k)
+          sum += a[p.row][k] * b[k][p.col];
+        d[i].f = double(float(sum));
+      }
+      block.set(op.getResult(0), warp * 32 + lane, std::move(d));
+    }
+  }
+  return success();
+}
+
 } // namespace
 
 std::optional<LogicalResult>
 interpretMmaOp(Operation *op, gpu::SimtBlock &block, std::string &why) {
-  if (!isa<nvgpu::LdMatrixOp, nvgpu::MmaSyncOp>(op))
+  auto intrinsic = dyn_cast<LLVM::CallIntrinsicOp>(op);
+  if (!isa<nvgpu::LdMatrixOp, nvgpu::MmaSyncOp>(op) &&
+      !(intrinsic && intrinsic.getIntrin() == kBf16MmaIntrinsic))
     return std::nullopt;
   if (!wholeWarps(block, why))
     return failure();
   if (auto ld = dyn_cast<nvgpu::LdMatrixOp>(op))
     return interpretLdmatrix(ld, block, why);
+  if (intrinsic)
+    return interpretBf16Mma(intrinsic, block, why);
   return interpretMmaSync(cast<nvgpu::MmaSyncOp>(op), block, why);
 }
 

@@ -91,19 +91,29 @@ struct MmaTile {
 /// blocks than `chip` has SMs.
 MmaTile chooseMmaTile(const GemmView &g, const CudaChip &chip);
 
-/// The mma.sync a --precision computes with: fp16 (m16n8k16 on f16 tiles,
-/// loaded by ldmatrix) or tf32 (m16n8k8 on f32 tiles rounded to tf32,
-/// fragments loaded element by element: ldmatrix moves 16-bit elements).
-std::optional<MmaKind> mmaKindFor(const std::string &precision);
+/// The mma.sync a --precision computes with: fp16 or bf16 (m16n8k16 on
+/// 16-bit tiles loaded by ldmatrix; bf16 through its LLVM intrinsic, as
+/// MLIR 19's nvgpu.mma.sync has no bf16 and its nvvm.mma.sync miscompiles
+/// it) or tf32 (m16n8k8 on f32 tiles rounded
+/// to tf32, fragments loaded element by element: ldmatrix moves 16-bit
+/// elements).
+struct MmaPrecision {
+  MmaKind kind = MmaKind::F16_M16N8K16;
+  bool bf16 = false;
+
+  std::string name() const; // "f16", "bf16" or "tf32"
+};
+std::optional<MmaPrecision> mmaPrecisionFor(const std::string &precision);
 
 /// Replaces each contraction of `kernel` (bufferized) that analyzeGemm
-/// accepts by a tensor-core launch computing with `kind` (F16_M16N8K16 or
-/// TF32_M16N8K8), each with its note (the tile, the model's time where the
-/// chip has numbers).
+/// accepts by a tensor-core launch computing at `precision`, each with its
+/// note (the tile, the model's time where the chip has numbers).
 gpu::OwnLaunches emitTensorCoreGemms(mlir::func::FuncOp kernel,
-                                     const CudaChip &chip, MmaKind kind);
+                                     const CudaChip &chip,
+                                     MmaPrecision precision);
 
-/// nvgpu.ldmatrix and nvgpu.mma.sync (m16n8k16 f16, m16n8k8 tf32) for the GPU
+/// nvgpu.ldmatrix, nvgpu.mma.sync (m16n8k16 f16, m16n8k8 tf32) and the
+/// bf16 mma intrinsic (m16n8k16) for the GPU
 /// interpreter (GpuInterpreter.h's WarpOps), from MmaFragments.h's tables:
 /// tensor-core launches checked without a GPU. Every lane of a warp must
 /// take part.

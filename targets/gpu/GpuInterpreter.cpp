@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -418,6 +419,7 @@ private:
   LogicalResult execConstant(arith::ConstantOp c);
   LogicalResult execElementwise(Operation *op);
   LogicalResult execBarrier(Operation *op);
+  LogicalResult execVectorOp(Operation *op);
   Buffer *newBuffer(int64_t bytes, bool workgroup);
   /// A value of the host function (one thread).
   int64_t hostInt(Value v) { return values[v][0][0].i; }
@@ -741,6 +743,78 @@ LogicalResult Machine::execLaunch(mlir::gpu::LaunchFuncOp launch) {
   return result;
 }
 
+/// The flat index of `position` (a prefix of `shape`'s dims) and the
+/// elements it selects.
+std::pair<int64_t, int64_t> flatSlice(ArrayRef<int64_t> shape,
+                                      ArrayRef<int64_t> position) {
+  int64_t flat = 0, count = 1;
+  for (auto [d, p] : llvm::enumerate(position))
+    flat = flat * shape[d] + p;
+  for (size_t d = position.size(); d < shape.size(); ++d) {
+    flat *= shape[d];
+    count *= shape[d];
+  }
+  return {flat, count};
+}
+
+/// vector.extract and vector.insert at constant positions, vector.bitcast
+/// (the elements' bytes reread), and llvm.extractvalue of a struct of
+/// scalars (a struct's elements are its fields, flattened).
+LogicalResult Machine::execVectorOp(Operation *op) {
+  Value result = op->getResult(0);
+  std::vector<Elems> out(threadCount);
+  auto each = [&](auto f) {
+    for (int64_t t = 0; t < threadCount; ++t)
+      if ((*mask)[t])
+        out[t] = f(t);
+    values[result] = std::move(out);
+    return success();
+  };
+  if (auto ex = dyn_cast<vector::ExtractOp>(op)) {
+    if (!ex.getDynamicPosition().empty())
+      return fail(op, "an extract at a position not constant");
+    auto [flat, count] =
+        flatSlice(ex.getSourceVectorType().getShape(), ex.getStaticPosition());
+    return each([&, flat = flat, count = count](int64_t t) {
+      const Elems &v = values[ex.getVector()][t];
+      return Elems(v.begin() + flat, v.begin() + flat + count);
+    });
+  }
+  if (auto in = dyn_cast<vector::InsertOp>(op)) {
+    if (!in.getDynamicPosition().empty())
+      return fail(op, "an insert at a position not constant");
+    auto [flat, count] =
+        flatSlice(in.getDestVectorType().getShape(), in.getStaticPosition());
+    return each([&, flat = flat, count = count](int64_t t) {
+      Elems v = values[in.getDest()][t];
+      const Elems &x = values[in.getSource()][t];
+      std::copy(x.begin(), x.begin() + count, v.begin() + flat);
+      return v;
+    });
+  }
+  if (auto cast = dyn_cast<vector::BitCastOp>(op)) {
+    Type from = cast.getSourceVectorType().getElementType();
+    Type to = cast.getResultVectorType().getElementType();
+    int64_t n = cast.getResultVectorType().getNumElements();
+    return each([&](int64_t t) {
+      const Elems &v = values[cast.getSource()][t];
+      std::vector<char> bytes(v.size() * bytesOf(from));
+      for (auto [i, e] : llvm::enumerate(v))
+        writeElem(bytes.data() + i * bytesOf(from), from, e);
+      Elems r;
+      for (int64_t i = 0; i < n; ++i)
+        r.push_back(readElem(bytes.data() + i * bytesOf(to), to));
+      return r;
+    });
+  }
+  auto ev = cast<LLVM::ExtractValueOp>(op);
+  if (ev.getPosition().size() != 1)
+    return fail(op, "an extractvalue other than of a struct's field");
+  int64_t field = ev.getPosition()[0];
+  return each(
+      [&](int64_t t) { return Elems{values[ev.getContainer()][t][field]}; });
+}
+
 LogicalResult Machine::exec(Operation *op) {
   auto dimOf = [](mlir::gpu::Dimension d) { return int(d); };
   auto uniform = [&](Value v, int64_t x) {
@@ -823,38 +897,9 @@ LogicalResult Machine::exec(Operation *op) {
     }
     return success();
   }
-  if (auto ex = dyn_cast<vector::ExtractOp>(op)) {
-    if (!ex.getDynamicPosition().empty() ||
-        !isa<VectorType>(ex.getSourceVectorType()) ||
-        isa<VectorType>(ex.getResult().getType()))
-      return fail(op, "an extract other than of one element at a constant "
-                      "position");
-    int64_t flat = 0;
-    ArrayRef<int64_t> shape = ex.getSourceVectorType().getShape();
-    for (auto [d, p] : llvm::enumerate(ex.getStaticPosition()))
-      flat = flat * shape[d] + p;
-    auto &out = values[ex.getResult()];
-    out.resize(threadCount);
-    for (int64_t t = 0; t < threadCount; ++t)
-      if ((*mask)[t])
-        out[t] = Elems{values[ex.getVector()][t][flat]};
-    return success();
-  }
-  if (auto in = dyn_cast<vector::InsertOp>(op)) {
-    if (!in.getDynamicPosition().empty() || isa<VectorType>(in.getSourceType()))
-      return fail(op, "an insert other than of one element at a constant "
-                      "position");
-    int64_t flat = 0;
-    ArrayRef<int64_t> shape = in.getDestVectorType().getShape();
-    for (auto [d, p] : llvm::enumerate(in.getStaticPosition()))
-      flat = flat * shape[d] + p;
-    std::vector<Elems> out = values[in.getDest()];
-    for (int64_t t = 0; t < threadCount; ++t)
-      if ((*mask)[t])
-        out[t][flat] = values[in.getSource()][t][0];
-    values[in.getResult()] = std::move(out);
-    return success();
-  }
+  if (isa<vector::ExtractOp, vector::InsertOp, vector::BitCastOp,
+          LLVM::ExtractValueOp>(op))
+    return execVectorOp(op);
   if (isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) &&
       op->getNumResults() == 1)
     return execElementwise(op);

@@ -222,11 +222,11 @@ HostTarget::createRunner(const std::vector<const target::TaskModule *> &tasks,
   options.executable = context.executable;
   options.targetArgs = context.targetArgs;
   // Candidates computing in bf16 are checked against the fp32 reference at
-  // bf16's thresholds; fp16 and tf32 ones (a device target's tensor cores,
-  // measured through these workers) at fp16's (tf32 keeps as many bits).
+  // bf16's thresholds; fp16 ones (a device target's tensor cores at any
+  // reduced precision, measured through these workers) at fp16's.
   if (config.precision == "bf16" && hostMachine(config.chip).hasBf16Dot)
     options.measureArgs = {"--tolerance-of", "bf16"};
-  if (config.precision == "fp16" || config.precision == "tf32")
+  if (config.precision == "fp16")
     options.measureArgs = {"--tolerance-of", "f16"};
   options.workDir = context.workDir;
   options.jobs = context.jobs;

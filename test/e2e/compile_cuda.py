@@ -11,13 +11,13 @@ measurement). Fails when a model does not compile, when a kernel is left on
 the host for a reason of the CUDA backend itself (its PTX lowering, LLVM,
 ptxas), or when a kernel spills.
 
-At --precision fp16 or tf32 it also counts each model's tensor-core launches (the
+At --precision fp16, bf16 or tf32 it also counts each model's tensor-core launches (the
 contractions of at least 16 in m, n and k on mma.sync; TensorCoreGemm.h),
 and fails when no model has one.
 
 Usage:
   python3 test/e2e/compile_cuda.py [--ignc build/bin/ignc] [--zoo-dir DIR]
-      [--arch sm80 --arch sm90] [--precision fp32|fp16|tf32] [--csv FILE]
+      [--arch sm80 --arch sm90] [--precision fp32|fp16|bf16|tf32] [--csv FILE]
 """
 import argparse
 import csv
@@ -129,7 +129,7 @@ def main():
                         help="also compile the benchmark zoo generated there")
     parser.add_argument("--arch", action="append", default=None)
     parser.add_argument("--precision", default="fp32",
-                        choices=["fp32", "fp16", "tf32"])
+                        choices=["fp32", "fp16", "bf16", "tf32"])
     parser.add_argument("--csv", default=None)
     args = parser.parse_args()
     if not os.access(args.ignc, os.X_OK):

@@ -164,6 +164,12 @@ TEST(TensorCoreGemm, Tf32MatmulWithEdges) {
   expectMatmul(matmul(70, 40, 44), 1, 70, 40, 44, false, "tf32");
 }
 
+/// bf16: nvvm.mma.sync on fragments packed two to a register.
+TEST(TensorCoreGemm, Bf16MatmulWithEdges) {
+  expectMatmul(matmul(100, 72, 96), 1, 100, 72, 96, false, "bf16");
+  expectMatmul(matmul(70, 40, 44), 1, 70, 40, 44, false, "bf16");
+}
+
 /// A matmul into a filled tensor (Gemm's beta = 0, MatMul's zeros): one
 /// launch that starts from the fill's value.
 TEST(TensorCoreGemm, AFillBeforeIsTakenOver) {
@@ -240,7 +246,7 @@ func.func @k(%x: tensor<2x8x12x12xf32>, %w: tensor<16x8x3x3xf32>, %c: tensor<2x1
 /// image gathered inside the body at indices of the loops, zero where the
 /// window leaves it (a 3x3 window, padding 1: the gather is B, its rows
 /// the output pixels).
-/// (fp16 and tf32.)
+/// (fp16, bf16 and tf32.)
 TEST(TensorCoreGemm, ConvolutionGatheredInTheBody) {
   const char *kernel = R"(
 func.func @k(%img: tensor<1x8x10x10xf32>, %w: tensor<16x72xf32>, %c: tensor<1x16x100xf32>) -> tensor<1x16x100xf32> {
@@ -278,7 +284,7 @@ func.func @k(%img: tensor<1x8x10x10xf32>, %w: tensor<16x72xf32>, %c: tensor<1x16
   } -> tensor<1x16x100xf32>
   return %r : tensor<1x16x100xf32>
 })";
-  for (const char *precision : {"fp16", "tf32"}) {
+  for (const char *precision : {"fp16", "bf16", "tf32"}) {
     SCOPED_TRACE(precision);
     std::vector<std::vector<char>> b = runOnTensorCores(kernel, precision);
     ASSERT_FALSE(b.empty());

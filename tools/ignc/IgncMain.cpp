@@ -102,9 +102,9 @@ void addCompileOptions(CLI::App &app, CompileArgs &args) {
   app.add_option("--precision", options.precision,
                  "what matmuls and convolutions compute in: fp32, bf16 "
                  "(inputs rounded to bfloat16, sums in f32; on the host with "
-                 "AVX512-BF16, else fp32 with a warning), fp16 or tf32 "
-                 "(inputs rounded to half or tf32, sums in f32; CUDA's "
-                 "tensor cores)")
+                 "AVX512-BF16, else fp32 with a warning; CUDA's tensor "
+                 "cores), fp16 or tf32 (inputs rounded to half or tf32, sums "
+                 "in f32; CUDA's tensor cores)")
       ->check(CLI::IsMember({"fp32", "bf16", "fp16", "tf32"}))
       ->capture_default_str();
   app.add_option("--input-shape", args.inputShapes,

@@ -148,6 +148,10 @@ LogicalResult importVariadic(NodeImporter &n, const BinarySpec &spec,
                              bool mean) {
   if (n.numInputs() == 0)
     return n.error() << "needs at least one input";
+  for (size_t i = 0; i < n.numInputs(); ++i)
+    if (!n.hasInput(i))
+      return n.error() << "input " << i
+                       << " is empty (none of its inputs is optional)";
   if (n.allInputsConstant() && !mean) {
     std::optional<HostTensor> acc = *n.constInput(0);
     for (size_t i = 1; acc && i < n.numInputs(); ++i)

@@ -176,10 +176,9 @@ CudaTarget::createRunner(const std::vector<const target::TaskModule *> &tasks,
   if (chip.runsHere) {
     // This machine's GPU measures: the host's worker processes build for
     // this target (the context's target arguments name it) and run the
-    // candidates there, checked by the one validator.
-    // Candidates on the tensor cores are checked at f16's thresholds (the
-    // host's bf16 rule asks for a CPU with AVX512-BF16; bf16's thresholds
-    // are the same).
+    // candidates there, checked by the one validator; those on the tensor
+    // cores at f16's thresholds (bf16's are the same; the host's own bf16
+    // rule asks for a CPU with AVX512-BF16).
     const target::Target &host = *target::fallbackTarget();
     std::string checkedAs = config.precision == "fp32" ? "fp32" : "fp16";
     return gpu::onWholeChip(

@@ -223,7 +223,7 @@ TEST(CudaDeviceTest, IntermediatesStayOnTheGpuBetweenLaunches) {
   EXPECT_EQ(after.allocations, before.allocations);
   // A reader whose intermediate no launch kept is an error, not stale data.
   EXPECT_NE(reader.run(error), 0);
-  EXPECT_NE(error.find("was to be on the GPU"), std::string::npos) << error;
+  EXPECT_NE(error.find("was to be on the device"), std::string::npos) << error;
 }
 
 TEST(CudaDeviceTest, ArchitecturesTheGpuCannotRunAreRefused) {

@@ -56,10 +56,8 @@ struct Context {
   std::map<std::tuple<uint64_t, const void *, size_t>, Buffer> weights;
   std::list<uint64_t> epochs;
   // Intermediates kept on the GPU between launches (the call's `resident`
-  // flags): (host address, bytes) -> buffer; released ones wait in `pool`
-  // (by capacity) for the next.
-  std::map<std::pair<const void *, size_t>, Buffer> resident;
-  std::multimap<size_t, Buffer> pool;
+  // flags).
+  gpu::rt::ResidentBuffers<Buffer> resident;
   uint64_t clock = 0;
 };
 
@@ -247,44 +245,16 @@ bool weightBuffer(Context &ctx, const ignrt_device_call &call, size_t i,
   return true;
 }
 
-/// The GPU's copy of intermediate argument `i`: an output's is made (from
-/// the pool where a released one is large enough); an input's must be
-/// there, kept by the launch that wrote it.
+/// The GPU's copy of intermediate argument `i` (ResidentBuffers::get).
 bool residentBuffer(Context &ctx, const ignrt_device_call &call, size_t i,
                     CUdeviceptr &ptr, std::string &why) {
-  gpu::rt::ResidentKey key = gpu::rt::residentKey(call, i);
-  auto it = ctx.resident.find(key);
-  if (it == ctx.resident.end()) {
-    if (!isOutput(call, i)) {
-      why = "input " + std::to_string(i) +
-            " was to be on the GPU, kept by the launch that wrote it, and "
-            "is not";
-      return false;
-    }
-    Buffer b;
-    auto spare = ctx.pool.lower_bound(key.second);
-    if (spare != ctx.pool.end()) {
-      b = spare->second;
-      ctx.pool.erase(spare);
-    } else if (!grow(ctx, b, key.second, why)) {
-      return false;
-    }
-    it = ctx.resident.emplace(key, b).first;
-  }
-  ptr = it->second.ptr;
-  return true;
-}
-
-/// After a launch: the intermediates it read for the last time go back to
-/// the pool.
-void releaseLastUses(Context &ctx, const ignrt_device_call &call) {
-  for (const gpu::rt::ResidentKey &key : gpu::rt::lastUses(call)) {
-    auto it = ctx.resident.find(key);
-    if (it == ctx.resident.end())
-      continue;
-    ctx.pool.emplace(it->second.capacity, it->second);
-    ctx.resident.erase(it);
-  }
+  Buffer *b = ctx.resident.get(
+      call, i, call.args[i].bytes,
+      [&](uint64_t bytes, Buffer &out) { return grow(ctx, out, bytes, why); },
+      why);
+  if (b)
+    ptr = b->ptr;
+  return b != nullptr;
 }
 
 /// The device pointer of binding `b`, its memory allocated and, for an
@@ -398,7 +368,7 @@ bool runLocked(const ignrt_device_call &call, ignrt_device_stats &stats,
     ctx->broken = "an earlier kernel failed on the GPU: " + why;
     return false;
   }
-  releaseLastUses(*ctx, call);
+  ctx->resident.releaseLastUses(call);
   return true;
 }
 

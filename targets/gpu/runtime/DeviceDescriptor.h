@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -103,6 +104,63 @@ ResidentKey residentKey(const ignrt_device_call &call, size_t i);
 /// release after it (IGNRT_RESIDENT_LAST inputs, unless the call wrote a
 /// new one in the same place).
 std::vector<ResidentKey> lastUses(const ignrt_device_call &call);
+
+/// A driver's device copies of the intermediates it keeps (the call's
+/// `resident` flags), each `Buffer` (with a `capacity` in bytes) keyed by
+/// host address and bytes; those released after their last reader wait in
+/// a pool for the next producer. Not thread-safe (drivers serialize calls).
+template <typename Buffer> class ResidentBuffers {
+public:
+  /// Argument `i`'s copy: an output's is taken from the pool or made by
+  /// `allocate(bytes, buffer)` (false: failed, `why` set); an input's must
+  /// be there, kept by the launch that wrote it. Null on failure.
+  template <typename Allocate>
+  Buffer *get(const ignrt_device_call &call, size_t i, uint64_t bytes,
+              Allocate allocate, std::string &why) {
+    ResidentKey key = residentKey(call, i);
+    auto it = buffers_.find(key);
+    if (it == buffers_.end()) {
+      if (!isOutput(call, i)) {
+        why = "input " + std::to_string(i) +
+              " was to be on the device, kept by the launch that wrote it, "
+              "and is not";
+        return nullptr;
+      }
+      Buffer b;
+      auto spare = pool_.lower_bound(bytes);
+      if (spare != pool_.end()) {
+        b = spare->second;
+        pool_.erase(spare);
+      } else if (!allocate(bytes, b)) {
+        return nullptr;
+      }
+      it = buffers_.emplace(key, b).first;
+    }
+    return &it->second;
+  }
+
+  /// After a call: the copies it read for the last time go to the pool.
+  void releaseLastUses(const ignrt_device_call &call) {
+    for (const ResidentKey &key : lastUses(call)) {
+      auto it = buffers_.find(key);
+      if (it == buffers_.end())
+        continue;
+      pool_.emplace(it->second.capacity, it->second);
+      buffers_.erase(it);
+    }
+  }
+
+  /// Frees the pool's buffers with `free(buffer)` (when memory runs out).
+  template <typename Free> void freePool(Free free) {
+    for (auto &entry : pool_)
+      free(entry.second);
+    pool_.clear();
+  }
+
+private:
+  std::map<ResidentKey, Buffer> buffers_;
+  std::multimap<uint64_t, Buffer> pool_;
+};
 
 /// The kernel's name and a hash of its descriptor and blob: what a driver
 /// caches a kernel's device objects by (a later bundle may reuse a freed

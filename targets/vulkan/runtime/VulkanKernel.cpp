@@ -262,63 +262,28 @@ WeightCache &weightCache() {
 }
 
 /// Intermediates kept on the device between launches (the call's
-/// `resident` flags): keyed by host address and bytes; released ones wait
-/// in a pool (by capacity) for the next producer.
-class ResidentCache {
-public:
-  /// An output's buffer is made (or taken from the pool); an input's must
-  /// be there, kept by the launch that wrote it.
-  VkResult get(VulkanContext &ctx, const ignrt_device_call &call, size_t arg,
-               uint64_t bytes, Buffer *&out, std::string &why) {
-    gpu::rt::ResidentKey key = gpu::rt::residentKey(call, arg);
-    auto it = buffers_.find(key);
-    if (it == buffers_.end()) {
-      if (!gpu::rt::isOutput(call, arg)) {
-        why = "input " + std::to_string(arg) +
-              " was to be on the device, kept by the launch that wrote it, "
-              "and is not";
-        return VK_ERROR_INITIALIZATION_FAILED;
-      }
-      Buffer b;
-      auto spare = pool_.lower_bound(bytes);
-      if (spare != pool_.end()) {
-        b = spare->second;
-        pool_.erase(spare);
-      } else if (VkResult r = allocateBuffer(ctx, bytes, b, why);
-                 r != VK_SUCCESS) {
-        freeBuffer(ctx, b);
-        return r;
-      }
-      it = buffers_.emplace(key, b).first;
-    }
-    out = &it->second;
-    return VK_SUCCESS;
-  }
-
-  void releaseLastUses(const ignrt_device_call &call) {
-    for (const gpu::rt::ResidentKey &key : gpu::rt::lastUses(call)) {
-      auto it = buffers_.find(key);
-      if (it == buffers_.end())
-        continue;
-      pool_.emplace(it->second.capacity, it->second);
-      buffers_.erase(it);
-    }
-  }
-
-  void freePool(VulkanContext &ctx) {
-    for (auto &entry : pool_)
-      freeBuffer(ctx, entry.second);
-    pool_.clear();
-  }
-
-private:
-  std::map<gpu::rt::ResidentKey, Buffer> buffers_;
-  std::multimap<uint64_t, Buffer> pool_;
-};
-
-ResidentCache &residentCache() {
-  static ResidentCache *cache = new ResidentCache; // as long as the context
+/// `resident` flags).
+gpu::rt::ResidentBuffers<Buffer> &residentCache() {
+  static auto *cache = new gpu::rt::ResidentBuffers<Buffer>; // as the context
   return *cache;
+}
+
+/// Argument `arg`'s kept copy (ResidentBuffers::get), as bindBuffers takes
+/// its buffers.
+VkResult residentBuffer(VulkanContext &ctx, const ignrt_device_call &call,
+                        size_t arg, uint64_t bytes, Buffer *&out,
+                        std::string &why) {
+  VkResult result = VK_ERROR_INITIALIZATION_FAILED; // a missing input's
+  out = residentCache().get(
+      call, arg, bytes,
+      [&](uint64_t size, Buffer &b) {
+        result = allocateBuffer(ctx, size, b, why);
+        if (result != VK_SUCCESS)
+          freeBuffer(ctx, b);
+        return result == VK_SUCCESS;
+      },
+      why);
+  return out ? VK_SUCCESS : result;
 }
 
 } // namespace
@@ -329,7 +294,7 @@ bool isWeight(const ignrt_device_call &call, size_t i) {
 
 void releaseOtherWeights(VulkanContext &ctx, uint64_t keepEpoch) {
   weightCache().releaseOthers(ctx, keepEpoch);
-  residentCache().freePool(ctx);
+  residentCache().freePool([&](Buffer &b) { freeBuffer(ctx, b); });
 }
 
 void releaseLastUses(const ignrt_device_call &call) {
@@ -402,7 +367,7 @@ VkResult bindBuffers(VulkanContext &ctx, const ignrt_device_call &call,
           arg && isWeight(call, b.index)
               ? weightCache().get(ctx, call, b.index, bytes, buffer, why)
           : arg && gpu::rt::residency(call, b.index) != IGNRT_RESIDENT_HOST
-              ? residentCache().get(ctx, call, b.index, bytes, buffer, why)
+              ? residentBuffer(ctx, call, b.index, bytes, buffer, why)
               : ensureBuffer(ctx, bytes, *buffer, why);
       if (r != VK_SUCCESS)
         return r;

@@ -233,7 +233,8 @@ public:
       DirectionInputs in = sliceDirection(d);
       // Once per direction: the input projections of every step (GRU: R
       // as each gate's part).
-      Value xw = cb.projectAll(op.getX(), in.w, in.wb);
+      Value xw = op.getProjectedInput() ? projectedSlice(d)
+                                        : cb.projectAll(op.getX(), in.w, in.wb);
       SmallVector<Value> rs, rbParts;
       if constexpr (isGRU)
         cb.gateParts(in.r, in.rb, hidden, rs, rbParts);
@@ -264,10 +265,24 @@ public:
   }
 
 private:
-  /// Direction d's W, R, biases, initial states and (LSTM) peepholes.
+  /// Direction d's part of a projected X: [seq, batch, gates * hidden].
+  Value projectedSlice(int64_t d) {
+    int64_t n = gates * hidden;
+    SmallVector<OpFoldResult> off{b.getIndexAttr(0), b.getIndexAttr(0),
+                                  b.getIndexAttr(d * n)},
+        sz{b.getIndexAttr(seq), b.getIndexAttr(batch), b.getIndexAttr(n)},
+        st(3, b.getIndexAttr(1));
+    return b.create<tensor::ExtractSliceOp>(
+        loc, RankedTensorType::get({seq, batch, n}, et), op.getX(), off, sz,
+        st);
+  }
+
+  /// Direction d's W (unless X is projected), R, biases, initial states and
+  /// (LSTM) peepholes.
   DirectionInputs sliceDirection(int64_t d) {
     DirectionInputs in;
-    in.w = slice3(b, loc, op.getW(), b.getIndexAttr(d));
+    if (Value w = op.getW())
+      in.w = slice3(b, loc, w, b.getIndexAttr(d));
     in.r = slice3(b, loc, op.getR(), b.getIndexAttr(d));
     if (Value bias = op.getB()) {
       // B [dirs, 2*gates*hidden]: Wb then Rb.

@@ -37,6 +37,7 @@ static LogicalResult formGraph(ModuleOp module, func::FuncOp graph,
     return graph.emitError("a graph function must have a single block");
   cleanUpGraph(graph);
   foldBatchNorm(graph);
+  hoistRecurrentProjections(graph);
   if (policy.integerMatmuls || policy.integerConvsInFloat)
     integerMatmuls(graph, policy.integerMatmuls);
   if (policy.untransposeWeights)

@@ -7,6 +7,7 @@
 #include "WeightConstants.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/xxhash.h"
 
 #include <random>
@@ -93,12 +94,16 @@ uint64_t opFlops(Operation *op) {
     auto w = dims(conv.getWeight());
     return 2 * numElements(conv.getInput()) * w[1] * product(w.drop_front(2));
   }
-  // A recurrent op: every step multiplies the input by W and the state by
-  // R (X [seq, batch, in]; the cells' pointwise work is not counted).
+  // A recurrent op: every step multiplies the input by W (unless X is
+  // projected already) and the state by R (X [seq, batch, in]; the cells'
+  // pointwise work is not counted).
   if (isa<LSTMOp, GRUOp, RNNOp>(op)) {
     auto x = dims(op->getOperand(0));
-    return 2 * uint64_t(x[0] * x[1]) *
-           (numElements(op->getOperand(1)) + numElements(op->getOperand(2)));
+    uint64_t weights = 0;
+    llvm::TypeSwitch<Operation *>(op).Case<LSTMOp, GRUOp, RNNOp>([&](auto r) {
+      weights = numElements(r.getR()) + (r.getW() ? numElements(r.getW()) : 0);
+    });
+    return 2 * uint64_t(x[0] * x[1]) * weights;
   }
   if (op->hasTrait<Pointwise>())
     return out;

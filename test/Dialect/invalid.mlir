@@ -410,3 +410,30 @@ func.func @scatter_elements_updates_wider(%d: tensor<2x3xf32>, %i: tensor<2x4xi6
   %r = ign.scatter_elements %d, %i, %u {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2x4xi64>, tensor<2x4xf32>) -> tensor<2x3xf32>
   return %r : tensor<2x3xf32>
 }
+
+// -----
+
+func.func @recurrent_projected_with_w(%x: tensor<4x2x16xf32>, %w: tensor<1x16x2xf32>, %r: tensor<1x16x4xf32>) -> tensor<4x1x2x4xf32> {
+  // expected-error@+2 {{W must be absent with projected_input}}
+  // expected-error@+1 {{'ign.lstm' op failed to infer returned types}}
+  %y, %y_h, %y_c = "ign.lstm"(%x, %w, %r) {activations = ["Sigmoid", "Tanh", "Tanh"], direction = "forward", hidden_size = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>, projected_input} : (tensor<4x2x16xf32>, tensor<1x16x2xf32>, tensor<1x16x4xf32>) -> (tensor<4x1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>)
+  return %y : tensor<4x1x2x4xf32>
+}
+
+// -----
+
+func.func @recurrent_projected_width(%x: tensor<4x2x12xf32>, %r: tensor<2x12x4xf32>) -> tensor<4x2x2x4xf32> {
+  // expected-error@+2 {{projected X must be [seq, batch, 24], got [4x2x12]}}
+  // expected-error@+1 {{'ign.gru' op failed to infer returned types}}
+  %y, %y_h = "ign.gru"(%x, %r) {activations = ["Sigmoid", "Tanh", "Sigmoid", "Tanh"], direction = "bidirectional", hidden_size = 4 : i64, operandSegmentSizes = array<i32: 1, 0, 1, 0, 0, 0>, projected_input} : (tensor<4x2x12xf32>, tensor<2x12x4xf32>) -> (tensor<4x2x2x4xf32>, tensor<2x2x4xf32>)
+  return %y : tensor<4x2x2x4xf32>
+}
+
+// -----
+
+func.func @recurrent_without_w(%x: tensor<4x2x3xf32>, %r: tensor<1x12x4xf32>) -> tensor<4x1x2x4xf32> {
+  // expected-error@+2 {{W must be a statically shaped tensor}}
+  // expected-error@+1 {{'ign.gru' op failed to infer returned types}}
+  %y, %y_h = "ign.gru"(%x, %r) {activations = ["Sigmoid", "Tanh"], direction = "forward", hidden_size = 4 : i64, operandSegmentSizes = array<i32: 1, 0, 1, 0, 0, 0>} : (tensor<4x2x3xf32>, tensor<1x12x4xf32>) -> (tensor<4x1x2x4xf32>, tensor<1x2x4xf32>)
+  return %y : tensor<4x1x2x4xf32>
+}

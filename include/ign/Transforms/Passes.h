@@ -72,6 +72,12 @@ void directConvolutions(mlir::func::FuncOp func, int64_t filterBlock);
 /// with the input (1x1 unit stride, unpadded) or its ign.im2col columns.
 void convToMatmul(mlir::func::FuncOp func);
 
+/// Moves the input projections of `func`'s recurrent ops (LSTM, GRU, RNN
+/// with static shapes and more than one step) out of the loop over time:
+/// one ign.gemm per direction over all steps, read by the op as
+/// `projected_input`.
+void hoistRecurrentProjections(mlir::func::FuncOp func);
+
 /// Transposed convolutions (one group, batch 1) as a Gemm of the transposed
 /// weight with the input and an ign.col2im of its columns.
 void convTransposeToMatmul(mlir::func::FuncOp func);

@@ -34,6 +34,19 @@ def IntegerMatmuls : Pass<"ign-integer-matmuls", "mlir::func::FuncOp"> {
   }];
 }
 
+def HoistRecurrentProjections
+    : Pass<"ign-hoist-recurrent-projections", "mlir::func::FuncOp"> {
+  let summary = "Compute recurrent layers' input projections as Gemms";
+  let description = [{
+    An LSTM, GRU or RNN with static shapes and more than one step gets its
+    input projections `X . W[d]^T + Wb[d]` of all steps as one `ign.gemm`
+    per direction (concatenated along the last axis when bidirectional);
+    the op then reads them as `projected_input` and keeps only R. The Gemm
+    is a kernel of its own, split over threads with its weight packed at
+    compile time.
+  }];
+}
+
 def SinkReshapes : Pass<"ign-sink-reshapes", "mlir::func::FuncOp"> {
   let summary = "Move pointwise ops above the reshapes they read";
   let description = [{

@@ -852,17 +852,26 @@ template <typename AdaptorT>
 static LogicalResult inferRecurrent(Loc loc, AdaptorT &adaptor, int64_t gates,
                                     int numStates, Types &types) {
   RankedTensorType x, w, r;
+  bool projected = bool(adaptor.getProjectedInput());
   if (failed(requireTensor(loc, adaptor.getX(), x, "X")) ||
-      failed(requireTensor(loc, adaptor.getW(), w, "W")) ||
       failed(requireTensor(loc, adaptor.getR(), r, "R")))
+    return failure();
+  if (projected && adaptor.getW())
+    return emitOptionalError(loc, "W must be absent with projected_input");
+  if (!projected && failed(requireTensor(loc, adaptor.getW(), w, "W")))
     return failure();
   int64_t dirs = adaptor.getDirection() == "bidirectional" ? 2 : 1;
   int64_t hidden = adaptor.getHiddenSize();
   if (x.getRank() != 3)
     return emitOptionalError(loc, "X must be [seq, batch, input], got ",
                              shapeStr(x.getShape()));
-  if (w.getRank() != 3 || w.getDimSize(0) != dirs ||
-      w.getDimSize(1) != gates * hidden || w.getDimSize(2) != x.getDimSize(2))
+  if (projected && x.getDimSize(2) != dirs * gates * hidden)
+    return emitOptionalError(loc, "projected X must be [seq, batch, ",
+                             dirs * gates * hidden, "], got ",
+                             shapeStr(x.getShape()));
+  if (!projected &&
+      (w.getRank() != 3 || w.getDimSize(0) != dirs ||
+       w.getDimSize(1) != gates * hidden || w.getDimSize(2) != x.getDimSize(2)))
     return emitOptionalError(loc, "W must be [", dirs, "x", gates * hidden, "x",
                              x.getDimSize(2), "], got ",
                              shapeStr(w.getShape()));

@@ -8,12 +8,16 @@ include "ign/Dialect/Ign/IR/IgnBase.td"
 // Recurrent layers in ONNX's layout 0: X is [seq, batch, input]; Y is
 // [seq, num_directions, batch, hidden] and Y_h [num_directions, batch,
 // hidden]. The importer transposes layout-1 models into this form and
-// spells out the default activations.
+// spells out the default activations. With `projected_input`, X already
+// holds every step's input projection X . W^T + Wb of each direction,
+// [seq, batch, num_directions * gates * hidden] (direction 0 first), W is
+// absent and B's Wb half is not read (ign-hoist-recurrent-projections
+// makes that one Gemm per direction outside the loop over time).
 class Ign_RecurrentOp<string mnemonic, dag extraOperands, dag extraAttrs,
                       dag extraResults>
     : Ign_Op<mnemonic, [AttrSizedOperandSegments]> {
   let arguments = !con(
-      (ins Ign_FloatTensor:$x, Ign_Tensor:$w, Ign_Tensor:$r,
+      (ins Ign_FloatTensor:$x, Optional<Ign_Tensor>:$w, Ign_Tensor:$r,
            Optional<Ign_Tensor>:$b, Optional<Ign_IndexTensor>:$sequence_lens,
            Optional<Ign_Tensor>:$initial_h),
       extraOperands,
@@ -21,7 +25,7 @@ class Ign_RecurrentOp<string mnemonic, dag extraOperands, dag extraAttrs,
            I64Attr:$hidden_size, StrArrayAttr:$activations,
            DefaultValuedAttr<F32ArrayAttr, "{}">:$activation_alpha,
            DefaultValuedAttr<F32ArrayAttr, "{}">:$activation_beta,
-           OptionalAttr<F32Attr>:$clip),
+           OptionalAttr<F32Attr>:$clip, UnitAttr:$projected_input),
       extraAttrs);
   let results = !con((outs Ign_Tensor:$y, Ign_Tensor:$y_h), extraResults);
 }

@@ -1,0 +1,133 @@
+//===- RecurrentProjections.cpp - input projections outside the time loop ===//
+//
+// A recurrent layer multiplies every step's input by W before the step's
+// recurrence; those products do not depend on the state, so they are one
+// Gemm over all steps ([seq * batch, in] x W^T + Wb) per direction. As an
+// op of its own that Gemm is a kernel of its own: it gets a workgroup
+// split over the runtime's threads and weights packed at compile time,
+// where inside the recurrent kernel it ran on one thread, read W by
+// gathers (40 inputs are no whole vector) and allocated its result on
+// every call. The recurrent op keeps R and reads the projections
+// (`projected_input`).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ign/Dialect/Ign/IR/IgnOps.h"
+#include "ign/Transforms/Passes.h"
+
+#include "WeightConstants.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+
+namespace ign {
+
+#define GEN_PASS_DEF_HOISTRECURRENTPROJECTIONS
+#include "ign/Transforms/Passes.h.inc"
+
+namespace {
+
+/// Gates per hidden unit: LSTM 4, GRU 3, RNN 1.
+template <typename OpT> constexpr int64_t gatesOf() {
+  if constexpr (std::is_same_v<OpT, LSTMOp>)
+    return 4;
+  else if constexpr (std::is_same_v<OpT, GRUOp>)
+    return 3;
+  else
+    return 1;
+}
+
+/// Whether `op`'s projections can move out: static shapes, more than one
+/// step, and a form the lowering takes (it refuses the rest, naming why).
+template <typename OpT> bool isHoistable(OpT op) {
+  if (op.getProjectedInput() || !op.getW())
+    return false;
+  auto x = dyn_cast<RankedTensorType>(op.getX().getType());
+  auto w = dyn_cast<RankedTensorType>(op.getW().getType());
+  if (!x || !w || !x.hasStaticShape() || !w.hasStaticShape() ||
+      x.getRank() != 3 || w.getRank() != 3 || x.getDimSize(0) < 2)
+    return false;
+  if (op.getSequenceLens() && op.getDirection() != "forward")
+    return false;
+  if constexpr (std::is_same_v<OpT, LSTMOp>)
+    if (op.getInputForget())
+      return false;
+  return true;
+}
+
+/// Every direction's Wb (B [dirs, 2n] holds Wb, then Rb), [dirs * n]: a
+/// weight of its own when B is an f32 constant, else slices joined.
+Value inputBiases(OpBuilder &b, Location loc, Value bias, int64_t dirs,
+                  int64_t n) {
+  auto type = cast<RankedTensorType>(bias.getType());
+  auto resultType = RankedTensorType::get({dirs * n}, type.getElementType());
+  if (auto values = constantFloats(bias);
+      values && type.getElementType().isF32()) {
+    std::vector<float> wb;
+    for (int64_t d = 0; d < dirs; ++d)
+      wb.insert(wb.end(), values->begin() + d * 2 * n,
+                values->begin() + d * 2 * n + n);
+    return makeWeight(b, loc, resultType, std::move(wb),
+                      weightName(bias, "_input"));
+  }
+  Value wb = b.createOrFold<SliceOp>(loc, bias, b.getI64ArrayAttr({0, 0}),
+                                     b.getI64ArrayAttr({dirs, n}),
+                                     b.getI64ArrayAttr({1, 1}));
+  return b.createOrFold<ReshapeOp>(loc, wb, b.getI64ArrayAttr({dirs * n}));
+}
+
+/// `x` [seq, batch, in] . W^T + Wb of every direction at once (W [dirs, n,
+/// in] is [dirs * n, in] as stored) -> [seq, batch, dirs * n].
+template <typename OpT> Value project(OpBuilder &b, OpT op, int64_t n) {
+  Location loc = op.getLoc();
+  auto x = cast<RankedTensorType>(op.getX().getType());
+  int64_t seq = x.getDimSize(0), batch = x.getDimSize(1), in = x.getDimSize(2);
+  int64_t dirs = op.getDirection() == "bidirectional" ? 2 : 1;
+  Value rows = b.createOrFold<ReshapeOp>(loc, op.getX(),
+                                         b.getI64ArrayAttr({seq * batch, in}));
+  Value w = b.createOrFold<ReshapeOp>(loc, op.getW(),
+                                      b.getI64ArrayAttr({dirs * n, in}));
+  Value bias = op.getB() ? inputBiases(b, loc, op.getB(), dirs, n) : Value();
+  Value y = b.create<GemmOp>(loc, rows, w, bias, b.getF32FloatAttr(1),
+                             b.getF32FloatAttr(1), b.getBoolAttr(false),
+                             b.getBoolAttr(true));
+  return b.createOrFold<ReshapeOp>(loc, y,
+                                   b.getI64ArrayAttr({seq, batch, dirs * n}));
+}
+
+template <typename OpT> void hoist(OpT op) {
+  OpBuilder b(op);
+  Value projected =
+      project(b, op, gatesOf<OpT>() * int64_t(op.getHiddenSize()));
+  op.getXMutable().assign(projected);
+  op.getWMutable().clear();
+  op.setProjectedInput(true);
+}
+
+} // namespace
+
+void hoistRecurrentProjections(func::FuncOp func) {
+  SmallVector<Operation *> ops;
+  func.walk([&](Operation *op) {
+    bool hoistable =
+        llvm::TypeSwitch<Operation *, bool>(op)
+            .Case<LSTMOp, GRUOp, RNNOp>([](auto r) { return isHoistable(r); })
+            .Default(false);
+    if (hoistable)
+      ops.push_back(op);
+  });
+  for (Operation *op : ops)
+    llvm::TypeSwitch<Operation *>(op).Case<LSTMOp, GRUOp, RNNOp>(
+        [](auto r) { hoist(r); });
+}
+
+namespace {
+struct HoistRecurrentProjectionsPass
+    : public impl::HoistRecurrentProjectionsBase<
+          HoistRecurrentProjectionsPass> {
+  void runOnOperation() override { hoistRecurrentProjections(getOperation()); }
+};
+} // namespace
+
+} // namespace ign

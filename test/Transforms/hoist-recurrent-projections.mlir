@@ -1,0 +1,48 @@
+// RUN: ign-opt %s --ign-hoist-recurrent-projections --split-input-file | FileCheck %s
+
+// A bidirectional GRU with constant weights: one Gemm over the 2 x 3
+// steps and both directions (W [2, 15, 3] is [30, 3] as stored), its bias
+// both directions' Wb (B's first 15 entries of each row) in a blob of its
+// own; the GRU reads the projections [2, 3, 30] and no W.
+// CHECK-LABEL: func.func @bidirectional
+// CHECK-DAG: %[[WB:.*]] = ign.constant dense_resource<[[WBN:.*]]> : tensor<30xf32>
+// CHECK-DAG: %[[X:.*]] = ign.reshape %arg0 {{.*}} -> tensor<6x3xf32>
+// CHECK-DAG: %[[W2:.*]] = ign.constant dense<5.000000e-01> : tensor<30x3xf32>
+// CHECK: %[[P:.*]] = ign.gemm %[[X]], %[[W2]], %[[WB]] {trans_b = true}
+// CHECK: %[[P3:.*]] = ign.reshape %[[P]] {{.*}} -> tensor<2x3x30xf32>
+// CHECK: "ign.gru"(%[[P3]], %{{.*}}, %{{.*}}) {{.*}}operandSegmentSizes = array<i32: 1, 0, 1, 1, 0, 0>, projected_input}
+// CHECK: [[WBN]]: "0x0400000000000000000000000000000000000000000000000000803F0000803F0000803F0000803F0000803F000000400000004000000040000000400000004000000000000000000000000000000000000000000000803F0000803F0000803F0000803F0000803F0000004000000040000000400000004000000040"
+func.func @bidirectional(%x: tensor<2x3x3xf32>) -> tensor<2x2x3x5xf32> {
+  %w = ign.constant dense<0.5> : tensor<2x15x3xf32>
+  %r = ign.constant dense<0.25> : tensor<2x15x5xf32>
+  %b = ign.constant dense<[[0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0, 2.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0, 7.0], [0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0, 2.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0, 9.0]]> : tensor<2x30xf32>
+  %y, %y_h = "ign.gru"(%x, %w, %r, %b) {activation_alpha = [], activation_beta = [], activations = ["Sigmoid", "Tanh", "Sigmoid", "Tanh"], direction = "bidirectional", hidden_size = 5 : i64, linear_before_reset = false, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0>} : (tensor<2x3x3xf32>, tensor<2x15x3xf32>, tensor<2x15x5xf32>, tensor<2x30xf32>) -> (tensor<2x2x3x5xf32>, tensor<2x3x5xf32>)
+  return %y : tensor<2x2x3x5xf32>
+}
+
+// -----
+
+// Weights given at run time: the same Gemm of the reshaped W; the bias is
+// the Wb half of B sliced (the first 4 * 4 entries of each direction).
+// CHECK-LABEL: func.func @weight_inputs
+// CHECK: %[[S:.*]] = ign.slice %arg2 {{.*}}sizes = [1, 16]{{.*}}starts = [0, 0]
+// CHECK: %[[WB:.*]] = ign.reshape %[[S]] {{.*}} -> tensor<16xf32>
+// CHECK: ign.gemm %{{.*}}, %{{.*}}, %[[WB]] {trans_b = true} : (tensor<8x2xf32>, tensor<16x2xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+// CHECK: "ign.lstm"
+// CHECK-SAME: projected_input
+func.func @weight_inputs(%x: tensor<4x2x2xf32>, %w: tensor<1x16x2xf32>, %b: tensor<1x32xf32>) -> tensor<4x1x2x4xf32> {
+  %r = ign.constant dense<0.25> : tensor<1x16x4xf32>
+  %y, %y_h, %y_c = "ign.lstm"(%x, %w, %r, %b) {activation_alpha = [], activation_beta = [], activations = ["Sigmoid", "Tanh", "Tanh"], direction = "forward", hidden_size = 4 : i64, input_forget = false, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0>} : (tensor<4x2x2xf32>, tensor<1x16x2xf32>, tensor<1x16x4xf32>, tensor<1x32xf32>) -> (tensor<4x1x2x4xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32>)
+  return %y : tensor<4x1x2x4xf32>
+}
+
+// -----
+
+// One step: nothing to hoist.
+// CHECK-LABEL: func.func @one_step
+// CHECK-NOT: ign.gemm
+// CHECK: "ign.rnn"(%arg0, %arg1, %arg2)
+func.func @one_step(%x: tensor<1x2x2xf32>, %w: tensor<1x4x2xf32>, %r: tensor<1x4x4xf32>) -> tensor<1x1x2x4xf32> {
+  %y, %y_h = "ign.rnn"(%x, %w, %r) {activation_alpha = [], activation_beta = [], activations = ["Tanh"], direction = "forward", hidden_size = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>} : (tensor<1x2x2xf32>, tensor<1x4x2xf32>, tensor<1x4x4xf32>) -> (tensor<1x1x2x4xf32>, tensor<1x2x4xf32>)
+  return %y : tensor<1x1x2x4xf32>
+}

@@ -88,6 +88,8 @@ std::string manifestWithOffsets(const BundleContents &c,
         {"bytes_read", k.bytesRead},
         {"bytes_written", k.bytesWritten},
         {"schedule", nlohmann::json::parse(k.scheduleJson)}};
+    if (k.steps > 1)
+      kernel["steps"] = k.steps;
     if (!k.device.empty()) {
       nlohmann::json d = nlohmann::json::parse(k.deviceJson);
       d["name"] = k.device;
@@ -183,9 +185,12 @@ std::string writeBundle(const std::string &path,
 }
 
 uint32_t formatVersionOf(const BundleContents &c) {
+  for (const KernelSpec &k : c.kernels)
+    if (k.steps > 1)
+      return kFormatVersion;
   for (const TensorSpec &t : c.outputs)
     if (!t.shapeOf.empty())
-      return kFormatVersion;
+      return kShapeOfFormatVersion;
   return kOldestFormatVersion;
 }
 

@@ -249,11 +249,12 @@ void makeSignless(ModuleOp module) {
 
 struct ConvertIgnToLinalgPass
     : ign::impl::ConvertIgnToLinalgBase<ConvertIgnToLinalgPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     makeSignless(module);
     RewritePatternSet patterns(&getContext());
-    populateIgnToLinalgPatterns(patterns);
+    populateIgnToLinalgPatterns(patterns, recurrentParts);
     ConversionTarget target(getContext());
     target.addIllegalDialect<IgnDialect>();
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
@@ -267,12 +268,13 @@ struct ConvertIgnToLinalgPass
 
 } // namespace ign::lowering
 
-void ign::populateIgnToLinalgPatterns(RewritePatternSet &patterns) {
+void ign::populateIgnToLinalgPatterns(RewritePatternSet &patterns,
+                                      int64_t recurrentParts) {
   lowering::populateElementwisePatterns(patterns);
   lowering::populateContractionPatterns(patterns);
   lowering::populateReductionPatterns(patterns);
   lowering::populateDataMovementPatterns(patterns);
   lowering::populateResizePatterns(patterns);
-  lowering::populateRecurrentPatterns(patterns);
+  lowering::populateRecurrentPatterns(patterns, recurrentParts);
   lowering::populateIndexingPatterns(patterns);
 }

@@ -132,8 +132,8 @@ void copyPassedThroughResults(func::FuncOp kernel) {
 }
 
 /// Reference lowering, on tensors.
-void buildKernelLoweringPipeline(PassManager &pm) {
-  pm.addPass(createConvertIgnToLinalg());
+void buildKernelLoweringPipeline(PassManager &pm, int64_t recurrentParts) {
+  pm.addPass(createConvertIgnToLinalg({recurrentParts}));
   pm.addPass(createCanonicalizerPass());
 }
 

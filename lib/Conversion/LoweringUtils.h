@@ -94,7 +94,11 @@ void populateContractionPatterns(mlir::RewritePatternSet &patterns);
 void populateReductionPatterns(mlir::RewritePatternSet &patterns);
 void populateDataMovementPatterns(mlir::RewritePatternSet &patterns);
 void populateResizePatterns(mlir::RewritePatternSet &patterns);
-void populateRecurrentPatterns(mlir::RewritePatternSet &patterns);
+/// LSTM, GRU and RNN: a loop over time, or with `steppedParts` > 0 the
+/// stepped form (an scf.forall over steps and parts of the hidden units,
+/// marked kTimeStepsAttr) where the op allows it.
+void populateRecurrentPatterns(mlir::RewritePatternSet &patterns,
+                               int64_t steppedParts);
 void populateIndexingPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace ign::lowering

@@ -323,6 +323,8 @@ struct ignrt_bundle {
   struct Kernel {
     std::string name, symbol;
     int64_t workgroups = 1;
+    /// The workgroups run in this many steps, one after the other.
+    int64_t steps = 1;
     KernelFn fn = nullptr;
     // A device kernel: its driver, descriptor and program bytes.
     ignrt_device_fn deviceFn = nullptr;
@@ -595,6 +597,15 @@ ignrt_status parseKernels(ignrt_bundle &b, const json &m,
     if (kernel.workgroups < 1)
       return fail(IGNRT_ERROR_FORMAT,
                   "kernel '" + kernel.name + "' has no workgroups");
+    if (k.contains("steps")) {
+      kernel.steps = manifestInt(k.at("steps"));
+      if (kernel.steps < 1 || kernel.workgroups % kernel.steps != 0)
+        return fail(IGNRT_ERROR_FORMAT,
+                    "kernel '" + kernel.name + "' has " +
+                        std::to_string(kernel.workgroups) +
+                        " workgroups, not a multiple of its " +
+                        std::to_string(kernel.steps) + " steps");
+    }
     if (k.contains("device")) {
       const json &d = k.at("device");
       std::string dev = d.at("name").get<std::string>();
@@ -1293,6 +1304,21 @@ ignrt_status ignrt_session_kernel_device(const ignrt_session *s, size_t index,
   return IGNRT_OK;
 }
 
+/// Runs a host kernel's workgroups on the pool: all at once, or step after
+/// step (each step's workgroups at once; one thread runs them in order).
+static void runHostKernel(ThreadPool &pool, const ignrt_bundle::Kernel &kernel,
+                          void **args) {
+  if (kernel.workgroups == 1 || pool.size() == 1) {
+    kernel.fn(args, 0, kernel.workgroups);
+    return;
+  }
+  int64_t perStep = kernel.workgroups / kernel.steps;
+  for (int64_t first = 0; first < kernel.workgroups; first += perStep)
+    pool.parallelFor(perStep, [&](int64_t begin, int64_t end) {
+      kernel.fn(args, first + begin, first + end);
+    });
+}
+
 ignrt_status ignrt_session_run(ignrt_session *s) {
   if (!s)
     return fail(IGNRT_ERROR_ARGUMENT, "null session");
@@ -1317,12 +1343,7 @@ ignrt_status ignrt_session_run(ignrt_session *s) {
       if (ignrt_status st = runDeviceLaunch(s, l, kernel); st != IGNRT_OK)
         return st;
     } else {
-      if (kernel.workgroups == 1 || s->pool->size() == 1)
-        kernel.fn(args, 0, kernel.workgroups);
-      else
-        s->pool->parallelFor(
-            kernel.workgroups,
-            [&](int64_t begin, int64_t end) { kernel.fn(args, begin, end); });
+      runHostKernel(*s->pool, kernel, args);
     }
     auto end = std::chrono::steady_clock::now();
     s->timings[l] +=

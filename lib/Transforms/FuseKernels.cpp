@@ -355,9 +355,14 @@ void buildKernel(ArrayRef<Operation *> members) {
         continue;
       inputs.push_back(v);
     }
+    // A recurrent layer's Y and states are results even when unused: run
+    // in steps (kTimeStepsAttr), its kernel reads the previous step's
+    // hidden and cell states back from them.
+    bool keepAll = isa<LSTMOp, GRUOp, RNNOp>(op);
     for (Value r : op->getResults())
-      if (llvm::any_of(r.getUsers(),
-                       [&](Operation *u) { return !inside.contains(u); }))
+      if (keepAll || llvm::any_of(r.getUsers(), [&](Operation *u) {
+            return !inside.contains(u);
+          }))
         results.push_back(r);
   }
   Operation *last = members.back();

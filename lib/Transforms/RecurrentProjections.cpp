@@ -77,6 +77,20 @@ Value inputBiases(OpBuilder &b, Location loc, Value bias, int64_t dirs,
   return b.createOrFold<ReshapeOp>(loc, wb, b.getI64ArrayAttr({dirs * n}));
 }
 
+/// W [dirs, n, in] as the [dirs * n, in] matrix it is stored as: a weight
+/// of its own when it is an f32 constant (later rewrites lay out only
+/// constants at compile time: a reshaped one was read by gathers), else a
+/// reshape.
+Value asMatrix(OpBuilder &b, Location loc, Value w, int64_t rows,
+               int64_t cols) {
+  auto type = cast<RankedTensorType>(w.getType());
+  if (auto values = constantFloats(w); values && type.getElementType().isF32())
+    return makeWeight(
+        b, loc, RankedTensorType::get({rows, cols}, type.getElementType()),
+        std::move(*values), weightName(w, "_matrix"));
+  return b.createOrFold<ReshapeOp>(loc, w, b.getI64ArrayAttr({rows, cols}));
+}
+
 /// `x` [seq, batch, in] . W^T + Wb of every direction at once (W [dirs, n,
 /// in] is [dirs * n, in] as stored) -> [seq, batch, dirs * n].
 template <typename OpT> Value project(OpBuilder &b, OpT op, int64_t n) {
@@ -86,8 +100,7 @@ template <typename OpT> Value project(OpBuilder &b, OpT op, int64_t n) {
   int64_t dirs = op.getDirection() == "bidirectional" ? 2 : 1;
   Value rows = b.createOrFold<ReshapeOp>(loc, op.getX(),
                                          b.getI64ArrayAttr({seq * batch, in}));
-  Value w = b.createOrFold<ReshapeOp>(loc, op.getW(),
-                                      b.getI64ArrayAttr({dirs * n, in}));
+  Value w = asMatrix(b, loc, op.getW(), dirs * n, in);
   Value bias = op.getB() ? inputBiases(b, loc, op.getB(), dirs, n) : Value();
   Value y = b.create<GemmOp>(loc, rows, w, bias, b.getF32FloatAttr(1),
                              b.getF32FloatAttr(1), b.getBoolAttr(false),

@@ -345,6 +345,12 @@ FailureOr<std::string> linkSharedObject(llvm::StringRef object, Location loc) {
 } // namespace
 
 /// The machine code is generated for: this one, or a named CPU.
+/// Parts a recurrent layer's hidden units split into per direction, so
+/// that a step's parts run on the runtime's threads (kTimeStepsAttr): four
+/// keep a step's work even on one to four threads; fewer where the parts
+/// would be under 32 units.
+constexpr int64_t kRecurrentParts = 4;
+
 static HostTarget hostTarget(const std::string &cpu) {
   HostTarget artifact;
   artifact.triple = llvm::sys::getProcessTriple();
@@ -425,7 +431,7 @@ FailureOr<search::ScheduleSpace> hostScheduleSpace(ModuleOp task,
   prepareContext(ctx);
   OwningOpRef<ModuleOp> copy(cast<ModuleOp>(task->clone()));
   PassManager lowering(ctx);
-  buildKernelLoweringPipeline(lowering);
+  buildKernelLoweringPipeline(lowering, kRecurrentParts);
   if (failed(lowering.run(*copy)))
     return failure();
   func::FuncOp kernel;
@@ -463,7 +469,7 @@ static LogicalResult lowerKernels(
     std::vector<KernelSchedule> &schedules, bundle::BundleContents &contents) {
   MLIRContext *ctx = module.getContext();
   PassManager lowering(ctx);
-  buildKernelLoweringPipeline(lowering);
+  buildKernelLoweringPipeline(lowering, reference ? 0 : kRecurrentParts);
   if (failed(lowering.run(module)))
     return failure();
   schedules.assign(kernels.size(), KernelSchedule());
@@ -628,6 +634,7 @@ LogicalResult compileHostKernels(
   for (auto [k, schedule] : llvm::zip(kernels, schedules)) {
     k.spec->scheduleJson = schedule.toJson();
     k.spec->workgroups = schedule.workgroups;
+    k.spec->steps = schedule.timeSteps;
     k.kernel = nullptr;
     specs.push_back(k.spec);
   }

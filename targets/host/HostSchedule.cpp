@@ -7,6 +7,7 @@
 #include "HostKnobs.h"
 #include "PrepackedPanels.h"
 #include "TileUtils.h"
+#include "ign/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -59,6 +60,8 @@ std::string KernelSchedule::toJson() const {
     j["knobs"] = knobs;
   if (prepackedPanels)
     j["prepacked_panels"] = prepackedPanels;
+  if (timeSteps > 1)
+    j["steps"] = timeSteps;
   return j.dump();
 }
 
@@ -2378,6 +2381,24 @@ void blockRows(RewriterBase &rewriter, linalg::LinalgOp root,
   schedule.knobs[knobs::kBlockRows] = blocks->rows;
 }
 
+/// A recurrent layer in its stepped form (kTimeStepsAttr: an scf.forall
+/// over (time step, part) at the top of the kernel) runs as one workgroup
+/// per iteration, in steps of the parts.
+static bool scheduleTimeSteps(func::FuncOp kernel, KernelSchedule &schedule) {
+  auto steps = kernel->getAttrOfType<IntegerAttr>(kTimeStepsAttr);
+  auto foralls = kernel.getBody().front().getOps<scf::ForallOp>();
+  if (!steps || !llvm::hasSingleElement(foralls))
+    return false;
+  scf::ForallOp forall = *foralls.begin();
+  auto ubs = getConstantIntValues(forall.getMixedUpperBound());
+  if (!ubs || ubs->size() != 2 || (*ubs)[0] != steps.getInt() ||
+      !forall.isNormalized())
+    return false;
+  schedule.workgroups = (*ubs)[0] * (*ubs)[1];
+  schedule.timeSteps = (*ubs)[0];
+  return true;
+}
+
 KernelSchedule applySchedule(func::FuncOp kernel, const HostMachine &machine,
                              const search::Schedule *knobs) {
   KernelSchedule schedule;
@@ -2388,6 +2409,10 @@ KernelSchedule applySchedule(func::FuncOp kernel, const HostMachine &machine,
   linalg::LinalgOp root = prepareKernel(rewriter, kernel);
   if (!root && splitPadKernel(rewriter, kernel, schedule))
     return schedule;
+  if (!root && scheduleTimeSteps(kernel, schedule)) {
+    vectorizeContractions(rewriter, kernel, machine, knobs, schedule);
+    return schedule;
+  }
   if (!root) {
     // A kernel that is a loop (a recurrent cell over time) still gets
     // register tiles for the contractions in it.
@@ -2494,6 +2519,7 @@ void distributeWorkgroups(func::FuncOp kernel, KernelSchedule &schedule) {
 
   auto serial = [&](const char *why) {
     schedule.workgroups = 1;
+    schedule.timeSteps = 1;
     schedule.serialReason = why;
   };
   Block &body = kernel.getBody().front();

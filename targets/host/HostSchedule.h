@@ -65,6 +65,9 @@ struct KernelSchedule {
   std::vector<int64_t> registerTile;
   /// Workgroups the kernel runs as; 1 when it runs on one thread.
   int64_t workgroups = 1;
+  /// Steps the workgroups run in, one after the other (a recurrent layer's
+  /// time steps: kTimeStepsAttr); 1 when they are all independent.
+  int64_t timeSteps = 1;
   /// Why the kernel runs on one thread, when it does.
   std::string serialReason;
   /// The knob values applied (after clamping to what the kernel allows).

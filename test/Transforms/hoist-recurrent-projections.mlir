@@ -1,16 +1,18 @@
 // RUN: ign-opt %s --ign-hoist-recurrent-projections --split-input-file | FileCheck %s
 
 // A bidirectional GRU with constant weights: one Gemm over the 2 x 3
-// steps and both directions (W [2, 15, 3] is [30, 3] as stored), its bias
-// both directions' Wb (B's first 15 entries of each row) in a blob of its
-// own; the GRU reads the projections [2, 3, 30] and no W.
+// steps and both directions (W [2, 15, 3] is [30, 3] as stored: a weight
+// of its own, so that later rewrites lay it out), its bias both
+// directions' Wb (B's first 15 entries of each row) in a blob of its own;
+// the GRU reads the projections [2, 3, 30] and no W.
 // CHECK-LABEL: func.func @bidirectional
 // CHECK-DAG: %[[WB:.*]] = ign.constant dense_resource<[[WBN:.*]]> : tensor<30xf32>
 // CHECK-DAG: %[[X:.*]] = ign.reshape %arg0 {{.*}} -> tensor<6x3xf32>
-// CHECK-DAG: %[[W2:.*]] = ign.constant dense<5.000000e-01> : tensor<30x3xf32>
+// CHECK-DAG: %[[W2:.*]] = ign.constant dense_resource<[[W2N:.*]]> : tensor<30x3xf32>
 // CHECK: %[[P:.*]] = ign.gemm %[[X]], %[[W2]], %[[WB]] {trans_b = true}
 // CHECK: %[[P3:.*]] = ign.reshape %[[P]] {{.*}} -> tensor<2x3x30xf32>
 // CHECK: "ign.gru"(%[[P3]], %{{.*}}, %{{.*}}) {{.*}}operandSegmentSizes = array<i32: 1, 0, 1, 1, 0, 0>, projected_input}
+// CHECK: [[W2N]]: "0x04000000{{(0000003F)+}}"
 // CHECK: [[WBN]]: "0x0400000000000000000000000000000000000000000000000000803F0000803F0000803F0000803F0000803F000000400000004000000040000000400000004000000000000000000000000000000000000000000000803F0000803F0000803F0000803F0000803F0000004000000040000000400000004000000040"
 func.func @bidirectional(%x: tensor<2x3x3xf32>) -> tensor<2x2x3x5xf32> {
   %w = ign.constant dense<0.5> : tensor<2x15x3xf32>

@@ -532,6 +532,22 @@ TEST(Runtime, RefusesAnotherFormatVersion) {
   EXPECT_NE(message.find("format version 99"), std::string::npos) << message;
 }
 
+TEST(Runtime, KernelsInStepsAreFormat4AndMustDivideTheirWorkgroups) {
+  std::string path = tempPath("steps");
+  ign::bundle::BundleContents c = minimal("host", "x86_64");
+  EXPECT_EQ(ign::bundle::formatVersionOf(c), ign::bundle::kOldestFormatVersion);
+  c.kernels[0].workgroups = 4;
+  c.kernels[0].steps = 2;
+  EXPECT_EQ(ign::bundle::formatVersionOf(c), 4u);
+  c.kernels[0].steps = 3;
+  ASSERT_EQ(ign::bundle::writeBundle(path, c), "");
+  std::string message;
+  EXPECT_EQ(open(path, message), IGNRT_ERROR_FORMAT);
+  EXPECT_NE(message.find("4 workgroups, not a multiple of its 3 steps"),
+            std::string::npos)
+      << message;
+}
+
 TEST(Runtime, RefusesAnArtifactThatDoesNotLoad) {
 #if defined(__x86_64__)
   std::string path = tempPath("artifact");

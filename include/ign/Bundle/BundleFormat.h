@@ -17,10 +17,11 @@ namespace ign::bundle {
 
 constexpr char kMagic[8] = {'I', 'G', 'N', 'B', 'N', 'D', 'L', '\0'};
 /// The newest format version; ignc writes it only for a bundle that needs
-/// it (version 3: outputs of run-time size), else the oldest that reads it
-/// right, and libignrt reads every version from kOldestFormatVersion on
-/// (docs/bundle-format.md, Versioning).
-constexpr uint32_t kFormatVersion = 3;
+/// it (version 4: kernels run in steps; 3: outputs of run-time size), else
+/// the oldest that reads it right, and libignrt reads every version from
+/// kOldestFormatVersion on (docs/bundle-format.md, Versioning).
+constexpr uint32_t kFormatVersion = 4;
+constexpr uint32_t kShapeOfFormatVersion = 3;
 constexpr uint32_t kOldestFormatVersion = 2;
 /// Sections start at multiples of this, so weights can be used in place
 /// from an mmapped bundle with any element alignment.

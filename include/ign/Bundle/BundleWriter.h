@@ -30,8 +30,10 @@ struct KernelSpec {
   std::vector<std::string> ops; // the ign ops it computes
   int64_t workgroups = 1;       // independent pieces the runtime may spread
                                 // across threads
-  size_t results = 1;           // its last `results` arguments are outputs
-  std::string task;             // structural hash: identical kernels share it
+  int64_t steps = 1;  // the workgroups run in this many steps, one after
+                      // the other (workgroups / steps per step)
+  size_t results = 1; // its last `results` arguments are outputs
+  std::string task;   // structural hash: identical kernels share it
   std::vector<std::string> opShapes; // per op: name, operand and result types
   uint64_t flops = 0;                // arithmetic operations per launch
   uint64_t bytesRead = 0, bytesWritten = 0; // argument and result bytes
@@ -76,8 +78,9 @@ const char *launchKindName(LaunchSpec::Kind kind);
 
 /// Everything a bundle holds.
 struct BundleContents;
-/// The format version `c` is written as: 3 where an output has a run-time
-/// size (a version-2 reader would misread it), else 2.
+/// The format version `c` is written as: 4 where a kernel runs in steps
+/// (a reader of 3 would run them all at once), else 3 where an output has
+/// a run-time size (a version-2 reader would misread it), else 2.
 uint32_t formatVersionOf(const BundleContents &c);
 
 struct BundleContents {

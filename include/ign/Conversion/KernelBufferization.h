@@ -20,8 +20,11 @@ namespace ign {
 /// lowering creates.
 void registerKernelLoweringInterfaces(mlir::MLIRContext *ctx);
 
-/// ign -> linalg on tensors (the reference lowering), then canonicalization.
-void buildKernelLoweringPipeline(mlir::PassManager &pm);
+/// ign -> linalg on tensors (the reference lowering), then canonicalization;
+/// `recurrentParts` > 0: recurrent layers in their stepped form (the host's
+/// schedules; see kTimeStepsAttr in ign/Conversion/Passes.h).
+void buildKernelLoweringPipeline(mlir::PassManager &pm,
+                                 int64_t recurrentParts = 0);
 
 /// A kernel returning one of its arguments, or one value twice, gets a
 /// copy: each result is then a buffer of its own that can be written in

@@ -17,8 +17,19 @@
 
 namespace ign {
 
-/// Patterns lowering every ign op to linalg/tensor/arith/math on tensors.
-void populateIgnToLinalgPatterns(mlir::RewritePatternSet &patterns);
+/// Patterns lowering every ign op to linalg/tensor/arith/math on tensors;
+/// `recurrentParts` > 0 lowers recurrent layers in their stepped form
+/// (see kTimeStepsAttr), split into up to that many parts per direction.
+void populateIgnToLinalgPatterns(mlir::RewritePatternSet &patterns,
+                                 int64_t recurrentParts = 0);
+
+/// On a function holding a recurrent layer in its stepped form (an
+/// scf.forall over (time step, part)): the number of steps. Iterations of
+/// one step are independent; a step reads what the previous steps wrote
+/// into the forall's shared outputs, so a step may start only when the one
+/// before it is done (its iterations in order, one after the other, is
+/// right).
+constexpr llvm::StringLiteral kTimeStepsAttr = "ign.time_steps";
 
 #define GEN_PASS_DECL
 #include "ign/Conversion/Passes.h.inc"

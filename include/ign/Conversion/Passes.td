@@ -18,6 +18,12 @@ def ConvertIgnToLinalg : Pass<"convert-ign-to-linalg", "mlir::ModuleOp"> {
     "mlir::arith::ArithDialect", "mlir::math::MathDialect",
     "mlir::scf::SCFDialect"
   ];
+  let options = [
+    Option<"recurrentParts", "recurrent-parts", "int64_t", /*default=*/"0",
+           "lower recurrent layers as an scf.forall over time steps and up "
+           "to this many parts of each direction's hidden units, marked "
+           "ign.time_steps (0: a loop over time)">
+  ];
 }
 
 #endif // IGN_CONVERSION_PASSES_TD

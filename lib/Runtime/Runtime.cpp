@@ -209,11 +209,19 @@ constexpr int kMaxThreads = 256;
 /// A fixed set of worker threads that split a kernel's workgroups with the
 /// calling thread. Workers spin briefly between launches (kernels come in
 /// quick succession), then sleep.
+///
+/// A launch is cut into one contiguous chunk per thread; thread i runs
+/// chunk i when it gets there first (each thread reads the same part of
+/// the data launch after launch: a recurrent layer's steps keep their part
+/// of R in that core's cache), then any chunk nobody has claimed. The
+/// caller waits only for chunks that were claimed: a worker that has not
+/// woken (a core taken by another process) leaves its chunk to the others
+/// instead of holding every launch up by a scheduler tick.
 class ThreadPool {
 public:
   /// Throws std::system_error, with no thread left running, when the
   /// threads cannot be started.
-  explicit ThreadPool(int threads) {
+  explicit ThreadPool(int threads) : claims(threads) {
     try {
       for (int i = 1; i < threads; ++i)
         workers.emplace_back([this, i] { work(i); });
@@ -225,8 +233,8 @@ public:
   ~ThreadPool() { stop(); }
   int size() const { return int(workers.size()) + 1; }
 
-  /// Calls fn(begin, end) on contiguous chunks covering [0, n), one chunk
-  /// per thread, and returns when all are done.
+  /// Calls fn(begin, end) on contiguous chunks covering [0, n), at most one
+  /// chunk per thread, and returns when all are done.
   void parallelFor(int64_t n, const std::function<void(int64_t, int64_t)> &fn) {
     int64_t parts = std::min<int64_t>(n, size());
     if (parts <= 1) {
@@ -235,69 +243,85 @@ public:
     }
     job = &fn;
     jobSize = n;
-    jobParts = parts;
-    pending.store(int(workers.size()), std::memory_order_relaxed);
+    done.store(0, std::memory_order_relaxed);
+    uint64_t g = (launch.load(std::memory_order_relaxed) >> kPartBits) + 1;
     {
       std::lock_guard<std::mutex> lock(mutex);
-      generation.fetch_add(1, std::memory_order_release);
+      launch.store(g << kPartBits | uint64_t(parts), std::memory_order_release);
     }
     wake.notify_all();
-    runPart(0);
-    for (int spin = 0; pending.load(std::memory_order_acquire) != 0; ++spin)
+    runChunks(0, g, parts);
+    for (int spin = 0; done.load(std::memory_order_acquire) != parts; ++spin)
       if (spin > 4096) {
         std::unique_lock<std::mutex> lock(mutex);
-        done.wait(lock, [&] { return pending.load() == 0; });
+        finished.wait(lock, [&] { return done.load() == parts; });
       }
   }
 
 private:
+  /// The low bits of `launch` hold the launch's chunk count, the rest its
+  /// number (0: none yet; all ones: stop).
+  static constexpr unsigned kPartBits = 16;
+  static constexpr uint64_t kStop = ~uint64_t(0);
+
   void stop() {
     {
       std::lock_guard<std::mutex> lock(mutex);
-      stopping = true;
-      generation.fetch_add(1, std::memory_order_release);
+      launch.store(kStop, std::memory_order_release);
     }
     wake.notify_all();
     for (auto &t : workers)
       t.join();
     workers.clear();
   }
-  void runPart(int64_t part) {
-    if (part < jobParts)
-      (*job)(jobSize * part / jobParts, jobSize * (part + 1) / jobParts);
+  /// Runs chunk `first` of launch g, then every other unclaimed one. A
+  /// chunk claimed for launch g belongs to it: that launch is not done
+  /// before the chunk is, so the job is still g's while it runs.
+  void runChunks(int64_t first, uint64_t g, int64_t parts) {
+    for (int64_t k = 0; k < parts; ++k) {
+      int64_t chunk = (first + k) % parts;
+      uint64_t seen = claims[chunk].load(std::memory_order_relaxed);
+      if (seen >= g || !claims[chunk].compare_exchange_strong(
+                           seen, g, std::memory_order_acquire))
+        continue;
+      (*job)(jobSize * chunk / parts, jobSize * (chunk + 1) / parts);
+      if (done.fetch_add(1, std::memory_order_acq_rel) + 1 == parts) {
+        std::lock_guard<std::mutex> lock(mutex);
+        finished.notify_one();
+      }
+    }
   }
   void work(int index) {
     uint64_t seen = 0;
     for (;;) {
-      uint64_t g = generation.load(std::memory_order_acquire);
-      for (int spin = 0; g == seen && spin < 20000; ++spin) {
+      uint64_t l = launch.load(std::memory_order_acquire);
+      for (int spin = 0; l == seen && spin < 20000; ++spin) {
         std::this_thread::yield();
-        g = generation.load(std::memory_order_acquire);
+        l = launch.load(std::memory_order_acquire);
       }
-      if (g == seen) {
+      if (l == seen) {
         std::unique_lock<std::mutex> lock(mutex);
-        wake.wait(lock, [&] { return generation.load() != seen; });
-        g = generation.load();
+        wake.wait(lock, [&] { return launch.load() != seen; });
+        l = launch.load();
       }
-      seen = g;
-      if (stopping)
+      seen = l;
+      if (l == kStop)
         return;
-      runPart(index);
-      if (pending.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        std::lock_guard<std::mutex> lock(mutex);
-        done.notify_one();
-      }
+      int64_t parts = int64_t(l & ((uint64_t(1) << kPartBits) - 1));
+      if (index < parts)
+        runChunks(index, l >> kPartBits, parts);
     }
   }
 
   std::vector<std::thread> workers;
+  /// Per chunk, the last launch that claimed it.
+  std::vector<std::atomic<uint64_t>> claims;
   std::mutex mutex;
-  std::condition_variable wake, done;
-  std::atomic<uint64_t> generation{0};
-  std::atomic<int> pending{0};
-  bool stopping = false;
+  std::condition_variable wake, finished;
+  std::atomic<uint64_t> launch{0};
+  std::atomic<int64_t> done{0};
   const std::function<void(int64_t, int64_t)> *job = nullptr;
-  int64_t jobSize = 0, jobParts = 0;
+  int64_t jobSize = 0;
 };
 
 /// A process-wide count, so that no two bundles share an epoch.

@@ -364,7 +364,7 @@ private:
       return b.create<arith::AddIOp>(loc, x,
                                      b.create<arith::ConstantIndexOp>(loc, v));
     };
-    // The whole previous state and this part's units of it.
+    // The whole previous state.
     Value h0 = op.getInitialH()
                    ? sliceAt(op.getInitialH(), {part.dir, zero, zero},
                              {1, batch, hidden}, {batch, hidden})
@@ -373,7 +373,6 @@ private:
         atFirstStep(part.first, h0,
                     sliceAt(outs[0], {part.prevTime, part.dir, zero, zero},
                             {1, 1, batch, hidden}, {batch, hidden}));
-    Value hOwn = sliceAt(h, {zero, part.unitOffset}, {batch, u}, {batch, u});
     // Each gate's input projection, R rows and R bias for the part.
     Value dirGates = b.create<arith::MulIOp>(
         loc, part.dir, b.create<arith::ConstantIndexOp>(loc, gh));
@@ -392,8 +391,10 @@ private:
                     : Value());
     }
     ArrayRef<Act> acts = activations.take_front(actsPerDir);
-    if constexpr (isGRU)
+    if constexpr (isGRU) {
+      Value hOwn = sliceAt(h, {zero, part.unitOffset}, {batch, u}, {batch, u});
       return {gruCell(acts, xs, h, hOwn, rs, rbs), Value()};
+    }
     SmallVector<Value> pre;
     for (int64_t g = 0; g < gates; ++g)
       pre.push_back(cb.binary<AddOp>(xs[g], cb.linearByRows(h, rs[g], rbs[g])));
@@ -641,11 +642,10 @@ private:
 };
 
 /// Below this many FLOPs in a step's product with R (per direction), the
-/// steps stay a loop: handing each step's parts to the threads costs about
-/// a microsecond, a step of a 128-unit LSTM (131 kFLOP) takes about three
-/// (silero VAD's layer, 100 steps: 0.29 ms as a loop, 0.34 in steps on one
-/// or two threads), a 256-unit GRU's (393 kFLOP) gains (0.45 -> 0.27 ms on
-/// two threads, the same on one).
+/// steps stay a loop. Measured on Zen 4: silero VAD's 128-unit LSTM
+/// (131 kFLOP a step, about 3 microseconds) took 0.29 ms over 100 steps as
+/// a loop and 0.34 in steps on one or two threads; a 256-unit GRU
+/// (393 kFLOP) 0.45 -> 0.27 ms on two threads, the same on one.
 constexpr int64_t kMinStepFlops = 1 << 18;
 
 template <typename OpT> struct RecurrentLowering : OpRewritePattern<OpT> {

@@ -457,16 +457,35 @@ LogicalResult readRowContiguously(RewriterBase &rewriter,
   return success();
 }
 
+/// Drops the masks of the vectorized reductions in `scope` (a register
+/// tile's loop). Only the lanes past a row are masked, and the tile's
+/// masked write never stores them: masked, each step was a multiply, an add
+/// and a blend per accumulator instead of one FMA.
+void unmaskReductions(RewriterBase &rewriter, Operation *scope) {
+  SmallVector<vector::MaskOp> masks;
+  scope->walk([&](vector::MaskOp mask) {
+    if (isa_and_nonnull<vector::MultiDimReductionOp>(mask.getMaskableOp()))
+      masks.push_back(mask);
+  });
+  for (vector::MaskOp mask : masks) {
+    rewriter.setInsertionPoint(mask);
+    Operation *unmasked = rewriter.clone(*mask.getMaskableOp());
+    rewriter.replaceOp(mask, unmasked->getResults());
+  }
+}
+
 /// Tiles `op` (a channel-wise convolution whose loops divide by the tile)
-/// into `columns` x `rows` register tiles and vectorizes them.
+/// into register tiles of `shape` and vectorizes them.
 std::vector<int64_t> tileChannelConv(RewriterBase &rewriter,
                                      linalg::GenericOp op,
-                                     const ChannelConvLoops &c, int64_t columns,
-                                     int64_t rows) {
+                                     const ChannelConvLoops &c,
+                                     const ChannelConvTile &shape) {
   std::vector<int64_t> tile(c.ranges.size(), 1);
-  tile[c.columns] = columns;
+  tile[c.columns] = shape.columns;
   if (c.rows)
-    tile[*c.rows] = rows;
+    tile[*c.rows] = shape.rows;
+  if (c.filters)
+    tile[*c.filters] = shape.filters;
   auto tiled = tileInPlace(rewriter, op, tile, parallelFirst(op));
   if (failed(tiled))
     return {};
@@ -474,16 +493,36 @@ std::vector<int64_t> tileChannelConv(RewriterBase &rewriter,
   if (!t || failed(readInputInPlace(rewriter, t, c.input)))
     return {};
   auto slice = t->getOperand(c.input).getDefiningOp<tensor::ExtractSliceOp>();
+  Operation *scope = t->getParentOp();
   if (failed(vectorizeWithLanes(rewriter, t, c.columns,
-                                int64_t(llvm::PowerOf2Ceil(columns)),
+                                int64_t(llvm::PowerOf2Ceil(shape.columns)),
                                 /*lanesLast=*/true, c.rows)))
     return {};
+  unmaskReductions(rewriter, scope);
   // Pixels of a strided row (stride 2) are read as whole rows.
   if (slice)
     for (Operation *user : llvm::make_early_inc_range(slice->getUsers()))
       if (auto read = dyn_cast<vector::TransferReadOp>(user))
         (void)readRowContiguously(rewriter, read, slice);
   return tile;
+}
+
+/// The output loop of a channel-wise convolution that `weights` index and
+/// `input` does not (its filters), other than its columns and rows.
+std::optional<unsigned> filterLoopOf(linalg::GenericOp op,
+                                     const ChannelConvLoops &c,
+                                     AffineMap weights, AffineMap input) {
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  auto iterators = op.getIteratorTypesArray();
+  std::optional<unsigned> filters;
+  for (AffineExpr e : out.getResults()) {
+    unsigned d = cast<AffineDimExpr>(e).getPosition();
+    if (d != c.columns && d != c.rows && c.ranges[d] > 1 &&
+        iterators[d] == utils::IteratorType::parallel &&
+        weights.isFunctionOfDim(d) && !input.isFunctionOfDim(d))
+      filters = d;
+  }
+  return filters;
 }
 
 } // namespace
@@ -605,46 +644,71 @@ std::optional<ChannelConvLoops> analyzeChannelConv(linalg::GenericOp op) {
     if (c.ranges[r] > 1 && input.isFunctionOfDim(r) &&
         !weights.isFunctionOfDim(r))
       c.rows = r;
+    c.filters = filterLoopOf(op, c, weights, input);
     if (iterators[c.columns] == utils::IteratorType::parallel)
       return c;
   }
   return std::nullopt;
 }
 
-std::pair<int64_t, int64_t> defaultChannelConvTile(const ChannelConvLoops &c,
-                                                   const HostMachine &machine) {
+ChannelConvTile defaultChannelConvTile(const ChannelConvLoops &c,
+                                       const HostMachine &machine) {
+  ChannelConvTile tile;
   // A row of up to one vector, else vectors with the rest peeled.
-  int64_t columns = std::min(c.ranges[c.columns], machine.lanes());
+  tile.columns = std::min(c.ranges[c.columns], machine.lanes());
   int64_t rows = c.rows ? c.ranges[*c.rows] : 1;
-  // Rows: one accumulator each, beside an input vector and a broadcast.
+  // Rows x filters accumulators, beside an input vector and the filters'
+  // broadcasts: with filters at most 5/8 of the registers, as direct
+  // convolutions keep (LLVM keeps the unrolled steps' values live).
   int64_t cap = std::min<int64_t>(machine.vectorRegisters - 2, 8);
-  return {columns, tileRowsFor(rows, cap, cap)};
+  int64_t accumulators = machine.vectorRegisters * 5 / 8;
+  // Filters: each input vector a step loads serves all of them (one
+  // broadcast weight each). Four that divide them where at least 4 rows
+  // of them fit (AVX-512), else two.
+  if (c.filters)
+    for (int64_t f : {4, 2})
+      if (c.ranges[*c.filters] % f == 0 && accumulators / f >= 4) {
+        tile.filters = f;
+        cap = std::min(cap, accumulators / f);
+        break;
+      }
+  tile.rows = tileRowsFor(rows, cap, cap);
+  return tile;
 }
 
 std::vector<int64_t> vectorizeChannelConv(RewriterBase &rewriter,
-                                          linalg::GenericOp op, int64_t columns,
-                                          int64_t rows) {
+                                          linalg::GenericOp op,
+                                          ChannelConvTile tile) {
   std::optional<ChannelConvLoops> c = analyzeChannelConv(op);
-  if (!c || columns < 2)
+  if (!c || tile.columns < 2)
     return {};
-  rows = c->rows ? std::max<int64_t>(1, rows) : 1;
-  // Columns, then rows, that do not divide their loop: the rest is one
-  // tile of what is left.
-  if (auto parts = peel(rewriter, op, c->columns, columns)) {
-    int64_t rest = c->ranges[c->columns] % columns;
-    vectorizeChannelConv(rewriter, parts->second, rest, rows);
-    return vectorizeChannelConv(rewriter, parts->first, columns, rows);
-  }
-  if (c->rows)
-    if (auto parts = peel(rewriter, op, *c->rows, rows)) {
-      int64_t rest = c->ranges[*c->rows] % rows;
-      vectorizeChannelConv(rewriter, parts->second, columns, rest);
-      return vectorizeChannelConv(rewriter, parts->first, columns, rows);
-    }
-  if (c->ranges[c->columns] % columns ||
-      (c->rows && c->ranges[*c->rows] % rows))
+  tile.rows = c->rows ? std::max<int64_t>(1, tile.rows) : 1;
+  tile.filters = c->filters ? std::max<int64_t>(1, tile.filters) : 1;
+  // Columns, then rows, then filters that do not divide their loop: the
+  // rest is one tile of what is left.
+  auto peelLoop = [&](std::optional<unsigned> loop,
+                      int64_t ChannelConvTile::*size) {
+    std::optional<std::pair<linalg::GenericOp, linalg::GenericOp>> parts;
+    if (loop)
+      parts = peel(rewriter, op, *loop, tile.*size);
+    if (!parts)
+      return std::optional<std::vector<int64_t>>();
+    ChannelConvTile rest = tile;
+    rest.*size = c->ranges[*loop] % (tile.*size);
+    vectorizeChannelConv(rewriter, parts->second, rest);
+    return std::optional(vectorizeChannelConv(rewriter, parts->first, tile));
+  };
+  if (auto done = peelLoop(c->columns, &ChannelConvTile::columns))
+    return *done;
+  if (auto done = peelLoop(c->rows, &ChannelConvTile::rows))
+    return *done;
+  if (auto done = peelLoop(c->filters, &ChannelConvTile::filters))
+    return *done;
+  if (c->ranges[c->columns] % tile.columns ||
+      (c->rows && c->ranges[*c->rows] % tile.rows) ||
+      (c->filters && c->ranges[*c->filters] % tile.filters))
     return {};
-  return tileChannelConv(rewriter, op, *c, columns, rows);
+  return tileChannelConv(rewriter, op, *c, tile);
 }
 
 } // namespace ign::host

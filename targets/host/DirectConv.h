@@ -64,6 +64,10 @@ struct ChannelConvLoops {
   llvm::SmallVector<int64_t> ranges;
   unsigned columns = 0;         // the output's contiguous loop (ow)
   std::optional<unsigned> rows; // the output loop before it (oh)
+  /// An output loop the weights index and the input does not: the filters
+  /// of an ungrouped (or grouped) convolution kept pixel-tiled, none for a
+  /// depthwise convolution or a pool.
+  std::optional<unsigned> filters;
   unsigned input = 0;           // operand number of the input
   unsigned weights = 0;         // operand number of the weights
 };
@@ -76,19 +80,28 @@ struct ChannelConvLoops {
 /// the unused "weights") are, with the same tiles.
 std::optional<ChannelConvLoops> analyzeChannelConv(mlir::linalg::GenericOp op);
 
-/// The default register tile of a channel-wise convolution: {columns,
-/// rows}.
-std::pair<int64_t, int64_t> defaultChannelConvTile(const ChannelConvLoops &c,
-                                                   const HostMachine &machine);
+/// A channel-wise convolution's register tile: `columns` lanes by `rows`
+/// rows by `filters` filters (1 without a filter loop). Each reduction step
+/// loads a vector of input pixels per row once for all the tile's filters
+/// and broadcasts one weight per filter.
+struct ChannelConvTile {
+  int64_t columns = 1;
+  int64_t rows = 1;
+  int64_t filters = 1;
+};
 
-/// Tiles channel-wise convolution `op` into register tiles of `columns`
-/// lanes by `rows` rows (the rest of each loop peeled off into a tile of
-/// what is left), the reduction innermost, and vectorizes them; lanes a
-/// row does not fill are masked. Returns the tile applied ({} when it was
-/// left to LLVM's loop vectorizer).
+/// The default register tile of a channel-wise convolution.
+ChannelConvTile defaultChannelConvTile(const ChannelConvLoops &c,
+                                       const HostMachine &machine);
+
+/// Tiles channel-wise convolution `op` into register tiles of `tile` (the
+/// rest of each loop peeled off into a tile of what is left), the
+/// reduction innermost, and vectorizes them; lanes a row does not fill are
+/// masked. Returns the tile applied ({} when it was left to LLVM's loop
+/// vectorizer).
 std::vector<int64_t> vectorizeChannelConv(mlir::RewriterBase &rewriter,
                                           mlir::linalg::GenericOp op,
-                                          int64_t columns, int64_t rows);
+                                          ChannelConvTile tile);
 
 } // namespace ign::host
 

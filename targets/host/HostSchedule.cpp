@@ -793,11 +793,23 @@ SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
   if (root)
     for (linalg::GenericOp op : channelConvolutions(kernel)) {
       std::optional<ChannelConvLoops> c = analyzeChannelConv(op);
-      int64_t columns = defaultChannelConvTile(*c, machine).first;
+      ChannelConvTile tile = defaultChannelConvTile(*c, machine);
+      int64_t columns = tile.columns;
       if (auto loop = rootLoopOf(root, op, c->columns))
         goal.quanta[*loop] = std::max<int64_t>(
             goal.quanta.lookup(*loop),
             c->ranges[c->columns] % columns ? c->ranges[c->columns] : columns);
+      // With filters in the tile, pieces keep whole tiles of filters, and
+      // rows in fours (56 rows in 28 pieces were tiles of 2 rows by 4
+      // filters; within a piece the tile takes a divisor of its rows).
+      if (!c->filters)
+        continue;
+      if (auto loop = rootLoopOf(root, op, *c->filters))
+        goal.quanta[*loop] =
+            std::max<int64_t>(goal.quanta.lookup(*loop), tile.filters);
+      if (auto loop = c->rows ? rootLoopOf(root, op, *c->rows) : std::nullopt)
+        goal.quanta[*loop] = std::max<int64_t>(goal.quanta.lookup(*loop),
+                                               std::min<int64_t>(tile.rows, 4));
     }
   bool contracts = false, streamsArgument = false;
   kernel.walk([&](linalg::GenericOp op) {
@@ -1643,15 +1655,18 @@ void vectorizeContractions(RewriterBase &rewriter, func::FuncOp kernel,
   }
   for (auto [index, op] : llvm::enumerate(channelConvolutions(kernel))) {
     std::optional<ChannelConvLoops> c = analyzeChannelConv(op);
-    auto [columns, rows] = defaultChannelConvTile(*c, machine);
+    ChannelConvTile shape = defaultChannelConvTile(*c, machine);
     std::string prefix = knobs::channelConv(index);
-    columns = knobOr(knobs, prefix + knobs::kCols, columns);
-    rows = knobOr(knobs, prefix + knobs::kRows, rows);
-    std::vector<int64_t> tile =
-        vectorizeChannelConv(rewriter, op, columns, rows);
-    schedule.knobs[prefix + knobs::kCols] = tile.empty() ? 1 : columns;
+    shape.columns = knobOr(knobs, prefix + knobs::kCols, shape.columns);
+    shape.rows = knobOr(knobs, prefix + knobs::kRows, shape.rows);
+    shape.filters = knobOr(knobs, prefix + knobs::kFilters, shape.filters);
+    std::vector<int64_t> tile = vectorizeChannelConv(rewriter, op, shape);
+    schedule.knobs[prefix + knobs::kCols] = tile.empty() ? 1 : shape.columns;
     if (c->rows)
-      schedule.knobs[prefix + knobs::kRows] = tile.empty() ? 1 : rows;
+      schedule.knobs[prefix + knobs::kRows] = tile.empty() ? 1 : shape.rows;
+    if (c->filters)
+      schedule.knobs[prefix + knobs::kFilters] =
+          tile.empty() ? 1 : shape.filters;
     if (!tile.empty() && schedule.registerTile.empty())
       schedule.registerTile = tile;
   }
@@ -1961,7 +1976,12 @@ namespace {
 
 /// Register tiles as (rows knob, columns knob): those past the machine's
 /// vector registers are illegal.
-using TileKnobs = std::vector<std::pair<std::string, std::string>>;
+/// The knobs of a register tile: its rows, its columns (lanes) and, where
+/// it has them, filters that share its input vectors (a knob name or "").
+struct TileKnob {
+  std::string rows, cols, filters;
+};
+using TileKnobs = std::vector<TileKnob>;
 
 /// A knob per loop the kernel's root can be split along into workgroups;
 /// returns their names.
@@ -2092,7 +2112,7 @@ void addConvolutionKnobs(search::ScheduleSpace &space, func::FuncOp kernel,
   }
   for (auto [index, op] : llvm::enumerate(channelConvolutions(kernel))) {
     std::optional<ChannelConvLoops> c = analyzeChannelConv(op);
-    auto [columns, rows] = defaultChannelConvTile(*c, machine);
+    auto [columns, rows, filters] = defaultChannelConvTile(*c, machine);
     std::string prefix = knobs::channelConv(index);
     std::vector<int64_t> widths{1}, heights;
     for (int64_t v : {4, 8, 16, 32, 64})
@@ -2110,7 +2130,16 @@ void addConvolutionKnobs(search::ScheduleSpace &space, func::FuncOp kernel,
       space.defaults[prefix + knobs::kRows] = rows;
       space.knobs.push_back({prefix + knobs::kRows, heights});
     }
-    tiles.push_back({prefix + knobs::kRows, prefix + knobs::kCols});
+    std::vector<int64_t> counts;
+    for (int64_t f : {1, 2, 4, 8})
+      if (c->filters && f <= c->ranges[*c->filters])
+        counts.push_back(f);
+    if (counts.size() > 1) {
+      space.defaults[prefix + knobs::kFilters] = filters;
+      space.knobs.push_back({prefix + knobs::kFilters, counts});
+    }
+    tiles.push_back({prefix + knobs::kRows, prefix + knobs::kCols,
+                     prefix + knobs::kFilters});
   }
 }
 
@@ -2149,9 +2178,10 @@ search::ScheduleSpace describeScheduleSpace(func::FuncOp kernel,
       workgroups *= value(k, 1);
     if (workgroups > kMaxWorkgroups)
       return false;
-    for (auto &[rows, cols] : tiles) {
-      int64_t vectors = (value(cols, 1) + lanes - 1) / lanes;
-      if (value(rows, 1) * vectors + vectors + 1 > registers)
+    for (const TileKnob &t : tiles) {
+      int64_t vectors = (value(t.cols, 1) + lanes - 1) / lanes;
+      int64_t filters = value(t.filters, 1);
+      if (value(t.rows, 1) * vectors * filters + vectors + filters > registers)
         return false;
     }
     return true;

@@ -404,13 +404,51 @@ SplitCost splitCost(linalg::LinalgOp root, unsigned d,
   return cost;
 }
 
+/// The loop of `root` that walks dim `dim` of `value`, following its uses
+/// through the ops of the kernel (elementwise epilogues, transposes) whose
+/// maps read that dim with one loop and write it to one dim of their
+/// result, up to the root.
+std::optional<unsigned> rootLoopOfDim(linalg::LinalgOp root, Value value,
+                                      unsigned dim, int depth = 0) {
+  if (depth > 16)
+    return std::nullopt;
+  for (OpOperand &use : value.getUses()) {
+    auto consumer = dyn_cast<linalg::LinalgOp>(use.getOwner());
+    if (!consumer || !consumer.isDpsInput(&use) ||
+        consumer->getNumResults() != 1)
+      continue;
+    AffineMap read = consumer.getMatchingIndexingMap(&use);
+    if (dim >= read.getNumResults())
+      continue;
+    auto loop = dyn_cast<AffineDimExpr>(read.getResult(dim));
+    if (!loop)
+      continue;
+    if (consumer == root)
+      return loop.getPosition();
+    AffineMap out =
+        consumer.getIndexingMapMatchingResult(consumer->getResult(0));
+    for (auto [r, e] : llvm::enumerate(out.getResults()))
+      if (auto d = dyn_cast<AffineDimExpr>(e);
+          d && d.getPosition() == loop.getPosition())
+        if (auto found =
+                rootLoopOfDim(root, consumer->getResult(0), r, depth + 1))
+          return found;
+  }
+  return std::nullopt;
+}
+
 /// The loop of `root` that walks loop `d` of `op`, a producer of the
-/// root's result of the same shape (an epilogue's input) or the root.
+/// root's result (an epilogue's input, through transposes too) or the
+/// root.
 std::optional<unsigned> rootLoopOf(linalg::LinalgOp root, linalg::GenericOp op,
                                    unsigned d) {
   if (op == root)
     return d;
   AffineMap out = op.getIndexingMapMatchingResult(op->getResult(0));
+  for (auto [r, e] : llvm::enumerate(out.getResults()))
+    if (auto dim = dyn_cast<AffineDimExpr>(e); dim && dim.getPosition() == d)
+      if (auto found = rootLoopOfDim(root, op->getResult(0), r))
+        return found;
   if (root->getNumResults() == 0 ||
       root->getResult(0).getType() != op->getResult(0).getType())
     return std::nullopt;

@@ -525,6 +525,26 @@ struct SplitAnalysis {
   }
 };
 
+/// Whether loop `d` of `root` walks a padded dim of a tensor.pad the root
+/// reads (a pool's padded input). Pieces of such a loop start at offsets
+/// only the workgroup knows, which slicePadsInWorkgroups cannot slice: the
+/// whole pad stayed beside the workgroup loop and the kernel ran serially
+/// (ShuffleNet's max pool, split by channels and rows).
+bool splitsPadding(linalg::LinalgOp root, unsigned d) {
+  for (OpOperand *input : root.getDpsInputOperands()) {
+    auto pad = input->get().getDefiningOp<tensor::PadOp>();
+    if (!pad)
+      continue;
+    auto low = getConstantIntValues(pad.getMixedLowPad());
+    auto high = getConstantIntValues(pad.getMixedHighPad());
+    AffineMap map = root.getMatchingIndexingMap(input);
+    for (auto [r, e] : llvm::enumerate(map.getResults()))
+      if ((!low || !high || (*low)[r] || (*high)[r]) && e.isFunctionOfDim(d))
+        return true;
+  }
+  return false;
+}
+
 SplitAnalysis analyzeSplits(linalg::LinalgOp root) {
   SplitAnalysis a;
   a.ranges = root.getStaticLoopRanges();
@@ -545,7 +565,7 @@ SplitAnalysis analyzeSplits(linalg::LinalgOp root) {
     if (iterators[d] != utils::IteratorType::parallel || a.ranges[d] <= 1)
       continue;
     SplitCost cost = splitCost(root, d, slice);
-    if (cost.recomputesReduction)
+    if (cost.recomputesReduction || splitsPadding(root, d))
       continue;
     a.reread[d] = cost.rereadBytes;
     a.order.push_back(d);

@@ -1699,7 +1699,7 @@ void vectorizeFill(RewriterBase &rewriter, linalg::FillOp fill) {
 /// Pads `input` (a channel-wise convolution's operand, the pad of a
 /// workgroup's slice) as a fill of the padded tile and a copy of the
 /// source into it, the fill a row at a time with vector stores (the pad's
-/// own fill was LLVM's strided scatters, a third of a 3x3 max pool's time).
+/// own fill was LLVM's strided scatters).
 void vectorizePaddingFill(RewriterBase &rewriter, OpOperand &operand) {
   // The operand, or the slice of it the op reads.
   auto padded = [&]() -> Value {
@@ -2087,10 +2087,9 @@ bool reducesAfterContraction(ArrayRef<linalg::LinalgOp> ops) {
 
 namespace {
 
-/// Register tiles as (rows knob, columns knob): those past the machine's
-/// vector registers are illegal.
 /// The knobs of a register tile: its rows, its columns (lanes) and, where
 /// it has them, filters that share its input vectors (a knob name or "").
+/// Tiles past the machine's vector registers are illegal.
 struct TileKnob {
   std::string rows, cols, filters;
 };

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -525,23 +526,38 @@ struct SplitAnalysis {
   }
 };
 
-/// Whether loop `d` of `root` walks a padded dim of a tensor.pad the root
-/// reads (a pool's padded input). Pieces of such a loop start at offsets
-/// only the workgroup knows, which slicePadsInWorkgroups cannot slice: the
-/// whole pad stayed beside the workgroup loop and the kernel ran serially
-/// (ShuffleNet's max pool, split by channels and rows).
-bool splitsPadding(linalg::LinalgOp root, unsigned d) {
-  for (OpOperand *input : root.getDpsInputOperands()) {
-    auto pad = input->get().getDefiningOp<tensor::PadOp>();
-    if (!pad)
-      continue;
-    auto low = getConstantIntValues(pad.getMixedLowPad());
-    auto high = getConstantIntValues(pad.getMixedHighPad());
-    AffineMap map = root.getMatchingIndexingMap(input);
-    for (auto [r, e] : llvm::enumerate(map.getResults()))
-      if ((!low || !high || (*low)[r] || (*high)[r]) && e.isFunctionOfDim(d))
-        return true;
-  }
+/// Whether loop `d` of `root` walks a padded dim of a tensor.pad that the
+/// root or a producer of its slice reads (a pool's padded input; a
+/// depthwise convolution's under a fused activation or transpose). Pieces
+/// of such a loop start at offsets only the workgroup knows, which
+/// slicePadsInWorkgroups cannot slice: the whole pad stayed beside the
+/// workgroup loop and the kernel ran serially (ShuffleNet's max pool split
+/// by channels and rows; MobileNetV3's and ConvNeXt's depthwise
+/// convolutions under their epilogues).
+bool splitsPadding(linalg::LinalgOp root, ArrayRef<linalg::LinalgOp> slice,
+                   unsigned d) {
+  auto walksD = [&](linalg::LinalgOp op, unsigned loop) {
+    if (op == root)
+      return loop == d;
+    auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+    return generic && rootLoopOf(root, generic, loop) == d;
+  };
+  for (linalg::LinalgOp op : slice)
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      auto pad = input->get().getDefiningOp<tensor::PadOp>();
+      if (!pad)
+        continue;
+      auto low = getConstantIntValues(pad.getMixedLowPad());
+      auto high = getConstantIntValues(pad.getMixedHighPad());
+      AffineMap map = op.getMatchingIndexingMap(input);
+      for (auto [r, e] : llvm::enumerate(map.getResults())) {
+        if (low && high && !(*low)[r] && !(*high)[r])
+          continue;
+        for (unsigned loop = 0; loop < op.getNumLoops(); ++loop)
+          if (e.isFunctionOfDim(loop) && walksD(op, loop))
+            return true;
+      }
+    }
   return false;
 }
 
@@ -565,7 +581,7 @@ SplitAnalysis analyzeSplits(linalg::LinalgOp root) {
     if (iterators[d] != utils::IteratorType::parallel || a.ranges[d] <= 1)
       continue;
     SplitCost cost = splitCost(root, d, slice);
-    if (cost.recomputesReduction || splitsPadding(root, d))
+    if (cost.recomputesReduction || splitsPadding(root, slice, d))
       continue;
     a.reread[d] = cost.rereadBytes;
     a.order.push_back(d);
@@ -1813,6 +1829,29 @@ void eraseDeadProducers(RewriterBase &rewriter, func::FuncOp kernel) {
   }
 }
 
+/// The value that replaces `slice` of a linalg op's result: that piece
+/// computed by a tiled copy of the op, its own operands' slices likewise
+/// (LRN's squares under the padding of its channel window were computed
+/// whole beside the workgroup loop, and the kernel ran serially). `slice`
+/// itself where its source is no linalg op.
+Value fuseProducersOfSlice(RewriterBase &rewriter, tensor::ExtractSliceOp slice,
+                           int depth = 0) {
+  auto producer = slice.getSource().getDefiningOp<linalg::LinalgOp>();
+  if (!producer || producer->getParentOfType<scf::ForallOp>() || depth > 8)
+    return slice.getResult();
+  rewriter.setInsertionPoint(slice);
+  FailureOr<TilingResult> tiled = tensor::replaceExtractSliceWithTiledProducer(
+      rewriter, slice, cast<OpResult>(slice.getSource()));
+  if (failed(tiled) || tiled->tiledValues.size() != 1)
+    return slice.getResult();
+  rewriter.replaceOp(slice, tiled->tiledValues.front());
+  for (Operation *op : tiled->tiledOps)
+    for (Value operand : op->getOperands())
+      if (auto inner = operand.getDefiningOp<tensor::ExtractSliceOp>())
+        fuseProducersOfSlice(rewriter, inner, depth + 1);
+  return tiled->tiledValues.front();
+}
+
 /// Pads the slice a workgroup reads instead of the whole tensor: fusing a
 /// tensor.pad into the workgroup loop clones the whole pad there (a pool's
 /// padded input), which CSE then hoists, so every workgroup waited for one
@@ -1869,10 +1908,12 @@ void slicePadsInWorkgroups(RewriterBase &rewriter, func::FuncOp kernel) {
     rewriter.setInsertionPoint(slice);
     SmallVector<OpFoldResult> strides(source.getRank(),
                                       rewriter.getIndexAttr(1));
-    Value part = rewriter.create<tensor::ExtractSliceOp>(
+    auto part = rewriter.create<tensor::ExtractSliceOp>(
         slice.getLoc(), pad.getSource(), offsets, sizes, strides);
+    Value piece = fuseProducersOfSlice(rewriter, part);
+    rewriter.setInsertionPoint(slice);
     auto tiled = rewriter.create<tensor::PadOp>(
-        slice.getLoc(), slice.getResultType(), part, lo, hi,
+        slice.getLoc(), slice.getResultType(), piece, lo, hi,
         pad.getConstantPaddingValue(), pad.getNofold());
     rewriter.replaceOp(slice, tiled.getResult());
   }

@@ -17,6 +17,7 @@
 
 #include "WeightConstants.h"
 
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -118,9 +119,104 @@ template <typename OpT> void hoist(OpT op) {
   op.setProjectedInput(true);
 }
 
+/// One step of a recurrent cell unrolled in the graph (torch's LSTMCell in
+/// a Python loop): `gemm(gather(x, t, axis 0), W, b)` with a scalar step
+/// index t into x [steps, m, k]. Steps that share x, W, b and the
+/// attributes are one Gemm over all of x.
+struct UnrolledStep {
+  GemmOp gemm;
+  GatherOp gather;
+};
+
+/// `gemm` as such a step, or nullopt.
+std::optional<UnrolledStep> unrolledStep(GemmOp gemm) {
+  auto gather = gemm.getA().getDefiningOp<GatherOp>();
+  if (!gather || gemm.getTransA() || gather.getAxis() != 0)
+    return std::nullopt;
+  auto x = dyn_cast<RankedTensorType>(gather.getData().getType());
+  auto index = dyn_cast<RankedTensorType>(gather.getIndices().getType());
+  auto out = dyn_cast<RankedTensorType>(gemm.getType());
+  if (!x || !index || !out || !x.hasStaticShape() || !out.hasStaticShape() ||
+      x.getRank() != 3 || index.getRank() != 0 || out.getRank() != 2 ||
+      out.getDimSize(0) != x.getDimSize(1))
+    return std::nullopt;
+  // A bias must broadcast over every step's rows alike: [n] or [1, n].
+  if (Value c = gemm.getC()) {
+    auto type = dyn_cast<RankedTensorType>(c.getType());
+    if (!type || type.getRank() > 2 ||
+        (type.getRank() == 2 && type.getDimSize(0) != 1))
+      return std::nullopt;
+  }
+  return UnrolledStep{gemm, gather};
+}
+
+/// The steps of one projection: the first (in block order) gives the
+/// shared operands; all in one block.
+void hoistUnrolledSteps(MutableArrayRef<UnrolledStep> steps) {
+  GemmOp first = steps.front().gemm;
+  Value x = steps.front().gather.getData();
+  auto xType = cast<RankedTensorType>(x.getType());
+  int64_t count = xType.getDimSize(0), m = xType.getDimSize(1),
+          k = xType.getDimSize(2);
+  auto outType = cast<RankedTensorType>(first.getType());
+  int64_t n = outType.getDimSize(1);
+  OpBuilder b(first);
+  Location loc = first.getLoc();
+  Value rows =
+      b.createOrFold<ReshapeOp>(loc, x, b.getI64ArrayAttr({count * m, k}));
+  Value all = b.create<GemmOp>(
+      loc, RankedTensorType::get({count * m, n}, outType.getElementType()),
+      rows, first.getB(), first.getC(), first.getAlphaAttr(),
+      first.getBetaAttr(), first.getTransAAttr(), first.getTransBAttr());
+  Value perStep =
+      b.createOrFold<ReshapeOp>(loc, all, b.getI64ArrayAttr({count, m, n}));
+  for (UnrolledStep &step : steps) {
+    b.setInsertionPoint(step.gemm);
+    Value row =
+        b.create<GatherOp>(step.gemm.getLoc(), outType, perStep,
+                           step.gather.getIndices(), b.getI64IntegerAttr(0));
+    step.gemm.getResult().replaceAllUsesWith(row);
+    step.gemm.erase();
+    if (step.gather->use_empty())
+      step.gather.erase();
+  }
+}
+
+/// Unrolled recurrent cells: steps that share x, W, bias and attributes
+/// become one Gemm over x, each step's product a row gather of it, where
+/// they cover at least half of x's steps (each step was a matrix-vector
+/// product that streamed all of W: CRNN's 4096 -> 400 projection, 40 steps
+/// of 6.5 MB, 4.6 of its 14.4 ms).
+void hoistUnrolledCells(func::FuncOp func) {
+  llvm::MapVector<std::tuple<Value, Value, Value, Attribute>,
+                  SmallVector<UnrolledStep>>
+      groups;
+  func.walk([&](GemmOp gemm) {
+    if (auto step = unrolledStep(gemm))
+      groups[{step->gather.getData(), gemm.getB(), gemm.getC(),
+              gemm->getAttrDictionary()}]
+          .push_back(*step);
+  });
+  for (auto &[key, steps] : groups) {
+    int64_t count =
+        cast<RankedTensorType>(std::get<0>(key).getType()).getDimSize(0);
+    Block *block = steps.front().gemm->getBlock();
+    if (steps.size() < 2 || int64_t(steps.size()) * 2 < count ||
+        llvm::any_of(steps, [&](const UnrolledStep &s) {
+          return s.gemm->getBlock() != block;
+        }))
+      continue;
+    llvm::sort(steps, [](const UnrolledStep &a, const UnrolledStep &b) {
+      return a.gemm->isBeforeInBlock(b.gemm);
+    });
+    hoistUnrolledSteps(steps);
+  }
+}
+
 } // namespace
 
 void hoistRecurrentProjections(func::FuncOp func) {
+  hoistUnrolledCells(func);
   SmallVector<Operation *> ops;
   func.walk([&](Operation *op) {
     bool hoistable =

@@ -48,3 +48,49 @@ func.func @one_step(%x: tensor<1x2x2xf32>, %w: tensor<1x4x2xf32>, %r: tensor<1x4
   %y, %y_h = "ign.rnn"(%x, %w, %r) {activation_alpha = [], activation_beta = [], activations = ["Tanh"], direction = "forward", hidden_size = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>} : (tensor<1x2x2xf32>, tensor<1x4x2xf32>, tensor<1x4x4xf32>) -> (tensor<1x1x2x4xf32>, tensor<1x2x4xf32>)
   return %y : tensor<1x1x2x4xf32>
 }
+
+// -----
+
+// A cell unrolled in the graph (torch's LSTMCell in a loop): every step's
+// Gemm of gather(x, t) with the same W and bias is one Gemm over x [3, 2,
+// 4] as [6, 4], each step's product a gather of its rows; the recurrent
+// Gemm (of the state, not of x) stays.
+// CHECK-LABEL: func.func @unrolled_cell
+// CHECK: %[[X:.*]] = ign.reshape %arg0 {{.*}} -> tensor<6x4xf32>
+// CHECK: %[[P:.*]] = ign.gemm %[[X]], %[[W:.*]], %[[B:.*]] {trans_b = true} : (tensor<6x4xf32>, tensor<5x4xf32>, tensor<5xf32>) -> tensor<6x5xf32>
+// CHECK: %[[P3:.*]] = ign.reshape %[[P]] {{.*}} -> tensor<3x2x5xf32>
+// CHECK: ign.gather %[[P3]], %arg1 {axis = 0 : i64} : (tensor<3x2x5xf32>, tensor<i64>) -> tensor<2x5xf32>
+// CHECK: ign.gemm %{{.*}}, %{{.*}} {trans_b = true} : (tensor<2x5xf32>, tensor<5x5xf32>) -> tensor<2x5xf32>
+// CHECK: ign.gather %[[P3]], %arg2 {axis = 0 : i64}
+// CHECK: ign.gather %[[P3]], %arg3 {axis = 0 : i64}
+// CHECK-NOT: ign.gemm %{{.*}} : (tensor<2x4xf32>
+func.func @unrolled_cell(%x: tensor<3x2x4xf32>, %t0: tensor<i64>, %t1: tensor<i64>, %t2: tensor<i64>) -> tensor<2x5xf32> {
+  %w = ign.constant dense<0.5> : tensor<5x4xf32>
+  %b = ign.constant dense<1.0> : tensor<5xf32>
+  %r = ign.constant dense<0.25> : tensor<5x5xf32>
+  %x0 = ign.gather %x, %t0 {axis = 0 : i64} : (tensor<3x2x4xf32>, tensor<i64>) -> tensor<2x4xf32>
+  %p0 = ign.gemm %x0, %w, %b {trans_b = true} : (tensor<2x4xf32>, tensor<5x4xf32>, tensor<5xf32>) -> tensor<2x5xf32>
+  %h0 = ign.tanh %p0 : tensor<2x5xf32>
+  %q1 = ign.gemm %h0, %r {trans_b = true} : (tensor<2x5xf32>, tensor<5x5xf32>) -> tensor<2x5xf32>
+  %x1 = ign.gather %x, %t1 {axis = 0 : i64} : (tensor<3x2x4xf32>, tensor<i64>) -> tensor<2x4xf32>
+  %p1 = ign.gemm %x1, %w, %b {trans_b = true} : (tensor<2x4xf32>, tensor<5x4xf32>, tensor<5xf32>) -> tensor<2x5xf32>
+  %s1 = ign.add %p1, %q1 : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+  %x2 = ign.gather %x, %t2 {axis = 0 : i64} : (tensor<3x2x4xf32>, tensor<i64>) -> tensor<2x4xf32>
+  %p2 = ign.gemm %x2, %w, %b {trans_b = true} : (tensor<2x4xf32>, tensor<5x4xf32>, tensor<5xf32>) -> tensor<2x5xf32>
+  %s2 = ign.add %p2, %s1 : (tensor<2x5xf32>, tensor<2x5xf32>) -> tensor<2x5xf32>
+  return %s2 : tensor<2x5xf32>
+}
+
+// -----
+
+// One step of three taken (less than half): the matrix-vector product stays.
+// CHECK-LABEL: func.func @one_unrolled_step
+// CHECK-NOT: ign.reshape
+// CHECK: ign.gemm %{{.*}} : (tensor<2x4xf32>, tensor<5x4xf32>, tensor<5xf32>) -> tensor<2x5xf32>
+func.func @one_unrolled_step(%x: tensor<3x2x4xf32>, %t0: tensor<i64>) -> tensor<2x5xf32> {
+  %w = ign.constant dense<0.5> : tensor<5x4xf32>
+  %b = ign.constant dense<1.0> : tensor<5xf32>
+  %x0 = ign.gather %x, %t0 {axis = 0 : i64} : (tensor<3x2x4xf32>, tensor<i64>) -> tensor<2x4xf32>
+  %p0 = ign.gemm %x0, %w, %b {trans_b = true} : (tensor<2x4xf32>, tensor<5x4xf32>, tensor<5xf32>) -> tensor<2x5xf32>
+  return %p0 : tensor<2x5xf32>
+}

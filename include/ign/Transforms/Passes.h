@@ -75,7 +75,8 @@ void convToMatmul(mlir::func::FuncOp func);
 /// Moves the input projections of `func`'s recurrent ops (LSTM, GRU, RNN
 /// with static shapes and more than one step) out of the loop over time:
 /// one ign.gemm per direction over all steps, read by the op as
-/// `projected_input`.
+/// `projected_input`; the input projections of cells unrolled in the graph
+/// (one Gemm of gather(x, t) per step) likewise as one Gemm over x.
 void hoistRecurrentProjections(mlir::func::FuncOp func);
 
 /// Transposed convolutions (one group, batch 1) as a Gemm of the transposed

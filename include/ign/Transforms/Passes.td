@@ -43,7 +43,10 @@ def HoistRecurrentProjections
     per direction (concatenated along the last axis when bidirectional);
     the op then reads them as `projected_input` and keeps only R. The Gemm
     is a kernel of its own, split over threads with its weight packed at
-    compile time.
+    compile time. A cell unrolled in the graph (torch's LSTMCell called in
+    a loop: every step `gemm(gather(x, t), W, b)`) likewise: the steps that
+    share x, W, b and cover at least half of x's steps are one Gemm over x,
+    each step's product a gather of its rows.
   }];
 }
 

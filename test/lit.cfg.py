@@ -31,6 +31,9 @@ try:
             config.available_features.add("avx512bf16")
 except OSError:
     pass
+# Default workgroup splits balance the workgroups over this machine's
+# cores; tests of that name the count they assume.
+config.available_features.add(f"cores-{os.cpu_count()}")
 # Tests that run Vulkan bundles need a Vulkan device (lavapipe here): ignc
 # lists the chip "device" only where it found one.
 import shutil

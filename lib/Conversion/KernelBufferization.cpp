@@ -145,6 +145,11 @@ void buildKernelBufferizationPipeline(PassManager &pm) {
   bufferization.allowReturnAllocsFromLoops = true;
   bufferization.setFunctionBoundaryTypeConversion(
       bufferization::LayoutMapOption::IdentityLayoutMap);
+  // A tensor.empty whose computation is inserted into another tensor
+  // (an uneven split's pieces: canonicalization folds a slice of an empty
+  // tensor into an empty tensor of its own) is computed in that tensor's
+  // slice, not in a buffer of its own copied over.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   bufferization::BufferResultsToOutParamsOpts outParams;
   outParams.memCpyFn = linalgCopy;

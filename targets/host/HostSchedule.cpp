@@ -10,6 +10,7 @@
 #include "ign/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -1856,6 +1857,18 @@ void eraseDeadProducers(RewriterBase &rewriter, func::FuncOp kernel) {
 /// itself where its source is no linalg op.
 Value fuseProducersOfSlice(RewriterBase &rewriter, tensor::ExtractSliceOp slice,
                            int depth = 0) {
+  // A slice of an empty tensor is an empty tensor of its own (the slice
+  // would keep the whole one alive beside the workgroup loop; bufferization
+  // eliminates it where its result is inserted into another).
+  if (slice.getSource().getDefiningOp<tensor::EmptyOp>() &&
+      slice.getResultType().hasStaticShape()) {
+    rewriter.setInsertionPoint(slice);
+    Value empty = rewriter.create<tensor::EmptyOp>(
+        slice.getLoc(), slice.getResultType().getShape(),
+        slice.getResultType().getElementType());
+    rewriter.replaceOp(slice, empty);
+    return empty;
+  }
   auto producer = slice.getSource().getDefiningOp<linalg::LinalgOp>();
   if (!producer || producer->getParentOfType<scf::ForallOp>() || depth > 8)
     return slice.getResult();
@@ -2602,6 +2615,178 @@ static bool scheduleTimeSteps(func::FuncOp kernel, KernelSchedule &schedule) {
   return true;
 }
 
+/// A split of root loop `loop` that no count divides evenly: `parts`
+/// pieces of `piece` iterations, then one of the rest.
+struct UnevenSplit {
+  unsigned loop = 0;
+  int64_t piece = 0, parts = 0;
+};
+
+/// The uneven split the default takes when no even split is left (257
+/// rows, a prime: openWakeWord's STFT matmul ran on one thread): the
+/// cheapest loop that is not the contiguous one (a narrow rest of columns
+/// would not vectorize) nor blocked, in about the goal's pieces, whole
+/// quanta each.
+std::optional<UnevenSplit>
+chooseUnevenSplit(const SplitAnalysis &a, int64_t work, const SplitGoal &goal) {
+  if (a.unmappedBlocks || work < kMinParallelWork)
+    return std::nullopt;
+  int64_t target = std::min(goal.workgroups,
+                            std::max<int64_t>(1, work / kMinWorkPerWorkgroup));
+  if (target < 2)
+    return std::nullopt;
+  for (unsigned d : a.order) {
+    if (d == a.innermost || a.blocks.count(d))
+      continue;
+    int64_t range = a.ranges[d];
+    int64_t quantum = std::max<int64_t>(1, goal.quanta.lookup(d));
+    int64_t piece = std::max(quantum, range / target / quantum * quantum);
+    if (range % piece == 0 || range / piece < 2)
+      continue;
+    return UnevenSplit{d, piece, range / piece};
+  }
+  return std::nullopt;
+}
+
+/// The tensor.empty that `root`'s result starts from, through the inits
+/// of the ops that fill it (a matmul's zeros), or null.
+Value emptyInit(linalg::LinalgOp root) {
+  Value v = root.getNumDpsInits() == 1 ? root.getDpsInits()[0] : Value();
+  for (int depth = 0; v && depth < 8; ++depth) {
+    if (v.getDefiningOp<tensor::EmptyOp>())
+      return v;
+    auto op = v.getDefiningOp<linalg::LinalgOp>();
+    v = op && op.getNumDpsInits() == 1 ? op.getDpsInits()[0] : Value();
+  }
+  return {};
+}
+
+/// Whether splitUnevenly takes `root`: one static result that starts from
+/// a tensor.empty (the parts' results are inserted into it, so that
+/// bufferization writes them where the root's would have gone).
+bool splitsUnevenly(linalg::LinalgOp root) {
+  auto type = root->getNumResults() == 1
+                  ? dyn_cast<RankedTensorType>(root->getResult(0).getType())
+                  : RankedTensorType();
+  return isa<TilingInterface>(root.getOperation()) && type &&
+         type.hasStaticShape() && emptyInit(root);
+}
+
+/// Piece `[offset, offset + size)` of `root` along `loop`: a tiled copy of
+/// the root on static slices, its operands' producers sliced along
+/// (fuseProducersOfSlice), inserted into `dest` at `root`. Returns the
+/// insert, or null when a step fails.
+tensor::InsertSliceOp slicePiece(RewriterBase &rewriter, linalg::LinalgOp root,
+                                 unsigned loop, int64_t offset, int64_t size,
+                                 Value dest) {
+  auto tiling = cast<TilingInterface>(root.getOperation());
+  SmallVector<int64_t> ranges = root.getStaticLoopRanges();
+  SmallVector<OpFoldResult> offsets(ranges.size(), rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t r : ranges)
+    sizes.push_back(rewriter.getIndexAttr(r));
+  offsets[loop] = rewriter.getIndexAttr(offset);
+  sizes[loop] = rewriter.getIndexAttr(size);
+  rewriter.setInsertionPoint(root);
+  FailureOr<TilingResult> piece =
+      tiling.getTiledImplementation(rewriter, offsets, sizes);
+  SmallVector<OpFoldResult> at, extent;
+  if (failed(piece) || piece->tiledOps.size() != 1 ||
+      failed(tiling.getResultTilePosition(rewriter, 0, offsets, sizes, at,
+                                          extent)))
+    return {};
+  Operation *tiled = piece->tiledOps.front();
+  for (Value operand : SmallVector<Value>(tiled->getOperands()))
+    if (auto slice = operand.getDefiningOp<tensor::ExtractSliceOp>())
+      fuseProducersOfSlice(rewriter, slice);
+  rewriter.setInsertionPoint(root);
+  SmallVector<OpFoldResult> strides(at.size(), rewriter.getIndexAttr(1));
+  return rewriter.create<tensor::InsertSliceOp>(
+      root.getLoc(), tiled->getResult(0), dest, at, extent, strides);
+}
+
+/// Moves the ops between `after` and `insert` (a piece's computation)
+/// into a workgroup loop of one iteration whose output is the insert's
+/// destination: tiling a piece by its whole size leaves no slices to fuse
+/// its producers through.
+scf::ForallOp wrapInWorkgroup(RewriterBase &rewriter, Operation *after,
+                              tensor::InsertSliceOp insert) {
+  Value dest = insert.getDest();
+  rewriter.setInsertionPoint(insert);
+  // Mapped (to a GPU block, the one device mapping MLIR has), so that
+  // canonicalization keeps the single iteration a loop: it inlines
+  // unmapped ones.
+  MLIRContext *ctx = rewriter.getContext();
+  ctx->getOrLoadDialect<gpu::GPUDialect>();
+  auto mapping = rewriter.getArrayAttr(
+      {gpu::GPUBlockMappingAttr::get(ctx, gpu::MappingId::DimX)});
+  auto forall = rewriter.create<scf::ForallOp>(
+      insert.getLoc(), ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1)},
+      ValueRange{dest}, mapping);
+  Value out = forall.getRegionIterArgs().front();
+  SmallVector<Operation *> piece;
+  for (Operation *op = after->getNextNode(); op != forall;
+       op = op->getNextNode())
+    piece.push_back(op);
+  for (Operation *op : piece) {
+    rewriter.moveOpBefore(op, forall.getTerminator());
+    for (OpOperand &operand : op->getOpOperands())
+      if (operand.get() == dest)
+        rewriter.modifyOpInPlace(op, [&] { operand.set(out); });
+  }
+  rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+  rewriter.create<tensor::ParallelInsertSliceOp>(
+      insert.getLoc(), insert.getSource(), out, insert.getMixedOffsets(),
+      insert.getMixedSizes(), insert.getMixedStrides());
+  rewriter.replaceOp(insert, forall.getResults());
+  return forall;
+}
+
+/// Splits `root` (splitsUnevenly) along `split.loop` into its even pieces
+/// and the rest, each on static slices with its producers, inserted into
+/// the tensor.empty the root's result starts from: the even part tiled
+/// into a workgroup loop of `split.parts` pieces, the rest a workgroup
+/// loop of its own. Returns the workgroup loops, or nothing when a step
+/// fails: the kernel then computes the same values, in ops no workgroup
+/// loop holds.
+SmallVector<scf::ForallOp> splitUnevenly(RewriterBase &rewriter,
+                                         linalg::LinalgOp root,
+                                         const UnevenSplit &split) {
+  int64_t range = root.getStaticLoopRanges()[split.loop];
+  int64_t even = split.piece * split.parts;
+  Value empty = emptyInit(root);
+  tensor::InsertSliceOp first =
+      slicePiece(rewriter, root, split.loop, 0, even, empty);
+  if (!first)
+    return {};
+  tensor::InsertSliceOp rest = slicePiece(rewriter, root, split.loop, even,
+                                          range - even, first.getResult());
+  if (!rest)
+    return {};
+  rewriter.replaceOp(root, rest.getResult());
+  scf::ForallOp restLoop = wrapInWorkgroup(rewriter, first, rest);
+
+  auto part = cast<TilingInterface>(first.getSource().getDefiningOp());
+  SmallVector<OpFoldResult> sizes(part.getLoopIteratorTypes().size(),
+                                  rewriter.getIndexAttr(0));
+  sizes[split.loop] = rewriter.getIndexAttr(split.piece);
+  scf::SCFTilingOptions tilingOptions;
+  tilingOptions.setTileSizes(sizes);
+  tilingOptions.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  scf::SCFTileAndFuseOptions options;
+  options.setTilingOptions(tilingOptions);
+  rewriter.setInsertionPoint(part);
+  auto result =
+      scf::tileConsumerAndFuseProducersUsingSCF(rewriter, part, options);
+  if (failed(result) || result->loops.empty())
+    return {};
+  for (auto [original, replacement] : result->replacements)
+    rewriter.replaceAllUsesWith(original, replacement);
+  if (part->use_empty())
+    rewriter.eraseOp(part);
+  return {cast<scf::ForallOp>(result->loops.front().getOperation()), restLoop};
+}
+
 KernelSchedule applySchedule(func::FuncOp kernel, const HostMachine &machine,
                              const search::Schedule *knobs) {
   KernelSchedule schedule;
@@ -2646,6 +2831,26 @@ KernelSchedule applySchedule(func::FuncOp kernel, const HostMachine &machine,
   for (unsigned d : a.order)
     schedule.knobs[knobs::split(d)] = counts[d];
   schedule.workgroupTile = tile;
+  std::optional<UnevenSplit> uneven;
+  if (workgroups < 2 && splitsUnevenly(root))
+    uneven =
+        chooseUnevenSplit(a, kernelWork(kernel), splitGoal(kernel, machine));
+  // Knobs replay it by its count (the default a tuning run measures).
+  if (uneven && knobs &&
+      knobOr(knobs, knobs::split(uneven->loop), 1) != uneven->parts + 1)
+    uneven.reset();
+  if (uneven) {
+    if (splitUnevenly(rewriter, root, *uneven).empty()) {
+      schedule.serialReason = "uneven split failed";
+    } else {
+      schedule.workgroups = uneven->parts + 1;
+      schedule.workgroupTile[uneven->loop] = uneven->piece;
+      schedule.knobs[knobs::split(uneven->loop)] = uneven->parts + 1;
+    }
+    eraseDeadProducers(rewriter, kernel);
+    vectorizeContractions(rewriter, kernel, machine, knobs, schedule);
+    return schedule;
+  }
   if (workgroups < 2) {
     schedule.serialReason = "too little work to split";
     blockRows(rewriter, root, knobs, machine, schedule);
@@ -2709,6 +2914,55 @@ bool isFreeTopLevelOp(Operation *op) {
 
 } // namespace
 
+namespace {
+
+int64_t product(ArrayRef<int64_t> values) {
+  int64_t p = 1;
+  for (int64_t v : values)
+    p *= v;
+  return p;
+}
+
+/// The trip counts of a workgroup loop's dims, when its bounds are
+/// constants and it has no results.
+std::optional<SmallVector<int64_t>> workgroupTrips(scf::ForallOp forall) {
+  auto lbs = getConstantIntValues(forall.getMixedLowerBound());
+  auto ubs = getConstantIntValues(forall.getMixedUpperBound());
+  auto steps = getConstantIntValues(forall.getMixedStep());
+  if (!lbs || !ubs || !steps || forall.getNumResults() != 0)
+    return std::nullopt;
+  SmallVector<int64_t> trips;
+  for (auto [lb, ub, step] : llvm::zip(*lbs, *ubs, *steps))
+    trips.push_back((ub - lb + step - 1) / step);
+  return trips;
+}
+
+/// The body of `forall` (of `trips` per dim) for the tile of flat index
+/// `index`, at `b`'s insertion point.
+void cloneWorkgroup(OpBuilder &b, scf::ForallOp forall, ArrayRef<int64_t> trips,
+                    Value index) {
+  Location loc = forall.getLoc();
+  auto lbs = *getConstantIntValues(forall.getMixedLowerBound());
+  auto steps = *getConstantIntValues(forall.getMixedStep());
+  IRMapping map;
+  Value rest = index;
+  for (int d = int(trips.size()) - 1; d >= 0; --d) {
+    Value trip = b.create<arith::ConstantIndexOp>(loc, trips[d]);
+    Value tileIndex = d == 0 ? rest : b.create<arith::RemUIOp>(loc, rest, trip);
+    if (d != 0)
+      rest = b.create<arith::DivUIOp>(loc, rest, trip);
+    Value iv = b.create<arith::AddIOp>(
+        loc, b.create<arith::ConstantIndexOp>(loc, lbs[d]),
+        b.create<arith::MulIOp>(
+            loc, tileIndex, b.create<arith::ConstantIndexOp>(loc, steps[d])));
+    map.map(forall.getInductionVar(d), iv);
+  }
+  for (Operation &op : forall.getBody()->without_terminator())
+    b.clone(op, map);
+}
+
+} // namespace
+
 void distributeWorkgroups(func::FuncOp kernel, KernelSchedule &schedule) {
   MLIRContext *ctx = kernel.getContext();
   Location loc = kernel.getLoc();
@@ -2733,46 +2987,48 @@ void distributeWorkgroups(func::FuncOp kernel, KernelSchedule &schedule) {
     if (auto f = dyn_cast<scf::ForallOp>(op))
       foralls.push_back(f);
   }
-  if (foralls.size() != 1)
-    return serial("not exactly one workgroup loop");
-  scf::ForallOp forall = foralls.front();
-  auto lbs = getConstantIntValues(forall.getMixedLowerBound());
-  auto ubs = getConstantIntValues(forall.getMixedUpperBound());
-  auto steps = getConstantIntValues(forall.getMixedStep());
-  if (!lbs || !ubs || !steps || forall.getNumResults() != 0)
-    return serial("dynamic workgroup loop");
-  SmallVector<int64_t> trips;
-  int64_t total = 1;
-  for (auto [lb, ub, step] : llvm::zip(*lbs, *ubs, *steps)) {
-    trips.push_back((ub - lb + step - 1) / step);
-    total *= trips.back();
+  if (foralls.empty())
+    return serial("no workgroup loop");
+  SmallVector<SmallVector<int64_t>> trips;
+  int64_t total = 0;
+  for (scf::ForallOp forall : foralls) {
+    std::optional<SmallVector<int64_t>> t = workgroupTrips(forall);
+    if (!t)
+      return serial("dynamic workgroup loop");
+    trips.push_back(*t);
+    total += product(*t);
   }
   if (total != schedule.workgroups)
     return serial("workgroup count changed while tiling");
 
-  // for %w = begin to end: delinearize %w into the tile indices, then run
-  // the forall body for that tile.
-  OpBuilder b(forall);
+  // for %w = begin to end: the workgroup loop whose range holds %w (an
+  // uneven split has two, one after the other) runs its body for tile
+  // %w - first. At the last loop: the views its body reads are above it.
+  OpBuilder b(foralls.back());
   Value one = b.create<arith::ConstantIndexOp>(loc, 1);
   auto loop = b.create<scf::ForOp>(loc, begin, end, one);
   b.setInsertionPointToStart(loop.getBody());
-  IRMapping map;
-  Value rest = loop.getInductionVar();
-  for (int d = int(trips.size()) - 1; d >= 0; --d) {
-    Value trip = b.create<arith::ConstantIndexOp>(loc, trips[d]);
-    Value tileIndex = d == 0 ? rest : b.create<arith::RemUIOp>(loc, rest, trip);
-    if (d != 0)
-      rest = b.create<arith::DivUIOp>(loc, rest, trip);
-    Value iv = b.create<arith::AddIOp>(
-        loc, b.create<arith::ConstantIndexOp>(loc, (*lbs)[d]),
-        b.create<arith::MulIOp>(
-            loc, tileIndex,
-            b.create<arith::ConstantIndexOp>(loc, (*steps)[d])));
-    map.map(forall.getInductionVar(d), iv);
+  Value w = loop.getInductionVar();
+  int64_t first = 0;
+  for (auto [forall, t] : llvm::zip(foralls, trips)) {
+    int64_t count = product(t);
+    if (foralls.size() == 1) {
+      cloneWorkgroup(b, forall, t, w);
+    } else {
+      Value lo = b.create<arith::ConstantIndexOp>(loc, first);
+      Value hi = b.create<arith::ConstantIndexOp>(loc, first + count);
+      Value in = b.create<arith::AndIOp>(
+          loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::uge, w, lo),
+          b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, w, hi));
+      auto branch = b.create<scf::IfOp>(loc, in, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(branch.thenBlock());
+      cloneWorkgroup(b, forall, t, b.create<arith::SubIOp>(loc, w, lo));
+    }
+    first += count;
   }
-  for (Operation &op : forall.getBody()->without_terminator())
-    b.clone(op, map);
-  forall.erase();
+  for (scf::ForallOp forall : foralls)
+    forall.erase();
 }
 
 namespace {

@@ -19,6 +19,7 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -2713,8 +2714,8 @@ scf::ForallOp wrapInWorkgroup(RewriterBase &rewriter, Operation *after,
                               tensor::InsertSliceOp insert) {
   Value dest = insert.getDest();
   rewriter.setInsertionPoint(insert);
-  // Mapped (to a GPU block, the one device mapping MLIR has), so that
-  // canonicalization keeps the single iteration a loop: it inlines
+  // Mapped (to a GPU block; nothing on the host reads the mapping), so
+  // that canonicalization keeps the single iteration a loop: it inlines
   // unmapped ones.
   MLIRContext *ctx = rewriter.getContext();
   ctx->getOrLoadDialect<gpu::GPUDialect>();
@@ -2916,13 +2917,6 @@ bool isFreeTopLevelOp(Operation *op) {
 
 namespace {
 
-int64_t product(ArrayRef<int64_t> values) {
-  int64_t p = 1;
-  for (int64_t v : values)
-    p *= v;
-  return p;
-}
-
 /// The trip counts of a workgroup loop's dims, when its bounds are
 /// constants and it has no results.
 std::optional<SmallVector<int64_t>> workgroupTrips(scf::ForallOp forall) {
@@ -2996,7 +2990,7 @@ void distributeWorkgroups(func::FuncOp kernel, KernelSchedule &schedule) {
     if (!t)
       return serial("dynamic workgroup loop");
     trips.push_back(*t);
-    total += product(*t);
+    total += computeProduct(*t);
   }
   if (total != schedule.workgroups)
     return serial("workgroup count changed while tiling");
@@ -3011,7 +3005,7 @@ void distributeWorkgroups(func::FuncOp kernel, KernelSchedule &schedule) {
   Value w = loop.getInductionVar();
   int64_t first = 0;
   for (auto [forall, t] : llvm::zip(foralls, trips)) {
-    int64_t count = product(t);
+    int64_t count = computeProduct(t);
     if (foralls.size() == 1) {
       cloneWorkgroup(b, forall, t, w);
     } else {

@@ -176,8 +176,8 @@ struct DatabaseLookup {
     std::string key = fingerprint + "|" + k.task;
     if (auto it = tuned.find(key); it != tuned.end())
       return &it->second;
-    if (auto best = db->best(k.task, fingerprint))
-      if (auto s = search::scheduleFromJson(best->schedule))
+    if (auto chosen = db->chosen(k.task, fingerprint))
+      if (auto s = search::scheduleFromJson(chosen->schedule))
         return &(tuned[key] = *s);
     auto others = db->otherFingerprints(k.task, fingerprint);
     if (!others.empty() && where.runsUnclaimedKernels())

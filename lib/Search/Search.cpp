@@ -1,6 +1,7 @@
 //===- Search.cpp - task scheduler, evolutionary search, learned model ----===//
 
 #include "ign/Search/Search.h"
+#include "ign/Search/Confirmation.h"
 #include "ign/Search/CostModel.h"
 #include "ign/Search/WorkerProcess.h"
 
@@ -33,6 +34,9 @@ struct TaskState {
   bool exhausted = false;
 
   void record(const TuningRecord &r) {
+    // The confirmation stage's records are not trials (Confirmation.h).
+    if (r.origin == "confirm" || r.origin == "confirmed")
+      return;
     auto s = scheduleFromJson(r.schedule);
     measured.insert(r.schedule);
     ++trials;
@@ -376,8 +380,12 @@ void SearchRun::measureAndRecord(size_t i, const Batch &batch) {
   }
 }
 
+/// Whether the search's share of the time limit is spent (the rest is the
+/// confirmation stage's when there is one).
 bool SearchRun::outOfTime() {
-  if (options.timeLimitSeconds > 0 && elapsed() >= options.timeLimitSeconds) {
+  double share = options.compare ? 1 - options.confirmShare : 1;
+  if (options.timeLimitSeconds > 0 &&
+      elapsed() >= options.timeLimitSeconds * share) {
     summary.stoppedByTime = true;
     return true;
   }
@@ -445,9 +453,19 @@ SearchSummary SearchRun::run() {
     }
     progress(true);
   }
+  std::vector<ConfirmOutcome> confirmed = confirmTasks(
+      tasks, options.compare, db, fingerprint,
+      [&] {
+        return options.timeLimitSeconds > 0 &&
+               elapsed() >= options.timeLimitSeconds;
+      },
+      [&](const std::string &line) { log(line); });
 
-  for (TaskState &st : states) {
+  for (size_t i = 0; i < states.size(); ++i) {
+    TaskState &st = states[i];
     TaskOutcome o;
+    o.chosen = db.chosen(tasks[i].task, fingerprint);
+    o.confirmation = confirmed[i].note;
     o.defaultRecord = st.defaultRecord;
     o.best = st.best;
     o.trials = st.trials;

@@ -247,7 +247,7 @@ bool TuningDatabase::add(TuningRecord &record, std::string &error) {
 }
 
 int64_t TuningDatabase::addAll(std::vector<TuningRecord> &records,
-                               std::string &error) {
+                               std::string &error, bool skipDuplicates) {
   if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) !=
       SQLITE_OK) {
     error = std::string("cannot start a transaction: ") + sqlite3_errmsg(db_);
@@ -256,7 +256,7 @@ int64_t TuningDatabase::addAll(std::vector<TuningRecord> &records,
   int64_t added = 0;
   for (TuningRecord &r : records) {
     bool inserted;
-    if (!insert(db_, r, /*skipDuplicate=*/true, inserted, error)) {
+    if (!insert(db_, r, skipDuplicates, inserted, error)) {
       sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
       return -1;
     }
@@ -313,11 +313,30 @@ TuningDatabase::query(const std::string &where,
 std::optional<TuningRecord>
 TuningDatabase::best(const std::string &task,
                      const std::string &fingerprint) const {
-  auto r = query("task = ?1 AND fingerprint = ?2 AND status = 'ok'",
+  auto r = query("task = ?1 AND fingerprint = ?2 AND status = 'ok' AND "
+                 "origin NOT IN ('confirm', 'confirmed')",
                  {task, fingerprint}, "median_ns ASC, id ASC LIMIT 1");
   if (r.empty())
     return std::nullopt;
   return r.front();
+}
+
+std::optional<TuningRecord>
+TuningDatabase::chosen(const std::string &task,
+                       const std::string &fingerprint) const {
+  auto confirmed = query("task = ?1 AND fingerprint = ?2 AND status = 'ok' "
+                         "AND origin = 'confirmed'",
+                         {task, fingerprint}, "id DESC LIMIT 1");
+  if (!confirmed.empty())
+    return confirmed.front();
+  std::optional<TuningRecord> fastest = best(task, fingerprint);
+  auto defaults = query("task = ?1 AND fingerprint = ?2 AND status = 'ok' "
+                        "AND origin = 'default'",
+                        {task, fingerprint}, "id ASC LIMIT 1");
+  if (fastest && !defaults.empty() &&
+      fastest->medianNs > defaults.front().medianNs * (1 - kUnconfirmedGain))
+    return defaults.front();
+  return fastest;
 }
 
 std::vector<TuningRecord>

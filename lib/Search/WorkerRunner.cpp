@@ -25,6 +25,9 @@ public:
 
   std::vector<TuningRecord> run(size_t task,
                                 const std::vector<Schedule> &batch) override;
+  std::vector<SideBySide> compare(size_t task,
+                                  const std::vector<Schedule> &batch) override;
+  bool comparesSideBySide() const override { return true; }
   int threads() const override { return options_.threads; }
   size_t batchSize() const override {
     return size_t(std::max(2, 4 * options_.jobs));
@@ -45,6 +48,11 @@ private:
   }
   const Reference &reference(size_t task);
   void measureOne(size_t task, const std::string &bundle, TuningRecord &r);
+  std::vector<std::string> buildAll(size_t task,
+                                    const std::vector<Schedule> &batch,
+                                    std::vector<TuningRecord> &records);
+  void compareBuilt(size_t task, const std::vector<std::string> &bundles,
+                    std::vector<SideBySide> &out);
 
   std::vector<WorkerTask> tasks_;
   WorkerRunnerOptions options_;
@@ -80,20 +88,23 @@ const WorkerRunner::Reference &WorkerRunner::reference(size_t task) {
   return ref;
 }
 
-/// The worker's last stdout line, parsed into `r`.
-void parseMeasurement(const WorkerResult &m, TuningRecord &r) {
-  std::string last = m.out;
-  while (!last.empty() && last.back() == '\n')
-    last.pop_back();
-  last = last.substr(
-      last.rfind('\n') == std::string::npos ? 0 : last.rfind('\n') + 1);
-  nlohmann::json j = nlohmann::json::parse(last, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
+/// The last line of a worker's stdout.
+std::string lastLine(std::string out) {
+  while (!out.empty() && out.back() == '\n')
+    out.pop_back();
+  size_t newline = out.rfind('\n');
+  return newline == std::string::npos ? out : out.substr(newline + 1);
+}
+
+/// One bundle's result as `tune-worker measure` prints it, into `r`.
+void parseResult(const nlohmann::json &j, TuningRecord &r) {
+  std::string status = j.value("status", "");
+  if (status == "error") {
     r.status = Status::Error;
-    r.message = "the worker printed no result";
+    r.message = j.value("message", "the worker failed");
     return;
   }
-  r.status = j.value("status", "") == "ok" ? Status::Ok : Status::Wrong;
+  r.status = status == "ok" ? Status::Ok : Status::Wrong;
   r.relL2 = j.value("rel_l2", 0.0);
   r.maxAbs = j.value("max_abs", 0.0);
   r.medianNs = j.value("median_ns", 0.0);
@@ -106,6 +117,17 @@ void parseMeasurement(const WorkerResult &m, TuningRecord &r) {
     r.status = Status::Error;
     r.message = "no timing";
   }
+}
+
+/// The worker's last stdout line, parsed into `r`.
+void parseMeasurement(const WorkerResult &m, TuningRecord &r) {
+  nlohmann::json j = nlohmann::json::parse(lastLine(m.out), nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    r.status = Status::Error;
+    r.message = "the worker printed no result";
+    return;
+  }
+  parseResult(j, r);
 }
 
 void WorkerRunner::measureOne(size_t task, const std::string &bundle,
@@ -130,17 +152,11 @@ void WorkerRunner::measureOne(size_t task, const std::string &bundle,
   parseMeasurement(m, r);
 }
 
-std::vector<TuningRecord>
-WorkerRunner::run(size_t task, const std::vector<Schedule> &batch) {
-  std::vector<TuningRecord> records(batch.size());
-  const Reference &ref = reference(task);
-  if (!ref.ready) {
-    for (TuningRecord &r : records) {
-      r.status = Status::Error;
-      r.message = ref.error;
-    }
-    return records;
-  }
+/// Builds every schedule of `batch` (in parallel): the bundles' paths, ""
+/// where the build failed (its record says why).
+std::vector<std::string>
+WorkerRunner::buildAll(size_t task, const std::vector<Schedule> &batch,
+                       std::vector<TuningRecord> &records) {
   std::vector<std::vector<std::string>> builds;
   std::vector<std::string> bundles;
   for (const Schedule &s : batch) {
@@ -164,11 +180,95 @@ WorkerRunner::run(size_t task, const std::vector<Schedule> &batch) {
                  : built[k].signal ? Status::Crash
                                    : Status::BuildError;
       r.message = "build: " + built[k].describe(options_.timeoutSeconds);
-      continue;
+      bundles[k].clear();
     }
-    measureOne(task, bundles[k], r);
   }
+  return bundles;
+}
+
+/// Marks every record with the same failure.
+void failAll(std::vector<TuningRecord> &records, const std::string &message) {
+  for (TuningRecord &r : records) {
+    r.status = Status::Error;
+    r.message = message;
+  }
+}
+
+std::vector<TuningRecord>
+WorkerRunner::run(size_t task, const std::vector<Schedule> &batch) {
+  std::vector<TuningRecord> records(batch.size());
+  const Reference &ref = reference(task);
+  if (!ref.ready) {
+    failAll(records, ref.error);
+    return records;
+  }
+  std::vector<std::string> bundles = buildAll(task, batch, records);
+  for (size_t k = 0; k < batch.size(); ++k)
+    if (!bundles[k].empty())
+      measureOne(task, bundles[k], records[k]);
   return records;
+}
+
+/// The side-by-side timing of the built bundles (the first is the
+/// baseline) by one `tune-worker compare`.
+void WorkerRunner::compareBuilt(size_t task,
+                                const std::vector<std::string> &bundles,
+                                std::vector<SideBySide> &out) {
+  std::vector<std::string> args = {"compare"}, order;
+  for (size_t k = 0; k < bundles.size(); ++k)
+    if (!bundles[k].empty())
+      args.push_back(bundles[k]), order.push_back(std::to_string(k));
+  args.insert(args.end(),
+              {"--reference-dir", references_[task].dir, "--threads",
+               std::to_string(options_.threads), "--flush-mb",
+               std::to_string(tasks_[task].flushMb), "--min-time-ms", "1000"});
+  double limit = options_.timeoutSeconds * double(bundles.size());
+  WorkerResult m = runWorker(worker(args, options_.measureArgs), limit);
+  for (const std::string &b : bundles) {
+    std::error_code ec;
+    fs::remove(b, ec);
+  }
+  std::string last = lastLine(m.out);
+  nlohmann::json j = nlohmann::json::parse(last, nullptr, false);
+  nlohmann::json results =
+      j.is_object() ? j.value("results", nlohmann::json()) : nlohmann::json();
+  if (!m.ok() || !results.is_array() || results.size() != order.size()) {
+    std::string why = m.ok() ? "the worker printed no comparison"
+                             : "compare: " + m.describe(limit);
+    for (SideBySide &s : out)
+      if (s.record.message.empty())
+        s.record.status = Status::Error, s.record.message = why;
+    return;
+  }
+  for (size_t i = 0; i < order.size(); ++i) {
+    SideBySide &s = out[std::stoul(order[i])];
+    parseResult(results[i], s.record);
+    s.ratio = results[i].value("ratio", std::nan(""));
+    s.low = results[i].value("ratio_low", std::nan(""));
+    s.high = results[i].value("ratio_high", std::nan(""));
+  }
+}
+
+std::vector<SideBySide>
+WorkerRunner::compare(size_t task, const std::vector<Schedule> &batch) {
+  std::vector<TuningRecord> records(batch.size());
+  const Reference &ref = reference(task);
+  std::vector<std::string> bundles;
+  if (!ref.ready)
+    failAll(records, ref.error);
+  else
+    bundles = buildAll(task, batch, records);
+  bool baselineBuilt = !bundles.empty() && !bundles[0].empty();
+  std::vector<SideBySide> out(batch.size());
+  for (size_t k = 0; k < batch.size(); ++k) {
+    out[k].record = records[k];
+    if (ref.ready && !baselineBuilt && out[k].record.message.empty())
+      out[k].record.status = Status::Error,
+      out[k].record.message = "the baseline did not build";
+  }
+  if (baselineBuilt)
+    compareBuilt(task, bundles, out);
+  return out;
 }
 
 } // namespace

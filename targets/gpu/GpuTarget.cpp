@@ -31,6 +31,14 @@ public:
   run(size_t task, const std::vector<search::Schedule> &schedules) override {
     return inner_->run(task, schedules);
   }
+  std::vector<search::SideBySide>
+  compare(size_t task,
+          const std::vector<search::Schedule> &schedules) override {
+    return inner_->compare(task, schedules);
+  }
+  bool comparesSideBySide() const override {
+    return inner_->comparesSideBySide();
+  }
   int threads() const override { return units_; }
   size_t batchSize() const override { return inner_->batchSize(); }
 

@@ -70,6 +70,41 @@ TEST(TuningDatabase, BestIsTheFastestValidRecordOfThisFingerprint) {
             std::vector<std::string>{"fpB"});
 }
 
+TEST(TuningDatabase, ChosenNeedsAMarginOrAConfirmation) {
+  std::string error;
+  auto db = TuningDatabase::open(freshPath("chosen"), error);
+  ASSERT_TRUE(db) << error;
+  auto add = [&](const char *task, const char *schedule, const char *origin,
+                 double ns) {
+    TuningRecord r = record(task, "fp", schedule, Status::Ok, ns);
+    r.origin = origin;
+    ASSERT_TRUE(db->add(r, error)) << error;
+  };
+  // 5% faster by one noisy measurement: not enough to leave the default.
+  add("t1", R"({"a":0})", "default", 100);
+  add("t1", R"({"a":1})", "random", 95);
+  EXPECT_EQ(db->chosen("t1", "fp")->schedule, R"({"a":0})");
+  EXPECT_EQ(db->best("t1", "fp")->schedule, R"({"a":1})");
+  // 20% faster: chosen without a confirmation.
+  add("t1", R"({"a":2})", "evolved", 80);
+  EXPECT_EQ(db->chosen("t1", "fp")->schedule, R"({"a":2})");
+  // Side by side the default held its own: it stays, and the confirmation's
+  // own (faster) timings are never the search's best.
+  add("t1", R"({"a":0})", "confirmed", 50);
+  add("t1", R"({"a":2})", "confirm", 49);
+  EXPECT_EQ(db->chosen("t1", "fp")->schedule, R"({"a":0})");
+  EXPECT_EQ(db->best("t1", "fp")->schedule, R"({"a":2})");
+  EXPECT_EQ(db->best("t1", "fp")->medianNs, 80);
+  // A later confirmation decides.
+  add("t1", R"({"a":0})", "confirm", 50);
+  add("t1", R"({"a":1})", "confirmed", 40);
+  EXPECT_EQ(db->chosen("t1", "fp")->schedule, R"({"a":1})");
+  // Without a default record (imported), the fastest.
+  add("t2", R"({"a":3})", "imported", 99);
+  add("t2", R"({"a":4})", "imported", 98);
+  EXPECT_EQ(db->chosen("t2", "fp")->schedule, R"({"a":4})");
+}
+
 TEST(TuningDatabase, ExportImportRoundTripsWithoutDuplicates) {
   std::string error;
   auto a = TuningDatabase::open(freshPath("export-a"), error);
@@ -272,6 +307,107 @@ TEST(Search, FindsTheOptimumAndNeverChoosesAFailure) {
   // The budget counts what the database already holds: nothing more.
   auto again = runSearch({task}, measure, features, *db, "fp", options);
   EXPECT_EQ(again.newTrials, 0);
+}
+
+/// A task whose search measurements have a lucky outlier: x == 3 measured
+/// 40% faster once but is as fast as the default side by side, x == 5 is
+/// 15% faster both ways.
+struct LuckyTask {
+  SearchTask task;
+  int compared = 0;
+  LuckyTask() {
+    task.task = "lucky";
+    task.space.knobs = {{"x", {0, 1, 2, 3, 4, 5}}};
+    task.space.defaults = {{"x", 0}};
+  }
+  static double searchNs(const Schedule &s) {
+    int x = int(s.at("x"));
+    return x == 3 ? 60 : x == 5 ? 85 : 100 + x;
+  }
+  static double trueRatio(const Schedule &s) {
+    int x = int(s.at("x"));
+    return x == 5 ? 0.85 : x == 3 ? 1.0 : 1 + 0.01 * x;
+  }
+  Measurer measurer() {
+    return [](size_t, const std::vector<Schedule> &batch) {
+      std::vector<TuningRecord> out(batch.size());
+      for (size_t k = 0; k < batch.size(); ++k) {
+        out[k].status = Status::Ok;
+        out[k].medianNs = searchNs(batch[k]);
+      }
+      return out;
+    };
+  }
+  Comparer comparer() {
+    return [this](size_t, const std::vector<Schedule> &batch) {
+      ++compared;
+      std::vector<SideBySide> out(batch.size());
+      for (size_t k = 0; k < batch.size(); ++k) {
+        double ratio = trueRatio(batch[k]) / trueRatio(batch[0]);
+        out[k].record.status = Status::Ok;
+        out[k].record.medianNs = 100 * ratio;
+        if (k > 0)
+          out[k].ratio = ratio, out[k].low = ratio - 0.03,
+          out[k].high = ratio + 0.03;
+      }
+      return out;
+    };
+  }
+};
+
+TEST(Search, ConfirmationKeepsOnlyWinnersThatHoldSideBySide) {
+  std::string error;
+  auto db = TuningDatabase::open(freshPath("confirm"), error);
+  ASSERT_TRUE(db);
+  LuckyTask lucky;
+  Featurizer features = [](size_t, const Schedule &s) {
+    return std::vector<float>{float(s.at("x"))};
+  };
+  SearchOptions options;
+  options.trials = 6;
+  options.compare = lucky.comparer();
+  auto summary =
+      runSearch({lucky.task}, lucky.measurer(), features, *db, "fp", options);
+  ASSERT_EQ(summary.tasks.size(), 1u);
+  // The search's fastest is the lucky one; the bundle gets x == 5.
+  EXPECT_EQ(summary.tasks[0].best->schedule, R"({"x":3})");
+  ASSERT_TRUE(summary.tasks[0].chosen);
+  EXPECT_EQ(summary.tasks[0].chosen->schedule, R"({"x":5})");
+  EXPECT_EQ(db->chosen("lucky", "fp")->schedule, R"({"x":5})");
+  EXPECT_NE(summary.tasks[0].confirmation.find("confirmed: x0.850"),
+            std::string::npos)
+      << summary.tasks[0].confirmation;
+  EXPECT_EQ(lucky.compared, 1);
+  // Confirmation records are not trials, and a task confirmed after its
+  // last search record is not confirmed again.
+  auto again =
+      runSearch({lucky.task}, lucky.measurer(), features, *db, "fp", options);
+  EXPECT_EQ(again.newTrials, 0);
+  EXPECT_EQ(again.tasks[0].trials, 6);
+  EXPECT_EQ(lucky.compared, 1);
+}
+
+TEST(Search, ConfirmationKeepsTheDefaultAgainstALuckyMeasurement) {
+  std::string error;
+  auto db = TuningDatabase::open(freshPath("lucky"), error);
+  ASSERT_TRUE(db);
+  LuckyTask lucky;
+  lucky.task.space.knobs = {{"x", {0, 1, 2, 3}}};
+  Featurizer features = [](size_t, const Schedule &s) {
+    return std::vector<float>{float(s.at("x"))};
+  };
+  SearchOptions options;
+  options.trials = 4;
+  options.compare = lucky.comparer();
+  auto summary =
+      runSearch({lucky.task}, lucky.measurer(), features, *db, "fp", options);
+  // Without the stage x == 3 (40% faster once) would be chosen.
+  EXPECT_EQ(summary.tasks[0].best->schedule, R"({"x":3})");
+  EXPECT_EQ(db->chosen("lucky", "fp")->schedule, R"({"x":0})");
+  EXPECT_NE(summary.tasks[0].confirmation.find("kept the default: best "
+                                               "x1.000"),
+            std::string::npos)
+      << summary.tasks[0].confirmation;
 }
 
 } // namespace

@@ -21,6 +21,14 @@
 
 namespace ign::search {
 
+/// One schedule's part in a side-by-side timing (Runner::compare).
+struct SideBySide {
+  TuningRecord record; // status, latency over the compared runs, errors
+  /// Its latency over the first schedule's, run by run: the median ratio
+  /// and a 95% interval for it; NaN for the first and where not timed.
+  double ratio = std::nan(""), low = std::nan(""), high = std::nan("");
+};
+
 class Runner {
 public:
   virtual ~Runner();
@@ -28,6 +36,18 @@ public:
   /// search fills in the task, fingerprint, schedule and origin.
   virtual std::vector<TuningRecord>
   run(size_t task, const std::vector<Schedule> &schedules) = 0;
+  /// Times `schedules` of task `task` side by side, interleaved run by run
+  /// in one process (the first is the baseline); one entry per schedule.
+  /// Empty when the runner has no such timing (its latencies are
+  /// predictions, or it cannot build them side by side).
+  virtual std::vector<SideBySide> compare(size_t task,
+                                          const std::vector<Schedule> &) {
+    (void)task;
+    return {};
+  }
+  /// Whether compare() times schedules (runners that only predict or
+  /// simulate have no noise to confirm against).
+  virtual bool comparesSideBySide() const { return false; }
   /// Threads a measurement used (for the report's peak).
   virtual int threads() const { return 1; }
   /// Candidates the search should measure per round.

@@ -15,6 +15,7 @@
 #ifndef IGN_SEARCH_SEARCH_H
 #define IGN_SEARCH_SEARCH_H
 
+#include "ign/Search/Runner.h"
 #include "ign/Search/ScheduleSpace.h"
 #include "ign/Search/TuningDatabase.h"
 
@@ -37,6 +38,10 @@ struct SearchTask {
 /// by the search).
 using Measurer = std::function<std::vector<TuningRecord>(
     size_t task, const std::vector<Schedule> &schedules)>;
+/// Times a task's schedules side by side (Runner::compare); the first is
+/// the default.
+using Comparer = std::function<std::vector<SideBySide>(
+    size_t task, const std::vector<Schedule> &schedules)>;
 /// Features of (task, schedule) for the cost model (fixed width).
 using Featurizer =
     std::function<std::vector<float>(size_t task, const Schedule &schedule)>;
@@ -53,6 +58,11 @@ struct SearchOptions {
   uint64_t seed = 1;
   size_t batch = 8;     // candidates measured per round
   bool useModel = true; // false: plain random search (baseline)
+  /// The confirmation stage's timing (Confirmation.h); empty: none (a
+  /// runner whose latencies have no noise).
+  Comparer compare;
+  /// The share of the time limit kept for the confirmation stage.
+  double confirmShare = 0.2;
   /// Progress: a live line on a terminal, plain lines otherwise.
   bool terminal = false;
   std::function<void(const std::string &)> log;
@@ -60,6 +70,9 @@ struct SearchOptions {
 
 struct TaskOutcome {
   std::optional<TuningRecord> defaultRecord, best;
+  /// What a bundle uses (TuningDatabase::chosen) and how it was confirmed.
+  std::optional<TuningRecord> chosen;
+  std::string confirmation;
   int64_t trials = 0;    // records for this task (this run and before)
   int64_t newTrials = 0; // measured in this run
   int64_t failed = 0;    // records not ok

@@ -67,6 +67,10 @@ struct TuningRunRecord {
   std::vector<std::string> tasks;
 };
 
+/// How much faster than the default an unconfirmed candidate must have
+/// measured to be chosen over it.
+inline constexpr double kUnconfirmedGain = 0.10;
+
 class TuningDatabase {
 public:
   /// Opens (creating if needed) the database at `path`. nullptr and `error`
@@ -81,13 +85,21 @@ public:
   /// false and sets `error` on failure. `record.id` is set.
   bool add(TuningRecord &record, std::string &error);
   /// Stores many records in one transaction, skipping exact duplicates
-  /// (same task, fingerprint, schedule, status, latency and time); returns
-  /// how many were new, or -1 on failure.
-  int64_t addAll(std::vector<TuningRecord> &records, std::string &error);
+  /// (same task, fingerprint, schedule, status, latency and time) unless
+  /// `skipDuplicates` is false; returns how many were new, or -1 on failure.
+  int64_t addAll(std::vector<TuningRecord> &records, std::string &error,
+                 bool skipDuplicates = true);
 
-  /// The fastest valid record of a task on a fingerprint (ties: oldest).
+  /// The fastest valid search record of a task on a fingerprint (ties:
+  /// oldest; the confirmation stage's records are not search records).
   std::optional<TuningRecord> best(const std::string &task,
                                    const std::string &fingerprint) const;
+  /// The record whose schedule a bundle uses: the pick of the task's latest
+  /// confirmation (Confirmation.h); without one, the fastest valid record
+  /// if it beats the default's median by kUnconfirmedGain (the lowest of
+  /// many noisy medians is biased low), else the default's.
+  std::optional<TuningRecord> chosen(const std::string &task,
+                                     const std::string &fingerprint) const;
   /// All records of a task on a fingerprint, oldest first.
   std::vector<TuningRecord> records(const std::string &task,
                                     const std::string &fingerprint) const;

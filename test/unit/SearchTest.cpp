@@ -338,6 +338,16 @@ struct LuckyTask {
       return out;
     };
   }
+  /// The search over every schedule of the space, with the stage.
+  SearchSummary search(TuningDatabase &db) {
+    Featurizer features = [](size_t, const Schedule &s) {
+      return std::vector<float>{float(s.at("x"))};
+    };
+    SearchOptions options;
+    options.trials = int64_t(task.space.knobs[0].values.size());
+    options.compare = comparer();
+    return runSearch({task}, measurer(), features, db, "fp", options);
+  }
   Comparer comparer() {
     return [this](size_t, const std::vector<Schedule> &batch) {
       ++compared;
@@ -360,14 +370,7 @@ TEST(Search, ConfirmationKeepsOnlyWinnersThatHoldSideBySide) {
   auto db = TuningDatabase::open(freshPath("confirm"), error);
   ASSERT_TRUE(db);
   LuckyTask lucky;
-  Featurizer features = [](size_t, const Schedule &s) {
-    return std::vector<float>{float(s.at("x"))};
-  };
-  SearchOptions options;
-  options.trials = 6;
-  options.compare = lucky.comparer();
-  auto summary =
-      runSearch({lucky.task}, lucky.measurer(), features, *db, "fp", options);
+  auto summary = lucky.search(*db);
   ASSERT_EQ(summary.tasks.size(), 1u);
   // The search's fastest is the lucky one; the bundle gets x == 5.
   EXPECT_EQ(summary.tasks[0].best->schedule, R"({"x":3})");
@@ -380,8 +383,7 @@ TEST(Search, ConfirmationKeepsOnlyWinnersThatHoldSideBySide) {
   EXPECT_EQ(lucky.compared, 1);
   // Confirmation records are not trials, and a task confirmed after its
   // last search record is not confirmed again.
-  auto again =
-      runSearch({lucky.task}, lucky.measurer(), features, *db, "fp", options);
+  auto again = lucky.search(*db);
   EXPECT_EQ(again.newTrials, 0);
   EXPECT_EQ(again.tasks[0].trials, 6);
   EXPECT_EQ(lucky.compared, 1);
@@ -393,14 +395,7 @@ TEST(Search, ConfirmationKeepsTheDefaultAgainstALuckyMeasurement) {
   ASSERT_TRUE(db);
   LuckyTask lucky;
   lucky.task.space.knobs = {{"x", {0, 1, 2, 3}}};
-  Featurizer features = [](size_t, const Schedule &s) {
-    return std::vector<float>{float(s.at("x"))};
-  };
-  SearchOptions options;
-  options.trials = 4;
-  options.compare = lucky.comparer();
-  auto summary =
-      runSearch({lucky.task}, lucky.measurer(), features, *db, "fp", options);
+  auto summary = lucky.search(*db);
   // Without the stage x == 3 (40% faster once) would be chosen.
   EXPECT_EQ(summary.tasks[0].best->schedule, R"({"x":3})");
   EXPECT_EQ(db->chosen("lucky", "fp")->schedule, R"({"x":0})");

@@ -26,6 +26,10 @@
 
 #include <nlohmann/json.hpp>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -35,6 +39,7 @@
 #include <iostream>
 #include <random>
 #include <sstream>
+#include <thread>
 
 using namespace mlir;
 namespace fs = std::filesystem;
@@ -166,13 +171,16 @@ struct MeasureArgs {
   int seeds = 3, threads = 0, maxRuns = 200;
   double minTimeMs = 300;
   int64_t flushMb = 0;
+  /// --evict-weights: the bundle's weights leave the caches before every
+  /// timed run.
+  bool evictWeights = false;
   /// --tolerance-of: float outputs are checked at this dtype's thresholds
   /// (bf16 or f16 for kernels that compute in them).
   std::optional<ignrt_dtype> toleranceOf;
 };
 
 /// `tune-worker measure BUNDLE --reference-dir DIR [--write-reference]
-/// [--seeds N] [--threads T] [--min-time-ms M] [--flush-mb F]
+/// [--seeds N] [--threads T] [--min-time-ms M] [--flush-mb F] [--evict-weights]
 /// [--max-runs R] [--tolerance-of bf16|f16]`; `tune-worker compare` takes
 /// several bundles (the first is the baseline) and no --write-reference.
 std::optional<MeasureArgs>
@@ -198,6 +206,8 @@ parseMeasureArgs(const std::vector<std::string> &args, std::string &error,
         m.minTimeMs = std::stod(next());
       else if (args[i] == "--flush-mb")
         m.flushMb = std::stoll(next());
+      else if (args[i] == "--evict-weights")
+        m.evictWeights = true;
       else if (args[i] == "--max-runs")
         m.maxRuns = std::stoi(next());
       else if (args[i] == "--tolerance-of") {
@@ -310,14 +320,45 @@ double deviceNs(ignrt_session *session) {
   return total;
 }
 
-/// The latency of one run of `session` in ns, the caches flushed first
-/// when `flush` is not empty (a buffer larger than the last-level cache
-/// written over); negative when the run failed.
-double timeOneRun(ignrt_session *session, std::vector<char> &flush, int r) {
-  if (!flush.empty()) {
-    std::memset(flush.data(), r & 0xff, flush.size());
-    asm volatile("" : : "r"(flush.data()) : "memory");
+/// What a timed run starts from: with --flush-mb, every cache written over
+/// (a buffer larger than the last-level cache); with --evict-weights, the
+/// bundle's weights evicted (CLFLUSH of every line), as a model whose data
+/// per run outgrows the last-level cache finds them; else warm, as the
+/// previous run left them.
+class ColdStart {
+public:
+  ColdStart(const MeasureArgs &m, ignrt_bundle *bundle)
+      : flush_(size_t(std::max<int64_t>(0, m.flushMb)) << 20) {
+    const void *data = nullptr;
+    if (m.evictWeights &&
+        ignrt_bundle_weights(bundle, &data, &weightBytes_) == IGNRT_OK)
+      weights_ = static_cast<const char *>(data);
   }
+  void apply(int r) {
+    if (!flush_.empty()) {
+      std::memset(flush_.data(), r & 0xff, flush_.size());
+      asm volatile("" : : "r"(flush_.data()) : "memory");
+    }
+#if defined(__x86_64__)
+    if (!weights_)
+      return;
+    for (size_t i = 0; i < weightBytes_; i += 64)
+      _mm_clflush(weights_ + i);
+    _mm_mfence();
+#endif
+  }
+
+private:
+  std::vector<char> flush_;
+  const char *weights_ = nullptr;
+  size_t weightBytes_ = 0;
+};
+
+/// The latency of one run of `session` in ns, from `cold` (nullptr: as the
+/// previous run left the caches); negative when the run failed.
+double timeOneRun(ignrt_session *session, ColdStart *cold, int r) {
+  if (cold)
+    cold->apply(r);
   auto t0 = std::chrono::steady_clock::now();
   if (ignrt_session_run(session) != IGNRT_OK)
     return -1;
@@ -355,20 +396,19 @@ void putLatencies(std::vector<double> ns, nlohmann::json &result) {
 
 /// One untimed run per input set, then runs rotating over the sets (no
 /// candidate wins by keeping one set's data in cache) until both the
-/// minimum time and 5 runs are reached. With --flush-mb, every timed run
-/// starts with the caches flushed: a kernel that streams megabytes of
-/// weights reads them from memory in a whole model too.
-std::string timeRuns(const MeasureArgs &m, std::vector<SessionPtr> &sessions,
+/// minimum time and 5 runs are reached, each from ColdStart's state.
+std::string timeRuns(const MeasureArgs &m, ignrt_bundle *bundle,
+                     std::vector<SessionPtr> &sessions,
                      nlohmann::json &result) {
   for (auto &s : sessions)
     if (ignrt_session_run(s.get()) != IGNRT_OK)
       return ignrt_last_error();
-  std::vector<char> flush(size_t(std::max<int64_t>(0, m.flushMb)) << 20);
+  ColdStart cold(m, bundle);
   std::vector<double> ns;
   auto begin = std::chrono::steady_clock::now();
   for (int r = 0; r < m.maxRuns; ++r) {
     double t =
-        timeOneRun(sessions[size_t(r) % sessions.size()].get(), flush, r);
+        timeOneRun(sessions[size_t(r) % sessions.size()].get(), &cold, r);
     if (t < 0)
       return ignrt_last_error();
     ns.push_back(t);
@@ -397,7 +437,7 @@ int workerMeasure(const std::vector<std::string> &args) {
   nlohmann::json result = {{"status", "ok"}};
   error = checkOutputs(bundle.get(), *m, sessions, result);
   if (error.empty() && !m->writeReference && result["status"] == "ok")
-    error = timeRuns(*m, sessions, result);
+    error = timeRuns(*m, bundle.get(), sessions, result);
   if (!error.empty())
     return workerError(error);
   std::cout << result.dump() << "\n";
@@ -409,6 +449,7 @@ int workerMeasure(const std::vector<std::string> &args) {
 struct Contender {
   BundlePtr bundle;
   std::vector<SessionPtr> sessions;
+  std::unique_ptr<ColdStart> cold;
   std::vector<double> ns;
   nlohmann::json result = {{"status", "ok"}};
   bool timed() const { return result["status"] == "ok"; }
@@ -430,26 +471,33 @@ void prepareContender(const std::string &path, const MeasureArgs &m,
   std::string error = checkOutputs(c.bundle.get(), m, c.sessions, c.result);
   if (!error.empty())
     c.fail(error);
+  c.cold = std::make_unique<ColdStart>(m, c.bundle.get());
 }
 
 /// Rounds of one timed run per contender, each right after an untimed run
 /// of the same session, until both the minimum time and 20 rounds are
 /// reached. As in `measure`, a timed run finds its session's threads awake
-/// and its data where the previous run left it (a kernel in a model runs
-/// among others on one warm thread pool); right after another contender's
-/// session, it would time mostly the wake-up of its own threads.
+/// and (but for ColdStart) its data where the previous run left it: a
+/// kernel in a model runs among others on one warm thread pool; right after
+/// another contender's session, it would time mostly the wake-up of its own
+/// threads. And as in a model, no other pool competes for the cores: after
+/// its timed run, a contender's workers are left to finish spinning (about
+/// 11 ms of yields on Zen 4) and go to sleep before the next one starts;
+/// two bundles that are the same read 1.25x apart without it.
 void compareRounds(const MeasureArgs &m, std::vector<Contender> &cs) {
-  std::vector<char> flush(size_t(std::max<int64_t>(0, m.flushMb)) << 20), none;
+  constexpr auto kSettle = std::chrono::milliseconds(25);
   auto begin = std::chrono::steady_clock::now();
   for (int r = 0; r < m.maxRuns; ++r) {
     for (Contender &c : cs) {
+      if (c.timed())
+        std::this_thread::sleep_for(kSettle);
       double t = std::nan("");
       if (c.timed()) {
         ignrt_session *session =
             c.sessions[size_t(r) % c.sessions.size()].get();
-        t = timeOneRun(session, none, r);
+        t = timeOneRun(session, nullptr, r);
         if (t >= 0)
-          t = timeOneRun(session, flush, r);
+          t = timeOneRun(session, c.cold.get(), r);
         if (t < 0) {
           c.fail(ignrt_last_error());
           t = std::nan("");

@@ -344,6 +344,9 @@ struct ignrt_bundle {
   /// The outputs a caller sees (those that hold no other output's shape).
   std::vector<size_t> visible;
   std::vector<const char *> weightData;
+  /// The weights section (in the mapped file).
+  const char *weightsSection = nullptr;
+  size_t weightsSectionBytes = 0;
   struct Kernel {
     std::string name, symbol;
     int64_t workgroups = 1;
@@ -910,6 +913,8 @@ ignrt_status loadBundle(ignrt_bundle &b, const char *path) {
     if (ignrt_status st = checkTarget(target, triple, name, driver);
         st != IGNRT_OK)
       return st;
+    b.weightsSection = s.weights;
+    b.weightsSectionBytes = s.weights ? s.weightsSize : 0;
     if (ignrt_status st = parseTensors(b, m, s); st != IGNRT_OK)
       return st;
     b.arenaBytes = manifestCount(m.at("memory").at("arena_bytes"));
@@ -1064,6 +1069,15 @@ void ignrt_bundle_close(ignrt_bundle *bundle) { delete bundle; }
 
 const char *ignrt_bundle_manifest(const ignrt_bundle *bundle) {
   return bundle ? bundle->manifestText.c_str() : "";
+}
+
+ignrt_status ignrt_bundle_weights(const ignrt_bundle *b, const void **data,
+                                  size_t *bytes) {
+  if (!b || !data || !bytes)
+    return fail(IGNRT_ERROR_ARGUMENT, "ignrt_bundle_weights: null argument");
+  *data = b->weightsSection;
+  *bytes = b->weightsSectionBytes;
+  return IGNRT_OK;
 }
 
 size_t ignrt_bundle_num_inputs(const ignrt_bundle *b) {

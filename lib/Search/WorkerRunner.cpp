@@ -47,6 +47,17 @@ private:
     return args;
   }
   const Reference &reference(size_t task);
+  /// The measurement's arguments after the task's: how timed runs start
+  /// (WorkerTask) and the runner's own (measureArgs).
+  std::vector<std::string> coldArgs(size_t task) const {
+    std::vector<std::string> args = options_.measureArgs;
+    if (tasks_[task].flushMb > 0)
+      args.insert(args.end(),
+                  {"--flush-mb", std::to_string(tasks_[task].flushMb)});
+    if (tasks_[task].evictWeights)
+      args.push_back("--evict-weights");
+    return args;
+  }
   void measureOne(size_t task, const std::string &bundle, TuningRecord &r);
   std::vector<std::string> buildAll(size_t task,
                                     const std::vector<Schedule> &batch,
@@ -134,9 +145,8 @@ void WorkerRunner::measureOne(size_t task, const std::string &bundle,
                               TuningRecord &r) {
   WorkerResult m = runWorker(
       worker({"measure", bundle, "--reference-dir", references_[task].dir,
-              "--threads", std::to_string(options_.threads), "--flush-mb",
-              std::to_string(tasks_[task].flushMb)},
-             options_.measureArgs),
+              "--threads", std::to_string(options_.threads)},
+             coldArgs(task)),
       options_.timeoutSeconds);
   std::error_code ec;
   fs::remove(bundle, ec);
@@ -220,10 +230,9 @@ void WorkerRunner::compareBuilt(size_t task,
       args.push_back(bundles[k]), order.push_back(std::to_string(k));
   args.insert(args.end(),
               {"--reference-dir", references_[task].dir, "--threads",
-               std::to_string(options_.threads), "--flush-mb",
-               std::to_string(tasks_[task].flushMb), "--min-time-ms", "1000"});
+               std::to_string(options_.threads), "--min-time-ms", "1000"});
   double limit = options_.timeoutSeconds * double(bundles.size());
-  WorkerResult m = runWorker(worker(args, options_.measureArgs), limit);
+  WorkerResult m = runWorker(worker(args, coldArgs(task)), limit);
   for (const std::string &b : bundles) {
     std::error_code ec;
     fs::remove(b, ec);

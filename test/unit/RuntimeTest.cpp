@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -145,6 +147,13 @@ TEST(Runtime, DeviceCallsMarkTheBundlesWeights) {
     size_t bytes;
     ASSERT_EQ(ignrt_session_output(s, "y", &out, &bytes), IGNRT_OK);
     EXPECT_EQ(static_cast<const float *>(out)[1], 10.0f);
+    // The weights section (what measurements evict from the caches) holds
+    // the weight's bytes where the driver was handed them.
+    const void *section = nullptr;
+    size_t sectionBytes = 0;
+    ASSERT_EQ(ignrt_bundle_weights(b, &section, &sectionBytes), IGNRT_OK);
+    ASSERT_GE(sectionBytes, sizeof w);
+    EXPECT_EQ(std::memcmp(section, w, sizeof w), 0);
     ignrt_session_destroy(s);
     ignrt_bundle_close(b);
     ASSERT_EQ(log.epochs.size(), size_t(2 * (open + 1)));
@@ -606,6 +615,9 @@ TEST(Runtime, NullArgumentsAreErrorsNotCrashes) {
   EXPECT_EQ(ignrt_bundle_open(nullptr, nullptr), IGNRT_ERROR_ARGUMENT);
   EXPECT_EQ(ignrt_session_run(nullptr), IGNRT_ERROR_ARGUMENT);
   EXPECT_EQ(ignrt_bundle_num_inputs(nullptr), 0u);
+  const void *data;
+  size_t bytes;
+  EXPECT_EQ(ignrt_bundle_weights(nullptr, &data, &bytes), IGNRT_ERROR_ARGUMENT);
 }
 
 TEST(BundleFormat, ChecksumDetectsAFlippedBit) {

@@ -74,6 +74,12 @@ IGNRT_API ignrt_status ignrt_bundle_open(const char *path,
 IGNRT_API void ignrt_bundle_close(ignrt_bundle *bundle);
 /* The manifest, as JSON text (owned by the bundle). */
 IGNRT_API const char *ignrt_bundle_manifest(const ignrt_bundle *bundle);
+/* Where the bundle's weights section lies in memory, for as long as the
+ * bundle is open (NULL and 0 when it has none). Measurements evict it from
+ * the caches to time kernels as a model whose data outgrows the caches runs
+ * them. */
+IGNRT_API ignrt_status ignrt_bundle_weights(const ignrt_bundle *bundle,
+                                            const void **data, size_t *bytes);
 IGNRT_API size_t ignrt_bundle_num_inputs(const ignrt_bundle *bundle);
 IGNRT_API size_t ignrt_bundle_num_outputs(const ignrt_bundle *bundle);
 IGNRT_API ignrt_status ignrt_bundle_input(const ignrt_bundle *bundle,

@@ -91,10 +91,10 @@ std::string ratioText(const SideBySide &s) {
 
 /// Times a contest side by side and records every entrant (the pick with
 /// origin "confirmed") in one transaction.
-ConfirmOutcome runContest(const Contest &c, const SearchTask &task,
-                          const Comparer &compare, TuningDatabase &db,
-                          const std::string &fingerprint,
-                          const std::function<void(const std::string &)> &log) {
+std::string runContest(const Contest &c, const SearchTask &task,
+                       const Comparer &compare, TuningDatabase &db,
+                       const std::string &fingerprint,
+                       const std::function<void(const std::string &)> &log) {
   std::vector<Schedule> schedules;
   std::vector<const TuningRecord *> from = {&*c.defaultRecord};
   for (const TuningRecord &r : c.entrants)
@@ -102,13 +102,11 @@ ConfirmOutcome runContest(const Contest &c, const SearchTask &task,
   for (const TuningRecord *r : from)
     if (auto s = scheduleFromJson(r->schedule))
       schedules.push_back(*s);
-  ConfirmOutcome out;
   if (schedules.size() != from.size())
-    return out;
+    return "";
   std::vector<SideBySide> sides = compare(c.task, schedules);
   if (sides.size() != schedules.size())
-    return out;
-  out.compared = true;
+    return "";
   size_t pick =
       sides[0].record.status == Status::Ok ? pickWinner(sides) : sides.size();
   std::vector<TuningRecord> records;
@@ -128,30 +126,24 @@ ConfirmOutcome runContest(const Contest &c, const SearchTask &task,
   if (db.addAll(records, error, /*skipDuplicates=*/false) < 0)
     log("tune: warning: " + error);
   size_t shown = pick < sides.size() ? reported(sides, pick) : 0;
-  out.replaced = pick > 0 && pick < sides.size();
-  if (shown > 0) {
-    out.ratio = sides[shown].ratio;
-    out.low = sides[shown].low;
-    out.high = sides[shown].high;
-  }
-  out.note = pick == sides.size()
-                 ? "the default failed side by side: " + sides[0].record.message
-             : shown == 0
-                 ? "no candidate was timed side by side"
-                 : (out.replaced ? "confirmed: " : "kept the default: best ") +
-                       ratioText(sides[shown]);
-  log("tune: task " + task.task + ": " + out.note);
-  return out;
+  std::string note =
+      pick == sides.size()
+          ? "the default failed side by side: " + sides[0].record.message
+      : shown == 0 ? "no candidate was timed side by side"
+                   : (pick > 0 ? "confirmed: " : "kept the default: best ") +
+                         ratioText(sides[shown]);
+  log("tune: task " + task.task + ": " + note);
+  return note;
 }
 
 } // namespace
 
-std::vector<ConfirmOutcome>
+std::vector<std::string>
 confirmTasks(const std::vector<SearchTask> &tasks, const Comparer &compare,
              TuningDatabase &db, const std::string &fingerprint,
              const std::function<bool()> &outOfTime,
              const std::function<void(const std::string &)> &log) {
-  std::vector<ConfirmOutcome> outcomes(tasks.size());
+  std::vector<std::string> outcomes(tasks.size());
   if (!compare)
     return outcomes;
   std::vector<Contest> contests;

@@ -453,7 +453,7 @@ SearchSummary SearchRun::run() {
     }
     progress(true);
   }
-  std::vector<ConfirmOutcome> confirmed = confirmTasks(
+  std::vector<std::string> confirmed = confirmTasks(
       tasks, options.compare, db, fingerprint,
       [&] {
         return options.timeLimitSeconds > 0 &&
@@ -465,7 +465,7 @@ SearchSummary SearchRun::run() {
     TaskState &st = states[i];
     TaskOutcome o;
     o.chosen = db.chosen(tasks[i].task, fingerprint);
-    o.confirmation = confirmed[i].note;
+    o.confirmation = confirmed[i];
     o.defaultRecord = st.defaultRecord;
     o.best = st.best;
     o.trials = st.trials;

@@ -51,9 +51,6 @@ private:
   /// (WorkerTask) and the runner's own (measureArgs).
   std::vector<std::string> coldArgs(size_t task) const {
     std::vector<std::string> args = options_.measureArgs;
-    if (tasks_[task].flushMb > 0)
-      args.insert(args.end(),
-                  {"--flush-mb", std::to_string(tasks_[task].flushMb)});
     if (tasks_[task].evictWeights)
       args.push_back("--evict-weights");
     return args;

@@ -224,7 +224,7 @@ HostTarget::createRunner(const std::vector<const target::TaskModule *> &tasks,
   std::vector<search::WorkerTask> work;
   bool evict = weightsLeaveCaches(tasks);
   for (const target::TaskModule *t : tasks)
-    work.push_back({t->path, /*flushMb=*/0, evict});
+    work.push_back({t->path, evict});
   search::WorkerRunnerOptions options;
   options.executable = context.executable;
   options.targetArgs = context.targetArgs;

@@ -29,19 +29,12 @@ inline constexpr double kConfirmRatio = 0.98;
 /// Candidates timed against the default per task.
 inline constexpr size_t kConfirmCandidates = 3;
 
-/// What the confirmation stage did for one task ("" when nothing).
-struct ConfirmOutcome {
-  bool compared = false;
-  bool replaced = false;               // a candidate beat the default
-  double ratio = 0, low = 0, high = 0; // the pick's (or best loser's)
-  std::string note;                    // for the log and the report
-};
-
 /// Confirms the tasks whose search found candidates faster than the
 /// default, those with the most model time at stake first, until
 /// `outOfTime` says stop. Tasks confirmed after their last search record
-/// are skipped. One outcome per task.
-std::vector<ConfirmOutcome>
+/// are skipped. Per task, what the stage did, for the log and the report
+/// ("confirmed: x0.912 [...] of the default"; "" when nothing).
+std::vector<std::string>
 confirmTasks(const std::vector<SearchTask> &tasks, const Comparer &compare,
              TuningDatabase &db, const std::string &fingerprint,
              const std::function<bool()> &outOfTime,

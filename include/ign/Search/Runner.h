@@ -59,8 +59,6 @@ public:
 
 struct WorkerTask {
   std::string module; // the task module's file (MLIR text)
-  /// Timed runs start with this many MiB written over (cold caches).
-  int64_t flushMb = 0;
   /// Timed runs start with the task's weights evicted from the caches.
   bool evictWeights = false;
 };

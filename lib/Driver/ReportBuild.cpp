@@ -16,6 +16,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <ctime>
 #include <iostream>
@@ -41,7 +42,13 @@ fingerprints(const nlohmann::json &manifest) {
 /// What tuning the kernel cost and found, from the database's records.
 nlohmann::json kernelTuning(const std::vector<search::TuningRecord> &records,
                             bool onDevice) {
-  nlohmann::json t = {{"trials", records.size()}};
+  // Confirmation records are side-by-side timings, not trials: they count
+  // in the costs only.
+  int64_t confirmations = std::count_if(
+      records.begin(), records.end(),
+      [](const search::TuningRecord &r) { return r.isConfirmation(); });
+  nlohmann::json t = {{"trials", int64_t(records.size()) - confirmations},
+                      {"confirmation_records", confirmations}};
   nlohmann::json byStatus = nlohmann::json::object();
   nlohmann::json curve = nlohmann::json::array();
   nlohmann::json predicted = nlohmann::json::array();
@@ -50,13 +57,15 @@ nlohmann::json kernelTuning(const std::vector<search::TuningRecord> &records,
     if (r.origin == "default" && r.status == search::Status::Ok)
       defaultNs = r.medianNs;
   for (const search::TuningRecord &r : records) {
-    std::string status = search::statusName(r.status);
-    byStatus[status] = byStatus.value(status, 0) + 1;
     cpu += r.workerCpuSeconds;
     wall += r.workerWallSeconds;
     // Candidates measured on a device ran there for their timed runs.
     if (onDevice)
       device += double(r.runs) * r.medianNs / 1e9;
+    if (r.isConfirmation())
+      continue;
+    std::string status = search::statusName(r.status);
+    byStatus[status] = byStatus.value(status, 0) + 1;
     if (r.status == search::Status::Ok && (best == 0 || r.medianNs < best))
       best = r.medianNs;
     curve.push_back(best / 1e6);

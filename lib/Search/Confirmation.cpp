@@ -11,10 +11,6 @@ namespace ign::search {
 
 namespace {
 
-bool isConfirmation(const TuningRecord &r) {
-  return r.origin == "confirm" || r.origin == "confirmed";
-}
-
 /// What a task's records say about confirming it.
 struct Contest {
   size_t task = 0;
@@ -30,11 +26,11 @@ struct Contest {
 Contest contestOf(size_t i, const SearchTask &task,
                   const std::vector<TuningRecord> &records) {
   Contest c{i};
-  if (records.empty() || isConfirmation(records.back()))
+  if (records.empty() || records.back().isConfirmation())
     return c;
   std::vector<TuningRecord> valid;
   for (const TuningRecord &r : records) {
-    if (r.status != Status::Ok || isConfirmation(r))
+    if (r.status != Status::Ok || r.isConfirmation())
       continue;
     if (r.origin == "default" && !c.defaultRecord)
       c.defaultRecord = r;

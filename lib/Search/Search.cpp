@@ -35,7 +35,7 @@ struct TaskState {
 
   void record(const TuningRecord &r) {
     // The confirmation stage's records are not trials (Confirmation.h).
-    if (r.origin == "confirm" || r.origin == "confirmed")
+    if (r.isConfirmation())
       return;
     auto s = scheduleFromJson(r.schedule);
     measured.insert(r.schedule);

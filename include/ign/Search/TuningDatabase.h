@@ -57,6 +57,12 @@ struct TuningRecord {
   /// What building and measuring it cost the worker processes (CPU and
   /// wall seconds; builds of a batch run in parallel).
   double workerCpuSeconds = 0, workerWallSeconds = 0;
+
+  /// A record of the confirmation stage (Confirmation.h): a side-by-side
+  /// timing, not a trial of the search.
+  bool isConfirmation() const {
+    return origin == "confirm" || origin == "confirmed";
+  }
 };
 
 /// One tuning run as a whole (`ignc --trials/--tune-time`): what it cost.

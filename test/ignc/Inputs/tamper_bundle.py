@@ -6,7 +6,10 @@ accident) would, for report-verify.test.
       the section and header checksums, so that the runtime accepts it.
   tamper_bundle.py slow-schedule RECORDS.json OUT.json TASK
       adds a record for TASK whose schedule is the default's with register
-      tiles off (c0.cols 1), timed as the fastest, so a compile applies it.
+      tiles off (c0.cols 1), timed as the fastest and marked as the pick of
+      a confirmation (the latest confirmed record is what a compile applies,
+      whether or not the tuning run confirmed another), so a compile
+      applies it.
 """
 import json
 import struct
@@ -50,7 +53,7 @@ def slow_schedule(src, dst, task):
     slow = dict(default)
     slow["schedule"] = dict(default["schedule"], **{"c0.cols": 1})
     slow["median_ns"] = slow["min_ns"] = slow["p90_ns"] = 1.0
-    slow["origin"] = "tampered"
+    slow["origin"] = "confirmed"
     slow["created"] = "2000-01-01T00:00:00Z"
     doc["records"].append(slow)
     json.dump(doc, open(dst, "w"))

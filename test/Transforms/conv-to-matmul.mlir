@@ -16,6 +16,28 @@ func.func @pointwise(%x: tensor<2x8x3x4xf32>, %w: tensor<16x8x1x1xf32>, %b: tens
   return %0 : tensor<2x16x3x4xf32>
 }
 
+// A pointwise convolution over one pixel (a squeeze-excitation's) is a Gemm
+// with the weight transposed as stored, [N, C] x [F, C]^T, and the bias as
+// its C: a matmul's one column left no vector along the output. Not with a
+// channel count that 16 does not divide.
+// CHECK-LABEL: func.func @one_pixel
+// CHECK-DAG: %[[X:.*]] = ign.reshape %arg0 {shape = [2, 32]} : (tensor<2x32x1x1xf32>) -> tensor<2x32xf32>
+// CHECK-DAG: %[[W:.*]] = ign.reshape %arg1 {shape = [24, 32]} : (tensor<24x32x1x1xf32>) -> tensor<24x32xf32>
+// CHECK: %[[G:.*]] = ign.gemm %[[X]], %[[W]], %arg2 {trans_b = true} : (tensor<2x32xf32>, tensor<24x32xf32>, tensor<24xf32>) -> tensor<2x24xf32>
+// CHECK: %[[R:.*]] = ign.reshape %[[G]] {shape = [2, 24, 1, 1]}
+// CHECK: return %[[R]]
+func.func @one_pixel(%x: tensor<2x32x1x1xf32>, %w: tensor<24x32x1x1xf32>, %b: tensor<24xf32>) -> tensor<2x24x1x1xf32> {
+  %0 = ign.conv %x, %w, %b {dilations = [1, 1], pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<2x32x1x1xf32>, tensor<24x32x1x1xf32>, tensor<24xf32>) -> tensor<2x24x1x1xf32>
+  return %0 : tensor<2x24x1x1xf32>
+}
+// CHECK-LABEL: func.func @one_pixel_odd_channels
+// CHECK-NOT: ign.gemm
+// CHECK: ign.matmul
+func.func @one_pixel_odd_channels(%x: tensor<1x24x1x1xf32>, %w: tensor<8x24x1x1xf32>) -> tensor<1x8x1x1xf32> {
+  %0 = ign.conv %x, %w {dilations = [1, 1], pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x24x1x1xf32>, tensor<8x24x1x1xf32>) -> tensor<1x8x1x1xf32>
+  return %0 : tensor<1x8x1x1xf32>
+}
+
 // Other kernels read columns: one ign.im2col [N, C*K, P] (kernel offsets
 // row-major, as the weight's [F, C, kh, kw]) with the padding inside.
 // CHECK-LABEL: func.func @im2col

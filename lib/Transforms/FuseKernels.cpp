@@ -123,8 +123,9 @@ bool isDepthwise(ConvOp conv) {
 /// convolution: its register tiles broadcast each input pixel to a vector
 /// of filters, so a pointwise producer fused in would run inside that inner
 /// loop, once per tile of filters, and keep the broadcast from folding into
-/// the FMA. EfficientNet-B0's squeeze-excitation scales fused into the 7x7
-/// convolutions after them ran those at 31 GFLOP/s, 69 without.
+/// the FMA. EfficientNet-B0's squeeze-excitation scales fused into the 1x1
+/// convolutions over 7x7 pixels after them ran those at 31 GFLOP/s (1152 ->
+/// 192: 0.70 ms); without, 78 (0.28 ms, plus 6 us for the scale).
 bool recomputesPerFilterTile(Operation *op, Value input) {
   auto conv = dyn_cast<ConvOp>(op);
   return conv && conv.getInput() == input && !isDepthwise(conv);

@@ -3318,6 +3318,34 @@ bool hasShortContiguousRows(linalg::GenericOp op) {
   return true;
 }
 
+/// The offsets, sizes and strides of a view of all of `type` (static).
+struct WholeView {
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+};
+WholeView wholeView(OpBuilder &b, MemRefType type) {
+  WholeView w;
+  for (int64_t d : type.getShape()) {
+    w.offsets.push_back(b.getIndexAttr(0));
+    w.sizes.push_back(b.getIndexAttr(d));
+    w.strides.push_back(b.getIndexAttr(1));
+  }
+  return w;
+}
+
+/// A generic like `op` (on buffers) over `operands` read through `maps`,
+/// its body cloned.
+linalg::GenericOp cloneGeneric(OpBuilder &b, linalg::GenericOp op,
+                               ArrayRef<Value> operands,
+                               ArrayRef<AffineMap> maps) {
+  unsigned inputs = op.getNumDpsInputs();
+  auto copy = b.create<linalg::GenericOp>(
+      op.getLoc(), TypeRange{}, operands.take_front(inputs),
+      operands.drop_front(inputs), maps, op.getIteratorTypesArray());
+  IRMapping mapping;
+  op.getRegion().cloneInto(&copy.getRegion(), mapping);
+  return copy;
+}
+
 /// `op` with each input read as a broadcast of unit dims ((d0, d1, 0, 0) of
 /// a [1, C, 1, 1] buffer) read through a view without them ((d0, d1) of
 /// [1, C]): the vectorizer takes projected permutations only.
@@ -3342,17 +3370,12 @@ linalg::GenericOp dropBroadcastUnitDims(RewriterBase &rewriter,
       shape.push_back(type.getDimSize(r));
     }
     if (kept.size() < map.getNumResults()) {
-      SmallVector<OpFoldResult> offsets(type.getRank(),
-                                        rewriter.getIndexAttr(0));
-      SmallVector<OpFoldResult> sizes,
-          strides(type.getRank(), rewriter.getIndexAttr(1));
-      for (int64_t d : type.getShape())
-        sizes.push_back(rewriter.getIndexAttr(d));
+      WholeView w = wholeView(rewriter, type);
       auto reduced =
           cast<MemRefType>(memref::SubViewOp::inferRankReducedResultType(
-              shape, type, offsets, sizes, strides));
-      v = rewriter.create<memref::SubViewOp>(op.getLoc(), reduced, v, offsets,
-                                             sizes, strides);
+              shape, type, w.offsets, w.sizes, w.strides));
+      v = rewriter.create<memref::SubViewOp>(op.getLoc(), reduced, v, w.offsets,
+                                             w.sizes, w.strides);
       map = AffineMap::get(map.getNumDims(), 0, kept, ctx);
       changed = true;
     }
@@ -3361,12 +3384,7 @@ linalg::GenericOp dropBroadcastUnitDims(RewriterBase &rewriter,
   }
   if (!changed)
     return op;
-  unsigned inputs = op.getNumDpsInputs();
-  auto copy = rewriter.create<linalg::GenericOp>(
-      op.getLoc(), TypeRange{}, ArrayRef(operands).take_front(inputs),
-      ArrayRef(operands).drop_front(inputs), maps, op.getIteratorTypesArray());
-  IRMapping mapping;
-  op.getRegion().cloneInto(&copy.getRegion(), mapping);
+  linalg::GenericOp copy = cloneGeneric(rewriter, op, operands, maps);
   rewriter.eraseOp(op);
   return copy;
 }
@@ -3380,28 +3398,15 @@ linalg::GenericOp sliceRows(RewriterBase &rewriter, linalg::GenericOp op,
   for (OpOperand &o : op->getOpOperands()) {
     Value v = o.get();
     if (op.getMatchingIndexingMap(&o).isFunctionOfDim(last)) {
-      auto type = cast<MemRefType>(v.getType());
-      SmallVector<OpFoldResult> offsets(type.getRank(),
-                                        rewriter.getIndexAttr(0));
-      SmallVector<OpFoldResult> sizes,
-          strides(type.getRank(), rewriter.getIndexAttr(1));
-      for (int64_t d : type.getShape())
-        sizes.push_back(rewriter.getIndexAttr(d));
-      offsets.back() = rewriter.getIndexAttr(offset);
-      sizes.back() = rewriter.getIndexAttr(size);
-      v = rewriter.create<memref::SubViewOp>(op.getLoc(), v, offsets, sizes,
-                                             strides);
+      WholeView w = wholeView(rewriter, cast<MemRefType>(v.getType()));
+      w.offsets.back() = rewriter.getIndexAttr(offset);
+      w.sizes.back() = rewriter.getIndexAttr(size);
+      v = rewriter.create<memref::SubViewOp>(op.getLoc(), v, w.offsets, w.sizes,
+                                             w.strides);
     }
     operands.push_back(v);
   }
-  unsigned inputs = op.getNumDpsInputs();
-  auto slice = rewriter.create<linalg::GenericOp>(
-      op.getLoc(), TypeRange{}, ArrayRef(operands).take_front(inputs),
-      ArrayRef(operands).drop_front(inputs), op.getIndexingMapsArray(),
-      op.getIteratorTypesArray());
-  IRMapping mapping;
-  op.getRegion().cloneInto(&slice.getRegion(), mapping);
-  return slice;
+  return cloneGeneric(rewriter, op, operands, op.getIndexingMapsArray());
 }
 
 /// Tiles `op` (static) along loops where `tiles` is not 0 and, when that

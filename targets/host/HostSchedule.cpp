@@ -3269,9 +3269,8 @@ constexpr int64_t kShortRow = 128;
 /// Whether `op` (on static buffers, its loops parallel but perhaps the
 /// innermost) walks every operand contiguously along its innermost loop or
 /// not at all, and that loop runs 4 to kShortRow times, not a multiple of
-/// 16, inside other loops. (Rows of
-/// whole vectors LLVM vectorizes well: rows of 64 or 112 pixels ran 8%
-/// slower in masked vectors of 16 lanes.)
+/// 16, inside other loops. (Rows of whole vectors LLVM vectorizes well: rows
+/// of 64 or 112 pixels ran 8% slower in masked vectors of 16 lanes.)
 bool hasShortContiguousRows(linalg::GenericOp op) {
   unsigned loops = op.getNumLoops();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();

@@ -34,7 +34,10 @@ def _model(name, inputs, outputs, nodes, initializers=()):
     vi = lambda n, s: helper.make_tensor_value_info(n, TensorProto.FLOAT, s)
     graph = helper.make_graph(nodes, name, [vi(n, s) for n, s in inputs],
                               [vi(n, s) for n, s in outputs], list(initializers))
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    # IR 8 (opset 17's): the device machine's onnxruntime may predate the
+    # IR version this machine's onnx writes by default.
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                             ir_version=8)
 
 
 def _gemm(n):

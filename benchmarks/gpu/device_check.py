@@ -11,6 +11,7 @@ on the same arithmetic). Writes device-check.json into the output folder.
       [--rounds 3] [--repeat 10] [--budget 420]
 """
 import argparse
+import functools
 import json
 import os
 import re
@@ -69,13 +70,13 @@ def save_inputs(inputs, work):
     return args
 
 
-def run_ignc(case_dir, bin_dir, args, work, repeat):
+def run_ignc(case_dir, bin_dir, args, work, repeat, bundle="cuda.ignb"):
     outdir = os.path.join(work, "out")
     env = dict(os.environ, LD_LIBRARY_PATH=bin_dir)
     p = subprocess.run([os.path.join(bin_dir, "ignrt-run"),
-                        os.path.join(case_dir, "cuda.ignb"), *args,
+                        os.path.join(case_dir, bundle), *args,
                         "--output-dir", outdir, "--repeat", str(repeat)],
-                       capture_output=True, text=True, env=env, timeout=300)
+                       capture_output=True, text=True, env=env, timeout=120)
     if p.returncode != 0:
         raise RuntimeError((p.stderr or p.stdout).strip().splitlines()[-1])
     m = TIMING.search(p.stdout)
@@ -156,6 +157,46 @@ def torch_peer(meta, inputs):
     return timed
 
 
+def cuda_rounds(row, case_dir, bin_dir, args, ref, peer, input_args, work):
+    """The CUDA bundle's rounds, each followed by one of the torch peer's."""
+    for r in range(args.rounds):
+        outdir, timing = run_ignc(case_dir, bin_dir, input_args, work, args.repeat)
+        row["ignc"].append(timing)
+        if r == 0:
+            row.update(compare(ref, outdir))
+        if peer:
+            try:
+                row["torch_ms"].append(peer(args.repeat))
+            except Exception as e:
+                peer, row["torch_error"] = None, f"{type(e).__name__}: {e}"
+
+
+def vulkan_rounds(case_dir, bin_dir, args, ref, input_args, work):
+    """The case's Vulkan bundle (the nvidia-vulkan preset) on the same GPU
+    through its Vulkan driver: checked against the same reference and timed
+    in as many rounds; a failure is this row's result, not the case's."""
+    try:
+        rounds = []
+        for r in range(args.rounds):
+            outdir, timing = run_ignc(case_dir, bin_dir, input_args, work,
+                                      args.repeat, "vulkan.ignb")
+            rounds.append(timing)
+            if r == 0:
+                row = compare(ref, outdir)
+    except Exception as e:
+        return {"ok": False, "error": f"{type(e).__name__}: {e}"}
+    device = sorted(t["device_ms"] for t in rounds)
+    row.update(rounds=rounds, device_ms=device[len(device) // 2],
+               ok=row["rel_l2"] <= TOLERANCE["fp32"])
+    return row
+
+
+@functools.lru_cache(maxsize=1)
+def zoo_model(name, zoo_dir):
+    """cases.zoo_model, once for a model's fp32 and fp16 cases (adjacent)."""
+    return cases.zoo_model(name, zoo_dir)
+
+
 def check_case(case_dir, bin_dir, args):
     import onnx
     meta = json.load(open(os.path.join(case_dir, "meta.json")))
@@ -164,27 +205,32 @@ def check_case(case_dir, bin_dir, args):
            "kernels_gpu": meta["kernels_gpu"], "kernels_host": len(meta["kernels_host"])}
     rng = np.random.default_rng(2026)
     if meta["kind"] == "zoo":
-        model, weights = cases.zoo_model(meta["name"], args.zoo_dir)
+        model, weights = zoo_model(meta["name"].removesuffix("-fp16"), args.zoo_dir)
         inputs = case_inputs(meta, model, rng)
         ignc_inputs = dict(inputs, **weights)
     else:
         model = onnx.load(os.path.join(case_dir, "model.onnx"))
         inputs = ignc_inputs = case_inputs(meta, model, rng)
     ref = reference(model, inputs)
-    peer = torch_peer(meta, inputs)
+    try:
+        peer = torch_peer(meta, inputs)
+    except Exception as e:  # no peer is a note, not the case's failure
+        peer, row["torch_error"] = None, f"{type(e).__name__}: {e}"
     row["ignc"], row["torch_ms"] = [], []
     with tempfile.TemporaryDirectory() as work:
         input_args = save_inputs(ignc_inputs, work)
-        for r in range(args.rounds):
-            outdir, timing = run_ignc(case_dir, bin_dir, input_args, work, args.repeat)
-            row["ignc"].append(timing)
-            if r == 0:
-                row.update(compare(ref, outdir))
-            if peer:
-                row["torch_ms"].append(peer(args.repeat))
+        try:
+            cuda_rounds(row, case_dir, bin_dir, args, ref, peer, input_args, work)
+        except Exception as e:  # the Vulkan run below still runs
+            row["error"] = f"{type(e).__name__}: {e}"
+        if os.path.exists(os.path.join(case_dir, "vulkan.ignb")):
+            row["vulkan"] = vulkan_rounds(case_dir, bin_dir, args, ref,
+                                          input_args, work)
     row["precision"] = meta.get("precision", "fp32")
     row["mma_launches"] = meta.get("mma_launches", 0)
-    row["ok"] = row["rel_l2"] <= TOLERANCE[row["precision"]]
+    row["ok"] = "error" not in row and row["rel_l2"] <= TOLERANCE[row["precision"]]
+    if not row["ignc"]:
+        return row
     device = sorted(t["device_ms"] for t in row["ignc"])
     row["ignc_device_ms"] = device[len(device) // 2]
     if row["torch_ms"]:
@@ -232,6 +278,15 @@ def main():
     with open(os.path.join(args.out, "device-check.json"), "w") as f:
         json.dump(result, f, indent=1)
     ok = sum(1 for c in result["cases"] if c.get("ok"))
+    for c in result["cases"]:  # the short table the reply's tail carries
+        v = c.get("vulkan", {})
+        print(f"{c['name']:30} ok={c.get('ok')!s:5} l2={c.get('rel_l2', -1):.1e} "
+              f"cuda={c.get('ignc_device_ms', -1):.4f} torch={c.get('torch_median_ms', -1):.4f} "
+              f"vk_ok={v.get('ok')!s:5} vk={v.get('device_ms', -1):.4f} "
+              f"{(c.get('error') or v.get('error') or '')[:90]}")
+    vk = [c["vulkan"] for c in result["cases"] if "vulkan" in c]
+    print(f"vulkan: {sum(1 for v in vk if v.get('ok'))} of {len(vk)} bundles "
+          "match onnxruntime")
     print(f"{ok} of {len(case_dirs)} cases match onnxruntime; "
           f"{result['seconds']:.0f} s; {args.out}/device-check.json")
     return 0 if ok == len(case_dirs) else 1

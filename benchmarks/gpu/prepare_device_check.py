@@ -29,6 +29,8 @@ import compile_cuda  # noqa: E402  (cases.py put test/e2e on the path)
 
 # Host kernels (none, where every kernel maps) for any x86-64 with AVX2.
 CHIP = ["--target=cuda", "--chip=h200", "--host-cpu=x86-64-v3"]
+# The same GPU through its Vulkan driver (issue 15), fp32 cases only.
+VULKAN = ["--target=vulkan", "--chip=nvidia-vulkan", "--host-cpu=x86-64-v3"]
 CARRY_LIMIT = 60 << 20  # the device tool carries 64 MiB with the tree
 
 
@@ -44,6 +46,18 @@ def compile_case(ignc, model_path, shapes, out_dir, precision):
             "precision": precision}
 
 
+def compile_vulkan(ignc, model_path, shapes, out_dir):
+    """The case for the nvidia-vulkan preset as out_dir/vulkan.ignb; a
+    failure is recorded (the device check skips the Vulkan run), not fatal."""
+    row = compile_cuda.compile_one(ignc, model_path, shapes, "nvidia-vulkan",
+                                   out_dir, VULKAN, "vulkan.ignb")
+    if row["rc"] != 0:
+        print(f"{model_path}: no Vulkan bundle: {row.get('error', '')}")
+        return {"error": row.get("error", "")}
+    return {"kernels_gpu": row["gpu"], "kernels_host": len(row["host"]),
+            "predicted_ms": row["predicted_ms"]}
+
+
 def prepare(name, kind, model, model_path, shapes, out, ignc, keep_model, extra,
             precision="fp32"):
     import onnx
@@ -55,6 +69,8 @@ def prepare(name, kind, model, model_path, shapes, out, ignc, keep_model, extra,
         model_path = os.path.join(d, "model.onnx")
         onnx.save(model, model_path)
     meta = compile_case(ignc, model_path, shapes, d, precision)
+    if precision == "fp32":
+        meta["vulkan"] = compile_vulkan(ignc, model_path, shapes, d)
     if keep_model and model is None:
         shutil.copy(model_path, os.path.join(d, "model.onnx"))
     if not keep_model and os.path.exists(os.path.join(d, "model.onnx")):

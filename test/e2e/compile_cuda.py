@@ -46,7 +46,7 @@ CASES, ZOO = _ort.CASES, _ort.ZOO
 # Reasons for leaving a kernel on the host that are the CUDA backend's own.
 BACKEND_REASONS = re.compile(
     r"PTX|NVVM|ptxas|LLVM|libdevice|registers|translation|linking", re.I)
-PLACED = re.compile(r"^ignc: (\S+): cuda (fatbin|cubin|ptx), ")
+PLACED = re.compile(r"^ignc: (\S+): (?:cuda (fatbin|cubin|ptx)|(vulkan)), ")
 DECLINED = re.compile(r"^ignc: (\S+): host \((.*)\)$")
 SCHEDULE = re.compile(r"^\s+(\S+): on cuda, (\{.*\})$")
 LAUNCH = re.compile(r"^\s+\d+: (\S+)\(")
@@ -74,7 +74,7 @@ def compile_one(ignc, path, shapes, arch, work, target_args=None,
     for line in p.stderr.splitlines():
         if m := PLACED.match(line):
             row["gpu"] += 1
-            row["kinds"].add(m.group(2))
+            row["kinds"].add(m.group(2) or m.group(3))
         elif m := DECLINED.match(line):
             row["host"].append((m.group(1), m.group(2)))
     inspect = subprocess.run([ignc, "inspect", bundle], capture_output=True,

@@ -32,6 +32,6 @@ mkdir -p "$OUT"
   [ -x build-device/bin/ignrt-run ] || { echo "no build-device/: run prepare_device_check.py and carry it"; exit 2; }
   LD_LIBRARY_PATH=build-device/bin ldd build-device/bin/ignrt-run | grep -E "not found" && exit 2
   PYTHONUNBUFFERED=1 timeout 450 python3 benchmarks/gpu/device_check.py \
-      --dir build-device --out "$OUT" --rounds 3 --repeat 10 --budget ${BUDGET:-360}
+      --dir build-device --out "$OUT" --rounds 3 --repeat 10 --budget ${BUDGET:-360} "$@"
 } 2>&1 | tee "$OUT/log.txt"
 exit "${PIPESTATUS[0]}"

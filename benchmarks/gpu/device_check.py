@@ -213,7 +213,7 @@ def check_case(case_dir, bin_dir, args):
         inputs = ignc_inputs = case_inputs(meta, model, rng)
     ref = reference(model, inputs)
     try:
-        peer = torch_peer(meta, inputs)
+        peer = torch_peer(meta, inputs) if args.peer else None
     except Exception as e:  # no peer is a note, not the case's failure
         peer, row["torch_error"] = None, f"{type(e).__name__}: {e}"
     row["ignc"], row["torch_ms"] = [], []
@@ -223,7 +223,7 @@ def check_case(case_dir, bin_dir, args):
             cuda_rounds(row, case_dir, bin_dir, args, ref, peer, input_args, work)
         except Exception as e:  # the Vulkan run below still runs
             row["error"] = f"{type(e).__name__}: {e}"
-        if os.path.exists(os.path.join(case_dir, "vulkan.ignb")):
+        if args.vulkan and os.path.exists(os.path.join(case_dir, "vulkan.ignb")):
             row["vulkan"] = vulkan_rounds(case_dir, bin_dir, args, ref,
                                           input_args, work)
     row["precision"] = meta.get("precision", "fp32")
@@ -258,11 +258,17 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--repeat", type=int, default=10)
     p.add_argument("--budget", type=float, default=420, help="seconds for all cases")
+    p.add_argument("--only", nargs="*", help="these cases alone")
+    p.add_argument("--no-peer", dest="peer", action="store_false",
+                   help="no torch timings")
+    p.add_argument("--no-vulkan", dest="vulkan", action="store_false",
+                   help="no runs of the Vulkan bundles")
     args = p.parse_args()
     start = time.time()
     bin_dir = os.path.abspath(os.path.join(args.dir, "bin"))
     result = {"machine": machine(), "cases": []}
-    case_dirs = sorted(os.listdir(os.path.join(args.dir, "cases")))
+    case_dirs = sorted(n for n in os.listdir(os.path.join(args.dir, "cases"))
+                       if not args.only or n in args.only)
     for name in case_dirs:
         if time.time() - start > args.budget:
             result["cases"].append({"name": name, "skipped": "out of the time budget"})

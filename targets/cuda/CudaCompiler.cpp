@@ -163,6 +163,10 @@ gpu::GpuChip gpuChipAt(const CudaChip &chip, const std::string &precision) {
                         LLVM::LLVMDialect>();
       return emitTensorCoreGemms(bufferized, chip, mma);
     };
+  else if (precision == "fp32")
+    gpuChip.ownLaunches = [chip](func::FuncOp bufferized) {
+      return emitSimtGemms(bufferized, chip);
+    };
   return gpuChip;
 }
 

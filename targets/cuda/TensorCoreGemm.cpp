@@ -166,14 +166,51 @@ bool groupLoops(linalg::LinalgOp op, GemmView &g, std::string &why) {
   return true;
 }
 
-/// The model's time of a GEMM on the tensor cores: the larger of its
-/// arithmetic (blocks in waves over the SMs, each SM at kMmaEfficiency of
-/// its share of the fp16 peak with kMmaWarpsPerSM warps resident) and its
-/// memory traffic (each buffer once from DRAM, A re-read per block column
-/// and B per block row from the cache), plus a launch.
-constexpr double kMmaEfficiency = 0.5;
+/// The model's time of a GEMM launch: the larger of its arithmetic (blocks
+/// in waves over the SMs, `perSM` blocks resident on each, each SM at
+/// kGemmEfficiency of its share of `peakGflops`) and its memory traffic
+/// (each buffer once from DRAM, A re-read per block column and B per block
+/// row from the cache), plus a launch.
+constexpr double kGemmEfficiency = 0.5;
 constexpr int64_t kMmaWarpsPerSM = 8;
+/// CUDA-core GEMM blocks (256 threads, about 128 registers each) an SM
+/// keeps resident.
+constexpr int64_t kSimtBlocksPerSM = 2;
 
+struct GemmCost {
+  double peakGflops;
+  int64_t blockK, perSM;
+};
+
+void predict(gpu::DispatchNote &note, const GemmView &g, const MmaTile &tile,
+             const CudaChip &chip, GemmCost cost, int64_t bytesA,
+             int64_t bytesB, int64_t bytesC) {
+  const gpu::ChipNumbers &n = chip.gpu.numbers;
+  if (!n.known() || cost.peakGflops <= 0)
+    return;
+  int64_t M = g.extent(g.m), N = g.extent(g.n), K = g.extent(g.k);
+  int64_t gridM = (M + tile.blockM - 1) / tile.blockM;
+  int64_t gridN = (N + tile.blockN - 1) / tile.blockN;
+  int64_t blocks = gridM * gridN * g.extent(g.batch);
+  double waves =
+      std::ceil(double(blocks) / double(n.computeUnits * cost.perSM));
+  double blockFlops = 2.0 * tile.blockM * tile.blockN *
+                      double((K + cost.blockK - 1) / cost.blockK) * cost.blockK;
+  double smFlopsPerS = cost.peakGflops * 1e9 / n.computeUnits * kGemmEfficiency;
+  double computeS = waves * cost.perSM * blockFlops / smFlopsPerS;
+  double dram = double(bytesA + bytesB + 2 * bytesC);
+  double cache = double(bytesA) * gridN + double(bytesB) * gridM;
+  double memoryS = dram / (n.bandwidthGBs * 1e9) +
+                   cache / (n.bandwidthGBs * 1e9 * gpu::kCacheBandwidthRatio);
+  note.predictedMs =
+      std::max(computeS, memoryS) * 1e3 + gpu::kLaunchMicroseconds / 1e3;
+  note.bound = computeS < memoryS         ? "memory"
+               : note.matrixUnits.empty() ? "issue"
+                                          : "tensor cores";
+}
+
+/// A tensor-core launch's note: its instruction and tiles, and the model's
+/// time at the precision's peak.
 gpu::DispatchNote noteOf(const GemmView &g, const MmaTile &tile,
                          const CudaChip &chip, MmaPrecision precision,
                          int64_t bytesA, int64_t bytesB, int64_t bytesC) {
@@ -182,30 +219,26 @@ gpu::DispatchNote noteOf(const GemmView &g, const MmaTile &tile,
                                    mmaShape(precision.kind).k, precision.name(),
                                    tile.blockM, tile.blockN, kBlockK)
                          .str();
-  const gpu::ChipNumbers &n = chip.gpu.numbers;
   double peak = precision.kind == MmaKind::TF32_M16N8K8 ? chip.peakTf32
                 : precision.bf16                        ? chip.peakBf16
                                                         : chip.peakFp16;
-  if (!n.known() || peak <= 0)
-    return note;
-  int64_t M = g.extent(g.m), N = g.extent(g.n), K = g.extent(g.k);
-  int64_t gridM = (M + tile.blockM - 1) / tile.blockM;
-  int64_t gridN = (N + tile.blockN - 1) / tile.blockN;
-  int64_t blocks = gridM * gridN * g.extent(g.batch);
   int64_t perSM =
       std::max<int64_t>(1, kMmaWarpsPerSM / (tile.warpsM() * tile.warpsN()));
-  double waves = std::ceil(double(blocks) / double(n.computeUnits * perSM));
-  double blockFlops = 2.0 * tile.blockM * tile.blockN *
-                      double((K + kBlockK - 1) / kBlockK) * kBlockK;
-  double smFlopsPerS = peak * 1e9 / n.computeUnits * kMmaEfficiency;
-  double computeS = waves * perSM * blockFlops / smFlopsPerS;
-  double dram = double(bytesA + bytesB + 2 * bytesC);
-  double cache = double(bytesA) * gridN + double(bytesB) * gridM;
-  double memoryS = dram / (n.bandwidthGBs * 1e9) +
-                   cache / (n.bandwidthGBs * 1e9 * gpu::kCacheBandwidthRatio);
-  note.predictedMs =
-      std::max(computeS, memoryS) * 1e3 + gpu::kLaunchMicroseconds / 1e3;
-  note.bound = computeS >= memoryS ? "tensor cores" : "memory";
+  predict(note, g, tile, chip, {peak, kBlockK, perSM}, bytesA, bytesB, bytesC);
+  return note;
+}
+
+/// A CUDA-core GEMM launch's note: its outputs per thread, and the model's
+/// time at the fp32 peak.
+gpu::DispatchNote simtNoteOf(const GemmView &g, const MmaTile &tile,
+                             const CudaChip &chip, int64_t bytesA,
+                             int64_t bytesB, int64_t bytesC) {
+  gpu::DispatchNote note;
+  note.registerOutputs =
+      tile.blockM * tile.blockN / (kSimtThreadsPerSide * kSimtThreadsPerSide);
+  predict(note, g, tile, chip,
+          {chip.gpu.numbers.peakGflops, kSimtBlockK, kSimtBlocksPerSM}, bytesA,
+          bytesB, bytesC);
   return note;
 }
 
@@ -229,15 +262,21 @@ int64_t bytesOf(linalg::LinalgOp op, const GemmSide &side) {
   return n;
 }
 
-/// Builds one GEMM's launch in place of its op.
+/// Builds one GEMM's launch in place of its op: on the tensor cores at
+/// `precision`, or on the CUDA cores in f32 where there is none.
 class GemmEmitter {
 public:
   /// `fill`: C's every element before the op (a linalg.fill the launch
   /// takes over), or null for C as it is in memory.
   GemmEmitter(linalg::LinalgOp op, const GemmView &g, const MmaTile &tile,
-              MmaPrecision precision, Value fill)
-      : op(op), g(g), tile(tile), kind(precision.kind), bf16(precision.bf16),
-        fill(fill), b(op), loc(op.getLoc()), maps(op.getIndexingMapsArray()) {}
+              std::optional<MmaPrecision> precision, Value fill)
+      : op(op), g(g), tile(tile), simt(!precision),
+        kind(precision ? precision->kind : MmaKind::F16_M16N8K16),
+        bf16(precision && precision->bf16), fill(fill), b(op), loc(op.getLoc()),
+        maps(op.getIndexingMapsArray()),
+        threads(simt ? kSimtThreadsPerSide * kSimtThreadsPerSide
+                     : tile.threads()),
+        blockK(simt ? kSimtBlockK : kBlockK) {}
 
   mlir::gpu::LaunchOp emit();
 
@@ -274,30 +313,42 @@ private:
   void storeStep(const GemmSide &side, int64_t tileRows, ValueRange values,
                  Value tileBuffer);
   Type tileElement() {
-    return kind == MmaKind::TF32_M16N8K8 ? Type(b.getF32Type())
-           : bf16                        ? Type(b.getBF16Type())
-                                         : Type(b.getF16Type());
+    return simt || kind == MmaKind::TF32_M16N8K8 ? Type(b.getF32Type())
+           : bf16                                ? Type(b.getBF16Type())
+                                                 : Type(b.getF16Type());
   }
   Value toTileElement(Value f32);
   SmallVector<Value> ldmatrixFragments(int64_t ks, Operand operand);
   SmallVector<Value> loadedFragments(int64_t ks, Operand operand);
   Value bf16Mma(Value a, Value bFrag, Value acc);
   SmallVector<Value> multiplyStep(ValueRange accs, int64_t ks);
+  SmallVector<Value> simtMultiplyStep(ValueRange accs, int64_t k);
   void addToOutput(ValueRange accs);
+  void addToOutputAt(Value row, Value col, Value v);
+  void simtAddToOutput(ValueRange accs);
+  MemRefType tileType(int64_t rows);
+  SmallVector<Value> zeroAccumulators();
+  void setUpThreads(mlir::gpu::LaunchOp launch);
 
   linalg::LinalgOp op;
   const GemmView &g;
   MmaTile tile;
+  bool simt;
   MmaKind kind;
   bool bf16;
   Value fill;
   OpBuilder b;
   Location loc;
   SmallVector<AffineMap> maps;
+  int64_t threads, blockK;
   // Inside the launch:
   Value tx, lane, warpM, warpN, batchIndex, rowOrigin, colOrigin;
+  Value simtRow, simtCol; // a CUDA-core thread's first row and column
   Value tileA, tileB;
   int64_t tilesM = kWarpTile / 16, tilesN = kWarpTile / 8;
+  // A CUDA-core thread's register tile.
+  int64_t simtM = tile.blockM / kSimtThreadsPerSide;
+  int64_t simtN = tile.blockN / kSimtThreadsPerSide;
 };
 
 Value GemmEmitter::laneValue(const LaneExpr &e) {
@@ -349,18 +400,18 @@ Value GemmEmitter::factorAt(const GemmSide &side, ArrayRef<Value> loops) {
   return mapping.lookupOrDefault(side.value);
 }
 
-/// Where element `e` of this thread's share of a tileRows x kBlockK tile
+/// Where element `e` of this thread's share of a tileRows x blockK tile
 /// lies in it: consecutive threads take consecutive rows or k, whichever
 /// the factor's loads walk contiguously (GemmSide::rowsContiguous).
 std::pair<Value, Value> GemmEmitter::tilePosition(const GemmSide &side,
                                                   int64_t tileRows, int64_t e) {
-  Value idx = add(c(e * tile.threads()), tx);
+  Value idx = add(c(e * threads), tx);
   if (side.rowsContiguous)
     return {rem(idx, tileRows), div(idx, tileRows)};
-  return {div(idx, kBlockK), rem(idx, kBlockK)};
+  return {div(idx, blockK), rem(idx, blockK)};
 }
 
-/// This thread's share of the block's tileRows x kBlockK piece of a factor
+/// This thread's share of the block's tileRows x blockK piece of a factor
 /// at step `kt`, in f32 (zero past the ends of its rows and of k: a step
 /// past the last loads nothing).
 SmallVector<Value> GemmEmitter::loadStep(const GemmSide &side,
@@ -369,7 +420,7 @@ SmallVector<Value> GemmEmitter::loadStep(const GemmSide &side,
                                          Value kt) {
   int64_t rowLimit = g.extent(rows), kLimit = g.extent(g.k);
   SmallVector<Value> values;
-  for (int64_t e = 0; e < tileRows * kBlockK / tile.threads(); ++e) {
+  for (int64_t e = 0; e < tileRows * blockK / threads; ++e) {
     auto [r, kk] = tilePosition(side, tileRows, e);
     Value row = add(origin, r), k = add(kt, kk);
     Value inside =
@@ -396,13 +447,14 @@ SmallVector<Value> GemmEmitter::loadStep(const GemmSide &side,
   return values;
 }
 
-/// Stores loadStep's values into the shared tile, rounded as it holds them.
+/// Stores loadStep's values into the shared tile, rounded as it holds them
+/// (a CUDA-core tile is k-major).
 void GemmEmitter::storeStep(const GemmSide &side, int64_t tileRows,
                             ValueRange values, Value tileBuffer) {
   for (auto [e, v] : llvm::enumerate(values)) {
     auto [r, kk] = tilePosition(side, tileRows, int64_t(e));
     b.create<memref::StoreOp>(loc, toTileElement(v), tileBuffer,
-                              ValueRange{r, kk});
+                              simt ? ValueRange{kk, r} : ValueRange{r, kk});
   }
 }
 
@@ -410,6 +462,8 @@ void GemmEmitter::storeStep(const GemmSide &side, int64_t tileRows,
 /// mantissa, to nearest with ties away from zero, as cvt.rna.tf32.f32:
 /// add half of the last kept bit, clear the 13 dropped ones).
 Value GemmEmitter::toTileElement(Value f32) {
+  if (simt)
+    return f32;
   if (kind != MmaKind::TF32_M16N8K8)
     return b.create<arith::TruncFOp>(loc, tileElement(), f32);
   Type i32 = b.getI32Type();
@@ -531,85 +585,136 @@ SmallVector<Value> GemmEmitter::multiplyStep(ValueRange accs, int64_t ks) {
   return out;
 }
 
-/// C += the accumulators (C = fill + them where a fill was taken over), at
-/// the positions the C fragment gives each lane (rows and columns past C's
-/// ends skipped).
-void GemmEmitter::addToOutput(ValueRange accs) {
+/// One k of a CUDA-core thread's register tile: its rows of A's tile and
+/// columns of B's (each 16 apart), a multiply-add per output.
+SmallVector<Value> GemmEmitter::simtMultiplyStep(ValueRange accs, int64_t k) {
+  SmallVector<Value> a, bs, out;
+  for (int64_t i = 0; i < simtM; ++i)
+    a.push_back(b.create<memref::LoadOp>(
+        loc, tileA,
+        ValueRange{c(k), add(simtRow, c(i * kSimtThreadsPerSide))}));
+  for (int64_t j = 0; j < simtN; ++j)
+    bs.push_back(b.create<memref::LoadOp>(
+        loc, tileB,
+        ValueRange{c(k), add(simtCol, c(j * kSimtThreadsPerSide))}));
+  for (int64_t i = 0; i < simtM; ++i)
+    for (int64_t j = 0; j < simtN; ++j)
+      out.push_back(b.create<arith::AddFOp>(
+          loc, accs[i * simtN + j], b.create<arith::MulFOp>(loc, a[i], bs[j])));
+  return out;
+}
+
+/// C[row][col] += v (C = fill + v where a fill was taken over), skipped
+/// past C's ends; row and col relative to the block's tile.
+void GemmEmitter::addToOutputAt(Value row, Value col, Value v) {
   Value out = op.getDpsInitOperand(0)->get();
-  AffineMap map = maps.back();
-  int64_t M = g.extent(g.m), N = g.extent(g.n);
+  row = add(rowOrigin, row);
+  col = add(colOrigin, col);
+  Value inside = b.create<arith::AndIOp>(loc, below(row, g.extent(g.m)),
+                                         below(col, g.extent(g.n)));
+  b.create<scf::IfOp>(loc, inside, [&](OpBuilder &nb, Location) {
+    OpBuilder::InsertionGuard inner(b);
+    moveTo(nb);
+    SmallVector<Value> loops = zeroLoops();
+    delinearize(g.m, row, loops);
+    delinearize(g.n, col, loops);
+    SmallVector<Value> at = indicesOf(maps.back(), loops);
+    Value old = fill ? fill : b.create<memref::LoadOp>(loc, out, at);
+    b.create<memref::StoreOp>(loc, b.create<arith::AddFOp>(loc, old, v), out,
+                              at);
+    b.create<scf::YieldOp>(loc);
+  });
+}
+
+/// C += the accumulators, at the positions the C fragment gives each lane.
+void GemmEmitter::addToOutput(ValueRange accs) {
   for (int64_t e = 0; e < 4; ++e) {
     LanePosition pos = fragmentLanes(MmaKind::F16_M16N8K16, Operand::C, e);
     Value laneRow = laneValue(pos.row), laneCol = laneValue(pos.col);
     for (int64_t i = 0; i < tilesM; ++i)
       for (int64_t j = 0; j < tilesN; ++j) {
-        Value row =
-            add(add(rowOrigin, mul(warpM, kWarpTile)), add(laneRow, c(i * 16)));
-        Value col =
-            add(add(colOrigin, mul(warpN, kWarpTile)), add(laneCol, c(j * 8)));
+        Value row = add(mul(warpM, kWarpTile), add(laneRow, c(i * 16)));
+        Value col = add(mul(warpN, kWarpTile), add(laneCol, c(j * 8)));
         Value v = b.create<vector::ExtractOp>(loc, accs[i * tilesN + j],
                                               ArrayRef<int64_t>{e / 2, e % 2});
-        Value inside =
-            b.create<arith::AndIOp>(loc, below(row, M), below(col, N));
-        b.create<scf::IfOp>(loc, inside, [&](OpBuilder &nb, Location) {
-          OpBuilder::InsertionGuard inner(b);
-          moveTo(nb);
-          SmallVector<Value> loops = zeroLoops();
-          delinearize(g.m, row, loops);
-          delinearize(g.n, col, loops);
-          SmallVector<Value> at = indicesOf(map, loops);
-          Value old = fill ? fill : b.create<memref::LoadOp>(loc, out, at);
-          b.create<memref::StoreOp>(loc, b.create<arith::AddFOp>(loc, old, v),
-                                    out, at);
-          b.create<scf::YieldOp>(loc);
-        });
+        addToOutputAt(row, col, v);
       }
   }
 }
 
-mlir::gpu::LaunchOp GemmEmitter::emit() {
-  MLIRContext *ctx = op.getContext();
-  int64_t M = g.extent(g.m), N = g.extent(g.n), K = g.extent(g.k);
-  auto shared =
-      mlir::gpu::AddressSpaceAttr::get(ctx, mlir::gpu::AddressSpace::Workgroup);
-  auto tileType = [&](int64_t rows) {
-    int64_t pad = kRowPadBytes / (tileElement().getIntOrFloatBitWidth() / 8);
-    return MemRefType::get({rows, kBlockK + pad}, tileElement(),
-                           MemRefLayoutAttrInterface(), shared);
-  };
-  auto launch = b.create<mlir::gpu::LaunchOp>(
-      loc, c((N + tile.blockN - 1) / tile.blockN),
-      c((M + tile.blockM - 1) / tile.blockM), c(g.extent(g.batch)),
-      c(tile.threads()), c(1), c(1), /*dynamicSharedMemorySize=*/nullptr,
-      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/ValueRange(),
-      TypeRange{tileType(tile.blockM), tileType(tile.blockN)});
-  launch->setAttr(gpu::kOwnLaunch, UnitAttr::get(ctx));
-  Block &body = launch.getBody().front();
-  b.setInsertionPointToStart(&body);
-  b.create<mlir::gpu::TerminatorOp>(loc);
-  b.setInsertionPointToStart(&body);
+/// C += a CUDA-core thread's register tile (consecutive threads on
+/// consecutive columns: the stores coalesce).
+void GemmEmitter::simtAddToOutput(ValueRange accs) {
+  for (int64_t i = 0; i < simtM; ++i)
+    for (int64_t j = 0; j < simtN; ++j)
+      addToOutputAt(add(simtRow, c(i * kSimtThreadsPerSide)),
+                    add(simtCol, c(j * kSimtThreadsPerSide)),
+                    accs[i * simtN + j]);
+}
+
+/// A staged tile in shared memory: rows x blockK for the tensor cores,
+/// blockK x rows (k-major) on the CUDA cores, each row padded by
+/// kRowPadBytes against bank conflicts.
+MemRefType GemmEmitter::tileType(int64_t rows) {
+  auto shared = mlir::gpu::AddressSpaceAttr::get(
+      op.getContext(), mlir::gpu::AddressSpace::Workgroup);
+  int64_t pad = kRowPadBytes / (tileElement().getIntOrFloatBitWidth() / 8);
+  SmallVector<int64_t> shape = simt ? SmallVector<int64_t>{blockK, rows + pad}
+                                    : SmallVector<int64_t>{rows, blockK + pad};
+  return MemRefType::get(shape, tileElement(), MemRefLayoutAttrInterface(),
+                         shared);
+}
+
+SmallVector<Value> GemmEmitter::zeroAccumulators() {
+  if (simt) {
+    Value zero = b.create<arith::ConstantOp>(loc, b.getF32FloatAttr(0.0f));
+    return SmallVector<Value>(simtM * simtN, zero);
+  }
+  auto accType = VectorType::get({2, 2}, b.getF32Type());
+  Value zero = b.create<arith::ConstantOp>(
+      loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
+  return SmallVector<Value>(tilesM * tilesN, zero);
+}
+
+/// The launch's thread and block positions, and its tiles.
+void GemmEmitter::setUpThreads(mlir::gpu::LaunchOp launch) {
   tx = launch.getThreadIds().x;
   Value warp = div(tx, 32);
   lane = rem(tx, 32);
   warpM = div(warp, tile.warpsN());
   warpN = rem(warp, tile.warpsN());
+  simtRow = div(tx, kSimtThreadsPerSide);
+  simtCol = rem(tx, kSimtThreadsPerSide);
   batchIndex = launch.getBlockIds().z;
   rowOrigin = mul(launch.getBlockIds().y, tile.blockM);
   colOrigin = mul(launch.getBlockIds().x, tile.blockN);
   tileA = launch.getWorkgroupAttributions()[0];
   tileB = launch.getWorkgroupAttributions()[1];
-  auto accType = VectorType::get({2, 2}, b.getF32Type());
-  Value zero = b.create<arith::ConstantOp>(
-      loc, DenseElementsAttr::get(accType, b.getF32FloatAttr(0.0f)));
+}
+
+mlir::gpu::LaunchOp GemmEmitter::emit() {
+  int64_t M = g.extent(g.m), N = g.extent(g.n), K = g.extent(g.k);
+  auto launch = b.create<mlir::gpu::LaunchOp>(
+      loc, c((N + tile.blockN - 1) / tile.blockN),
+      c((M + tile.blockM - 1) / tile.blockM), c(g.extent(g.batch)), c(threads),
+      c(1), c(1), /*dynamicSharedMemorySize=*/nullptr,
+      /*asyncTokenType=*/nullptr, /*asyncDependencies=*/ValueRange(),
+      TypeRange{tileType(tile.blockM), tileType(tile.blockN)});
+  launch->setAttr(gpu::kOwnLaunch, UnitAttr::get(op.getContext()));
+  Block &body = launch.getBody().front();
+  b.setInsertionPointToStart(&body);
+  b.create<mlir::gpu::TerminatorOp>(loc);
+  b.setInsertionPointToStart(&body);
+  setUpThreads(launch);
   // Each step's loads are issued before the previous step's multiplies
   // (its values carried in registers): their latency hides behind them.
-  SmallVector<Value> inits(tilesM * tilesN, zero);
+  SmallVector<Value> inits = zeroAccumulators();
   SmallVector<Value> firstA = loadStep(g.x, g.m, tile.blockM, rowOrigin, c(0));
   SmallVector<Value> firstB = loadStep(g.y, g.n, tile.blockN, colOrigin, c(0));
   size_t accs = inits.size(), countA = firstA.size();
   llvm::append_range(inits, firstA);
   llvm::append_range(inits, firstB);
-  auto steps = b.create<scf::ForOp>(loc, c(0), c(K), c(kBlockK), inits);
+  auto steps = b.create<scf::ForOp>(loc, c(0), c(K), c(blockK), inits);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(steps.getBody());
@@ -617,19 +722,26 @@ mlir::gpu::LaunchOp GemmEmitter::emit() {
     storeStep(g.x, tile.blockM, carried.slice(accs, countA), tileA);
     storeStep(g.y, tile.blockN, carried.drop_front(accs + countA), tileB);
     b.create<mlir::gpu::BarrierOp>(loc);
-    Value next = add(steps.getInductionVar(), c(kBlockK));
+    Value next = add(steps.getInductionVar(), c(blockK));
     SmallVector<Value> out = loadStep(g.x, g.m, tile.blockM, rowOrigin, next);
     SmallVector<Value> nextB = loadStep(g.y, g.n, tile.blockN, colOrigin, next);
     SmallVector<Value> sums(carried.take_front(accs));
-    for (int64_t ks = 0; ks < kBlockK / mmaShape(kind).k; ++ks)
-      sums = multiplyStep(sums, ks);
+    if (simt)
+      for (int64_t k = 0; k < blockK; ++k)
+        sums = simtMultiplyStep(sums, k);
+    else
+      for (int64_t ks = 0; ks < blockK / mmaShape(kind).k; ++ks)
+        sums = multiplyStep(sums, ks);
     // The next step overwrites the tiles.
     b.create<mlir::gpu::BarrierOp>(loc);
     out.insert(out.begin(), sums.begin(), sums.end());
     llvm::append_range(out, nextB);
     b.create<scf::YieldOp>(loc, out);
   }
-  addToOutput(steps.getResults().take_front(accs));
+  if (simt)
+    simtAddToOutput(steps.getResults().take_front(accs));
+  else
+    addToOutput(steps.getResults().take_front(accs));
   return launch;
 }
 
@@ -718,8 +830,39 @@ std::optional<MmaPrecision> mmaPrecisionFor(const std::string &precision) {
   return std::nullopt;
 }
 
-gpu::OwnLaunches emitTensorCoreGemms(func::FuncOp kernel, const CudaChip &chip,
-                                     MmaPrecision precision) {
+MmaTile chooseSimtTile(const GemmView &g, const CudaChip &chip) {
+  int64_t M = g.extent(g.m), N = g.extent(g.n), batch = g.extent(g.batch);
+  MmaTile t;
+  t.blockM = M >= 128 ? 128 : M >= 64 ? 64 : 32;
+  t.blockN = N >= 128 ? 128 : N >= 64 ? 64 : 32;
+  auto blocks = [&] {
+    return ((M + t.blockM - 1) / t.blockM) * ((N + t.blockN - 1) / t.blockN) *
+           batch;
+  };
+  while (blocks() < chip.gpu.numbers.computeUnits &&
+         (t.blockM > 32 || t.blockN > 32))
+    (t.blockM >= t.blockN ? t.blockM : t.blockN) /= 2;
+  return t;
+}
+
+namespace {
+
+/// Whether a contraction takes a GEMM launch: on the tensor cores any
+/// analyzeGemm accepts, on the CUDA cores those with m and n of at least
+/// 32 and enough work; the grid's y and z (block rows, the batch) within
+/// the chip's limits.
+bool takesGemmLaunch(const GemmView &g, const CudaChip &chip, bool simt) {
+  int64_t M = g.extent(g.m), N = g.extent(g.n), K = g.extent(g.k);
+  if (simt && (M < 32 || N < 32 || M * N * K < kMinSimtWork))
+    return false;
+  return g.extent(g.batch) <= chip.gpu.limits.maxWorkgroupCount[2] &&
+         (M + 31) / 32 <= chip.gpu.limits.maxWorkgroupCount[1];
+}
+
+/// Replaces the contractions of `kernel` that take a GEMM launch: on the
+/// tensor cores at `precision`, or on the CUDA cores without one.
+gpu::OwnLaunches emitGemms(func::FuncOp kernel, const CudaChip &chip,
+                           std::optional<MmaPrecision> precision) {
   gpu::OwnLaunches out;
   std::vector<std::pair<linalg::LinalgOp, GemmView>> found;
   for (Operation &any : kernel.getBody().front()) {
@@ -728,13 +871,11 @@ gpu::OwnLaunches emitTensorCoreGemms(func::FuncOp kernel, const CudaChip &chip,
     if (!op)
       continue;
     std::optional<GemmView> g = analyzeGemm(op, why);
-    // The grid's y and z: block rows and the batch.
-    if (g && g->extent(g->batch) <= chip.gpu.limits.maxWorkgroupCount[2] &&
-        (g->extent(g->m) + 31) / 32 <= chip.gpu.limits.maxWorkgroupCount[1])
+    if (g && takesGemmLaunch(*g, chip, !precision))
       found.emplace_back(op, std::move(*g));
   }
   for (auto &[op, g] : found) {
-    MmaTile tile = chooseMmaTile(g, chip);
+    MmaTile tile = precision ? chooseMmaTile(g, chip) : chooseSimtTile(g, chip);
     // C filled right before (an accumulator's zeros, say): the launch
     // starts from the fill's value, one dispatch instead of two.
     auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
@@ -748,12 +889,30 @@ gpu::OwnLaunches emitTensorCoreGemms(func::FuncOp kernel, const CudaChip &chip,
             .emit();
     if (fill)
       fill->erase();
-    out[launch] =
-        noteOf(g, tile, chip, precision, bytesOf(op, g.x), bytesOf(op, g.y),
-               bytesOf(op.getDpsInitOperand(0)->get()));
+    int64_t bytesA = bytesOf(op, g.x), bytesB = bytesOf(op, g.y),
+            bytesC = bytesOf(op.getDpsInitOperand(0)->get());
+    gpu::DispatchNote &note = out[launch];
+    note = precision ? noteOf(g, tile, chip, *precision, bytesA, bytesB, bytesC)
+                     : simtNoteOf(g, tile, chip, bytesA, bytesB, bytesC);
+    for (Value tile : launch.getWorkgroupAttributions()) {
+      auto type = cast<MemRefType>(tile.getType());
+      note.sharedBytes +=
+          type.getNumElements() * type.getElementTypeBitWidth() / 8;
+    }
     op->erase();
   }
   return out;
+}
+
+} // namespace
+
+gpu::OwnLaunches emitTensorCoreGemms(func::FuncOp kernel, const CudaChip &chip,
+                                     MmaPrecision precision) {
+  return emitGemms(kernel, chip, precision);
+}
+
+gpu::OwnLaunches emitSimtGemms(func::FuncOp kernel, const CudaChip &chip) {
+  return emitGemms(kernel, chip, std::nullopt);
 }
 
 namespace {

@@ -91,6 +91,23 @@ struct MmaTile {
 /// blocks than `chip` has SMs.
 MmaTile chooseMmaTile(const GemmView &g, const CudaChip &chip);
 
+/// At fp32 the same contractions run on the CUDA cores as a launch built
+/// the same way (CUDA-core GEMMs): the staged tiles are f32 and k-major,
+/// kSimtBlockK x (rows + 4), and 16 x 16 threads each keep a
+/// (blockM / 16) x (blockN / 16) register tile whose rows and columns lie
+/// 16 apart, so that a warp's reads of the tiles are broadcasts or 16
+/// consecutive words (no bank conflicts) and its stores of C coalesce.
+inline constexpr int64_t kSimtBlockK = 16;
+inline constexpr int64_t kSimtThreadsPerSide = 16;
+/// The least m * n * k a contraction needs to take a CUDA-core GEMM launch
+/// (smaller ones keep the mapping script's register tiles).
+inline constexpr int64_t kMinSimtWork = int64_t(1) << 18;
+
+/// The block tile of a CUDA-core GEMM: 128 x 128 (8 x 8 outputs a thread),
+/// the larger side halved, down to 32, while the grid has fewer blocks
+/// than `chip` has SMs.
+MmaTile chooseSimtTile(const GemmView &g, const CudaChip &chip);
+
 /// The mma.sync a --precision computes with: fp16 or bf16 (m16n8k16 on
 /// 16-bit tiles loaded by ldmatrix; bf16 through its LLVM intrinsic, as
 /// MLIR 19's nvgpu.mma.sync has no bf16 and its nvvm.mma.sync miscompiles
@@ -111,6 +128,11 @@ std::optional<MmaPrecision> mmaPrecisionFor(const std::string &precision);
 gpu::OwnLaunches emitTensorCoreGemms(mlir::func::FuncOp kernel,
                                      const CudaChip &chip,
                                      MmaPrecision precision);
+
+/// Replaces each contraction of `kernel` (bufferized) that analyzeGemm
+/// accepts, with m and n of at least 32 and m * n * k of at least
+/// kMinSimtWork, by a CUDA-core GEMM launch (fp32), each with its note.
+gpu::OwnLaunches emitSimtGemms(mlir::func::FuncOp kernel, const CudaChip &chip);
 
 /// nvgpu.ldmatrix, nvgpu.mma.sync (m16n8k16 f16, m16n8k8 tf32) and the
 /// bf16 mma intrinsic (m16n8k16) for the GPU

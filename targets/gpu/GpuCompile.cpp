@@ -240,6 +240,10 @@ std::string scheduleJson(const GpuSchedule &schedule,
       entry["register_tile"] = notes[i].registerOutputs;
     if (noted && !notes[i].matrixUnits.empty())
       entry["matrix_units"] = notes[i].matrixUnits;
+    if (noted && notes[i].sharedBytes > 0) {
+      entry["shared_bytes"] = notes[i].sharedBytes;
+      sharedBytes = std::max(sharedBytes, notes[i].sharedBytes);
+    }
     if (noted && notes[i].predictedMs) {
       entry["predicted_ms"] = *notes[i].predictedMs;
       entry["bound"] = notes[i].bound;

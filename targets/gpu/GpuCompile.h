@@ -95,9 +95,11 @@ using DispatchFields = std::map<std::string, int64_t>;
 
 /// A kernel's schedule as `ignc inspect` shows it, as JSON text: knobs,
 /// and per dispatch its grid and size, why it runs as one thread, its
-/// register tile's outputs per thread, the model's predicted time (one
-/// note per dispatch, in order) and `fields[i]` where given; `predicted`
-/// receives the predicted times' sum.
+/// register tile's outputs per thread, its staged shared memory, the
+/// model's predicted time (one note per dispatch, in order) and
+/// `fields[i]` where given; the kernel's shared_bytes is the largest of
+/// `sharedBytes` and the dispatches'; `predicted` receives the predicted
+/// times' sum.
 std::string scheduleJson(const GpuSchedule &schedule,
                          const std::vector<LaunchShape> &launches,
                          const std::vector<DispatchNote> &notes,

@@ -60,6 +60,9 @@ struct DispatchNote {
   /// What a backend's own launch computes on the chip's matrix units
   /// ("mma.sync.m16n8k16 f16, 64x64x32 blocks"), or "".
   std::string matrixUnits;
+  /// Bytes of workgroup (shared) memory a block of a backend's own launch
+  /// stages its tiles in; 0 for the mapping script's launches.
+  int64_t sharedBytes = 0;
 };
 
 /// Launches a backend built itself before the mapping (OwnLaunches in

@@ -8,7 +8,9 @@
 // and their sums exact in f32). Shapes cover tile edges in m, n and k, a
 // batch, a transposed operand and a convolution as an implicit GEMM. The
 // interpreter's own checks (a missing barrier is a race) are tested on a
-// launch with its barrier taken out.
+// launch with its barrier taken out. The CUDA-core GEMM launches of fp32
+// (the same staging in f32, register tiles of 16 x 16 threads) are checked
+// the same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,14 +38,16 @@ namespace cuda = ign::cuda;
 namespace {
 
 /// A kernel computing out = init + contraction(x, y), mapped for the A100
-/// at `precision`.
+/// at `precision` (an A100 of `computeUnits` SMs where that is not 0: one
+/// SM keeps a small grid's blocks at their largest).
 struct Mapped {
   MLIRContext ctx;
   OwningOpRef<ModuleOp> source;
   FailureOr<ig::MappedKernel> kernel = failure();
   std::string why;
 
-  Mapped(const std::string &mlir, const std::string &precision) {
+  Mapped(const std::string &mlir, const std::string &precision,
+         int64_t computeUnits = 0) {
     ctx.loadDialect<func::FuncDialect, linalg::LinalgDialect,
                     tensor::TensorDialect, arith::ArithDialect>();
     source = parseSourceString<ModuleOp>(mlir, &ctx);
@@ -52,6 +56,8 @@ struct Mapped {
     auto func = *source->getOps<func::FuncOp>().begin();
     std::string chipWhy;
     std::optional<cuda::CudaChip> chip = cuda::cudaChip("a100", chipWhy);
+    if (computeUnits)
+      chip->gpu.numbers.computeUnits = computeUnits;
     kernel = ig::mapKernelCopy(func, nullptr, cuda::gpuChipAt(*chip, precision),
                                why);
   }
@@ -94,6 +100,16 @@ int countTensorCoreLaunches(const ig::MappedKernel &k) {
   }));
 }
 
+/// Launches staging tiles in shared memory (the GEMM launches; the
+/// mapping script's launches use none).
+int countSharedMemoryLaunches(ig::MappedKernel &k) {
+  int n = 0;
+  k.module->walk([&](mlir::gpu::GPUFuncOp f) {
+    n += f.getNumWorkgroupAttributions() > 0;
+  });
+  return n;
+}
+
 /// `mlir` mapped at `precision` into `dispatches` dispatches (any number
 /// for 0), one on the tensor cores, and run; empty (a failure recorded)
 /// where any of that fails.
@@ -117,11 +133,14 @@ runOnTensorCores(const std::string &mlir, const std::string &precision = "fp16",
 
 /// out[b][i][j] = init + sum_k x[b][i][k] * y[b][k][j] for `mlir`'s
 /// (batched) matmul, checked exactly.
+/// `gemmLaunches`: launches staging in shared memory expected.
 void expectMatmul(const std::string &mlir, int64_t batch, int64_t M, int64_t N,
-                  int64_t K, bool transposedY, const std::string &precision) {
-  Mapped m(mlir, precision);
+                  int64_t K, bool transposedY, const std::string &precision,
+                  int gemmLaunches = 1, int64_t computeUnits = 0) {
+  Mapped m(mlir, precision, computeUnits);
   ASSERT_TRUE(succeeded(m.kernel)) << m.why;
   EXPECT_EQ(countTensorCoreLaunches(*m.kernel), precision == "fp32" ? 0 : 1);
+  EXPECT_EQ(countSharedMemoryLaunches(*m.kernel), gemmLaunches);
   std::string why;
   std::vector<std::vector<char>> b = run(m, why);
   ASSERT_FALSE(b.empty()) << why;
@@ -193,8 +212,59 @@ func.func @k(%x: tensor<40x24xf32>, %y: tensor<24x56xf32>) -> tensor<40x56xf32> 
     }
 }
 
+/// Below kMinSimtWork a matmul keeps the mapping script's register tiles.
 TEST(TensorCoreGemm, TheInterpreterRunsTheCudaCoresKernelsToo) {
+  expectMatmul(matmul(40, 36, 20), 1, 40, 36, 20, false, "fp32",
+               /*gemmLaunches=*/0);
+}
+
+/// fp32 on the CUDA cores: f32 tiles staged k-major, 16 x 16 threads with
+/// register tiles 16 apart. On the A100's 108 SMs small grids halve the
+/// blocks to 32 x 32 (2 x 2 outputs a thread); with one SM they stay
+/// 128 x 128 (8 x 8). Edges in m, n and k.
+TEST(SimtGemm, MatmulWithEdges) {
   expectMatmul(matmul(100, 72, 96), 1, 100, 72, 96, false, "fp32");
+  expectMatmul(matmul(130, 136, 40), 1, 130, 136, 40, false, "fp32", 1,
+               /*computeUnits=*/1);
+}
+
+TEST(SimtGemm, BatchedAndTransposed) {
+  expectMatmul(R"(
+func.func @k(%x: tensor<2x64x96xf32>, %y: tensor<2x48x96xf32>, %c: tensor<2x64x48xf32>) -> tensor<2x64x48xf32> {
+  %r = linalg.batch_matmul_transpose_b ins(%x, %y : tensor<2x64x96xf32>, tensor<2x48x96xf32>) outs(%c : tensor<2x64x48xf32>) -> tensor<2x64x48xf32>
+  return %r : tensor<2x64x48xf32>
+})",
+               2, 64, 48, 96, true, "fp32");
+}
+
+/// A strided convolution as an implicit GEMM (its image gathered per
+/// staged element), fp32 into 64 x 64 blocks (4 x 4 outputs a thread).
+TEST(SimtGemm, ConvolutionAsAnImplicitGemm) {
+  Mapped m(R"(
+func.func @k(%x: tensor<1x16x33x33xf32>, %w: tensor<64x16x3x3xf32>, %c: tensor<1x64x16x16xf32>) -> tensor<1x64x16x16xf32> {
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%x, %w : tensor<1x16x33x33xf32>, tensor<64x16x3x3xf32>) outs(%c : tensor<1x64x16x16xf32>) -> tensor<1x64x16x16xf32>
+  return %r : tensor<1x64x16x16xf32>
+})",
+           "fp32", /*computeUnits=*/1);
+  ASSERT_TRUE(succeeded(m.kernel)) << m.why;
+  EXPECT_EQ(countSharedMemoryLaunches(*m.kernel), 1);
+  std::string why;
+  std::vector<std::vector<char>> b = run(m, why);
+  ASSERT_FALSE(b.empty()) << why;
+  for (int64_t o = 0; o < 64; ++o)
+    for (int64_t h = 0; h < 16; ++h)
+      for (int64_t w = 0; w < 16; ++w) {
+        int64_t i = (o * 16 + h) * 16 + w;
+        double want = at(b[2], i);
+        for (int64_t c = 0; c < 16; ++c)
+          for (int64_t kh = 0; kh < 3; ++kh)
+            for (int64_t kw = 0; kw < 3; ++kw)
+              want +=
+                  double(at(b[0], (c * 33 + 2 * h + kh) * 33 + 2 * w + kw)) *
+                  at(b[1], ((o * 16 + c) * 3 + kh) * 3 + kw);
+        ASSERT_EQ(at(b[3], i), float(want))
+            << "o " << o << " h " << h << " w " << w;
+      }
 }
 
 TEST(TensorCoreGemm, BatchedAndTransposed) {
@@ -313,20 +383,24 @@ TEST(TensorCoreGemm, SmallContractionsStayOnTheCudaCores) {
   EXPECT_EQ(countTensorCoreLaunches(*m.kernel), 0);
 }
 
+/// (fp16 and the CUDA cores' fp32.)
 TEST(TensorCoreGemm, AMissingBarrierIsARace) {
-  Mapped m(matmul(64, 64, 64), "fp16");
-  ASSERT_TRUE(succeeded(m.kernel)) << m.why;
-  // The barrier after the mma steps: the next step's stores would
-  // overwrite tiles other warps still read.
-  mlir::gpu::BarrierOp last;
-  m.kernel->module->walk([&](mlir::gpu::BarrierOp b) { last = b; });
-  ASSERT_TRUE(last);
-  last->erase();
-  std::string why;
-  EXPECT_TRUE(run(m, why).empty());
-  EXPECT_NE(why.find("another thread used since the last barrier"),
-            std::string::npos)
-      << why;
+  for (const char *precision : {"fp16", "fp32"}) {
+    SCOPED_TRACE(precision);
+    Mapped m(matmul(64, 64, 64), precision);
+    ASSERT_TRUE(succeeded(m.kernel)) << m.why;
+    // The barrier after the mma steps: the next step's stores would
+    // overwrite tiles other warps still read.
+    mlir::gpu::BarrierOp last;
+    m.kernel->module->walk([&](mlir::gpu::BarrierOp b) { last = b; });
+    ASSERT_TRUE(last);
+    last->erase();
+    std::string why;
+    EXPECT_TRUE(run(m, why).empty());
+    EXPECT_NE(why.find("another thread used since the last barrier"),
+              std::string::npos)
+        << why;
+  }
 }
 
 } // namespace

@@ -43,7 +43,8 @@ uint64_t byteSize(Type type) {
 /// Where a value lives before the arena is laid out.
 struct Slot {
   enum Kind { Input, Weight, Buffer } kind;
-  size_t index; // input/weight index, or intermediate buffer id
+  size_t index;        // input/weight index, or intermediate buffer id
+  uint64_t offset = 0; // bytes into the buffer (a concat's part, a split's)
 };
 
 /// A launch argument whose buffer is resolved once all launches are known.
@@ -69,6 +70,14 @@ struct PendingLaunch {
 struct PendingPlan {
   llvm::DenseMap<Value, Slot> slots;
   std::vector<bundle::BufferLifetime> buffers;
+  /// Per buffer: whether a kernel call of @main (not a branch or a loop
+  /// body) defined it, and whether slots view it at an offset (then no
+  /// output takes it over: an output argument has no offset).
+  std::vector<bool> fromMainCall, viewed;
+  /// Whether concats and splits of whole, contiguous pieces become views
+  /// (no launch), and how deep in branches and loop bodies the walk is.
+  bool aliasPieces = false;
+  int depth = 0;
   std::vector<PendingLaunch> launches;
   llvm::StringMap<size_t> kernelIndex;
   llvm::DenseMap<Attribute, size_t> weightIndex;
@@ -86,6 +95,8 @@ struct PendingPlan {
   Slot buffer(Type type, int64_t launch) {
     Slot s{Slot::Buffer, buffers.size()};
     buffers.push_back({byteSize(type), launch, launch});
+    fromMainCall.push_back(false);
+    viewed.push_back(false);
     return s;
   }
   /// A new intermediate for `v`, written first by launch `launch`.
@@ -116,6 +127,25 @@ struct PendingPlan {
   }
   int64_t next() const { return int64_t(launches.size()); }
 
+  /// Moves buffer `old` into buffer `to` at byte `offset`: every launch
+  /// and slot that used it uses that part of `to`, which is alive whenever
+  /// `old` was.
+  void moveInto(size_t old, size_t to, uint64_t offset) {
+    auto moved = [&](Slot &s) {
+      if (s.kind == Slot::Buffer && s.index == old)
+        s = {Slot::Buffer, to, s.offset + offset};
+    };
+    for (PendingLaunch &l : launches)
+      for (PendingArg &a : l.args)
+        moved(a.slot);
+    for (auto &[v, s] : slots)
+      moved(s);
+    buffers[to].first = std::min(buffers[to].first, buffers[old].first);
+    buffers[to].last = std::max(buffers[to].last, buffers[old].last);
+    buffers[old].bytes = 0; // no launch uses it any more
+    viewed[to] = true;
+  }
+
   /// Lets the launches from `from` on that write or read `v`'s buffer use
   /// the buffer `to` instead (no copy of a branch's result). False when
   /// `v`'s buffer is not an intermediate of those launches.
@@ -129,7 +159,7 @@ struct PendingPlan {
     for (size_t l = size_t(from); l < launches.size(); ++l)
       for (PendingArg &a : launches[l].args)
         if (a.slot.kind == Slot::Buffer && a.slot.index == old)
-          a.slot = to;
+          a.slot = {Slot::Buffer, to.index, a.slot.offset};
     buffers[to.index].last =
         std::max(buffers[to.index].last, buffers[old].last);
     buffers[old].bytes = 0; // no launch uses it any more
@@ -142,9 +172,97 @@ LogicalResult collectBody(func::FuncOp f, LaunchPlan &plan,
                           PendingPlan &pending,
                           SmallVectorImpl<Value> *returned);
 
+/// The one op of kernel `call` calls when that is a `Op` of the kernel's
+/// arguments, in order, returning its results; else null.
+template <typename Op> Op soleOpOf(func::CallOp call) {
+  auto callee = call->getParentOfType<ModuleOp>().lookupSymbol<func::FuncOp>(
+      call.getCalleeAttr());
+  if (!callee || callee.isExternal() || !callee.getBody().hasOneBlock())
+    return {};
+  Block &body = callee.getBody().front();
+  auto op = dyn_cast<Op>(body.front());
+  auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
+  if (!op || std::next(body.begin()) != Block::iterator(ret) ||
+      !llvm::equal(op->getOperands(), body.getArguments()) ||
+      !llvm::equal(ret.getOperands(), op->getResults()))
+    return {};
+  return op;
+}
+
+/// Whether the pieces along `axis` of a tensor of `type` (static) are each
+/// one contiguous run of bytes: every dim before the axis is 1.
+bool piecesAreContiguous(Type type, int64_t axis) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  if (!t || !t.hasStaticShape() || axis < 0 || axis >= t.getRank())
+    return false;
+  return llvm::all_of(t.getShape().take_front(axis),
+                      [](int64_t d) { return d == 1; });
+}
+
+/// A concat of whole intermediates of @main's kernel calls along an axis
+/// whose pieces are contiguous (a channel concat at batch 1): no launch,
+/// each input's buffer moved into the result's, so that its producer
+/// writes its piece in place. False (nothing changed) otherwise.
+bool concatInPlace(func::CallOp call, PendingPlan &pending) {
+  auto concat = soleOpOf<ConcatOp>(call);
+  if (!concat || !piecesAreContiguous(concat.getType(), concat.getAxis()))
+    return false;
+  llvm::SmallDenseSet<size_t, 8> seen;
+  for (Value v : concat.getInputs()) {
+    auto it = pending.slots.find(
+        call.getOperand(cast<BlockArgument>(v).getArgNumber()));
+    if (it == pending.slots.end())
+      return false;
+    const Slot &in = it->second;
+    if (in.kind != Slot::Buffer || in.offset != 0 ||
+        !pending.fromMainCall[in.index] ||
+        pending.buffers[in.index].bytes != byteSize(v.getType()) ||
+        !seen.insert(in.index).second)
+      return false;
+  }
+  int64_t at = pending.next();
+  Slot out = pending.define(call.getResult(0), at);
+  pending.fromMainCall[out.index] = true;
+  pending.buffers[out.index].last = 0; // the pieces' lifetimes make it up
+  uint64_t offset = 0;
+  for (Value in : call.getOperands()) {
+    size_t piece = pending.slots[in].index;
+    uint64_t bytes = pending.buffers[piece].bytes;
+    pending.moveInto(piece, out.index, offset);
+    offset += bytes;
+  }
+  pending.buffers[out.index].last =
+      std::max(pending.buffers[out.index].last, at);
+  return true;
+}
+
+/// A split of an intermediate along an axis whose pieces are contiguous:
+/// no launch, each result a view of its piece of the input's buffer.
+bool splitInPlace(func::CallOp call, PendingPlan &pending) {
+  auto split = soleOpOf<SplitOp>(call);
+  if (!split ||
+      !piecesAreContiguous(split.getInput().getType(), split.getAxis()))
+    return false;
+  auto it = pending.slots.find(call.getOperand(0));
+  if (it == pending.slots.end() || it->second.kind != Slot::Buffer)
+    return false;
+  Slot in = it->second;
+  uint64_t offset = in.offset;
+  for (Value r : call.getResults()) {
+    pending.slots[r] = {Slot::Buffer, in.index, offset};
+    offset += byteSize(r.getType());
+  }
+  pending.viewed[in.index] = true;
+  pending.keep(in, pending.next());
+  return true;
+}
+
 /// A kernel call: one launch whose results are new buffers.
 LogicalResult collectCall(func::CallOp call, LaunchPlan &plan,
                           PendingPlan &pending) {
+  if (pending.aliasPieces && pending.depth == 0 &&
+      (concatInPlace(call, pending) || splitInPlace(call, pending)))
+    return success();
   int64_t index = pending.next();
   PendingLaunch launch;
   auto [it, inserted] =
@@ -158,8 +276,10 @@ LogicalResult collectCall(func::CallOp call, LaunchPlan &plan,
       return call.emitError("a kernel argument without a buffer");
     launch.args.push_back({*slot, v.getType()});
   }
-  for (Value r : call.getResults())
+  for (Value r : call.getResults()) {
     launch.args.push_back({pending.define(r, index), r.getType()});
+    pending.fromMainCall[launch.args.back().slot.index] = pending.depth == 0;
+  }
   pending.launches.push_back(std::move(launch));
   return success();
 }
@@ -197,7 +317,10 @@ static LogicalResult collectBranch(IfOp op, FlatSymbolRefAttr ref,
   }
   SmallVector<Value> returned;
   int64_t bodyStart = pending.next();
-  if (failed(collectBody(*graph, plan, pending, &returned)))
+  ++pending.depth;
+  LogicalResult walked = collectBody(*graph, plan, pending, &returned);
+  --pending.depth;
+  if (failed(walked))
     return failure();
   for (auto [v, to, r] : llvm::zip(returned, results, op.getResults())) {
     if (pending.retarget(v, to, bodyStart))
@@ -383,8 +506,10 @@ LogicalResult collectLoop(LoopOp op, LaunchPlan &plan, PendingPlan &pending) {
     pending.slots[arg] = *slot;
   }
   SmallVector<Value> returned;
-  if (failed(collectBody(*body, plan, pending, &returned)) ||
-      failed(endIteration(op, *body, returned, *st, pending)))
+  ++pending.depth;
+  LogicalResult walked = collectBody(*body, plan, pending, &returned);
+  --pending.depth;
+  if (failed(walked) || failed(endIteration(op, *body, returned, *st, pending)))
     return failure();
   PendingLaunch next;
   next.kind = PendingLaunch::Kind::Next;
@@ -474,6 +599,7 @@ FailureOr<std::vector<int64_t>> assignOutputs(func::FuncOp main,
     Slot s = it->second;
     bool sameShape = v.getType() == main.getResultTypes()[k];
     if (s.kind == Slot::Buffer && bufferOutput[s.index] < 0 && sameShape &&
+        s.offset == 0 && !pending.viewed[s.index] &&
         byteSize(v.getType()) == buffers[s.index].bytes) {
       bufferOutput[s.index] = int64_t(k);
       continue;
@@ -491,7 +617,7 @@ FailureOr<std::vector<int64_t>> assignOutputs(func::FuncOp main,
 
 } // namespace
 
-FailureOr<LaunchPlan> buildLaunchPlan(func::FuncOp main) {
+FailureOr<LaunchPlan> buildLaunchPlan(func::FuncOp main, bool piecesInPlace) {
   LaunchPlan plan;
   if (!main.getBody().hasOneBlock())
     return main.emitError("@main must have a single block");
@@ -509,6 +635,7 @@ FailureOr<LaunchPlan> buildLaunchPlan(func::FuncOp main) {
   }
 
   PendingPlan pending;
+  pending.aliasPieces = piecesInPlace;
   for (BlockArgument arg : main.getArguments())
     pending.slots[arg] = {Slot::Input, arg.getArgNumber()};
   if (failed(collectBody(main, plan, pending, /*returned=*/nullptr)))
@@ -548,7 +675,7 @@ FailureOr<LaunchPlan> buildLaunchPlan(func::FuncOp main) {
         arg.kind = "output", arg.index = uint64_t(bufferOutput[a.slot.index]);
       } else {
         arg.kind = "arena";
-        arg.offset = memory.offsets[arenaIndex[a.slot.index]];
+        arg.offset = memory.offsets[arenaIndex[a.slot.index]] + a.slot.offset;
       }
       break;
     }

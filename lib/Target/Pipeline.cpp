@@ -142,7 +142,9 @@ compileModule(ModuleOp module, const Target &target,
   llvm::StringMap<const KernelSummary *> summaryOf;
   for (const KernelSummary &s : summaries)
     summaryOf[s.name] = &s;
-  auto plan = buildLaunchPlan(*main);
+  // Concats and splits in place on the host, whose kernels take any
+  // address (a device's buffers may need aligned offsets).
+  auto plan = buildLaunchPlan(*main, /*piecesInPlace=*/target.name() == "host");
   if (failed(plan))
     return failure();
   // @main and its graphs now live on as the bundle's launch list; only

@@ -33,7 +33,14 @@ struct LaunchPlan {
 
 /// Builds the plan of an outlined @main (only kernel calls, weights,
 /// reshapes and the return). Emits a diagnostic and fails on anything else.
-mlir::FailureOr<LaunchPlan> buildLaunchPlan(mlir::func::FuncOp main);
+/// With `piecesInPlace`, a kernel that only concatenates or splits whole
+/// intermediates of @main along an axis whose pieces are contiguous runs
+/// no launch: a concat's inputs are written in place in its result's
+/// buffer, a split's results are views of its input's (at byte offsets
+/// that need not be aligned beyond the element: for targets whose kernels
+/// take any such address).
+mlir::FailureOr<LaunchPlan> buildLaunchPlan(mlir::func::FuncOp main,
+                                            bool piecesInPlace = false);
 
 /// Short dtype name of an element type ("f32", "i64", "bool", "u8", ...).
 std::string dtypeName(mlir::Type element);

@@ -8,6 +8,7 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 
@@ -317,6 +318,34 @@ LogicalResult vectorizeWithLanes(RewriterBase &rewriter, linalg::GenericOp t,
                            scalable);
 }
 
+/// The constant `init` holds everywhere when it is a constant fill, or a
+/// slice of one; null otherwise.
+TypedAttr fillValueOf(Value init) {
+  while (auto slice = init.getDefiningOp<tensor::ExtractSliceOp>())
+    init = slice.getSource();
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  TypedAttr value;
+  if (!fill || !matchPattern(fill.getInputs()[0], m_Constant(&value)))
+    return {};
+  return value;
+}
+
+/// Marks the outermost reduction loop of `tiled` (the tile loops of an op
+/// with `iterators`, in parallelFirst order, one per loop) with `value`,
+/// the constant the op's output starts as (a constant fill; none when
+/// null): each register tile's accumulators, once carried out of the
+/// reduction loops, then start as that constant instead of a (transposed)
+/// read of the filled output (initAccumulatorsFromFills).
+void markFilledAccumulators(TypedAttr value,
+                            ArrayRef<utils::IteratorType> iterators,
+                            const scf::SCFTilingResult &tiled) {
+  size_t parallel = llvm::count(iterators, utils::IteratorType::parallel);
+  if (!value || tiled.loops.size() != iterators.size() ||
+      parallel == iterators.size())
+    return;
+  tiled.loops[parallel]->setAttr(kFilledAccumulators, value);
+}
+
 /// Tiles `op` (a direct convolution whose loops divide by the tile) into
 /// `filters` x `pixels` register tiles and vectorizes them.
 std::vector<int64_t> tileAndVectorize(RewriterBase &rewriter,
@@ -328,9 +357,12 @@ std::vector<int64_t> tileAndVectorize(RewriterBase &rewriter,
   std::vector<int64_t> tile(c.ranges.size(), 1);
   tile[c.filters] = filters;
   tile[c.pixels] = pixels;
+  TypedAttr filled = fillValueOf(op.getDpsInits()[0]);
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   auto tiled = tileInPlace(rewriter, op, tile, parallelFirst(op));
   if (failed(tiled))
     return {};
+  markFilledAccumulators(filled, iterators, *tiled);
   auto t = dyn_cast<linalg::GenericOp>(tiled->tiledOps.back());
   if (!t || failed(readInputInPlace(rewriter, t, c.input)))
     return {};

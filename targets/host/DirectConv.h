@@ -23,6 +23,11 @@
 
 namespace ign::host {
 
+/// The attribute on a register tile's outermost reduction loop that holds
+/// the constant its output was filled with (DirectConv's tiles).
+inline constexpr llvm::StringLiteral kFilledAccumulators =
+    "ign.filled_accumulators";
+
 /// The loops of a direct convolution's register tile.
 struct DirectConvLoops {
   llvm::SmallVector<int64_t> ranges;

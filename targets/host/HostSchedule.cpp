@@ -3498,6 +3498,37 @@ void vectorizeShortRows(RewriterBase &rewriter, func::FuncOp kernel) {
   }
 }
 
+/// A register tile's accumulators carried into its outermost reduction loop
+/// marked kFilledAccumulators (DirectConv's tiles of an output filled with
+/// a constant) start as that constant: the read before the loop loads a
+/// tile nothing has written yet (each tile is read once, before its own
+/// reductions, and the tiles are disjoint). The read was transposed
+/// (filters as lanes, an NCHW output): SqueezeNet's first convolution, 27
+/// multiply-adds per output, spent as long reading its zeros.
+void initAccumulatorsFromFills(RewriterBase &rewriter, func::FuncOp kernel) {
+  SmallVector<scf::ForOp> marked;
+  kernel.walk([&](scf::ForOp loop) {
+    if (loop->hasAttr(kFilledAccumulators))
+      marked.push_back(loop);
+  });
+  for (scf::ForOp loop : marked) {
+    auto value = loop->getAttrOfType<TypedAttr>(kFilledAccumulators);
+    loop->removeAttr(kFilledAccumulators);
+    for (OpOperand &init : loop.getInitArgsMutable()) {
+      auto read = init.get().getDefiningOp<vector::TransferReadOp>();
+      if (!value || !read || read->getBlock() != loop->getBlock() ||
+          read.getVectorType().getElementType() != value.getType())
+        continue;
+      rewriter.setInsertionPoint(read);
+      Value start = rewriter.create<arith::ConstantOp>(
+          read.getLoc(), DenseElementsAttr::get(read.getVectorType(), value));
+      init.set(start);
+      if (read->use_empty())
+        rewriter.eraseOp(read);
+    }
+  }
+}
+
 } // namespace
 
 void finishSchedule(func::FuncOp kernel) {
@@ -3526,6 +3557,7 @@ void finishSchedule(func::FuncOp kernel) {
       loop = *carried;
     }
   }
+  initAccumulatorsFromFills(rewriter, kernel);
   // Let LLVM fuse multiplies and adds into FMAs, as every peer does (the
   // reference schedule keeps separate IEEE roundings).
   kernel.walk([](arith::ArithFastMathInterface op) {

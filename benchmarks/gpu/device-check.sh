@@ -7,7 +7,8 @@
 #
 # Here (no GPU needed):  python3 benchmarks/gpu/prepare_device_check.py
 # There:                 run(command="bash benchmarks/gpu/device-check.sh",
-#                            carry=["build-device", ".gl"], timeout_s=540)
+#                            carry=["build-device", "build-device-before", ".gl"],
+#                            timeout_s=540)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/device-check-out}
@@ -33,5 +34,14 @@ mkdir -p "$OUT"
   LD_LIBRARY_PATH=build-device/bin ldd build-device/bin/ignrt-run | grep -E "not found" && exit 2
   PYTHONUNBUFFERED=1 timeout 450 python3 benchmarks/gpu/device_check.py \
       --dir build-device --out "$OUT" --rounds 3 --repeat 10 --budget ${BUDGET:-360} "$@"
+  rc=$?
+  # An earlier ignc's bundles (prepare_device_check.py --before-ignc): the
+  # same cases on the same GPU right after, CUDA only, into $OUT/before.
+  if [ -d build-device-before/cases ]; then
+    PYTHONUNBUFFERED=1 timeout 450 python3 benchmarks/gpu/device_check.py \
+        --dir build-device-before --out "$OUT/before" --rounds 3 --repeat 10 \
+        --budget ${BUDGET:-360} "$@" --no-peer --no-vulkan
+  fi
+  exit $rc
 } 2>&1 | tee "$OUT/log.txt"
 exit "${PIPESTATUS[0]}"

@@ -10,10 +10,12 @@ and zoo cases are prepared twice: at fp32, and at --precision=fp16 (named
 NAME-fp16: the contractions on the tensor cores).
 
   python3 benchmarks/gpu/prepare_device_check.py [--ignc build/bin/ignc]
-      [--out build-device] [--zoo-dir ~/.cache/ignc-zoo] [--only NAME ...]
+      [--out build-device] [--before-ignc OLD/ignc] [--zoo-dir ~/.cache/ignc-zoo]
+      [--only NAME ...]
 
 Then, on the device machine (benchmarks/gpu/device-check.sh):
-  run(command="bash benchmarks/gpu/device-check.sh", carry=["build-device"])
+  run(command="bash benchmarks/gpu/device-check.sh",
+      carry=["build-device", "build-device-before", ".gl"])
 """
 import argparse
 import json
@@ -84,42 +86,56 @@ def prepare(name, kind, model, model_path, shapes, out, ignc, keep_model, extra,
           f"{meta['predicted_ms']:.3f} ms")
 
 
+def prepare_all(ignc, out, runtime, zoo_dir, want):
+    """Every wanted case compiled by `ignc` into `out`, with `runtime`'s
+    ignrt-run and libignrt (a build folder) beside them; its size."""
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(os.path.join(out, "bin"))
+    shutil.copy(os.path.join(runtime, "bin", "ignrt-run"), os.path.join(out, "bin"))
+    shutil.copy(os.path.join(runtime, "lib", "libignrt.so"), os.path.join(out, "bin"))
+    for name, (build_model, peer, params) in cases.MICRO.items():
+        for precision in ("fp32", "fp16"):
+            if want(name):
+                prepare(name, "micro", build_model(), None, None, out, ignc,
+                        True, {"peer": peer, "params": params}, precision)
+    for name, (path, shapes) in cases.e2e_cases().items():
+        if want(name):
+            prepare(name, "e2e", None, path, shapes, out, ignc, True, {})
+    for name, shapes in cases.zoo_cases().items():
+        if not want(name):
+            continue
+        model, weights = cases.zoo_model(name, zoo_dir)
+        for precision in ("fp32", "fp16"):
+            prepare(name, "zoo", cases.weights_as_inputs(model, weights), None,
+                    shapes, out, ignc, False,
+                    {"peer": name, "weights": sorted(weights)}, precision)
+    return sum(os.path.getsize(os.path.join(r, f))
+               for r, _, fs in os.walk(out) for f in fs)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--ignc", default=os.path.join(ROOT, "build", "bin", "ignc"))
     p.add_argument("--out", default=os.path.join(ROOT, "build-device"))
+    p.add_argument("--before-ignc",
+                   help="an earlier ignc: the same cases into OUT-before, which "
+                        "device-check.sh runs after OUT (an A/B on one machine)")
     p.add_argument("--zoo-dir", default=os.path.expanduser("~/.cache/ignc-zoo"))
     p.add_argument("--only", nargs="*", default=None)
     args = p.parse_args()
-    if not os.access(args.ignc, os.X_OK):
-        print(f"error: no ignc at {args.ignc} (build it, or pass --ignc)",
-              file=sys.stderr)
-        return 2
-    build = os.path.dirname(os.path.dirname(os.path.abspath(args.ignc)))
-    shutil.rmtree(args.out, ignore_errors=True)
-    os.makedirs(os.path.join(args.out, "bin"))
-    shutil.copy(os.path.join(build, "bin", "ignrt-run"), os.path.join(args.out, "bin"))
-    shutil.copy(os.path.join(build, "lib", "libignrt.so"), os.path.join(args.out, "bin"))
+    for ignc in filter(None, (args.ignc, args.before_ignc)):
+        if not os.access(ignc, os.X_OK):
+            print(f"error: no ignc at {ignc} (build it, or pass --ignc)",
+                  file=sys.stderr)
+            return 2
+    # Both take this build's runtime: the bundle format is the same.
+    runtime = os.path.dirname(os.path.dirname(os.path.abspath(args.ignc)))
     want = lambda n: not args.only or n in args.only
-    for name, (build_model, peer, params) in cases.MICRO.items():
-        for precision in ("fp32", "fp16"):
-            if want(name):
-                prepare(name, "micro", build_model(), None, None, args.out,
-                        args.ignc, True, {"peer": peer, "params": params},
-                        precision)
-    for name, (path, shapes) in cases.e2e_cases().items():
-        if want(name):
-            prepare(name, "e2e", None, path, shapes, args.out, args.ignc, True, {})
-    for name, shapes in cases.zoo_cases().items():
-        if not want(name):
-            continue
-        model, weights = cases.zoo_model(name, args.zoo_dir)
-        for precision in ("fp32", "fp16"):
-            prepare(name, "zoo", cases.weights_as_inputs(model, weights), None,
-                    shapes, args.out, args.ignc, False,
-                    {"peer": name, "weights": sorted(weights)}, precision)
-    size = sum(os.path.getsize(os.path.join(r, f))
-               for r, _, fs in os.walk(args.out) for f in fs)
+    size = prepare_all(args.ignc, args.out, runtime, args.zoo_dir, want)
+    before = args.out.rstrip("/") + "-before"
+    shutil.rmtree(before, ignore_errors=True)
+    if args.before_ignc:
+        size += prepare_all(args.before_ignc, before, runtime, args.zoo_dir, want)
     print(f"{args.out}: {size / 2**20:.1f} MiB to carry")
     if size > CARRY_LIMIT:
         print("error: more than the device tool carries", file=sys.stderr)

@@ -267,8 +267,17 @@ def main():
     start = time.time()
     bin_dir = os.path.abspath(os.path.join(args.dir, "bin"))
     result = {"machine": machine(), "cases": []}
+    if not os.path.isdir(os.path.join(args.dir, "cases")):
+        print(f"error: no {args.dir}/cases: run prepare_device_check.py and "
+              "carry its folder", file=sys.stderr)
+        return 2
     case_dirs = sorted(n for n in os.listdir(os.path.join(args.dir, "cases"))
                        if not args.only or n in args.only)
+    if not case_dirs:
+        print(f"error: no cases in {args.dir}/cases"
+              + (f" named {' '.join(args.only)}" if args.only else ""),
+              file=sys.stderr)
+        return 2
     for name in case_dirs:
         if time.time() - start > args.budget:
             result["cases"].append({"name": name, "skipped": "out of the time budget"})

@@ -123,20 +123,6 @@ bool isWindowReduction(Block &body) {
   return false;
 }
 
-/// The coefficient of loop `d` in linear expression `e`.
-int64_t coefficientOf(AffineExpr e, unsigned d, unsigned dims) {
-  MLIRContext *ctx = e.getContext();
-  SmallVector<AffineExpr> zero(dims, getAffineConstantExpr(0, ctx));
-  SmallVector<AffineExpr> one(zero);
-  one[d] = getAffineConstantExpr(1, ctx);
-  auto at = [&](ArrayRef<AffineExpr> values) -> int64_t {
-    auto c = dyn_cast<AffineConstantExpr>(
-        simplifyAffineExpr(e.replaceDims(values), dims, 0));
-    return c ? c.getValue() : 0;
-  };
-  return at(one) - at(zero);
-}
-
 /// Rows of a register tile over a loop of `range`: a divisor of it from
 /// `preferred` down to 4, else one up to `cap` (what the registers hold),
 /// else `preferred`, the rest peeled.
@@ -712,10 +698,17 @@ std::vector<int64_t> vectorizeChannelConv(RewriterBase &rewriter,
                                           linalg::GenericOp op,
                                           ChannelConvTile tile) {
   std::optional<ChannelConvLoops> c = analyzeChannelConv(op);
-  if (!c || tile.columns < 2)
+  if (!c)
     return {};
-  tile.rows = c->rows ? std::max<int64_t>(1, tile.rows) : 1;
-  tile.filters = c->filters ? std::max<int64_t>(1, tile.filters) : 1;
+  // At most each loop (a border of a padded input is a few pixels).
+  auto fit = [&](std::optional<unsigned> loop, int64_t size) {
+    return loop ? std::clamp<int64_t>(size, 1, c->ranges[*loop]) : 1;
+  };
+  tile.columns = fit(c->columns, tile.columns);
+  tile.rows = fit(c->rows, tile.rows);
+  tile.filters = fit(c->filters, tile.filters);
+  if (tile.columns < 2)
+    return {};
   // Columns, then rows, then filters that do not divide their loop: the
   // rest is one tile of what is left.
   auto peelLoop = [&](std::optional<unsigned> loop,

@@ -5,11 +5,13 @@
 #include "DotContraction.h"
 #include "GroupedDots.h"
 #include "HostKnobs.h"
+#include "PaddedWindows.h"
 #include "PrepackedPanels.h"
 #include "TileUtils.h"
 #include "ign/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
@@ -1734,6 +1736,47 @@ void vectorizeFill(RewriterBase &rewriter, linalg::FillOp fill) {
     (void)linalg::vectorize(rewriter, rowFill);
 }
 
+/// Copies the source of `insert` (the unpadded piece of a pad) a row at a
+/// time with vector loads and stores. Left to LLVM, the copy of a border's
+/// rows of 17 pixels was vectorized across the rows, as gathers and
+/// scatters.
+void vectorizeInsertedCopy(RewriterBase &rewriter,
+                           tensor::InsertSliceOp insert) {
+  RankedTensorType type = insert.getSourceType();
+  if (!type.hasStaticShape() || type.getRank() < 1 ||
+      type.getRank() != insert.getDestType().getRank() ||
+      type.getShape().back() < 4 || !insert.hasUnitStride())
+    return;
+  Location loc = insert.getLoc();
+  rewriter.setInsertionPoint(insert);
+  auto place = rewriter.create<tensor::ExtractSliceOp>(
+      loc, type, insert.getDest(), insert.getMixedOffsets(),
+      insert.getMixedSizes(), insert.getMixedStrides());
+  auto copy = rewriter.create<linalg::CopyOp>(loc, insert.getSource(),
+                                              place.getResult());
+  rewriter.modifyOpInPlace(
+      insert, [&] { insert.getSourceMutable().assign(copy.getResult(0)); });
+  SmallVector<int64_t> tile(type.getRank(), 1), order;
+  tile.back() = 0;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    order.push_back(d);
+  Operation *row = copy;
+  if (type.getRank() > 1) {
+    auto tiled = tileInPlace(rewriter, copy, tile, order);
+    if (failed(tiled))
+      return;
+    row = tiled->tiledOps.back();
+  }
+  // Whole vectors, the lanes past the row masked: canonicalization folds
+  // an unmasked row's read and write back into a slice copy, which LLVM
+  // then vectorized across the rows again.
+  SmallVector<int64_t> lanes(type.getRank(), 1);
+  lanes.back() = int64_t(llvm::PowerOf2Ceil(type.getShape().back()));
+  if (auto rowCopy = dyn_cast<linalg::CopyOp>(row))
+    (void)linalg::vectorize(rewriter, rowCopy, lanes,
+                            SmallVector<bool>(lanes.size(), false));
+}
+
 /// Pads `input` (a channel-wise convolution's operand, the pad of a
 /// workgroup's slice) as a fill of the padded tile and a copy of the
 /// source into it, the fill a row at a time with vector stores (the pad's
@@ -1757,9 +1800,20 @@ void vectorizePaddingFill(RewriterBase &rewriter, OpOperand &operand) {
   if (failed(applyOpPatternsAndFold({pad.getOperation()}, std::move(patterns),
                                     config)))
     return;
-  if (auto insert = padded().getDefiningOp<tensor::InsertSliceOp>())
-    if (auto fill = insert.getDest().getDefiningOp<linalg::FillOp>())
-      vectorizeFill(rewriter, fill);
+  auto insert = padded().getDefiningOp<tensor::InsertSliceOp>();
+  if (!insert)
+    return;
+  if (auto fill = insert.getDest().getDefiningOp<linalg::FillOp>()) {
+    // A buffer of its own: CSE merges equal empty tensors and their fills,
+    // and two borders' pads of one shape then shared one, copied for each.
+    if (auto empty = fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>()) {
+      rewriter.setInsertionPoint(empty);
+      rewriter.replaceOpWithNewOp<bufferization::AllocTensorOp>(
+          empty, empty.getType(), ValueRange{});
+    }
+    vectorizeFill(rewriter, fill);
+  }
+  vectorizeInsertedCopy(rewriter, insert);
 }
 
 /// Register-tiles and vectorizes every contraction of the kernel.
@@ -1810,8 +1864,17 @@ void vectorizeContractions(RewriterBase &rewriter, func::FuncOp kernel,
     if (auto fill =
             op.getDpsInitOperand(0)->get().getDefiningOp<linalg::FillOp>())
       vectorizeFill(rewriter, fill);
-    vectorizePaddingFill(rewriter, op->getOpOperand(c->input));
-    std::vector<int64_t> tile = vectorizeChannelConv(rewriter, op, shape);
+    // The outputs whose windows lie inside a padded input read it in
+    // place; the borders pad what they read (PaddedWindows.h).
+    std::vector<int64_t> tile;
+    for (linalg::GenericOp part : splitPaddedBorders(
+             rewriter, op, c->input, c->columns, shape.columns)) {
+      vectorizePaddingFill(rewriter, part->getOpOperand(c->input));
+      std::vector<int64_t> applied =
+          vectorizeChannelConv(rewriter, part, shape);
+      if (tile.empty())
+        tile = applied;
+    }
     schedule.knobs[prefix + knobs::kCols] = tile.empty() ? 1 : shape.columns;
     if (c->rows)
       schedule.knobs[prefix + knobs::kRows] = tile.empty() ? 1 : shape.rows;
@@ -1899,58 +1962,10 @@ void slicePadsInWorkgroups(RewriterBase &rewriter, func::FuncOp kernel) {
         slice->getParentOfType<scf::ForallOp>())
       slices.push_back(slice);
   });
-  for (tensor::ExtractSliceOp slice : slices) {
-    auto pad = slice.getSource().getDefiningOp<tensor::PadOp>();
-    auto low = getConstantIntValues(pad.getMixedLowPad());
-    auto high = getConstantIntValues(pad.getMixedHighPad());
-    auto source = dyn_cast<RankedTensorType>(pad.getSourceType());
-    if (!low || !high || !source || !source.hasStaticShape() ||
-        source.getRank() != slice.getResultType().getRank() ||
-        !slice.hasUnitStride() || !pad.getConstantPaddingValue())
-      continue;
-    SmallVector<OpFoldResult> offsets, sizes, lo, hi;
-    bool sliceable = true;
-    for (int64_t d = 0; d < source.getRank(); ++d) {
-      OpFoldResult offset = slice.getMixedOffsets()[d];
-      OpFoldResult size = slice.getMixedSizes()[d];
-      if (!(*low)[d] && !(*high)[d]) {
-        offsets.push_back(offset);
-        sizes.push_back(size);
-        lo.push_back(rewriter.getIndexAttr(0));
-        hi.push_back(rewriter.getIndexAttr(0));
-        continue;
-      }
-      std::optional<int64_t> o = getConstantIntValue(offset);
-      std::optional<int64_t> n = getConstantIntValue(size);
-      if (!o || !n) {
-        sliceable = false;
-        break;
-      }
-      // [o, o + n) of the padded dim reads [begin, end) of the source.
-      int64_t l = (*low)[d], s = source.getDimSize(d);
-      int64_t begin = std::clamp<int64_t>(*o - l, 0, s);
-      int64_t end = std::clamp<int64_t>(*o + *n - l, 0, s);
-      sliceable &= end > begin;
-      offsets.push_back(rewriter.getIndexAttr(begin));
-      sizes.push_back(rewriter.getIndexAttr(end - begin));
-      lo.push_back(rewriter.getIndexAttr(std::max<int64_t>(l - *o, 0)));
-      hi.push_back(rewriter.getIndexAttr(*n - (end - begin) -
-                                         std::max<int64_t>(l - *o, 0)));
-    }
-    if (!sliceable)
-      continue;
-    rewriter.setInsertionPoint(slice);
-    SmallVector<OpFoldResult> strides(source.getRank(),
-                                      rewriter.getIndexAttr(1));
-    auto part = rewriter.create<tensor::ExtractSliceOp>(
-        slice.getLoc(), pad.getSource(), offsets, sizes, strides);
-    Value piece = fuseProducersOfSlice(rewriter, part);
-    rewriter.setInsertionPoint(slice);
-    auto tiled = rewriter.create<tensor::PadOp>(
-        slice.getLoc(), slice.getResultType(), piece, lo, hi,
-        pad.getConstantPaddingValue(), pad.getNofold());
-    rewriter.replaceOp(slice, tiled.getResult());
-  }
+  for (tensor::ExtractSliceOp slice : slices)
+    (void)padOfSlice(rewriter, slice, [&](tensor::ExtractSliceOp part) {
+      return fuseProducersOfSlice(rewriter, part);
+    });
 }
 
 /// Whether a linalg.generic multiplies inside a reduction (a matmul, a
@@ -3559,11 +3574,16 @@ void finishSchedule(func::FuncOp kernel) {
   }
   initAccumulatorsFromFills(rewriter, kernel);
   // Let LLVM fuse multiplies and adds into FMAs, as every peer does (the
-  // reference schedule keeps separate IEEE roundings).
+  // reference schedule keeps separate IEEE roundings). A max or min may
+  // return either zero of equal -0 and +0 (a NaN still propagates): x86's
+  // max needed a sign fix-up besides its NaN blend, five instructions per
+  // step of a max pool's window instead of three.
   kernel.walk([](arith::ArithFastMathInterface op) {
+    arith::FastMathFlags flags = arith::FastMathFlags::contract;
+    if (isa<arith::MaximumFOp, arith::MinimumFOp>(op.getOperation()))
+      flags = flags | arith::FastMathFlags::nsz;
     op->setAttr(op.getFastMathAttrName(),
-                arith::FastMathFlagsAttr::get(op->getContext(),
-                                              arith::FastMathFlags::contract));
+                arith::FastMathFlagsAttr::get(op->getContext(), flags));
   });
   reassociateSums(kernel);
   multiplyByReciprocals(kernel);

@@ -4,6 +4,7 @@
 #define IGN_TARGETS_HOST_TILEUTILS_H
 
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
 
@@ -27,6 +28,21 @@ tileInPlace(mlir::RewriterBase &rewriter, mlir::Operation *op,
     return mlir::failure();
   rewriter.replaceOp(op, tiled->replacements);
   return tiled;
+}
+
+/// The coefficient of loop `d` in linear expression `e` (of `dims` loops).
+inline int64_t coefficientOf(mlir::AffineExpr e, unsigned d, unsigned dims) {
+  mlir::MLIRContext *ctx = e.getContext();
+  llvm::SmallVector<mlir::AffineExpr> zero(dims,
+                                           mlir::getAffineConstantExpr(0, ctx));
+  llvm::SmallVector<mlir::AffineExpr> one(zero);
+  one[d] = mlir::getAffineConstantExpr(1, ctx);
+  auto at = [&](llvm::ArrayRef<mlir::AffineExpr> values) -> int64_t {
+    auto c = llvm::dyn_cast<mlir::AffineConstantExpr>(
+        mlir::simplifyAffineExpr(e.replaceDims(values), dims, 0));
+    return c ? c.getValue() : 0;
+  };
+  return at(one) - at(zero);
 }
 
 } // namespace ign::host

@@ -1,0 +1,239 @@
+//===- PaddedWindows.cpp - windows over padded inputs, read in place ------===//
+
+#include "PaddedWindows.h"
+#include "TileUtils.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace ign::host {
+namespace {
+
+int64_t floorDivide(int64_t a, int64_t b) {
+  return a / b - (a % b != 0 && (a < 0) != (b < 0));
+}
+
+int64_t ceilDivide(int64_t a, int64_t b) { return -floorDivide(-a, b); }
+
+/// The range [first, end) of loop `loop`'s outputs whose windows lie
+/// inside the source: `e` (the input's index along a dim padded by `low`
+/// before a source of `size`) is s * loop plus reduction loops with
+/// non-negative coefficients plus a constant.
+struct Inside {
+  unsigned loop = 0;
+  int64_t first = 0, end = 0;
+};
+
+std::optional<Inside> insideRange(linalg::GenericOp op, AffineExpr e,
+                                  int64_t low, int64_t size) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  auto iterators = op.getIteratorTypesArray();
+  unsigned dims = ranges.size();
+  SmallVector<AffineExpr> zero(dims, getAffineConstantExpr(0, e.getContext()));
+  auto constant = dyn_cast<AffineConstantExpr>(
+      simplifyAffineExpr(e.replaceDims(zero), dims, 0));
+  if (!constant)
+    return std::nullopt;
+  std::optional<unsigned> loop;
+  int64_t stride = 0, span = 0;
+  for (unsigned d = 0; d < dims; ++d) {
+    if (!e.isFunctionOfDim(d))
+      continue;
+    int64_t k = coefficientOf(e, d, dims);
+    if (k < 0 || ShapedType::isDynamic(ranges[d]))
+      return std::nullopt;
+    if (iterators[d] == utils::IteratorType::reduction) {
+      span += k * (ranges[d] - 1);
+      continue;
+    }
+    if (loop || k < 1)
+      return std::nullopt;
+    loop = d;
+    stride = k;
+  }
+  if (!loop)
+    return std::nullopt;
+  // stride * o + c - low >= 0 and stride * o + c + span - low < size.
+  int64_t c = constant.getValue(), range = ranges[*loop];
+  Inside inside;
+  inside.loop = *loop;
+  inside.first = std::clamp<int64_t>(ceilDivide(low - c, stride), 0, range);
+  inside.end = std::clamp<int64_t>(
+      floorDivide(size - 1 + low - c - span, stride) + 1, inside.first, range);
+  return inside;
+}
+
+/// Splits `op` along `loop` at `point`; nullopt when that failed.
+std::optional<std::pair<linalg::GenericOp, linalg::GenericOp>>
+splitAt(RewriterBase &rewriter, linalg::GenericOp op, unsigned loop,
+        int64_t point) {
+  rewriter.setInsertionPoint(op);
+  auto [first, second] =
+      linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()), loop,
+                      rewriter.getIndexAttr(point));
+  auto a = dyn_cast_or_null<linalg::GenericOp>(first.getOperation());
+  auto b = dyn_cast_or_null<linalg::GenericOp>(second.getOperation());
+  if (!a || !b)
+    return std::nullopt;
+  return std::make_pair(a, b);
+}
+
+/// Makes `part` (a piece of a split op) read its operand `input`, a slice
+/// of a pad, as the pad of a slice of the source, or the slice alone.
+void readPieceOfPad(RewriterBase &rewriter, linalg::GenericOp part,
+                    unsigned input) {
+  OpOperand &operand = part->getOpOperand(input);
+  auto slice = operand.get().getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice)
+    return;
+  if (Value piece = padOfSlice(rewriter, slice))
+    rewriter.modifyOpInPlace(part, [&] { operand.set(piece); });
+}
+
+} // namespace
+
+Value padOfSlice(RewriterBase &rewriter, tensor::ExtractSliceOp slice,
+                 function_ref<Value(tensor::ExtractSliceOp)> source) {
+  auto pad = slice.getSource().getDefiningOp<tensor::PadOp>();
+  if (!pad)
+    return {};
+  auto low = getConstantIntValues(pad.getMixedLowPad());
+  auto high = getConstantIntValues(pad.getMixedHighPad());
+  auto sourceType = dyn_cast<RankedTensorType>(pad.getSourceType());
+  if (!low || !high || !sourceType || !sourceType.hasStaticShape() ||
+      sourceType.getRank() != slice.getResultType().getRank() ||
+      !slice.hasUnitStride() || !pad.getConstantPaddingValue())
+    return {};
+  SmallVector<OpFoldResult> offsets, sizes, lo, hi;
+  bool padded = false;
+  for (int64_t d = 0; d < sourceType.getRank(); ++d) {
+    OpFoldResult offset = slice.getMixedOffsets()[d];
+    OpFoldResult size = slice.getMixedSizes()[d];
+    if (!(*low)[d] && !(*high)[d]) {
+      offsets.push_back(offset);
+      sizes.push_back(size);
+      lo.push_back(rewriter.getIndexAttr(0));
+      hi.push_back(rewriter.getIndexAttr(0));
+      continue;
+    }
+    std::optional<int64_t> o = getConstantIntValue(offset);
+    std::optional<int64_t> n = getConstantIntValue(size);
+    if (!o || !n)
+      return {};
+    // [o, o + n) of the padded dim reads [begin, end) of the source.
+    int64_t l = (*low)[d], s = sourceType.getDimSize(d);
+    int64_t begin = std::clamp<int64_t>(*o - l, 0, s);
+    int64_t end = std::clamp<int64_t>(*o + *n - l, 0, s);
+    if (end <= begin)
+      return {};
+    int64_t before = std::max<int64_t>(l - *o, 0);
+    int64_t after = *n - (end - begin) - before;
+    padded |= before || after;
+    offsets.push_back(rewriter.getIndexAttr(begin));
+    sizes.push_back(rewriter.getIndexAttr(end - begin));
+    lo.push_back(rewriter.getIndexAttr(before));
+    hi.push_back(rewriter.getIndexAttr(after));
+  }
+  rewriter.setInsertionPoint(slice);
+  SmallVector<OpFoldResult> strides(sourceType.getRank(),
+                                    rewriter.getIndexAttr(1));
+  auto part = rewriter.create<tensor::ExtractSliceOp>(
+      slice.getLoc(), pad.getSource(), offsets, sizes, strides);
+  Value piece = source ? source(part) : part.getResult();
+  rewriter.setInsertionPoint(slice);
+  Value replacement;
+  if (padded)
+    replacement = rewriter.create<tensor::PadOp>(
+        slice.getLoc(), slice.getResultType(), piece, lo, hi,
+        pad.getConstantPaddingValue(), pad.getNofold());
+  else if (piece.getType() != slice.getResultType())
+    replacement = rewriter.create<tensor::CastOp>(slice.getLoc(),
+                                                  slice.getResultType(), piece);
+  else
+    replacement = piece;
+  rewriter.replaceOp(slice, replacement);
+  return replacement;
+}
+
+SmallVector<linalg::GenericOp>
+splitPaddedBorders(RewriterBase &rewriter, linalg::GenericOp op, unsigned input,
+                   unsigned columns, int64_t columnTile) {
+  auto pad = op->getOperand(input).getDefiningOp<tensor::PadOp>();
+  if (!pad || !pad.getConstantPaddingValue())
+    return {op};
+  auto low = getConstantIntValues(pad.getMixedLowPad());
+  auto high = getConstantIntValues(pad.getMixedHighPad());
+  auto sourceType = dyn_cast<RankedTensorType>(pad.getSourceType());
+  AffineMap map = op.getMatchingIndexingMap(&op->getOpOperand(input));
+  if (!low || !high || !sourceType || !sourceType.hasStaticShape() ||
+      int64_t(map.getNumResults()) != sourceType.getRank())
+    return {op};
+  // Where each padded dim's loop reads only the source.
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  SmallVector<Inside> cuts;
+  for (int64_t d = 0; d < sourceType.getRank(); ++d) {
+    if (!(*low)[d] && !(*high)[d])
+      continue;
+    std::optional<Inside> inside =
+        insideRange(op, map.getResult(d), (*low)[d], sourceType.getDimSize(d));
+    if (!inside)
+      return {op};
+    int64_t range = ranges[inside->loop];
+    if (inside->loop == columns && columnTile > 1) {
+      // Whole tiles from the start; the rest of the row stays inside when
+      // it reads no padding (the register tiles peel it).
+      if (inside->first)
+        inside->first = std::min<int64_t>(
+            range, llvm::alignTo(inside->first, uint64_t(columnTile)));
+      if (inside->end < range && inside->end > inside->first)
+        inside->end = inside->first +
+                      (inside->end - inside->first) / columnTile * columnTile;
+    }
+    if (inside->end <= inside->first)
+      return {op};
+    if (inside->first > 0 || inside->end < range)
+      cuts.push_back(*inside);
+  }
+  // Padding that no output reads stays (its offsets would shift the maps).
+  if (cuts.empty())
+    return {op};
+  if (llvm::any_of(cuts, [&](const Inside &a) {
+        return llvm::count_if(
+                   cuts, [&](const Inside &b) { return a.loop == b.loop; }) > 1;
+      }))
+    return {op};
+  // The inside of each cut in turn; the borders keep their padding.
+  linalg::GenericOp inside = op;
+  SmallVector<linalg::GenericOp> borders;
+  for (const Inside &cut : cuts) {
+    if (cut.end < ranges[cut.loop]) {
+      auto parts = splitAt(rewriter, inside, cut.loop, cut.end);
+      if (!parts)
+        break;
+      inside = parts->first;
+      borders.push_back(parts->second);
+      readPieceOfPad(rewriter, parts->first, input);
+      readPieceOfPad(rewriter, parts->second, input);
+    }
+    if (cut.first > 0) {
+      auto parts = splitAt(rewriter, inside, cut.loop, cut.first);
+      if (!parts)
+        break;
+      inside = parts->second;
+      borders.push_back(parts->first);
+      readPieceOfPad(rewriter, parts->first, input);
+      readPieceOfPad(rewriter, parts->second, input);
+    }
+  }
+  if (pad->use_empty())
+    rewriter.eraseOp(pad);
+  SmallVector<linalg::GenericOp> parts{inside};
+  parts.append(borders.begin(), borders.end());
+  return parts;
+}
+
+} // namespace ign::host

@@ -492,6 +492,49 @@ void unmaskReductions(RewriterBase &rewriter, Operation *scope) {
   }
 }
 
+/// The reduction loop of channel-wise convolution `op` that moves along
+/// the input's rows with the tile's rows (kh of in[oh + kh, ow + kw]),
+/// when both move by one pixel per step and the columns do too; nullopt
+/// otherwise. Strided windows share fewer loads between rows, and their
+/// shuffled rows unrolled ran slower (3x3 stride-2 max pool over
+/// 64 x 112 x 112 0.17 -> 0.21 ms).
+std::optional<unsigned> rowWindowLoop(linalg::GenericOp op,
+                                      const ChannelConvLoops &c) {
+  if (!c.rows)
+    return std::nullopt;
+  AffineMap input = op.getMatchingIndexingMap(&op->getOpOperand(c.input));
+  unsigned dims = input.getNumDims();
+  auto iterators = op.getIteratorTypesArray();
+  std::optional<unsigned> window;
+  for (AffineExpr e : input.getResults()) {
+    for (unsigned loop : {c.columns, *c.rows})
+      if (e.isFunctionOfDim(loop) && coefficientOf(e, loop, dims) != 1)
+        return std::nullopt;
+    if (!e.isFunctionOfDim(*c.rows))
+      continue;
+    for (unsigned d = 0; d < dims; ++d)
+      if (iterators[d] == utils::IteratorType::reduction &&
+          e.isFunctionOfDim(d)) {
+        if (window || coefficientOf(e, d, dims) != 1)
+          return std::nullopt;
+        window = d;
+      }
+  }
+  return window;
+}
+
+/// The tile loops of channel-wise convolution `op`: parallel loops, then
+/// reductions, `last` (when given) innermost.
+SmallVector<int64_t> tileLoopOrder(linalg::GenericOp op,
+                                   std::optional<unsigned> last) {
+  SmallVector<int64_t> order = parallelFirst(op);
+  if (last) {
+    llvm::erase(order, int64_t(*last));
+    order.push_back(*last);
+  }
+  return order;
+}
+
 /// Tiles `op` (a channel-wise convolution whose loops divide by the tile)
 /// into register tiles of `shape` and vectorizes them.
 std::vector<int64_t> tileChannelConv(RewriterBase &rewriter,
@@ -504,9 +547,16 @@ std::vector<int64_t> tileChannelConv(RewriterBase &rewriter,
     tile[*c.rows] = shape.rows;
   if (c.filters)
     tile[*c.filters] = shape.filters;
-  auto tiled = tileInPlace(rewriter, op, tile, parallelFirst(op));
+  // The window's rows innermost and unrolled: the input vector one of its
+  // steps loads for a row of the tile is the one the next step loads for
+  // the row above, and LLVM loads it once (depthwise 3x3 over
+  // 32 x 112 x 112 0.18 -> 0.13 ms, 5x5 over 256 x 50 x 38 0.54 -> 0.41).
+  std::optional<unsigned> window = rowWindowLoop(op, c);
+  auto tiled = tileInPlace(rewriter, op, tile, tileLoopOrder(op, window));
   if (failed(tiled))
     return {};
+  if (window && tiled->loops.size() == tile.size())
+    tiled->loops.back()->setAttr(kUnrollWindow, UnitAttr::get(op.getContext()));
   auto t = dyn_cast<linalg::GenericOp>(tiled->tiledOps.back());
   if (!t || failed(readInputInPlace(rewriter, t, c.input)))
     return {};

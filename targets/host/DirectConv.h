@@ -28,6 +28,12 @@ namespace ign::host {
 inline constexpr llvm::StringLiteral kFilledAccumulators =
     "ign.filled_accumulators";
 
+/// The attribute on the loop over a channel-wise convolution tile's window
+/// rows (innermost), unrolled once its accumulators are carried: the input
+/// vector a step loads for one row of the tile is the one the next step
+/// loads for the row above, and LLVM loads it once.
+inline constexpr llvm::StringLiteral kUnrollWindow = "ign.unroll_window";
+
 /// The loops of a direct convolution's register tile.
 struct DirectConvLoops {
   llvm::SmallVector<int64_t> ranges;

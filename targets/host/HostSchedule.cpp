@@ -19,6 +19,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
@@ -1867,8 +1868,9 @@ void vectorizeContractions(RewriterBase &rewriter, func::FuncOp kernel,
     // The outputs whose windows lie inside a padded input read it in
     // place; the borders pad what they read (PaddedWindows.h).
     std::vector<int64_t> tile;
-    for (linalg::GenericOp part : splitPaddedBorders(
-             rewriter, op, c->input, c->columns, shape.columns)) {
+    for (linalg::GenericOp part :
+         splitPaddedBorders(rewriter, op, c->input, c->columns, shape.columns,
+                            machine.l2Bytes / 4)) {
       vectorizePaddingFill(rewriter, part->getOpOperand(c->input));
       std::vector<int64_t> applied =
           vectorizeChannelConv(rewriter, part, shape);
@@ -3513,6 +3515,27 @@ void vectorizeShortRows(RewriterBase &rewriter, func::FuncOp kernel) {
   }
 }
 
+/// Unrolls the loops marked kUnrollWindow, innermost first.
+void unrollWindows(RewriterBase &rewriter, func::FuncOp kernel) {
+  SmallVector<scf::ForOp> marked;
+  kernel.walk([&](scf::ForOp loop) {
+    if (loop->hasAttr(kUnrollWindow))
+      marked.push_back(loop);
+  });
+  for (scf::ForOp loop : marked) {
+    loop->removeAttr(kUnrollWindow);
+    std::optional<int64_t> trips = constantTripCount(
+        loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
+    // Unrolled by its trip count, the loop is promoted away.
+    if (!trips || *trips < 1)
+      continue;
+    if (*trips == 1)
+      (void)loop.promoteIfSingleIteration(rewriter);
+    else
+      (void)loopUnrollByFactor(loop, *trips);
+  }
+}
+
 /// A register tile's accumulators carried into its outermost reduction loop
 /// marked kFilledAccumulators (DirectConv's tiles of an output filled with
 /// a constant) start as that constant: the read before the loop loads a
@@ -3573,6 +3596,7 @@ void finishSchedule(func::FuncOp kernel) {
     }
   }
   initAccumulatorsFromFills(rewriter, kernel);
+  unrollWindows(rewriter, kernel);
   // Let LLVM fuse multiplies and adds into FMAs, as every peer does (the
   // reference schedule keeps separate IEEE roundings). A max or min may
   // return either zero of equal -0 and +0 (a NaN still propagates): x86's

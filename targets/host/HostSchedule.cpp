@@ -1714,6 +1714,19 @@ SmallVector<linalg::GenericOp> directConvolutions(func::FuncOp kernel) {
   return convs;
 }
 
+/// Tiles `op` (a linalg op over `rank` loops, the last its rows' pixels)
+/// into single rows; returns the row's op, or null when tiling failed.
+Operation *tileIntoRows(RewriterBase &rewriter, Operation *op, int64_t rank) {
+  if (rank < 2)
+    return op;
+  SmallVector<int64_t> tile(rank, 1), order;
+  tile.back() = 0;
+  for (int64_t d = 0; d < rank; ++d)
+    order.push_back(d);
+  auto tiled = tileInPlace(rewriter, op, tile, order);
+  return failed(tiled) ? nullptr : tiled->tiledOps.back();
+}
+
 /// Fills `fill` (a window reduction's initial value) a row at a time with
 /// vector stores. Left to LLVM, the rows of a pool's -inf fill were
 /// unrolled and the loop over them vectorized as strided scatters.
@@ -1722,18 +1735,8 @@ void vectorizeFill(RewriterBase &rewriter, linalg::FillOp fill) {
   if (!type || !type.hasStaticShape() || type.getRank() < 1 ||
       type.getShape().back() < 4)
     return;
-  SmallVector<int64_t> tile(type.getRank(), 1), order;
-  tile.back() = 0;
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    order.push_back(d);
-  Operation *row = fill;
-  if (type.getRank() > 1) {
-    auto tiled = tileInPlace(rewriter, fill, tile, order);
-    if (failed(tiled))
-      return;
-    row = tiled->tiledOps.back();
-  }
-  if (auto rowFill = dyn_cast<linalg::FillOp>(row))
+  if (auto rowFill = dyn_cast_or_null<linalg::FillOp>(
+          tileIntoRows(rewriter, fill, type.getRank())))
     (void)linalg::vectorize(rewriter, rowFill);
 }
 
@@ -1757,17 +1760,7 @@ void vectorizeInsertedCopy(RewriterBase &rewriter,
                                               place.getResult());
   rewriter.modifyOpInPlace(
       insert, [&] { insert.getSourceMutable().assign(copy.getResult(0)); });
-  SmallVector<int64_t> tile(type.getRank(), 1), order;
-  tile.back() = 0;
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    order.push_back(d);
-  Operation *row = copy;
-  if (type.getRank() > 1) {
-    auto tiled = tileInPlace(rewriter, copy, tile, order);
-    if (failed(tiled))
-      return;
-    row = tiled->tiledOps.back();
-  }
+  Operation *row = tileIntoRows(rewriter, copy, type.getRank());
   // Whole vectors, the lanes past the row masked: canonicalization folds
   // an unmasked row's read and write back into a slice copy, which LLVM
   // then vectorized across the rows again.
@@ -3515,14 +3508,19 @@ void vectorizeShortRows(RewriterBase &rewriter, func::FuncOp kernel) {
   }
 }
 
-/// Unrolls the loops marked kUnrollWindow, innermost first.
-void unrollWindows(RewriterBase &rewriter, func::FuncOp kernel) {
+/// The loops of `kernel` marked with attribute `name`, innermost first.
+SmallVector<scf::ForOp> loopsMarked(func::FuncOp kernel, StringRef name) {
   SmallVector<scf::ForOp> marked;
   kernel.walk([&](scf::ForOp loop) {
-    if (loop->hasAttr(kUnrollWindow))
+    if (loop->hasAttr(name))
       marked.push_back(loop);
   });
-  for (scf::ForOp loop : marked) {
+  return marked;
+}
+
+/// Unrolls the loops marked kUnrollWindow, innermost first.
+void unrollWindows(RewriterBase &rewriter, func::FuncOp kernel) {
+  for (scf::ForOp loop : loopsMarked(kernel, kUnrollWindow)) {
     loop->removeAttr(kUnrollWindow);
     std::optional<int64_t> trips = constantTripCount(
         loop.getLowerBound(), loop.getUpperBound(), loop.getStep());
@@ -3544,12 +3542,7 @@ void unrollWindows(RewriterBase &rewriter, func::FuncOp kernel) {
 /// (filters as lanes, an NCHW output): SqueezeNet's first convolution, 27
 /// multiply-adds per output, spent as long reading its zeros.
 void initAccumulatorsFromFills(RewriterBase &rewriter, func::FuncOp kernel) {
-  SmallVector<scf::ForOp> marked;
-  kernel.walk([&](scf::ForOp loop) {
-    if (loop->hasAttr(kFilledAccumulators))
-      marked.push_back(loop);
-  });
-  for (scf::ForOp loop : marked) {
+  for (scf::ForOp loop : loopsMarked(kernel, kFilledAccumulators)) {
     auto value = loop->getAttrOfType<TypedAttr>(kFilledAccumulators);
     loop->removeAttr(kFilledAccumulators);
     for (OpOperand &init : loop.getInitArgsMutable()) {

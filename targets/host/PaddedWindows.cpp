@@ -239,26 +239,22 @@ splitPaddedBorders(RewriterBase &rewriter, linalg::GenericOp op, unsigned input,
   // The inside of each cut in turn; the borders keep their padding.
   linalg::GenericOp inside = op;
   SmallVector<linalg::GenericOp> borders;
-  for (const Inside &cut : cuts) {
-    if (cut.end < ranges[cut.loop]) {
-      auto parts = splitAt(rewriter, inside, cut.loop, cut.end);
-      if (!parts)
-        break;
-      inside = parts->first;
-      borders.push_back(parts->second);
-      readPieceOfPad(rewriter, parts->first, input);
-      readPieceOfPad(rewriter, parts->second, input);
-    }
-    if (cut.first > 0) {
-      auto parts = splitAt(rewriter, inside, cut.loop, cut.first);
-      if (!parts)
-        break;
-      inside = parts->second;
-      borders.push_back(parts->first);
-      readPieceOfPad(rewriter, parts->first, input);
-      readPieceOfPad(rewriter, parts->second, input);
-    }
-  }
+  // Cuts the inside at `point` of `loop`: the inside is the part before
+  // it when `before`, the border the other. False when the split failed.
+  auto cutAt = [&](unsigned loop, int64_t point, bool before) {
+    auto parts = splitAt(rewriter, inside, loop, point);
+    if (!parts)
+      return false;
+    inside = before ? parts->first : parts->second;
+    borders.push_back(before ? parts->second : parts->first);
+    readPieceOfPad(rewriter, parts->first, input);
+    readPieceOfPad(rewriter, parts->second, input);
+    return true;
+  };
+  for (const Inside &cut : cuts)
+    if ((cut.end < ranges[cut.loop] && !cutAt(cut.loop, cut.end, true)) ||
+        (cut.first > 0 && !cutAt(cut.loop, cut.first, false)))
+      break;
   if (pad->use_empty())
     rewriter.eraseOp(pad);
   SmallVector<linalg::GenericOp> parts{inside};

@@ -30,16 +30,17 @@ int64_t floorDivide(int64_t a, int64_t b) {
 
 int64_t ceilDivide(int64_t a, int64_t b) { return -floorDivide(-a, b); }
 
-/// The range [first, end) of loop `loop`'s outputs whose windows lie
-/// inside the source: `e` (the input's index along a dim padded by `low`
-/// before a source of `size`) is s * loop plus reduction loops with
-/// non-negative coefficients plus a constant.
+/// The outputs [first, end) of loop `loop` whose windows lie inside the
+/// source along one padded dim, which the loop walks `stride` pixels a step.
 struct Inside {
   unsigned loop = 0;
   int64_t first = 0, end = 0;
   int64_t stride = 1;
 };
 
+/// Where `e` (the input's index along a dim padded by `low` before a source
+/// of `size`) reads inside the source: `e` must be s * loop plus reduction
+/// loops with non-negative coefficients plus a constant.
 std::optional<Inside> insideRange(linalg::GenericOp op, AffineExpr e,
                                   int64_t low, int64_t size) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -172,21 +173,19 @@ Value padOfSlice(RewriterBase &rewriter, tensor::ExtractSliceOp slice,
   return replacement;
 }
 
-SmallVector<linalg::GenericOp>
-splitPaddedBorders(RewriterBase &rewriter, linalg::GenericOp op, unsigned input,
-                   unsigned columns, int64_t columnTile,
-                   int64_t maxStridedBytes) {
-  auto pad = op->getOperand(input).getDefiningOp<tensor::PadOp>();
-  if (!pad || !pad.getConstantPaddingValue())
-    return {op};
+namespace {
+
+/// The cuts of `op` (reading `pad` through `map`): per padded dim, the
+/// outputs that read inside the source, along `columns` from and to
+/// multiples of `columnTile`. Empty when no output reads padding; nullopt
+/// when some padded dim has no inside or is not a window.
+std::optional<SmallVector<Inside>> findCuts(linalg::GenericOp op,
+                                            tensor::PadOp pad, AffineMap map,
+                                            unsigned columns,
+                                            int64_t columnTile) {
   auto low = getConstantIntValues(pad.getMixedLowPad());
   auto high = getConstantIntValues(pad.getMixedHighPad());
-  auto sourceType = dyn_cast<RankedTensorType>(pad.getSourceType());
-  AffineMap map = op.getMatchingIndexingMap(&op->getOpOperand(input));
-  if (!low || !high || !sourceType || !sourceType.hasStaticShape() ||
-      int64_t(map.getNumResults()) != sourceType.getRank())
-    return {op};
-  // Where each padded dim's loop reads only the source.
+  auto sourceType = cast<RankedTensorType>(pad.getSourceType());
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   SmallVector<Inside> cuts;
   for (int64_t d = 0; d < sourceType.getRank(); ++d) {
@@ -195,7 +194,7 @@ splitPaddedBorders(RewriterBase &rewriter, linalg::GenericOp op, unsigned input,
     std::optional<Inside> inside =
         insideRange(op, map.getResult(d), (*low)[d], sourceType.getDimSize(d));
     if (!inside)
-      return {op};
+      return std::nullopt;
     int64_t range = ranges[inside->loop];
     if (inside->loop == columns && columnTile > 1) {
       // Whole tiles from the start; the rest of the row stays inside when
@@ -207,41 +206,68 @@ splitPaddedBorders(RewriterBase &rewriter, linalg::GenericOp op, unsigned input,
         inside->end = inside->first +
                       (inside->end - inside->first) / columnTile * columnTile;
     }
-    if (inside->end <= inside->first)
-      return {op};
+    if (inside->end <= inside->first ||
+        llvm::any_of(cuts,
+                     [&](const Inside &c) { return c.loop == inside->loop; }))
+      return std::nullopt;
     if (inside->first > 0 || inside->end < range)
       cuts.push_back(*inside);
   }
-  // Padding that no output reads stays (its offsets would shift the maps).
-  if (cuts.empty())
-    return {op};
-  int64_t taps = 1, outputs = 1;
+  return cuts;
+}
+
+/// Whether splitting `op` at `cuts` (over a source of `sourceType`) pays.
+bool splitPays(linalg::GenericOp op, ArrayRef<Inside> cuts,
+               RankedTensorType sourceType, int64_t maxStridedBytes) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t taps = 1;
   double share = 1;
   for (auto [range, iterator] : llvm::zip(ranges, op.getIteratorTypesArray()))
-    (iterator == utils::IteratorType::reduction ? taps : outputs) *= range;
+    if (iterator == utils::IteratorType::reduction)
+      taps *= range;
   for (const Inside &cut : cuts)
     share *= double(cut.end - cut.first) / double(ranges[cut.loop]);
-  if (taps > kMaxTaps || share < kMinInsideShare || outputs < 2)
-    return {op};
+  if (taps > kMaxTaps || share < kMinInsideShare)
+    return false;
   // A strided window read in place from a slab that outgrows the cache
   // streams many rows at once; the copy streamed one.
   bool strided =
       llvm::any_of(cuts, [](const Inside &c) { return c.stride > 1; });
-  if (strided && sourceType.getNumElements() *
-                         int64_t(sourceType.getElementTypeBitWidth() / 8) >
-                     maxStridedBytes)
+  int64_t bytes = sourceType.getNumElements() *
+                  int64_t(sourceType.getElementTypeBitWidth() / 8);
+  return !strided || bytes <= maxStridedBytes;
+}
+
+} // namespace
+
+SmallVector<linalg::GenericOp>
+splitPaddedBorders(RewriterBase &rewriter, linalg::GenericOp op, unsigned input,
+                   unsigned columns, int64_t columnTile,
+                   int64_t maxStridedBytes) {
+  auto pad = op->getOperand(input).getDefiningOp<tensor::PadOp>();
+  if (!pad || !pad.getConstantPaddingValue() ||
+      !getConstantIntValues(pad.getMixedLowPad()) ||
+      !getConstantIntValues(pad.getMixedHighPad()))
     return {op};
-  if (llvm::any_of(cuts, [&](const Inside &a) {
-        return llvm::count_if(
-                   cuts, [&](const Inside &b) { return a.loop == b.loop; }) > 1;
-      }))
+  auto sourceType = dyn_cast<RankedTensorType>(pad.getSourceType());
+  AffineMap map = op.getMatchingIndexingMap(&op->getOpOperand(input));
+  if (!sourceType || !sourceType.hasStaticShape() ||
+      int64_t(map.getNumResults()) != sourceType.getRank())
+    return {op};
+  // Padding that no output reads stays (its offsets would shift the maps).
+  std::optional<SmallVector<Inside>> cuts =
+      findCuts(op, pad, map, columns, columnTile);
+  if (!cuts || cuts->empty() ||
+      !splitPays(op, *cuts, sourceType, maxStridedBytes))
     return {op};
   // The inside of each cut in turn; the borders keep their padding.
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   linalg::GenericOp inside = op;
   SmallVector<linalg::GenericOp> borders;
   // Cuts the inside at `point` of `loop`: the inside is the part before
   // it when `before`, the border the other. False when the split failed.
   auto cutAt = [&](unsigned loop, int64_t point, bool before) {
+    Value read = inside->getOperand(input);
     auto parts = splitAt(rewriter, inside, loop, point);
     if (!parts)
       return false;
@@ -249,14 +275,16 @@ splitPaddedBorders(RewriterBase &rewriter, linalg::GenericOp op, unsigned input,
     borders.push_back(before ? parts->second : parts->first);
     readPieceOfPad(rewriter, parts->first, input);
     readPieceOfPad(rewriter, parts->second, input);
+    // The pad the split part read (the original, or an earlier cut's).
+    if (auto dead = read.getDefiningOp<tensor::PadOp>();
+        dead && dead->use_empty())
+      rewriter.eraseOp(dead);
     return true;
   };
-  for (const Inside &cut : cuts)
+  for (const Inside &cut : *cuts)
     if ((cut.end < ranges[cut.loop] && !cutAt(cut.loop, cut.end, true)) ||
         (cut.first > 0 && !cutAt(cut.loop, cut.first, false)))
       break;
-  if (pad->use_empty())
-    rewriter.eraseOp(pad);
   SmallVector<linalg::GenericOp> parts{inside};
   parts.append(borders.begin(), borders.end());
   return parts;

@@ -45,8 +45,10 @@ static LogicalResult formGraph(ModuleOp module, func::FuncOp graph,
   // Ungrouped convolutions become matmuls with their padding in the
   // columns; the padding of the rest becomes a kernel of its own.
   if (policy.convToMatmul) {
-    if (policy.directConvFilterBlock > 0)
+    if (policy.directConvFilterBlock > 0) {
+      convTransposeToConv(graph);
       directConvolutions(graph, policy.directConvFilterBlock);
+    }
     convToMatmul(graph);
     convTransposeToMatmul(graph);
   }

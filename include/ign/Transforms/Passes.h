@@ -79,6 +79,12 @@ void convToMatmul(mlir::func::FuncOp func);
 /// (one Gemm of gather(x, t) per step) likewise as one Gemm over x.
 void hoistRecurrentProjections(mlir::func::FuncOp func);
 
+/// Transposed convolutions (one group, no dilation, constant weight) as an
+/// ign.conv with a filter per output channel and stride phase over the
+/// input, followed by a pixel shuffle (reshape, transpose, reshape, slice);
+/// only those whose convolution adds at most a quarter more multiplies.
+void convTransposeToConv(mlir::func::FuncOp func);
+
 /// Transposed convolutions (one group, batch 1) as a Gemm of the transposed
 /// weight with the input and an ign.col2im of its columns.
 void convTransposeToMatmul(mlir::func::FuncOp func);

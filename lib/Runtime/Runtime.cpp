@@ -22,6 +22,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <sched.h>
 #include <string>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -206,9 +207,50 @@ using KernelFn = void (*)(void **, int64_t, int64_t);
 /// More threads than this are not started, whatever the caller asks.
 constexpr int kMaxThreads = 256;
 
+/// A spin-wait step: tells the core the thread is waiting (an SMT sibling
+/// or the hypervisor gets the cycles).
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+/// Moves the calling thread onto the `index`-th CPU after `home` among
+/// those it may run on, then lets it run on all of them again (it stays
+/// where it is until the kernel balances it). Linux starts a new thread on
+/// its creator's CPU, and a worker that yield-spins there stays runnable
+/// and cache-hot, so the load balancer may leave it sharing the caller's
+/// CPU for the life of a short process (3 of 20 2-thread `ignc bench`
+/// processes of 20 runs ran no faster than one thread).
+void leaveHomeCpu(int home, int index) {
+#ifdef __linux__
+  cpu_set_t allowed;
+  if (home < 0 || sched_getaffinity(0, sizeof allowed, &allowed) != 0 ||
+      !CPU_ISSET(home, &allowed) || CPU_COUNT(&allowed) < 2)
+    return;
+  int target = home;
+  for (int step = 0; step < index;) {
+    target = (target + 1) % CPU_SETSIZE;
+    if (CPU_ISSET(target, &allowed))
+      ++step;
+  }
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(target, &one);
+  if (target != home && sched_setaffinity(0, sizeof one, &one) == 0)
+    sched_setaffinity(0, sizeof allowed, &allowed);
+#else
+  (void)home;
+  (void)index;
+#endif
+}
+
 /// A fixed set of worker threads that split a kernel's workgroups with the
 /// calling thread. Workers spin briefly between launches (kernels come in
-/// quick succession), then sleep.
+/// quick succession), then sleep; each starts on a CPU of its own
+/// (leaveHomeCpu).
 ///
 /// A launch is cut into one contiguous chunk per thread; thread i runs
 /// chunk i when it gets there first (each thread reads the same part of
@@ -222,9 +264,17 @@ public:
   /// Throws std::system_error, with no thread left running, when the
   /// threads cannot be started.
   explicit ThreadPool(int threads) : claims(threads) {
+#ifdef __linux__
+    int home = sched_getcpu();
+#else
+    int home = -1;
+#endif
     try {
       for (int i = 1; i < threads; ++i)
-        workers.emplace_back([this, i] { work(i); });
+        workers.emplace_back([this, i, home] {
+          leaveHomeCpu(home, i);
+          work(i);
+        });
     } catch (...) {
       stop();
       throw;
@@ -251,11 +301,7 @@ public:
     }
     wake.notify_all();
     runChunks(0, g, parts);
-    for (int spin = 0; done.load(std::memory_order_acquire) != parts; ++spin)
-      if (spin > 4096) {
-        std::unique_lock<std::mutex> lock(mutex);
-        finished.wait(lock, [&] { return done.load() == parts; });
-      }
+    waitForChunks(parts);
   }
 
 private:
@@ -263,6 +309,25 @@ private:
   /// number (0: none yet; all ones: stop).
   static constexpr unsigned kPartBits = 16;
   static constexpr uint64_t kStop = ~uint64_t(0);
+
+  /// How long the caller spins for the others' chunks before it sleeps:
+  /// a worker's chunk ends a few microseconds after the caller's, and
+  /// waking a sleeping thread costs tens of them on a VM (4096 spins, about
+  /// 2 us, slept on most launches in 4 of 20 processes; a 0.34 ms model
+  /// took 0.47).
+  static constexpr std::chrono::microseconds kCallerSpin{200};
+
+  void waitForChunks(int64_t parts) {
+    auto until = std::chrono::steady_clock::now() + kCallerSpin;
+    for (int spin = 1; done.load(std::memory_order_acquire) != parts; ++spin) {
+      cpuRelax();
+      if (spin % 64 == 0 && std::chrono::steady_clock::now() > until) {
+        std::unique_lock<std::mutex> lock(mutex);
+        finished.wait(lock, [&] { return done.load() == parts; });
+        return;
+      }
+    }
+  }
 
   void stop() {
     {

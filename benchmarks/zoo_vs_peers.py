@@ -174,7 +174,13 @@ def save_feeds(feeds, work):
 
 
 def time_ignc(ignc, bundle, threads, runs, input_args):
-    """ignc bench's median on the peers' inputs (a model may branch on them)."""
+    """ignc bench's median on the peers' inputs (a model may branch on them).
+
+    After a pause: onnxruntime's workers in this process spin for a few ms
+    after a run, and took a core from the `ignc bench` started at once (a
+    0.35 ms model read 0.60 ms at two threads in 4 of 5 processes; none
+    after 10 ms)."""
+    time.sleep(0.05)
     r = subprocess.run([ignc, "bench", bundle, "--json", "--threads", str(threads),
                         "--warmup", "1", "--repeat", str(runs), *input_args],
                        check=True, capture_output=True, text=True)

@@ -44,6 +44,19 @@ std::optional<std::vector<float>> foldedBias(Value old, ArrayRef<float> s,
   return bias;
 }
 
+/// New constants for the folded weight `w` (the shape of `weight`) and
+/// bias of a convolution or gemm.
+std::pair<Value, Value> foldedConstants(OpBuilder &b, Location loc,
+                                        Value weight, std::vector<float> w,
+                                        std::vector<float> bias) {
+  auto wType = cast<RankedTensorType>(weight.getType());
+  auto biasType = RankedTensorType::get({int64_t(bias.size())}, b.getF32Type());
+  Value nw = makeWeight(b, loc, wType, std::move(w), weightName(weight, ".bn"));
+  Value nb = makeWeight(b, loc, biasType, std::move(bias),
+                        weightName(weight, ".bn_bias"));
+  return {nw, nb};
+}
+
 /// W'[f, ...] = W[f, ...] * s[f]: a convolution's weight [F, C / g, k...].
 Value foldIntoConv(OpBuilder &b, ConvOp conv, ArrayRef<float> s,
                    ArrayRef<float> t) {
@@ -57,11 +70,8 @@ Value foldIntoConv(OpBuilder &b, ConvOp conv, ArrayRef<float> s,
     for (int64_t i = 0; i < per; ++i)
       (*w)[f * per + i] *= s[f];
   Location loc = conv.getLoc();
-  Value nw = makeWeight(b, loc, wType, std::move(*w),
-                        weightName(conv.getWeight(), ".bn"));
-  Value nb =
-      makeWeight(b, loc, RankedTensorType::get({channels}, b.getF32Type()),
-                 std::move(*bias), weightName(conv.getWeight(), ".bn_bias"));
+  auto [nw, nb] = foldedConstants(b, loc, conv.getWeight(), std::move(*w),
+                                  std::move(*bias));
   return b.create<ConvOp>(loc, conv.getInput(), nw, nb, conv.getStrides(),
                           conv.getPads(), conv.getDilations(),
                           conv.getGroupAttr());
@@ -87,11 +97,8 @@ Value foldIntoConvTranspose(OpBuilder &b, ConvTransposeOp conv,
         (*w)[(c * perGroup + j) * window + k] *=
             s[(c / (in / group)) * perGroup + j];
   Location loc = conv.getLoc();
-  Value nw = makeWeight(b, loc, wType, std::move(*w),
-                        weightName(conv.getWeight(), ".bn"));
-  Value nb =
-      makeWeight(b, loc, RankedTensorType::get({channels}, b.getF32Type()),
-                 std::move(*bias), weightName(conv.getWeight(), ".bn_bias"));
+  auto [nw, nb] = foldedConstants(b, loc, conv.getWeight(), std::move(*w),
+                                  std::move(*bias));
   return b.create<ConvTransposeOp>(
       loc, conv.getInput(), nw, nb, conv.getStrides(), conv.getPads(),
       conv.getDilations(), conv.getOutputPadding(), conv.getGroupAttr());
@@ -123,11 +130,8 @@ Value foldIntoGemm(OpBuilder &b, GemmOp gemm, ArrayRef<float> s,
     for (int64_t k = 0; k < cols; ++k)
       (*w)[r * cols + k] *= s[gemm.getTransB() ? r : k];
   Location loc = gemm.getLoc();
-  Value nw =
-      makeWeight(b, loc, bType, std::move(*w), weightName(gemm.getB(), ".bn"));
-  Value nc =
-      makeWeight(b, loc, RankedTensorType::get({channels}, b.getF32Type()),
-                 std::move(c), weightName(gemm.getB(), ".bn_bias"));
+  auto [nw, nc] =
+      foldedConstants(b, loc, gemm.getB(), std::move(*w), std::move(c));
   return b.create<GemmOp>(loc, gemm.getA(), nw, nc, gemm.getAlphaAttr(),
                           gemm.getBetaAttr(), gemm.getTransAAttr(),
                           gemm.getTransBAttr());

@@ -10,10 +10,10 @@ constants; DIR/inputs.onnxtxt is the same graph with them as inputs (no
 weight to rewrite or fold), and DIR/*.npy hold every input, seeded, so the
 two run on the same values.
 """
-import os
 import random
-import struct
 import sys
+
+from weight_models import write_models
 
 random.seed(11)
 # name: shape. x* are the data inputs, the rest weights.
@@ -52,43 +52,11 @@ OUTPUTS = ("float[1, 8, 18, 22] y4, float[1, 4, 18, 22] y2, float[2, 3, 14] y1, 
            "float[1, 3, 12, 21] ya, float[1, 5, 18, 22] y3")
 
 
-def dims(name):
-    return ", ".join(str(d) for d in SHAPES[name])
-
-
-def write_npy(path, shape, values):
-    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % (
-        "".join(f"{d}, " for d in shape))
-    header += " " * (63 - (len(header) + 10) % 64) + "\n"
-    with open(path, "wb") as f:
-        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)))
-        f.write(header.encode("latin1"))
-        f.write(struct.pack("<%df" % len(values), *values))
-
-
 def main():
-    out = sys.argv[1]
-    values = {}
-    for name, shape in SHAPES.items():
-        count = 1
-        for d in shape:
-            count *= d
-        # Four decimals, as the text model holds them; variances positive.
-        low = 0.5 if name == "bn_v" else -1
-        values[name] = [round(random.uniform(low, 1), 4) for _ in range(count)]
-        write_npy(os.path.join(out, name + ".npy"), shape, values[name])
-    head = '<ir_version: 8, opset_import: ["" : 17]>\n'
-    weights = [n for n in SHAPES if n not in DATA]
-    with open(os.path.join(out, "const.onnxtxt"), "w") as f:
-        inputs = ", ".join(f"float[{dims(n)}] {n}" for n in DATA)
-        f.write(head + f"conv_transpose ({inputs}) => ({OUTPUTS}) {{\n")
-        for w in weights:
-            text = ", ".join(f"{v:.4f}" for v in values[w])
-            f.write(f"  {w} = Constant <value = float[{dims(w)}] {{{text}}}> ()\n")
-        f.write(BODY)
-    with open(os.path.join(out, "inputs.onnxtxt"), "w") as f:
-        inputs = ", ".join(f"float[{dims(n)}] {n}" for n in SHAPES)
-        f.write(head + f"conv_transpose ({inputs}) => ({OUTPUTS}) {{\n" + BODY)
+    # Variances are positive.
+    write_models(sys.argv[1], "conv_transpose", SHAPES,
+                 [n for n in SHAPES if n not in DATA], BODY, OUTPUTS,
+                 low=lambda name: 0.5 if name == "bn_v" else -1)
 
 
 if __name__ == "__main__":

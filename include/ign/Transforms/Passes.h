@@ -82,7 +82,7 @@ void hoistRecurrentProjections(mlir::func::FuncOp func);
 /// Transposed convolutions (one group, no dilation, constant weight) as an
 /// ign.conv with a filter per output channel and stride phase over the
 /// input, followed by a pixel shuffle (reshape, transpose, reshape, slice);
-/// only those whose convolution adds at most a quarter more multiplies.
+/// only those whose convolution adds at most 40% more multiplies.
 void convTransposeToConv(mlir::func::FuncOp func);
 
 /// Transposed convolutions (one group, batch 1) as a Gemm of the transposed

@@ -612,6 +612,9 @@ struct SplitGoal {
   /// allows it, whatever the workgroup goal (the columns of a packed
   /// panel chunk that should stay in L2).
   llvm::SmallDenseMap<unsigned, int64_t> widest;
+  /// Pieces of these loops are at least this long (a contraction's rows:
+  /// its register tile's).
+  llvm::SmallDenseMap<unsigned, int64_t> narrowest;
   /// The threads the workgroups run on (0: unknown): a count they do not
   /// divide leaves some idle at the end (5 workgroups on 2 threads take 3
   /// rounds).
@@ -683,6 +686,7 @@ SmallVector<int64_t> chooseSplitCounts(const SplitAnalysis &a, int64_t work,
     // column each).
     int64_t narrowest =
         d == a.innermost && goal.innerQuantum > 1 ? goal.innerQuantum : 1;
+    narrowest = std::max(narrowest, goal.narrowest.lookup(d));
     for (int64_t c : a.legalCounts(d, a.ranges[d]))
       if (c > count[d] && (a.ranges[d] / c) % quantum == 0 &&
           (c == 1 || a.ranges[d] / c >= narrowest))
@@ -916,6 +920,16 @@ SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
     if (!c)
       return;
     contracts = true;
+    // Its rows are not cut shorter than half a register tile: SqueezeNet's
+    // 32 x 128 weights over 729 pixels were 32 workgroups of one row (tiles
+    // of one row, the pixels streamed once per row: 167 us; 8 pieces of 4
+    // rows by 9 of the pixels, 86 us). Pieces of a whole tile (8 rows, 62
+    // us) cut ShuffleNet's 68 rows into 8 + 8 + 1 (4% slower model), and the
+    // 4 x 250 rows of SqueezeNet's classifier into 25 x 40 (each piece
+    // packing the pixels again).
+    if (root && !c->rowDims.empty())
+      if (auto row = rootLoopOf(root, op, c->rowDims.front()))
+        goal.narrowest[*row] = std::max<int64_t>(1, machine.tileRows() / 2);
     if (!c->streamsArgument || !c->reduction ||
         c->ranges[*c->reduction] < kMinPackedReduction)
       return;

@@ -1,5 +1,4 @@
-//===- ConvTransposeToConv.cpp - transposed convolutions as sub-pixel convs
-//===//
+//===- ConvTransposeToConv.cpp - transposed convs as phase convs ----------===//
 //
 // A transposed convolution with stride s writes output o from input pixel
 // i through tap k where o + pad = s * i + k. Output pixels with the same

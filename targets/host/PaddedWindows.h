@@ -1,5 +1,4 @@
-//===- PaddedWindows.h - windows over padded inputs, read in place -*- C++
-//-*-===//
+//===- PaddedWindows.h - padded windows read in place -----------*- C++ -*-===//
 //
 // A pool or a channel-wise convolution over a padded input (a workgroup's
 // slab, tensor.pad of a slice) used to pad the whole slab first: a fill of

@@ -38,11 +38,12 @@ def ignc_kinds(ignc, path, threads, runs, work):
     return j["latency_ms"]["median"], kinds
 
 
-def ort_kinds(path, inputs, threads, runs):
+def ort_kinds(path, inputs, threads, runs, work):
     import onnxruntime as ort
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = threads
     opts.enable_profiling = True
+    opts.profile_file_prefix = os.path.join(work, "ort_profile")
     sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
     rng = np.random.default_rng(7)
     feeds = {k: rng.random(v["shape"]).astype(v["dtype"]) for k, v in inputs.items()}
@@ -74,7 +75,7 @@ def main():
             entry = manifest[name + ".onnx"]
             path = os.path.join(WIDE, entry["file"])
             total, ig = ignc_kinds(args.ignc, path, args.threads, args.runs, work)
-            ot = ort_kinds(path, entry["inputs"], args.threads, args.runs)
+            ot = ort_kinds(path, entry["inputs"], args.threads, args.runs, work)
             print(f"== {name} ({args.threads} thread(s)): ignc {total:.2f} ms "
                   f"(kernels {sum(ig.values()):.2f}), onnxruntime nodes "
                   f"{sum(ot.values()):.2f} ms")

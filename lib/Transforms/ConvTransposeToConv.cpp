@@ -25,6 +25,7 @@
 #include "WeightConstants.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 
@@ -40,12 +41,9 @@ namespace {
 /// rewritten.
 constexpr double kMaxExtraWork = 1.4;
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 /// The sub-pixel form of one transposed convolution, per spatial dim.
 struct SubPixel {
-  SmallVector<int64_t> stride, taps, first, count, padLow, padHigh, crop;
-  SmallVector<int64_t> in, out, kernel;
+  SmallVector<int64_t> stride, taps, count, padLow, padHigh, crop, out, kernel;
   int64_t n = 0, c = 0, f = 0;
 };
 
@@ -75,18 +73,16 @@ std::optional<SubPixel> planFor(ConvTransposeOp op) {
     int64_t s = p.stride[i], k = w.getDimSize(i + 2), x = in.getDimSize(i + 2),
             o = out.getDimSize(i + 2), pad = pads[i];
     // Conv output q covers o + pad in [s * (first + q), ... + s).
-    int64_t taps = ceilDiv(k, s), first = pad / s;
-    int64_t count = ceilDiv(o + pad, s) - first;
+    int64_t taps = llvm::divideCeil(k, s), first = pad / s;
+    int64_t count = llvm::divideCeil(o + pad, s) - first;
     int64_t low = taps - 1 - first, high = count + first - x;
     if (low < 0 || high < 0)
       return std::nullopt;
     p.taps.push_back(taps);
-    p.first.push_back(first);
     p.count.push_back(count);
     p.padLow.push_back(low);
     p.padHigh.push_back(high);
     p.crop.push_back(pad - s * first);
-    p.in.push_back(x);
     p.out.push_back(o);
     p.kernel.push_back(k);
     work *= double(x) * k;

@@ -613,7 +613,7 @@ struct SplitGoal {
   /// panel chunk that should stay in L2).
   llvm::SmallDenseMap<unsigned, int64_t> widest;
   /// Pieces of these loops are at least this long (a contraction's rows:
-  /// its register tile's).
+  /// half its register tile's).
   llvm::SmallDenseMap<unsigned, int64_t> narrowest;
   /// The threads the workgroups run on (0: unknown): a count they do not
   /// divide leaves some idle at the end (5 workgroups on 2 threads take 3

@@ -25,6 +25,8 @@ SHAPES = {
     "w1d": [5, 3, 4], "b1d": [3],
     "wa": [4, 3, 4, 3], "ba": [3],
     "w3": [6, 5, 3, 3],
+    "wg": [6, 2, 3, 3],
+    "bg_s": [4], "bg_b": [4], "bg_m": [4], "bg_v": [4],
 }
 DATA = ["x", "xb", "xs"]
 # - y4: 4x4 stride 2 pad 1 (pose-ResNet's decoder), bias, then a batch norm
@@ -36,6 +38,8 @@ DATA = ["x", "xb", "xs"]
 # - ya: stride (2, 1), kernel (4, 3), asymmetric pads, output_padding.
 # - y3: 3x3 stride 2: a phase convolution over 2x2 taps would multiply
 #   16 / 9 as often, so it stays a Gemm and a col2im.
+# - yg: two groups (not rewritten), a batch norm folded into the weight
+#   (output channel g * 2 + j reads wg[c of group g, j]).
 BODY = """  c4 = ConvTranspose <strides = [2, 2], pads = [1, 1, 1, 1]> (x, w4, b4)
   n4 = BatchNormalization (c4, bn_s, bn_b, bn_m, bn_v)
   y4 = Relu (n4)
@@ -46,17 +50,19 @@ BODY = """  c4 = ConvTranspose <strides = [2, 2], pads = [1, 1, 1, 1]> (x, w4, b
   y1 = Add (s1, l1)
   ya = ConvTranspose <strides = [2, 1], pads = [1, 1, 2, 0], output_padding = [1, 0]> (xs, wa, ba)
   y3 = ConvTranspose <strides = [2, 2], pads = [1, 1, 1, 1], output_padding = [1, 1]> (x, w3)
+  cg = ConvTranspose <group = 2> (x, wg)
+  yg = BatchNormalization (cg, bg_s, bg_b, bg_m, bg_v)
 }
 """
 OUTPUTS = ("float[1, 8, 18, 22] y4, float[1, 4, 18, 22] y2, float[2, 3, 14] y1, "
-           "float[1, 3, 12, 21] ya, float[1, 5, 18, 22] y3")
+           "float[1, 3, 12, 21] ya, float[1, 5, 18, 22] y3, float[1, 4, 11, 13] yg")
 
 
 def main():
     # Variances are positive.
     write_models(sys.argv[1], "conv_transpose", SHAPES,
                  [n for n in SHAPES if n not in DATA], BODY, OUTPUTS,
-                 low=lambda name: 0.5 if name == "bn_v" else -1)
+                 low=lambda name: 0.5 if name in ("bn_v", "bg_v") else -1)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 #include "HostCompiler.h"
 #include "HostSchedule.h"
 #include "PrepackedWeights.h"
+#include "TransposeShuffles.h"
 
 #include "ign/Conversion/KernelBufferization.h"
 #include "ign/Conversion/Passes.h"
@@ -104,8 +105,9 @@ struct HostTarget {
 
 /// Vector ops of the register tiles become 1-D vector arithmetic: each
 /// contraction step an outer product (broadcast times row, FMAs), memory
-/// accesses plain vector loads and stores.
-void lowerVectorOps(ModuleOp module) {
+/// accesses plain vector loads and stores, transposes (a direct convolution's
+/// tile stored to NCHW) stages of shuffles of `lanes`-wide vectors.
+void lowerVectorOps(ModuleOp module, int64_t lanes) {
   MLIRContext *ctx = module.getContext();
   {
     RewritePatternSet patterns(ctx);
@@ -124,6 +126,7 @@ void lowerVectorOps(ModuleOp module) {
       patterns, vector::VectorMultiReductionLowering::InnerParallel);
   vector::populateVectorBroadcastLoweringPatterns(patterns);
   vector::populateVectorShapeCastLoweringPatterns(patterns);
+  populateTransposeShufflePatterns(patterns, lanes);
   vector::populateVectorTransposeLoweringPatterns(patterns, options);
   vector::populateVectorTransferLoweringPatterns(patterns, 1);
   (void)applyPatternsAndFoldGreedily(module, std::move(patterns));
@@ -510,7 +513,7 @@ static LogicalResult lowerKernels(
     if (!reference)
       finishSchedule(kernel);
   }
-  lowerVectorOps(module);
+  lowerVectorOps(module, machine.lanes());
   if (!reference)
     approximateMathFunctions(module);
   PassManager codegen(ctx);

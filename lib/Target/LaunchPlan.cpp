@@ -173,8 +173,11 @@ LogicalResult collectBody(func::FuncOp f, LaunchPlan &plan,
                           SmallVectorImpl<Value> *returned);
 
 /// The one op of kernel `call` calls when that is a `Op` of the kernel's
-/// arguments, in order, returning its results; else null.
-template <typename Op> Op soleOpOf(func::CallOp call) {
+/// arguments, in order, returning its results (with `someResults`, only
+/// some of them, in order: a split whose other pieces nothing reads); else
+/// null.
+template <typename Op>
+Op soleOpOf(func::CallOp call, bool someResults = false) {
   auto callee = call->getParentOfType<ModuleOp>().lookupSymbol<func::FuncOp>(
       call.getCalleeAttr());
   if (!callee || callee.isExternal() || !callee.getBody().hasOneBlock())
@@ -183,10 +186,20 @@ template <typename Op> Op soleOpOf(func::CallOp call) {
   auto op = dyn_cast<Op>(body.front());
   auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
   if (!op || std::next(body.begin()) != Block::iterator(ret) ||
-      !llvm::equal(op->getOperands(), body.getArguments()) ||
-      !llvm::equal(ret.getOperands(), op->getResults()))
+      !llvm::equal(op->getOperands(), body.getArguments()))
     return {};
-  return op;
+  if (llvm::equal(ret.getOperands(), op->getResults()))
+    return op;
+  // Each returned value a result of op, after the one returned before it.
+  auto results = op->getResults();
+  auto next = results.begin();
+  for (Value v : ret.getOperands()) {
+    next = std::find(next, results.end(), v);
+    if (next == results.end())
+      return {};
+    ++next;
+  }
+  return someResults ? op : Op();
 }
 
 /// Whether the pieces along `axis` of a tensor of `type` (static) are each
@@ -239,7 +252,7 @@ bool concatInPlace(func::CallOp call, PendingPlan &pending) {
 /// A split of an intermediate along an axis whose pieces are contiguous:
 /// no launch, each result a view of its piece of the input's buffer.
 bool splitInPlace(func::CallOp call, PendingPlan &pending) {
-  auto split = soleOpOf<SplitOp>(call);
+  auto split = soleOpOf<SplitOp>(call, /*someResults=*/true);
   if (!split ||
       !piecesAreContiguous(split.getInput().getType(), split.getAxis()))
     return false;
@@ -248,9 +261,14 @@ bool splitInPlace(func::CallOp call, PendingPlan &pending) {
     return false;
   Slot in = it->second;
   uint64_t offset = in.offset;
-  for (Value r : call.getResults()) {
-    pending.slots[r] = {Slot::Buffer, in.index, offset};
-    offset += byteSize(r.getType());
+  // The kernel returns some of the pieces (the others dead), in order.
+  Operation *ret = split->getBlock()->getTerminator();
+  unsigned returned = 0;
+  for (Value piece : split.getResults()) {
+    if (returned < ret->getNumOperands() && ret->getOperand(returned) == piece)
+      pending.slots[call.getResult(returned++)] = {Slot::Buffer, in.index,
+                                                   offset};
+    offset += byteSize(piece.getType());
   }
   pending.viewed[in.index] = true;
   pending.keep(in, pending.next());

@@ -22,6 +22,7 @@
 #include "ign/Dialect/Ign/IR/IgnOps.h"
 #include "ign/Transforms/Passes.h"
 
+#include "Activations.h"
 #include "WeightConstants.h"
 
 #include "mlir/IR/Builders.h"
@@ -181,24 +182,6 @@ Value pixelShuffle(OpBuilder &b, Location loc, Value y, const SubPixel &p) {
                            b.getI64ArrayAttr(sizes), b.getI64ArrayAttr(steps));
 }
 
-/// The chain of one-operand f32 pointwise ops (activations) that alone
-/// read `op`'s result, in order. They commute with the pixel shuffle and
-/// move before it, into the convolution's kernel.
-SmallVector<Operation *> activationsOf(ConvTransposeOp op) {
-  SmallVector<Operation *> chain;
-  Value v = op.getResult();
-  while (v.hasOneUse()) {
-    Operation *user = *v.getUsers().begin();
-    if (!user->hasTrait<Pointwise>() || user->getNumOperands() != 1 ||
-        user->getNumResults() != 1 || user->getNumRegions() != 0 ||
-        user->getResult(0).getType() != v.getType())
-      break;
-    chain.push_back(user);
-    v = user->getResult(0);
-  }
-  return chain;
-}
-
 /// Rewrites `op` when planFor takes it; false when it is left.
 bool rewrite(ConvTransposeOp op) {
   std::optional<SubPixel> p = planFor(op);
@@ -227,12 +210,10 @@ bool rewrite(ConvTransposeOp op) {
       b.create<ConvOp>(loc, op.getInput(), w, bias, b.getI64ArrayAttr(ones),
                        b.getI64ArrayAttr(pads), b.getI64ArrayAttr(ones),
                        b.getI64IntegerAttr(1), b.getI64IntegerAttr(0));
-  SmallVector<Operation *> moved = activationsOf(op);
-  for (Operation *a : moved) {
-    OperationState state(a->getLoc(), a->getName(), ValueRange{y},
-                         TypeRange{y.getType()}, a->getAttrs());
-    y = b.create(state)->getResult(0);
-  }
+  // The activations commute with the pixel shuffle and move before it,
+  // into the convolution's kernel.
+  SmallVector<Operation *> moved = activationsOf(op.getResult());
+  y = applyActivations(b, op.getResult(), y, moved);
   Operation *last = moved.empty() ? op.getOperation() : moved.back();
   last->getResult(0).replaceAllUsesWith(pixelShuffle(b, loc, y, *p));
   for (Operation *a : llvm::reverse(moved))

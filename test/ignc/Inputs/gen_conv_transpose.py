@@ -33,8 +33,8 @@ DATA = ["x", "xb", "xs"]
 #   (folded into the weight) and a Relu (moved before the shuffle); the
 #   shuffle crops a row and a column at each end.
 # - y2: 2x2 stride 2 (UNet's upsampling): phases without overlap, no crop.
-# - y1: 1-D, batch 2, a LeakyRelu moved; the ops after it stay after the
-#   shuffle (its result is read twice).
+# - y1: 1-D, batch 2, a LeakyRelu and the sigmoid-gated add reading it
+#   (l1 + sigmoid(l1)) moved.
 # - ya: stride (2, 1), kernel (4, 3), asymmetric pads, output_padding.
 # - y3: 3x3 stride 2: a phase convolution over 2x2 taps would multiply
 #   16 / 9 as often, so it stays a Gemm and a col2im.

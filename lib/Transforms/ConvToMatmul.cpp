@@ -90,7 +90,8 @@ constexpr int64_t kMinDirectFilters = 16;
 
 /// A spatial convolution that gets no direct kernel (fewer filters than a
 /// vector, or a count no filter block divides: 24, 40, 72) and has a unit
-/// stride along rows of at least kMinPixelTiledRow pixels stays a
+/// stride (or a small one, kMaxPixelTiledStride) along rows of at least
+/// kMinPixelTiledRow pixels stays a
 /// convolution, marked kPixelTiledAttr for convToMatmul to leave: the host
 /// tiles it as pixels of a row (lanes) by rows, as a depthwise convolution
 /// (its weights index no pixel). As an im2col matmul of 8 or 1 filter rows
@@ -99,6 +100,12 @@ constexpr int64_t kMinDirectFilters = 16;
 /// element, took 20-30 ms of the matmul kernel's, pixel-tiled 8-10 ms
 /// (PP-OCRv4's detector 310 -> 165 ms, one thread).
 constexpr int64_t kMinPixelTiledRow = 16;
+/// Strided rows too, up to this stride (the host reads s x V contiguous
+/// lanes and keeps every s-th), unless padded filters take a direct kernel:
+/// basic-pitch's 1-filter 256-tap stride-2 convolution over 44098 samples
+/// was an im2col of 22 MB and a matrix-vector product, 3.7 -> 0.39 ms; with
+/// 24 filters (ShuffleNet's stem) the padded direct kernel is 1.2x faster.
+constexpr int64_t kMaxPixelTiledStride = 4;
 constexpr llvm::StringLiteral kPixelTiledAttr = "ign.pixel_tiled";
 
 /// A 1x1 unit-stride convolution over more pixels than this stays a matmul:
@@ -272,14 +279,17 @@ void directConvolutions(func::FuncOp func, int64_t filterBlock) {
   func.walk([&](ConvOp op) {
     auto out = cast<RankedTensorType>(op.getType());
     int64_t f = out.getDimSize(1), block = filterBlockFor(f, filterBlock);
+    bool rows = isConvertible(op) && !isPointwise(op) &&
+                out.getShape().back() >= kMinPixelTiledRow;
+    int64_t stride = values(op.getStrides()).back();
     if (takesDirectKernel(op) && block)
       convs.push_back({op, block});
-    else if (isConvertible(op) && !isPointwise(op) &&
-             values(op.getStrides()).back() == 1 &&
-             out.getShape().back() >= kMinPixelTiledRow)
+    else if (rows && stride == 1)
       op->setAttr(kPixelTiledAttr, UnitAttr::get(op.getContext()));
     else if (int64_t p = paddedFilterCount(op, filterBlock))
       padded.push_back({op, p});
+    else if (rows && stride <= kMaxPixelTiledStride)
+      op->setAttr(kPixelTiledAttr, UnitAttr::get(op.getContext()));
   });
   for (auto [op, f] : padded)
     convs.push_back({padFilters(op, f), filterBlockFor(f, filterBlock)});

@@ -29,7 +29,8 @@ DATA = ["x", "x1"]
 #   the split), read by a max pool.
 # - y40: 40 filters (padded to 48) under a SiLU (sigmoid and mul, moved).
 # - y1d: a 1-D stride-2 convolution of 24 filters without bias.
-# - y20: 20 filters: 32 would be 1.6x the multiplies, not padded.
+# - y20: 20 filters: 32 would be 1.6x the multiplies, not padded (strided
+#   pixel tiles).
 # - yu: unit stride: keeps its pixel tiles, not padded.
 BODY = """  c24 = Conv <kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]> (x, w24, b24)
   r24 = Relu (c24)

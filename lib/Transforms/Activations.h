@@ -1,5 +1,4 @@
-//===- Activations.h - activations that move with their producer -*- C++
-//-*-===//
+//===- Activations.h - activations moved with a convolution -*- C++ -*-===//
 //
 // Graph rewrites that put a data movement op after a convolution (a pixel
 // shuffle, a split of padded filters) move the convolution's activations

@@ -1,5 +1,4 @@
-//===- TransposeShuffles.h - register transposes as shuffle stages -*- C++
-//-*-===//
+//===- TransposeShuffles.h - transposes as shuffle stages -*- C++ -*-===//
 
 #ifndef IGN_TARGETS_HOST_TRANSPOSESHUFFLES_H
 #define IGN_TARGETS_HOST_TRANSPOSESHUFFLES_H

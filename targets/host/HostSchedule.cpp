@@ -763,6 +763,9 @@ struct ContractionLoops {
   /// The operand streamed along the columns (B of C += A * B, indexed
   /// (..., k, n)) is read from the kernel's arguments, not computed in it.
   bool streamsArgument = false;
+  /// That argument is a constant weight at every launch (`ign.weight`):
+  /// its panels can be packed at compile time (PrepackedPanels.h).
+  bool streamsWeight = false;
   /// That operand is transposed (indexed (..., n, k), as Gemm's transB).
   bool streamsTransposed = false;
   /// The operand broadcast along the rows is transposed (indexed (..., k,
@@ -803,15 +806,29 @@ std::optional<bool> streamedLayout(AffineMap map, const ContractionLoops &c) {
   return panelLayout(map, c.inner, c.reduction);
 }
 
-/// Whether `v` is a function argument seen through views and slices.
-bool isArgumentView(Value v) {
+/// The function argument `v` is a view or slice of, if it is one.
+BlockArgument viewedArgument(Value v) {
   while (Operation *def = v.getDefiningOp()) {
     if (!isa<tensor::ExtractSliceOp, tensor::ExpandShapeOp,
              tensor::CollapseShapeOp, tensor::ReshapeOp>(def))
-      return false;
+      return {};
     v = def->getOperand(0);
   }
-  return isa<func::FuncOp>(cast<BlockArgument>(v).getOwner()->getParentOp());
+  auto arg = cast<BlockArgument>(v);
+  return isa<func::FuncOp>(arg.getOwner()->getParentOp()) ? arg
+                                                          : BlockArgument();
+}
+
+/// Whether `v` is a function argument seen through views and slices.
+bool isArgumentView(Value v) { return bool(viewedArgument(v)); }
+
+/// Whether `v` is a view of an argument bound to a constant weight.
+bool isWeightView(Value v) {
+  BlockArgument arg = viewedArgument(v);
+  if (!arg)
+    return false;
+  auto kernel = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  return bool(kernel.getArgAttr(arg.getArgNumber(), kWeightArgAttr));
 }
 
 std::optional<ContractionLoops> analyzeContraction(linalg::GenericOp op) {
@@ -845,6 +862,7 @@ std::optional<ContractionLoops> analyzeContraction(linalg::GenericOp op) {
     AffineMap map = op.getMatchingIndexingMap(in);
     if (auto t = streamedLayout(map, c)) {
       c.streamsArgument = isArgumentView(in->get());
+      c.streamsWeight = isWeightView(in->get());
       c.streamsTransposed = *t;
     } else if (!c.rowDims.empty()) {
       c.broadcastsTransposed =
@@ -1057,11 +1075,16 @@ ContractionKnobs contractionKnobs(const search::Schedule *knobs, unsigned index,
   // Panels pay off when B comes from memory (weights, inputs) with a long
   // reduction: measured 11.8 -> 7.8 ms on a 128x768x3072 matmul, 45.7 ->
   // 31.7 ms on GEMM 1024^3 with the same tiles; not for im2col columns
-  // computed in the kernel.
-  k.pack = c.streamsArgument && c.reduction &&
-                   c.ranges[*c.reduction] >= kMinPackedReduction
-               ? 1
-               : 0;
+  // computed in the kernel. A constant weight's panels are packed at
+  // compile time, costing nothing per run, whatever the reduction: read
+  // as stored, PP-OCRv4's 40 x 120 x 6625 head (under a softmax, 10
+  // workgroups) fetched 128 bytes from each of 120 rows 26 KB apart per
+  // tile, 1.5-2.8 ms in the model; from panels 0.85-0.94.
+  k.pack =
+      c.streamsArgument && c.reduction &&
+              (c.ranges[*c.reduction] >= kMinPackedReduction || c.streamsWeight)
+          ? 1
+          : 0;
   // A transposed broadcast operand read a row of it apart per reduction
   // step, a new page each (4096 rows: 16 KiB): packed into panels of the
   // tile's rows, a ConvTranspose's 4096x256x1024 Gemm with transA ran
@@ -1217,10 +1240,11 @@ Value copyIntoPanels(RewriterBase &rewriter, linalg::GenericOp op,
 /// p)), or when grouped a vector of cols * G; null, changing nothing,
 /// unless `b` is indexed so, with unit tiles on its leading dims, statically
 /// shaped, and read through a slice of a tensor defined outside the tile
-/// loops.
+/// loops; null too when the panels are not packed at compile time and
+/// `copy` is false.
 Value buildPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
                   bool transposed, int64_t cols, Operation *outer,
-                  int64_t group) {
+                  int64_t group, bool copy = true) {
   auto slice = b->get().getDefiningOp<tensor::ExtractSliceOp>();
   if (!slice || cols < (group > 1 ? 1 : 2) ||
       !isDefinedOutside(slice.getSource(), outer))
@@ -1247,6 +1271,8 @@ Value buildPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
   // panels before the tile loops.
   Value panels = prepackedPanels(rewriter, slice.getSource(), transposed, cols,
                                  outer, group);
+  if (!panels && !copy)
+    return {};
   if (!panels)
     panels =
         copyIntoPanels(rewriter, op, slice, transposed, cols, outer, group);
@@ -1326,10 +1352,11 @@ Value roundToBf16(RewriterBase &rewriter, OpOperand *a, Operation *outer) {
 /// (buildPanels); a transposed B's map gets its last two results swapped
 /// to match. Returns false, changing nothing, when b cannot be packed.
 bool packPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
-                bool transposed, int64_t cols, Operation *outer) {
+                bool transposed, int64_t cols, Operation *outer,
+                bool copy = true) {
   auto slice = b->get().getDefiningOp<tensor::ExtractSliceOp>();
-  Value packed =
-      buildPanels(rewriter, op, b, transposed, cols, outer, /*group=*/1);
+  Value packed = buildPanels(rewriter, op, b, transposed, cols, outer,
+                             /*group=*/1, copy);
   if (!packed)
     return false;
   SmallVector<AffineMap> opMaps = op.getIndexingMapsArray();
@@ -1353,16 +1380,17 @@ bool packPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
 /// Packs the operand a register tile streams along its columns (B of
 /// C[m, n] += A[m, k] * B[k, n]) into panels [N / cols, K, cols]; a
 /// transposed B (..., n, k), as Gemm with transB reads its weights, is
-/// transposed into the same panels.
+/// transposed into the same panels. Unless `copy`, only panels packed at
+/// compile time are read (false, changing nothing, without them).
 bool packStreamedOperand(RewriterBase &rewriter,
                          const scf::SCFTilingResult &tiled,
-                         const ContractionLoops &c, int64_t cols) {
+                         const ContractionLoops &c, int64_t cols, bool copy) {
   auto op = dyn_cast<linalg::GenericOp>(tiled.tiledOps.back());
   if (!op || tiled.loops.empty())
     return false;
   for (OpOperand *in : op.getDpsInputOperands())
     if (auto t = streamedLayout(op.getMatchingIndexingMap(in), c))
-      return packPanels(rewriter, op, in, *t, cols, tiled.loops.front());
+      return packPanels(rewriter, op, in, *t, cols, tiled.loops.front(), copy);
   return false;
 }
 
@@ -1586,7 +1614,14 @@ vectorizeContraction(RewriterBase &rewriter, linalg::GenericOp op,
     return {};
   std::string prefix = knobs::contraction(index);
   search::Schedule single;
-  if (peel && peelRows && streamsOnce(*c, knobs, index, machine)) {
+  bool once = peel && peelRows && streamsOnce(*c, knobs, index, machine);
+  // A constant weight's panels made at compile time cost nothing per run:
+  // they are read even where copies would cost more than they save (a
+  // short reduction, B read once), but never copied there.
+  bool copy =
+      !c->streamsWeight || (!once && c->reduction &&
+                            c->ranges[*c->reduction] >= kMinPackedReduction);
+  if (once && !c->streamsWeight) {
     // Decided for the whole tile before any part is peeled off.
     single = knobs ? *knobs : search::Schedule{};
     single[prefix + knobs::kPack] = 0;
@@ -1700,7 +1735,7 @@ vectorizeContraction(RewriterBase &rewriter, linalg::GenericOp op,
   }
   if (c->reduction) {
     applied[prefix + knobs::kPack] =
-        k.pack == 1 && packStreamedOperand(rewriter, *tiled, *c, cols);
+        k.pack == 1 && packStreamedOperand(rewriter, *tiled, *c, cols, copy);
     if (row)
       applied[prefix + knobs::kPackRows] =
           k.packRows == 1 &&

@@ -3324,12 +3324,18 @@ void collapseElementwiseLoops(RewriterBase &rewriter, func::FuncOp kernel) {
 /// Rows at most this long are vectorized by vectorizeShortRows; longer ones
 /// LLVM's loop vectorizer handles well.
 constexpr int64_t kShortRow = 128;
+/// Rows of whole vectors up to this long too: LLVM unrolled a row of 32
+/// fully and vectorized the loop around it with gathers and scatters (a
+/// 1x1 convolution's bias and residual over workgroups of 48 x 32 pixels:
+/// 0.50 ms, in vectors 0.2).
+constexpr int64_t kShortWholeRow = 32;
 
 /// Whether `op` (on static buffers, its loops parallel but perhaps the
 /// innermost) walks every operand contiguously along its innermost loop or
 /// not at all, and that loop runs 4 to kShortRow times, not a multiple of
-/// 16, inside other loops. (Rows of whole vectors LLVM vectorizes well: rows
-/// of 64 or 112 pixels ran 8% slower in masked vectors of 16 lanes.)
+/// 16 unless at most kShortWholeRow, inside other loops. (Longer rows of
+/// whole vectors LLVM vectorizes well: rows of 64 or 112 pixels ran 8%
+/// slower in masked vectors of 16 lanes.)
 bool hasShortContiguousRows(linalg::GenericOp op) {
   unsigned loops = op.getNumLoops();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
@@ -3339,7 +3345,8 @@ bool hasShortContiguousRows(linalg::GenericOp op) {
       (op.getNumParallelLoops() + 1 == loops &&
        iterators.back() != utils::IteratorType::reduction) ||
       llvm::any_of(ranges, ShapedType::isDynamic) || ranges.back() < 4 ||
-      ranges.back() > kShortRow || ranges.back() % 16 == 0 ||
+      ranges.back() > kShortRow ||
+      (ranges.back() % 16 == 0 && ranges.back() > kShortWholeRow) ||
       !op.getBody()->getOps<linalg::IndexOp>().empty() ||
       llvm::all_of(ArrayRef(ranges).drop_back(),
                    [](int64_t r) { return r == 1; }))

@@ -511,7 +511,7 @@ static LogicalResult lowerKernels(
                           UnitAttr::get(ctx));
     distributeWorkgroups(kernel, schedule);
     if (!reference)
-      finishSchedule(kernel);
+      finishSchedule(kernel, machine.lanes());
   }
   lowerVectorOps(module, machine.lanes());
   if (!reference)

@@ -104,9 +104,9 @@ void distributeWorkgroups(mlir::func::FuncOp kernel, KernelSchedule &schedule);
 
 /// After bufferization and distribution, for every schedule but the
 /// reference: keeps the output tiles of vectorized contractions in registers
-/// across their reduction loops, and lets LLVM contract multiply-adds into
-/// FMAs.
-void finishSchedule(mlir::func::FuncOp kernel);
+/// across their reduction loops, transposes in blocks of `lanes` x `lanes`,
+/// and lets LLVM contract multiply-adds into FMAs.
+void finishSchedule(mlir::func::FuncOp kernel, int64_t lanes);
 
 } // namespace ign::host
 

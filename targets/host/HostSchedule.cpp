@@ -3516,6 +3516,7 @@ std::optional<unsigned> transposedCopyLoop(linalg::GenericOp op,
   for (OpOperand *o : {in, out}) {
     auto type = dyn_cast<MemRefType>(o->get().getType());
     if (!type || !type.hasStaticShape() ||
+        !type.getElementType().isIntOrFloat() ||
         type.getElementType().getIntOrFloatBitWidth() != 32 ||
         !isLastMemrefDimUnitStride(type))
       return std::nullopt;

@@ -89,9 +89,11 @@ def shape_args(inputs):
     return args
 
 
-def compile_ignc(ignc, path, inputs, out, precision="fp32"):
+def compile_ignc(ignc, path, inputs, out, precision="fp32", chip=None):
     """None on success, else the first line of ignc's error."""
     extra = [] if precision == "fp32" else ["--precision", precision]
+    # The bundle runs here: split for this machine's cores as for --chip host.
+    extra += ["--chip", chip, "--cores", str(os.cpu_count())] if chip else []
     r = subprocess.run([ignc, path, "-q", "--no-tuning-db", "-o", out] + shape_args(inputs)
                        + extra, capture_output=True, text=True)
     if r.returncode == 0:
@@ -149,6 +151,28 @@ def ov_model(core, path, threads, precision="fp32"):
         "NUM_STREAMS": 1})
 
 
+OV_PROBE = """
+import sys, numpy as np, openvino
+feeds = dict(np.load(sys.argv[2]))
+m = openvino.Core().compile_model(sys.argv[1], "CPU", {"INFERENCE_NUM_THREADS": int(sys.argv[3]),
+    "PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": sys.argv[4], "NUM_STREAMS": 1})
+r = m.create_infer_request()
+r.infer({m.input(k).get_any_name(): v for k, v in feeds.items()})
+"""
+
+
+def ov_crashes(path, feeds, threads, precision, work):
+    """Whether OpenVINO dies on this model (in a child process, so that its
+    crash is a row's note and not the end of the run): with its kernels
+    limited to AVX2 (ONEDNN_MAX_CPU_ISA) some models segfault in oneDNN."""
+    f = os.path.join(work, "ov_probe.npz")
+    np.savez(f, **feeds)
+    r = subprocess.run([sys.executable, "-c", OV_PROBE, path, f, str(threads),
+                        "f32" if precision == "fp32" else precision],
+                       capture_output=True, text=True)
+    return r.returncode < 0 and f"OpenVINO died with signal {-r.returncode}"
+
+
 def accuracy_bound(precision):
     """Largest relative L2 distance from onnxruntime's outputs accepted."""
     return 1e-4 if precision == "fp32" else 5e-2
@@ -204,7 +228,8 @@ def measure(model, args, ov_core, work):
         bundles[tag] = os.path.join(work, f"{name}.{tag}.ignb")
         t = time.perf_counter()
         err = compile_ignc(exe, path, inputs, bundles[tag],
-                           args.precision if tag == "ignc" else "fp32")
+                           args.precision if tag == "ignc" else "fp32",
+                           args.chip if tag == "ignc" else args.before_chip)
         row[f"{tag}_compile_s"] = time.perf_counter() - t
         if err:
             row[f"{tag}_error"] = err
@@ -219,7 +244,11 @@ def measure(model, args, ov_core, work):
     for t in args.threads:
         sess = sess1 if t == 1 else ort_session(path, t)
         calls = {"ort": lambda s=sess: s.run(None, feeds)}
-        if ov_core is not None:
+        crash = ov_core is not None and args.peer_max_isa and \
+            ov_crashes(path, feeds, t, args.precision, work)
+        if crash:
+            row["openvino_error"] = crash
+        elif ov_core is not None:
             try:
                 compiled = ov_model(ov_core, path, t, args.precision)
                 request = compiled.create_infer_request()
@@ -257,6 +286,22 @@ def cpu_name():
     return platform.processor()
 
 
+def isa_note(args):
+    """Which instructions each engine was allowed, when not all this machine has."""
+    notes = []
+    if args.chip:
+        notes.append(f"ignc's kernels built for `--chip {args.chip} --cores {os.cpu_count()}`"
+                     + (f", the before build's for `--chip {args.before_chip}`"
+                        if args.before_chip else
+                        ", the before build's for this machine" if args.before_ignc else ""))
+    if args.peer_max_isa:
+        notes.append(f"OpenVINO's oneDNN kernels limited to {args.peer_max_isa} "
+                     f"(`ONEDNN_MAX_CPU_ISA={args.peer_max_isa}`)")
+    if notes:
+        notes.append("onnxruntime uses every instruction this machine has")
+    return "".join(f" {n}." for n in notes)
+
+
 def report(rows, args, have_ov):
     import onnxruntime as ort
     flags = open("/proc/cpuinfo").read()
@@ -270,7 +315,8 @@ def report(rows, args, have_ov):
              + ("" if args.precision == "fp32" else
                 f" Precision {args.precision}: ignc --precision={args.precision} and OpenVINO's "
                 f"INFERENCE_PRECISION_HINT={args.precision}; onnxruntime"
-                + (" and the before build" if args.before_ignc else "") + " in fp32."), ""]
+                + (" and the before build" if args.before_ignc else "") + " in fp32.")
+             + isa_note(args), ""]
     peers = ["ort"] + (["openvino"] if have_ov else [])
     for t in args.threads:
         head = "| model | kind | ignc ms |" + (" before ms |" if args.before_ignc else "") + \
@@ -315,6 +361,9 @@ def report(rows, args, have_ov):
     wrong = [r for r in rows if r.get("rel_l2") is not None and not r["rel_l2"] <= accuracy_bound(args.precision)]
     for r in wrong:
         lines.append(f"- {r['model']}: outputs differ from onnxruntime's (relative L2 {r['rel_l2']:.2e})")
+    for r in rows:
+        if "openvino_error" in r:
+            lines.append(f"- OpenVINO on {r['model']}: {r['openvino_error']}")
     return "\n".join(lines)
 
 
@@ -343,10 +392,18 @@ def main():
     p.add_argument("--precision", default="fp32", choices=["fp32", "bf16"],
                    help="ignc's --precision and OpenVINO's inference precision; "
                    "onnxruntime and --before-ignc stay fp32")
+    p.add_argument("--chip", help="the CPU ignc builds its kernels for (e.g. x86-64-v3: AVX2 "
+                   "code on an AVX-512 machine); the peers keep every instruction the machine has")
+    p.add_argument("--peer-max-isa", help="the widest ISA OpenVINO may use (oneDNN's "
+                   "ONEDNN_MAX_CPU_ISA, e.g. AVX2); onnxruntime has no such switch")
+    p.add_argument("--before-chip", help="the same for --before-ignc (default: this machine)")
     p.add_argument("--out")
     p.add_argument("--csv")
     args = p.parse_args()
     args.threads = [int(t) for t in args.threads.split(",")]
+    if args.peer_max_isa:
+        # oneDNN (inside OpenVINO's CPU plugin) reads this before its first kernel.
+        os.environ["ONEDNN_MAX_CPU_ISA"] = args.peer_max_isa
     try:
         import openvino
         ov_core = openvino.Core()

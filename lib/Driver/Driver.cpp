@@ -390,6 +390,7 @@ int runCompile(const DriverOptions &options) {
   }
   target::TargetConfig config{selection->chip, options.schedule, options.fuse,
                               options.precision};
+  config.hostCores = options.cores;
   if (!options.hostCpu.empty()) {
     std::string why =
         hostChipFor(*selection->target, options.hostCpu, config.hostChip);

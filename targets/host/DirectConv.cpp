@@ -76,6 +76,23 @@ unsigned pixelLoop(AffineMap out, AffineMap input, unsigned filters,
   return best;
 }
 
+/// The product of the reduction loops that index the input together with
+/// loop `pixels` (ow * s + kw: the kernel's columns).
+int64_t windowColumns(AffineMap input, unsigned pixels,
+                      ArrayRef<int64_t> ranges,
+                      ArrayRef<utils::IteratorType> iterators) {
+  int64_t columns = 1;
+  for (AffineExpr e : input.getResults()) {
+    if (!e.isFunctionOfDim(pixels))
+      continue;
+    for (unsigned d = 0; d < ranges.size(); ++d)
+      if (d != pixels && iterators[d] == utils::IteratorType::reduction &&
+          e.isFunctionOfDim(d))
+        columns *= ranges[d];
+  }
+  return columns;
+}
+
 /// Whether `body` (of a generic with two inputs and one output) yields
 /// out + in0 * in1.
 bool isMultiplyAccumulate(Block &body) {
@@ -649,6 +666,7 @@ std::optional<DirectConvLoops> analyzeDirectConv(linalg::GenericOp op) {
     c.block = f->second ? f->second : c.ranges[c.filters];
     c.input = op.getDpsInputOperand(1 - w)->getOperandNumber();
     c.weights = op.getDpsInputOperand(w)->getOperandNumber();
+    c.windowColumns = windowColumns(input, c.pixels, c.ranges, iterators);
     if (iterators[c.filters] == utils::IteratorType::parallel &&
         iterators[c.pixels] == utils::IteratorType::parallel)
       return c;
@@ -656,19 +674,34 @@ std::optional<DirectConvLoops> analyzeDirectConv(linalg::GenericOp op) {
   return std::nullopt;
 }
 
+/// Accumulators a direct convolution's register tile may keep: at most
+/// 5/8 of the registers and, under a window of several columns, 8 of them
+/// left over. LLVM unrolls the reduction over the kernel's columns and
+/// keeps their weights and broadcasts live beside the accumulators. AVX-512: 13
+/// rows of 2 vectors (26 of 32 registers) spilled them, a 3x3 convolution over
+/// 13x13 pixels ran 1.0 ms; 8 rows and the 5 left over ran 0.35. AVX2: 6 rows
+/// of 2 vectors (12 of 16) ran ResNet-50's 3x3 convolution over 14x14 pixels
+/// in 4.8 ms, 5 rows in 3.7, 4 rows in 2.65, but 6 rows of its strided
+/// 1x1 convolution over 7 pixels beat 4 and 3
+/// (benchmarks/results/2026-12-05-avx2-zoo.md).
+static int64_t directConvAccumulators(const DirectConvLoops &c,
+                                      const HostMachine &machine) {
+  int64_t most = machine.vectorRegisters * 5 / 8;
+  return c.windowColumns > 1 ? std::min(most, machine.vectorRegisters - 8)
+                             : most;
+}
+
 std::pair<int64_t, int64_t> defaultDirectConvTile(const DirectConvLoops &c,
                                                   const HostMachine &machine) {
   int64_t p = c.ranges[c.pixels];
   // Two vectors, or what of them divides the block of filters.
   int64_t filters = fittingFilters(c, machine.tileColumns());
-  // Accumulators: rows x vectors, at most 5/8 of the registers. LLVM
-  // unrolls the reduction over the kernel's columns and keeps their
-  // weights and broadcasts live beside the accumulators: 13 rows of 2
-  // vectors (26 of 32 registers) spilled them, a 3x3 convolution over
-  // 13x13 pixels ran 1.0 ms; 8 rows and the 5 left over ran 0.35.
   int64_t vectors = std::max<int64_t>(1, filters / machine.lanes());
-  int64_t cap = machine.vectorRegisters * 5 / 8 / vectors;
-  int64_t rows = machine.tileRows();
+  int64_t cap = directConvAccumulators(c, machine) / vectors;
+  // Under a window, no more rows than the registers keep; a 1x1
+  // convolution may take the matmul's rows.
+  int64_t rows = c.windowColumns > 1 ? std::min(machine.tileRows(), cap)
+                                     : machine.tileRows();
   // 56 pixels are 7 tiles of 8, 28 of 7, 27 three of 9, 13 one of 8 and
   // one of 5.
   return {filters, tileRowsFor(p, rows, cap)};

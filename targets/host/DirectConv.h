@@ -44,6 +44,9 @@ struct DirectConvLoops {
   /// Filters a block of the weights (f / T, f % T); the range of f when
   /// the weights index f directly.
   int64_t block = 0;
+  /// Steps of the reduction read along the row of pixels (the kernel's
+  /// columns: 3 for a 3x3 window, 1 for a 1x1 convolution).
+  int64_t windowColumns = 1;
 };
 
 /// The loops of `op` when it is a direct convolution (static, out += a * b,

@@ -409,6 +409,13 @@ HostMachine hostMachine(const std::string &cpu) {
   return machine;
 }
 
+HostMachine hostMachine(const target::TargetConfig &config) {
+  HostMachine machine = hostMachine(config.chip);
+  if (config.hostCores > 0)
+    machine.cores = config.hostCores;
+  return machine;
+}
+
 std::string hostFingerprint(const std::string &cpu,
                             llvm::StringRef ignVersion) {
   HostTarget t = hostTarget(cpu);
@@ -621,7 +628,7 @@ LogicalResult compileHostKernels(
   if (kernels.empty())
     return success(); // every kernel runs on a device: no host artifact
   prepareKernels(ctx, kernels);
-  HostMachine machine = hostMachine(config.chip);
+  HostMachine machine = hostMachine(config);
   machine.bf16 = config.precision == "bf16" && machine.hasBf16Dot;
   if (config.precision == "bf16" && !machine.hasBf16Dot &&
       config.schedule != "reference")

@@ -28,6 +28,8 @@ hostScheduleSpace(mlir::ModuleOp task, const HostMachine &machine);
 /// The vector registers of `cpu` ("host": this machine's, else a CPU name
 /// LLVM knows, with that CPU's features).
 HostMachine hostMachine(const std::string &cpu);
+/// The machine of `config.chip`, with `config.hostCores` cores when given.
+HostMachine hostMachine(const target::TargetConfig &config);
 
 /// A fingerprint of what the host target's code depends on: triple, CPU,
 /// its features, ignc and LLVM versions ("host/<cpu>/<hash>").

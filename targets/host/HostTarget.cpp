@@ -195,7 +195,7 @@ mlir::FailureOr<target::TuningTask>
 HostTarget::tuningTask(const target::TaskModule &task,
                        const target::TargetConfig &config,
                        const target::RunnerContext &context) const {
-  HostMachine machine = hostMachine(config.chip);
+  HostMachine machine = hostMachine(config);
   auto space = hostScheduleSpace(*task.module, machine);
   if (failed(space))
     return mlir::failure();

@@ -99,6 +99,12 @@ void addCompileOptions(CLI::App &app, CompileArgs &args) {
                  "for a device target: the CPU the bundle's host kernels are "
                  "built for (a CPU name as --target takes: x86-64-v3, "
                  "znver4, ...; default: this machine's)");
+  app.add_option("--cores", options.cores,
+                 "the cores the bundle's host kernels are split into "
+                 "workgroups for (default: this machine's when compiling for "
+                 "it; for a named --chip or --host-cpu unknown, up to 32 "
+                 "workgroups per kernel)")
+      ->check(CLI::Range(1, 4096));
   app.add_option("--precision", options.precision,
                  "what matmuls and convolutions compute in: fp32, bf16 "
                  "(inputs rounded to bfloat16, sums in f32; on the host with "

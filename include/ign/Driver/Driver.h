@@ -48,6 +48,9 @@ struct DriverOptions {
   /// --host-cpu: the CPU a device bundle's host kernels are built for (a
   /// CPU name as --target takes); empty: this machine's.
   std::string hostCpu;
+  /// --cores: the cores the host kernels are split for; 0: this machine's
+  /// for --chip host, unknown for a named CPU.
+  int64_t cores = 0;
   bool json = false; // --emit=kernels as JSON
   bool printWeights = false;
   Verbosity verbosity = Verbosity::Normal;

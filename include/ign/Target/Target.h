@@ -74,6 +74,9 @@ struct TargetConfig {
   /// host target, --host-cpu); empty: the host target's default (this
   /// machine's).
   std::string hostChip;
+  /// The cores the host kernels are split for (--cores); 0: this machine's
+  /// when compiling for it (--chip host), else unknown.
+  int64_t hostCores = 0;
 };
 
 /// A kernel the placement gave to a target, to compile into the bundle.

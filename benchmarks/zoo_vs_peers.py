@@ -15,6 +15,7 @@ model latencies and ratios, geometric means, failures; --csv the raw rows.
 
   python3 benchmarks/zoo_vs_peers.py [--threads 1,2] [--rounds 5]
       [--only NAME,...] [--before-ignc OLD_IGNC] [--out FILE.md] [--csv FILE]
+      [--chip x86-64-v3 --peer-max-isa AVX2]  (AVX2 code on an AVX-512 machine)
 
 Needs numpy, onnxruntime and openvino (pip; OpenVINO's column is left out
 when it is not installed). Builds the zoo on first use (wide_zoo.py installs

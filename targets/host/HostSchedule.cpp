@@ -640,6 +640,13 @@ struct SplitGoal {
 /// their length.
 constexpr int64_t kLongRow = 256;
 
+/// Pieces of a register-tiled contraction's columns that its tile does not
+/// divide are at least this wide: each piece peels its own rest.
+/// EfficientNet's 672 x 112 x 196 matmul on AVX2 (tiles of 16 columns) in
+/// 21 x 7 pieces of 28 columns (16 and a rest of 12 each) ran 0.51 ms, in
+/// 32 pieces of whole rows 0.42. (AVX-512's tiles of 32 cut no narrower.)
+constexpr int64_t kNarrowestUnevenColumns = 32;
+
 /// How far past its goal a kernel that repeats work per workgroup (or a
 /// loop whose pieces re-read) may be split.
 constexpr int64_t kMaxOvershoot = 8;
@@ -686,6 +693,8 @@ SmallVector<int64_t> chooseSplitCounts(const SplitAnalysis &a, int64_t work,
     // column each).
     int64_t narrowest =
         d == a.innermost && goal.innerQuantum > 1 ? goal.innerQuantum : 1;
+    if (narrowest > 1 && a.ranges[d] % goal.innerQuantum)
+      narrowest = std::max(narrowest, kNarrowestUnevenColumns);
     narrowest = std::max(narrowest, goal.narrowest.lookup(d));
     for (int64_t c : a.legalCounts(d, a.ranges[d]))
       if (c > count[d] && (a.ranges[d] / c) % quantum == 0 &&
@@ -1061,12 +1070,15 @@ ContractionKnobs contractionKnobs(const search::Schedule *knobs, unsigned index,
   // over all of them, a power of two wide with the last vector masked,
   // rows as many as keep the accumulators (7x7 pixels: 4 vectors of 16 by
   // 4 rows instead of tiles of 32, 16 and 1 columns that broadcast each row
-  // three times).
+  // three times). Not with fewer than 4 rows: AVX2's 3 rows of 4 vectors
+  // over 28 columns ran EfficientNet's 672 x 112 x 196 matmul (in pieces of
+  // 28 columns) in 0.82 ms, 6 rows of 2 vectors and the rest peeled in 0.51.
   int64_t lanes = machine.lanes(), wide = int64_t(llvm::PowerOf2Ceil(range));
+  int64_t wideRows = 2 * k.rows * lanes / wide;
   if (lanes >= 4 && range > lanes && range < 4 * lanes && range % lanes &&
-      wide < range + lanes) {
+      wide < range + lanes && wideRows >= 4) {
     k.cols = wide;
-    k.rows = std::max<int64_t>(1, 2 * k.rows * lanes / k.cols);
+    k.rows = wideRows;
   }
   if (!c.rowDims.empty())
     k.rows = nearDivisor(c.ranges[c.rowDims.front()], k.rows);

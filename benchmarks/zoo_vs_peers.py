@@ -153,8 +153,9 @@ def ov_model(core, path, threads, precision="fp32"):
 
 
 OV_PROBE = """
-import sys, numpy as np, openvino
-feeds = dict(np.load(sys.argv[2]))
+import json, sys, numpy as np, openvino
+arrays = np.load(sys.argv[2])
+feeds = {n: arrays[f"arr_{i}"] for i, n in enumerate(json.loads(sys.argv[5]))}
 m = openvino.Core().compile_model(sys.argv[1], "CPU", {"INFERENCE_NUM_THREADS": int(sys.argv[3]),
     "PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": sys.argv[4], "NUM_STREAMS": 1})
 r = m.create_infer_request()
@@ -167,10 +168,14 @@ def ov_crashes(path, feeds, threads, precision, work):
     crash is a row's note and not the end of the run): with its kernels
     limited to AVX2 (ONEDNN_MAX_CPU_ISA) some models segfault in oneDNN."""
     f = os.path.join(work, "ov_probe.npz")
-    np.savez(f, **feeds)
-    r = subprocess.run([sys.executable, "-c", OV_PROBE, path, f, str(threads),
-                        "f32" if precision == "fp32" else precision],
-                       capture_output=True, text=True)
+    np.savez(f, *feeds.values())  # by position: an input may be named "file"
+    try:
+        r = subprocess.run([sys.executable, "-c", OV_PROBE, path, f, str(threads),
+                            "f32" if precision == "fp32" else precision,
+                            json.dumps(list(feeds))],
+                           capture_output=True, text=True, timeout=600)
+    except subprocess.TimeoutExpired:
+        return "OpenVINO took over 10 minutes to compile and run once"
     return r.returncode < 0 and f"OpenVINO died with signal {-r.returncode}"
 
 
@@ -295,6 +300,9 @@ def isa_note(args):
                      + (f", the before build's for `--chip {args.before_chip}`"
                         if args.before_chip else
                         ", the before build's for this machine" if args.before_ignc else ""))
+    elif args.before_chip:
+        notes.append(f"the before build's kernels built for `--chip {args.before_chip} "
+                     f"--cores {os.cpu_count()}`")
     if args.peer_max_isa:
         notes.append(f"OpenVINO's oneDNN kernels limited to {args.peer_max_isa} "
                      f"(`ONEDNN_MAX_CPU_ISA={args.peer_max_isa}`)")
@@ -359,6 +367,9 @@ def report(rows, args, have_ov):
     lines.append(f"ignc compiled {len(rows) - len(failed)} of {len(rows)} models.")
     for r in failed:
         lines.append(f"- {r['model']}: {r['ignc_error']}")
+    for r in rows:
+        if "before_error" in r:
+            lines.append(f"- the before build on {r['model']}: {r['before_error']}")
     wrong = [r for r in rows if r.get("rel_l2") is not None and not r["rel_l2"] <= accuracy_bound(args.precision)]
     for r in wrong:
         lines.append(f"- {r['model']}: outputs differ from onnxruntime's (relative L2 {r['rel_l2']:.2e})")
@@ -397,7 +408,8 @@ def main():
                    "code on an AVX-512 machine); the peers keep every instruction the machine has")
     p.add_argument("--peer-max-isa", help="the widest ISA OpenVINO may use (oneDNN's "
                    "ONEDNN_MAX_CPU_ISA, e.g. AVX2); onnxruntime has no such switch")
-    p.add_argument("--before-chip", help="the same for --before-ignc (default: this machine)")
+    p.add_argument("--before-chip", help="the same for --before-ignc (default: this machine; "
+                   "the before build must know --cores)")
     p.add_argument("--out")
     p.add_argument("--csv")
     args = p.parse_args()

@@ -687,8 +687,9 @@ std::optional<DirectConvLoops> analyzeDirectConv(linalg::GenericOp op) {
 static int64_t directConvAccumulators(const DirectConvLoops &c,
                                       const HostMachine &machine) {
   int64_t most = machine.vectorRegisters * 5 / 8;
-  return c.windowColumns > 1 ? std::min(most, machine.vectorRegisters - 8)
-                             : most;
+  return std::max<int64_t>(1, c.windowColumns > 1
+                                  ? std::min(most, machine.vectorRegisters - 8)
+                                  : most);
 }
 
 std::pair<int64_t, int64_t> defaultDirectConvTile(const DirectConvLoops &c,
@@ -697,7 +698,8 @@ std::pair<int64_t, int64_t> defaultDirectConvTile(const DirectConvLoops &c,
   // Two vectors, or what of them divides the block of filters.
   int64_t filters = fittingFilters(c, machine.tileColumns());
   int64_t vectors = std::max<int64_t>(1, filters / machine.lanes());
-  int64_t cap = directConvAccumulators(c, machine) / vectors;
+  int64_t cap =
+      std::max<int64_t>(1, directConvAccumulators(c, machine) / vectors);
   // Under a window, no more rows than the registers keep; a 1x1
   // convolution may take the matmul's rows.
   int64_t rows = c.windowColumns > 1 ? std::min(machine.tileRows(), cap)

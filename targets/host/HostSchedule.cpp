@@ -644,7 +644,8 @@ constexpr int64_t kLongRow = 256;
 /// divide are at least this wide: each piece peels its own rest.
 /// EfficientNet's 672 x 112 x 196 matmul on AVX2 (tiles of 16 columns) in
 /// 21 x 7 pieces of 28 columns (16 and a rest of 12 each) ran 0.51 ms, in
-/// 32 pieces of whole rows 0.42. (AVX-512's tiles of 32 cut no narrower.)
+/// 32 pieces of whole rows 0.42. (AVX-512's tiles of 32 cut no narrower;
+/// SSE's and NEON's tiles of 8 are held to 32 as AVX2's, unmeasured.)
 constexpr int64_t kNarrowestUnevenColumns = 32;
 
 /// How far past its goal a kernel that repeats work per workgroup (or a

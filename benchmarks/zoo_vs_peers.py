@@ -247,11 +247,12 @@ def measure(model, args, ov_core, work):
             row["rel_l2"] = check_outputs(args.ignc, bundles["ignc"], sess1, feeds, work)
         except subprocess.CalledProcessError as e:
             row["ignc_error"] = "ignc run failed: " + (e.stderr or b"").decode()[:120]
+    # Probed once per model, at the first thread count.
+    crash = ov_core is not None and args.peer_max_isa and \
+        ov_crashes(path, feeds, args.threads[0], args.precision, work)
     for t in args.threads:
         sess = sess1 if t == 1 else ort_session(path, t)
         calls = {"ort": lambda s=sess: s.run(None, feeds)}
-        crash = ov_core is not None and args.peer_max_isa and \
-            ov_crashes(path, feeds, t, args.precision, work)
         if crash:
             row["openvino_error"] = crash
         elif ov_core is not None:
@@ -405,9 +406,12 @@ def main():
                    help="ignc's --precision and OpenVINO's inference precision; "
                    "onnxruntime and --before-ignc stay fp32")
     p.add_argument("--chip", help="the CPU ignc builds its kernels for (e.g. x86-64-v3: AVX2 "
-                   "code on an AVX-512 machine); the peers keep every instruction the machine has")
-    p.add_argument("--peer-max-isa", help="the widest ISA OpenVINO may use (oneDNN's "
-                   "ONEDNN_MAX_CPU_ISA, e.g. AVX2); onnxruntime has no such switch")
+                   "code on an AVX-512 machine), with this machine's --cores")
+    p.add_argument("--peer-max-isa", choices=["SSE41", "AVX", "AVX2", "AVX2_VNNI",
+                                              "AVX512_CORE", "AVX512_CORE_VNNI",
+                                              "AVX512_CORE_BF16"],
+                   help="the widest ISA OpenVINO may use (oneDNN's ONEDNN_MAX_CPU_ISA); "
+                   "onnxruntime has no such switch and uses every instruction")
     p.add_argument("--before-chip", help="the same for --before-ignc (default: this machine; "
                    "the before build must know --cores)")
     p.add_argument("--out")

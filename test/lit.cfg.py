@@ -24,11 +24,17 @@ config.substitutions.append(("%fake_cuda", os.path.join(config.ign_obj_root, "li
 # Compiles consult the default tuning database when it exists: tests never
 # see the developer's (tuning tests pass --tuning-db explicitly).
 config.environment["IGNC_TUNING_DB"] = os.path.join(config.test_exec_root, "no-such-dir", "tuning.db")
-# Tests that run bundles using AVX512-BF16 need a CPU that has it.
+# Tests that run bundles using AVX512-BF16 need a CPU that has it, and
+# bundles built for x86-64-v4 (AVX-512 F, BW, CD, DQ, VL) one with those:
+# such RUN lines are `%if avx512 %{ ... %}` (machines here are AVX2-only
+# or AVX-512 from one session to the next).
 try:
     with open("/proc/cpuinfo") as f:
-        if " avx512_bf16" in f.read():
+        flags = set(f.read().split())
+        if "avx512_bf16" in flags:
             config.available_features.add("avx512bf16")
+        if {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"} <= flags:
+            config.available_features.add("avx512")
 except OSError:
     pass
 # Default workgroup splits balance the workgroups over this machine's

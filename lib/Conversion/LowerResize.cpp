@@ -72,6 +72,14 @@ private:
   Value add(Value x, Value y) { return nb.create<arith::AddFOp>(nl, x, y); }
   Value sub(Value x, Value y) { return nb.create<arith::SubFOp>(nl, x, y); }
   Value mul(Value x, Value y) { return nb.create<arith::MulFOp>(nl, x, y); }
+  /// x / scale, divided (not times 1 / scale): exact where the quotient is,
+  /// so that floor and ceil of a coordinate on a grid point do not depend
+  /// on whether LLVM fuses a multiply and an add into an FMA (AVX2 code
+  /// fused (4 + 0.5) * (1 / 3) - 0.5 into 0.99999999999999989, and a
+  /// nearest/floor Resize read row 0 for row 1).
+  Value byScale(Value x, double scale) {
+    return nb.create<arith::DivFOp>(nl, x, cst(scale));
+  }
   Value toIndex(Value f, int64_t limit) {
     // Clamp into [0, limit - 1] and convert.
     Value c = nb.create<arith::MaximumFOp>(
@@ -92,20 +100,20 @@ private:
     double s = scales[d];
     Value c;
     if (ctm == "asymmetric") {
-      c = mul(x, cst(1.0 / s));
+      c = byScale(x, s);
     } else if (ctm == "align_corners") {
       // ONNX uses the unrounded output length in * scale here.
       double len = double(in) * s;
       c = len <= 1 ? cst(0) : mul(x, cst(double(in - 1) / (len - 1)));
     } else if (ctm == "pytorch_half_pixel") {
-      c = out > 1 ? sub(mul(add(x, cst(0.5)), cst(1.0 / s)), cst(0.5)) : cst(0);
+      c = out > 1 ? sub(byScale(add(x, cst(0.5)), s), cst(0.5)) : cst(0);
     } else if (ctm == "tf_half_pixel_for_nn") {
-      c = mul(add(x, cst(0.5)), cst(1.0 / s));
+      c = byScale(add(x, cst(0.5)), s);
     } else if (ctm == "half_pixel_symmetric") {
       double adjustment = double(out) / (double(in) * s);
       double center = double(in) / 2;
       double offset = center * (1 - adjustment);
-      c = add(cst(offset), sub(mul(add(x, cst(0.5)), cst(1.0 / s)), cst(0.5)));
+      c = add(cst(offset), sub(byScale(add(x, cst(0.5)), s), cst(0.5)));
     } else if (ctm == "tf_crop_and_resize") {
       double start = roi.size() == size_t(2 * rank) ? roi[d] : 0;
       double end = roi.size() == size_t(2 * rank) ? roi[d + rank] : 1;
@@ -119,7 +127,7 @@ private:
       outside = nb.create<arith::OrIOp>(nl, outside,
                                         nb.create<arith::OrIOp>(nl, lo, hi));
     } else { // half_pixel
-      c = sub(mul(add(x, cst(0.5)), cst(1.0 / s)), cst(0.5));
+      c = sub(byScale(add(x, cst(0.5)), s), cst(0.5));
     }
     return c;
   }

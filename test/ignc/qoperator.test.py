@@ -1,7 +1,8 @@
 """Quantizes a test model with onnxruntime's static quantizer in the operator
 form (QLinearConv / QLinearMatMul with per-channel int8 weights and uint8
 activations), compiles and runs it with ignc, and compares every output
-with onnxruntime running the same quantized model.
+with onnxruntime running the same quantized model (or, where onnxruntime's
+AVX2 kernels saturate, with ONNX's reference evaluator).
 
   qoperator.test.py MODEL WORKDIR IGNC NAME=DIMS...   (DIMS like 1x3x48x192)
 Prints the quantized operators and, per output, the relative L2 error.
@@ -15,6 +16,9 @@ import onnx
 import onnxruntime as ort
 from onnxruntime.quantization import (CalibrationDataReader, QuantFormat,
                                       QuantType, quantize_static)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "Inputs"))
+from ort_compare import onnx_reference  # noqa: E402
 
 model, work, ignc = sys.argv[1:4]
 shapes = {k: [int(d) for d in v.split("x")] for k, v in (a.split("=") for a in sys.argv[4:])}
@@ -64,7 +68,25 @@ bundle = os.path.join(work, "q.ignb")
 subprocess.run([ignc, quantized, "-q", "-o", bundle], check=True)
 subprocess.run([ignc, "run", bundle, *args, "--output-dir", work, "-q"], check=True)
 session = ort.InferenceSession(quantized, providers=["CPUExecutionProvider"])
-for out, want in zip(session.get_outputs(), session.run(None, feeds)):
+reference = []
+
+
+def relative_l2(got, want):
+    return np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-30)
+
+
+for i, (out, want) in enumerate(zip(session.get_outputs(), session.run(None, feeds))):
     got = np.load(os.path.join(work, out.name + ".npy"))
-    err = np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-30)
+    err = relative_l2(got, want)
+    if err > 1e-4:
+        # onnxruntime's AVX2 u8 x s8 kernels saturate: ONNX's reference
+        # evaluator decides (ort_compare.onnx_reference).
+        if not reference:
+            reference = onnx_reference(quantized, feeds)
+        exact = relative_l2(got, reference[i])
+        if exact <= 1e-4:
+            print(f"{out.name}: match (relative L2 {exact:.2e} to ONNX's reference "
+                  f"evaluator; onnxruntime differs from it by "
+                  f"{relative_l2(want, reference[i]):.2e})")
+            continue
     print(f"{out.name}: {'match' if err <= 1e-4 else 'DIFFERS'} (relative L2 {err:.2e})")

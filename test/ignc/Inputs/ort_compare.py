@@ -33,6 +33,20 @@ def run_both(model_text, feeds, work, ignc):
     return got, want
 
 
+def onnx_reference(model, feeds):
+    """ONNX's reference evaluator's outputs for `model` (a path or a
+    ModelProto) on `feeds`, the model converted to opset 21 first (the
+    evaluator lacks older versions of some operators). Exact integer
+    arithmetic: the judge where onnxruntime's u8 x s8 kernels, on CPUs
+    without VNNI (vpmaddubsw), saturate pairs of products at 16 bits."""
+    import onnx
+    from onnx import version_converter
+    from onnx.reference import ReferenceEvaluator
+
+    proto = onnx.load(model) if isinstance(model, str) else model
+    return ReferenceEvaluator(version_converter.convert_version(proto, 21)).run(None, feeds)
+
+
 class CompiledPair:
     """A model (a ModelProto) compiled once by ignc, then run by ignc and by
     onnxruntime on each set of inputs given to run():

@@ -144,7 +144,7 @@ bool hasCudaTypes(func::FuncOp kernel, std::string &why) {
 }
 
 search::Schedule defaultCudaKnobs(func::FuncOp kernel, const CudaChip &chip) {
-  return gpu::defaultKnobs(kernel, chip.gpu);
+  return gpu::defaultKnobs(kernel, gpuChipAt(chip, "fp32"));
 }
 
 std::string checkCudaPrecision(const std::string &precision) {
@@ -163,10 +163,9 @@ gpu::GpuChip gpuChipAt(const CudaChip &chip, const std::string &precision) {
                         LLVM::LLVMDialect>();
       return emitTensorCoreGemms(bufferized, chip, mma);
     };
-  else if (precision == "fp32")
-    gpuChip.ownLaunches = [chip](func::FuncOp bufferized) {
-      return emitSimtGemms(bufferized, chip);
-    };
+  // fp32 (and what the tensor cores leave): the layer's staged launch on
+  // the CUDA cores.
+  gpuChip.stagedGemms = true;
   return gpuChip;
 }
 

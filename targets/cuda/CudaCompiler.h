@@ -48,8 +48,9 @@ search::Schedule defaultCudaKnobs(mlir::func::FuncOp kernel,
 /// "" when `precision` is one, else why not.
 std::string checkCudaPrecision(const std::string &precision);
 
-/// `chip` as the GPU layer sees it at `precision`: at fp16 and tf32 with
-/// the tensor-core launches (TensorCoreGemm.h) as its own.
+/// `chip` as the GPU layer sees it at `precision`: at fp16, bf16 and tf32
+/// with the tensor-core launches (TensorCoreGemm.h) as its own; the
+/// layer's staged GEMM launch (targets/gpu/StagedGemm.h) on by default.
 gpu::GpuChip gpuChipAt(const CudaChip &chip, const std::string &precision);
 
 /// Compiles a copy of `kernel` (ign dialect; left unchanged) for `chip`

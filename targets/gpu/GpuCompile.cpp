@@ -8,6 +8,8 @@
 
 #include "GpuCompile.h"
 
+#include "StagedGemm.h"
+
 #include "ign/Conversion/KernelBufferization.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -80,6 +82,28 @@ void appendReplay(ModuleOp module, llvm::StringRef script,
   os << "\n";
 }
 
+/// The backend's own launches of `copy` (bufferized), then the layer's
+/// staged GEMMs where the kernel has contractions that take them and its
+/// kStagedGemm knob (`tuned`'s, else the chip's default) says so; `staged`
+/// receives that knob, or nothing where no contraction takes them.
+OwnLaunches ownLaunchesOf(func::FuncOp copy, const search::Schedule *tuned,
+                          const GpuChip &chip, std::optional<int64_t> &staged) {
+  OwnLaunches own;
+  if (chip.ownLaunches)
+    own = chip.ownLaunches(copy);
+  staged.reset();
+  if (!hasStagedGemms(copy, chip))
+    return own;
+  staged = chip.stagedGemms ? 1 : 0;
+  if (tuned)
+    if (auto it = tuned->find(kStagedGemm); it != tuned->end())
+      staged = it->second != 0 ? 1 : 0;
+  if (*staged)
+    for (auto &[launch, note] : emitStagedGemms(copy, chip))
+      own[launch] = std::move(note);
+  return own;
+}
+
 } // namespace
 
 FailureOr<MappedKernel> mapKernelCopy(func::FuncOp kernel,
@@ -101,14 +125,14 @@ FailureOr<MappedKernel> mapKernelCopy(func::FuncOp kernel,
     why += diagnostics.empty() ? "" : ": " + diagnostics;
     return failure();
   }
-  OwnLaunches own;
-  if (chip.ownLaunches)
-    own = chip.ownLaunches(*copy);
+  std::optional<int64_t> staged;
+  OwnLaunches own = ownLaunchesOf(*copy, tuned, chip, staged);
   bool known = chip.numbers.known();
   // Untuned: the model's pick where the chip has numbers.
   out.schedule = tuned || !known
                      ? scheduleFromKnobs(tuned, chip.limits)
                      : modelDefaultSchedule(*copy, chip.limits, chip.numbers);
+  out.schedule.stagedGemm = staged;
   std::string script =
       buildTransformScript(*copy, out.schedule, chip.limits, why, out.notes,
                            known ? &chip.numbers : nullptr, &own);
@@ -125,8 +149,6 @@ FailureOr<MappedKernel> mapKernelCopy(func::FuncOp kernel,
 
 search::Schedule defaultKnobs(func::FuncOp kernel, const GpuChip &chip) {
   GpuSchedule fixed = defaultGpuSchedule(chip.limits);
-  if (!chip.numbers.known())
-    return fixed.knobs();
   MLIRContext *ctx = kernel.getContext();
   prepareGpuContext(ctx);
   ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
@@ -135,7 +157,13 @@ search::Schedule defaultKnobs(func::FuncOp kernel, const GpuChip &chip) {
   FailureOr<func::FuncOp> copy = bufferizedCopy(kernel, *module, why);
   if (failed(copy))
     return fixed.knobs();
-  return modelDefaultSchedule(*copy, chip.limits, chip.numbers).knobs();
+  std::optional<int64_t> staged;
+  ownLaunchesOf(*copy, nullptr, chip, staged);
+  GpuSchedule s = chip.numbers.known()
+                      ? modelDefaultSchedule(*copy, chip.limits, chip.numbers)
+                      : fixed;
+  s.stagedGemm = staged;
+  return s.knobs();
 }
 
 namespace {

@@ -42,6 +42,10 @@ struct GpuChip {
   /// by gpu.launch ops of its own, which the mapping leaves as they are.
   /// Empty: every op goes through the mapping script.
   std::function<OwnLaunches(mlir::func::FuncOp)> ownLaunches;
+  /// Whether an untuned compile sends the contractions the backend left to
+  /// the layer's staged launch (StagedGemm.h); the kStagedGemm knob
+  /// decides where a kernel's knobs have it.
+  bool stagedGemms = false;
 };
 
 /// A kernel mapped onto the GPU: `module` holds `kernel` (constants,

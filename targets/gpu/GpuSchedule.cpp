@@ -197,10 +197,13 @@ std::string whyOneThread(linalg::LinalgOp op) {
 }
 
 search::Schedule GpuSchedule::knobs() const {
-  return {{kThreadsX, threadsX},
-          {kThreadsY, threadsY},
-          {kElemsX, elemsX},
-          {kElemsY, elemsY}};
+  search::Schedule s = {{kThreadsX, threadsX},
+                        {kThreadsY, threadsY},
+                        {kElemsX, elemsX},
+                        {kElemsY, elemsY}};
+  if (stagedGemm)
+    s[kStagedGemm] = *stagedGemm;
+  return s;
 }
 
 GpuSchedule defaultGpuSchedule(const ChipLimits &limits) {
@@ -226,6 +229,8 @@ GpuSchedule scheduleFromKnobs(const search::Schedule *tuned,
   s.threadsY = knobOr(tuned, kThreadsY, d.threadsY);
   s.elemsX = knobOr(tuned, kElemsX, d.elemsX);
   s.elemsY = knobOr(tuned, kElemsY, d.elemsY);
+  if (tuned && tuned->count(kStagedGemm))
+    s.stagedGemm = tuned->at(kStagedGemm);
   return s;
 }
 

@@ -28,6 +28,10 @@ inline constexpr const char *kThreadsX = "gpu.threads_x";
 inline constexpr const char *kThreadsY = "gpu.threads_y";
 inline constexpr const char *kElemsX = "gpu.elems_x";
 inline constexpr const char *kElemsY = "gpu.elems_y";
+/// 1: the kernel's contractions take the staged GEMM launch
+/// (StagedGemm.h), 0: the mapping script's register tiles. Only kernels
+/// with such contractions have it.
+inline constexpr const char *kStagedGemm = "gpu.staged_gemm";
 
 /// The most outputs one thread keeps in registers (a register tile).
 inline constexpr int64_t kMaxRegisterOutputs = 64;
@@ -57,6 +61,9 @@ struct ChipLimits {
 /// ops take one element per thread).
 struct GpuSchedule {
   int64_t threadsX = 64, threadsY = 1, elemsX = 1, elemsY = 1;
+  /// Whether contractions take the staged GEMM launch (StagedGemm.h's
+  /// kStagedGemm: 0 or 1); nothing for a kernel without such contractions.
+  std::optional<int64_t> stagedGemm;
 
   search::Schedule knobs() const;
 };

@@ -89,6 +89,9 @@ target::TuningTask tuningTask(
   if (auto kernel = mlir::ModuleOp(task.module.get())
                         .lookupSymbol<mlir::func::FuncOp>(task.summary.name))
     t.space.defaults = defaults(kernel);
+  // Kernels with contractions the staged GEMM launch takes tune it too.
+  if (t.space.defaults.count(kStagedGemm))
+    t.space.knobs.push_back({kStagedGemm, {0, 1}});
   KernelSummary summary = task.summary;
   t.features = [summary](const search::Schedule &s) {
     return gpuFeatures(double(summary.flops),

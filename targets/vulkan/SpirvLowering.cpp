@@ -162,10 +162,37 @@ void expandUnsupportedMath(Operation *gpuModule) {
   gpu::markNegativePowNaN(gpuModule);
 }
 
+/// Each gpu.func's workgroup attributions (the staged GEMM's tiles,
+/// targets/gpu/StagedGemm.h) become memref.allocs in workgroup memory at
+/// its start (memory space 3, which the storage-class mapping makes
+/// Workgroup): MLIR 19's GPU-to-SPIR-V conversion does not convert
+/// attributions; MemRefToSPIRV makes such an alloc a Workgroup variable.
+void attributionsAsAllocs(mlir::gpu::GPUModuleOp gpuModule) {
+  gpuModule.walk([](mlir::gpu::GPUFuncOp f) {
+    unsigned n = f.getNumWorkgroupAttributions();
+    if (n == 0)
+      return;
+    Block &entry = f.getBody().front();
+    OpBuilder b(&entry, entry.begin());
+    unsigned first = f.getFirstWorkgroupAttributionIndex();
+    // Memory space 3: Workgroup in mapMemorySpaceToVulkanStorageClass.
+    auto workgroup = b.getI64IntegerAttr(3);
+    for (BlockArgument tile : f.getWorkgroupAttributions()) {
+      auto type = cast<MemRefType>(tile.getType());
+      tile.replaceAllUsesWith(b.create<memref::AllocOp>(
+          f.getLoc(), MemRefType::get(type.getShape(), type.getElementType(),
+                                      type.getLayout(), workgroup)));
+    }
+    entry.eraseArguments(first, n);
+    f->removeAttr(f.getNumWorkgroupAttributionsAttrName());
+  });
+}
+
 /// One gpu.module -> spirv.module (in place): memory spaces to storage
 /// classes, then every dialect the kernel bodies hold.
 LogicalResult convertModule(mlir::gpu::GPUModuleOp gpuModule) {
   MLIRContext *ctx = gpuModule.getContext();
+  attributionsAsAllocs(gpuModule);
   expandUnsupportedMath(gpuModule);
   widenIndicesWithoutSConvert(gpuModule);
   spirv::MemorySpaceToStorageClassConverter storage(

@@ -83,6 +83,8 @@ std::optional<VulkanChip> probedChip(std::string name, std::string &why) {
   c.float64 = info.shaderFloat64;
   c.runsHere = true;
   c.deviceName = info.name;
+  c.stagedGemms = info.type != "CPU"; // as lavapipe below
+
   return c;
 }
 
@@ -115,6 +117,11 @@ std::optional<VulkanChip> vulkanChip(const std::string &name,
     // gave 65535): kernels with a longer loop in one thread stay on the host.
     c.limits.maxLoopIterations = 65535;
     c.runsHere = true;
+    // A CPU's threads gain nothing from staging (2026-12-05: the staged
+    // launches took 1.0-3.1x the register tiles' device time,
+    // benchmarks/results/2026-12-05-staged-gemm-lavapipe.md); tuning may
+    // still pick them.
+    c.stagedGemms = false;
     // Nominal numbers for the analytical model (its predictions are shown
     // beside lavapipe's measurements, to check the model against a device
     // that runs): one compute unit per core, llvmpipe's 256-bit vectors as

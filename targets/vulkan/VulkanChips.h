@@ -27,6 +27,9 @@ struct VulkanChip {
   /// Kernels for it run on this machine's Vulkan device (tuning measures
   /// there); a preset of another GPU is compiled for, not run.
   bool runsHere = false;
+  /// Whether untuned compiles stage large contractions in workgroup memory
+  /// (the GPU layer's staged GEMM launch, targets/gpu/StagedGemm.h).
+  bool stagedGemms = true;
   /// The probed device's name, for "device" (vulkanDeviceName gives it
   /// for lavapipe too, opening the device only then).
   std::string deviceName;

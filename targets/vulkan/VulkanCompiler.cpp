@@ -81,6 +81,7 @@ gpu::GpuChip gpuChip(const VulkanChip &chip) {
   g.numbers.clockMHz = chip.clockMHz;
   g.numbers.peakGflops = chip.peakGflops;
   g.numbers.bandwidthGBs = chip.bandwidthGBs;
+  g.stagedGemms = chip.stagedGemms;
   return g;
 }
 

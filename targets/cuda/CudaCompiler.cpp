@@ -166,6 +166,7 @@ gpu::GpuChip gpuChipAt(const CudaChip &chip, const std::string &precision) {
   // fp32 (and what the tensor cores leave): the layer's staged launch on
   // the CUDA cores.
   gpuChip.stagedGemms = true;
+  gpuChip.groupReductions = true;
   return gpuChip;
 }
 

@@ -8,6 +8,7 @@
 
 #include "GpuCompile.h"
 
+#include "GroupReduction.h"
 #include "StagedGemm.h"
 
 #include "ign/Conversion/KernelBufferization.h"
@@ -82,25 +83,43 @@ void appendReplay(ModuleOp module, llvm::StringRef script,
   os << "\n";
 }
 
-/// The backend's own launches of `copy` (bufferized), then the layer's
-/// staged GEMMs where the kernel has contractions that take them and its
-/// kStagedGemm knob (`tuned`'s, else the chip's default) says so; `staged`
-/// receives that knob, or nothing where no contraction takes them.
+/// The launches of one of the layer's own kinds (`has` / `emit`: staged
+/// GEMMs, group reductions) added to `own` where `copy` has ops that take
+/// them and `knob` (`tuned`'s, else `chipDefault`) says so; returns the
+/// knob's value, or nothing where no op takes them.
+std::optional<int64_t>
+addLayerLaunches(func::FuncOp copy, const search::Schedule *tuned,
+                 const char *knob, bool chipDefault,
+                 bool (*has)(func::FuncOp, const GpuChip &),
+                 OwnLaunches (*emit)(func::FuncOp, const GpuChip &),
+                 const GpuChip &chip, OwnLaunches &own) {
+  if (!has(copy, chip))
+    return std::nullopt;
+  int64_t on = chipDefault ? 1 : 0;
+  if (tuned)
+    if (auto it = tuned->find(knob); it != tuned->end())
+      on = it->second != 0 ? 1 : 0;
+  if (on)
+    for (auto &[launch, note] : emit(copy, chip))
+      own[launch] = std::move(note);
+  return on;
+}
+
+/// The backend's own launches of `copy` (bufferized), then the layer's:
+/// staged GEMMs, then group reductions of what is left, each where the
+/// kernel has ops that take them and its knob says so; `schedule`
+/// receives those knobs.
 OwnLaunches ownLaunchesOf(func::FuncOp copy, const search::Schedule *tuned,
-                          const GpuChip &chip, std::optional<int64_t> &staged) {
+                          const GpuChip &chip, GpuSchedule &schedule) {
   OwnLaunches own;
   if (chip.ownLaunches)
     own = chip.ownLaunches(copy);
-  staged.reset();
-  if (!hasStagedGemms(copy, chip))
-    return own;
-  staged = chip.stagedGemms ? 1 : 0;
-  if (tuned)
-    if (auto it = tuned->find(kStagedGemm); it != tuned->end())
-      staged = it->second != 0 ? 1 : 0;
-  if (*staged)
-    for (auto &[launch, note] : emitStagedGemms(copy, chip))
-      own[launch] = std::move(note);
+  schedule.stagedGemm =
+      addLayerLaunches(copy, tuned, kStagedGemm, chip.stagedGemms,
+                       hasStagedGemms, emitStagedGemms, chip, own);
+  schedule.groupReduce =
+      addLayerLaunches(copy, tuned, kGroupReduce, chip.groupReductions,
+                       hasGroupReductions, emitGroupReductions, chip, own);
   return own;
 }
 
@@ -125,14 +144,15 @@ FailureOr<MappedKernel> mapKernelCopy(func::FuncOp kernel,
     why += diagnostics.empty() ? "" : ": " + diagnostics;
     return failure();
   }
-  std::optional<int64_t> staged;
-  OwnLaunches own = ownLaunchesOf(*copy, tuned, chip, staged);
+  GpuSchedule layer;
+  OwnLaunches own = ownLaunchesOf(*copy, tuned, chip, layer);
   bool known = chip.numbers.known();
   // Untuned: the model's pick where the chip has numbers.
   out.schedule = tuned || !known
                      ? scheduleFromKnobs(tuned, chip.limits)
                      : modelDefaultSchedule(*copy, chip.limits, chip.numbers);
-  out.schedule.stagedGemm = staged;
+  out.schedule.stagedGemm = layer.stagedGemm;
+  out.schedule.groupReduce = layer.groupReduce;
   std::string script =
       buildTransformScript(*copy, out.schedule, chip.limits, why, out.notes,
                            known ? &chip.numbers : nullptr, &own);
@@ -157,12 +177,13 @@ search::Schedule defaultKnobs(func::FuncOp kernel, const GpuChip &chip) {
   FailureOr<func::FuncOp> copy = bufferizedCopy(kernel, *module, why);
   if (failed(copy))
     return fixed.knobs();
-  std::optional<int64_t> staged;
-  ownLaunchesOf(*copy, nullptr, chip, staged);
+  GpuSchedule layer;
+  ownLaunchesOf(*copy, nullptr, chip, layer);
   GpuSchedule s = chip.numbers.known()
                       ? modelDefaultSchedule(*copy, chip.limits, chip.numbers)
                       : fixed;
-  s.stagedGemm = staged;
+  s.stagedGemm = layer.stagedGemm;
+  s.groupReduce = layer.groupReduce;
   return s.knobs();
 }
 

@@ -46,6 +46,9 @@ struct GpuChip {
   /// the layer's staged launch (StagedGemm.h); the kStagedGemm knob
   /// decides where a kernel's knobs have it.
   bool stagedGemms = false;
+  /// The same for reductions with a workgroup per output
+  /// (GroupReduction.h; kGroupReduce).
+  bool groupReductions = false;
 };
 
 /// A kernel mapped onto the GPU: `module` holds `kernel` (constants,

@@ -203,6 +203,8 @@ search::Schedule GpuSchedule::knobs() const {
                         {kElemsY, elemsY}};
   if (stagedGemm)
     s[kStagedGemm] = *stagedGemm;
+  if (groupReduce)
+    s[kGroupReduce] = *groupReduce;
   return s;
 }
 
@@ -231,6 +233,8 @@ GpuSchedule scheduleFromKnobs(const search::Schedule *tuned,
   s.elemsY = knobOr(tuned, kElemsY, d.elemsY);
   if (tuned && tuned->count(kStagedGemm))
     s.stagedGemm = tuned->at(kStagedGemm);
+  if (tuned && tuned->count(kGroupReduce))
+    s.groupReduce = tuned->at(kGroupReduce);
   return s;
 }
 

@@ -32,6 +32,10 @@ inline constexpr const char *kElemsY = "gpu.elems_y";
 /// (StagedGemm.h), 0: the mapping script's register tiles. Only kernels
 /// with such contractions have it.
 inline constexpr const char *kStagedGemm = "gpu.staged_gemm";
+/// 1: the kernel's long reductions take a workgroup per output
+/// (GroupReduction.h), 0: a thread per output. Only kernels with such
+/// reductions have it.
+inline constexpr const char *kGroupReduce = "gpu.group_reduce";
 
 /// The most outputs one thread keeps in registers (a register tile).
 inline constexpr int64_t kMaxRegisterOutputs = 64;
@@ -64,6 +68,8 @@ struct GpuSchedule {
   /// Whether contractions take the staged GEMM launch (StagedGemm.h's
   /// kStagedGemm: 0 or 1); nothing for a kernel without such contractions.
   std::optional<int64_t> stagedGemm;
+  /// The same for GroupReduction.h's kGroupReduce.
+  std::optional<int64_t> groupReduce;
 
   search::Schedule knobs() const;
 };

@@ -89,9 +89,11 @@ target::TuningTask tuningTask(
   if (auto kernel = mlir::ModuleOp(task.module.get())
                         .lookupSymbol<mlir::func::FuncOp>(task.summary.name))
     t.space.defaults = defaults(kernel);
-  // Kernels with contractions the staged GEMM launch takes tune it too.
-  if (t.space.defaults.count(kStagedGemm))
-    t.space.knobs.push_back({kStagedGemm, {0, 1}});
+  // Kernels with ops the layer's own launches take (staged GEMMs, group
+  // reductions) tune those knobs too.
+  for (const char *knob : {kStagedGemm, kGroupReduce})
+    if (t.space.defaults.count(knob))
+      t.space.knobs.push_back({knob, {0, 1}});
   KernelSummary summary = task.summary;
   t.features = [summary](const search::Schedule &s) {
     return gpuFeatures(double(summary.flops),

@@ -49,7 +49,7 @@ bool sliceable(Operation *op) {
 /// loop indices and outer values, and the loops it reads. Fails, with
 /// `why`, for a factor that reads the output or needs an op with regions or
 /// side effects.
-FailureOr<GemmSide> sideOf(linalg::LinalgOp op, Value v, std::string &why) {
+FailureOr<GemmSide> sideOfBody(linalg::LinalgOp op, Value v, std::string &why) {
   Block &body = *op.getBlock();
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   GemmSide side;
@@ -97,7 +97,7 @@ FailureOr<GemmSide> sideOf(linalg::LinalgOp op, Value v, std::string &why) {
 /// the inputs' indexing maps.
 llvm::SmallSetVector<unsigned, 4> loopsOfValue(linalg::LinalgOp op, Value v) {
   std::string ignored;
-  FailureOr<GemmSide> s = sideOf(op, v, ignored);
+  FailureOr<GemmSide> s = sideOfBody(op, v, ignored);
   return succeeded(s) ? s->loops : llvm::SmallSetVector<unsigned, 4>();
 }
 
@@ -171,7 +171,7 @@ int64_t GemmView::extent(ArrayRef<unsigned> group) const {
   return n;
 }
 
-std::optional<GemmView> analyzeGemm(linalg::LinalgOp op, std::string &why) {
+MemRefType staticOutput(linalg::LinalgOp op) {
   auto out =
       op.getNumDpsInits() == 1
           ? dyn_cast<MemRefType>(op.getDpsInitOperand(0)->get().getType())
@@ -180,8 +180,12 @@ std::optional<GemmView> analyzeGemm(linalg::LinalgOp op, std::string &why) {
     auto t = dyn_cast<MemRefType>(v.getType());
     return t && t.hasStaticShape();
   });
-  if (!out || !out.hasStaticShape() || !out.getElementType().isF32() ||
-      !staticInputs) {
+  return out && out.hasStaticShape() && staticInputs ? out : MemRefType();
+}
+
+std::optional<GemmView> analyzeGemm(linalg::LinalgOp op, std::string &why) {
+  MemRefType out = staticOutput(op);
+  if (!out || !out.getElementType().isF32()) {
     why = "not an f32 output and inputs in static buffers";
     return std::nullopt;
   }
@@ -196,8 +200,8 @@ std::optional<GemmView> analyzeGemm(linalg::LinalgOp op, std::string &why) {
   }
   GemmView g;
   g.ranges = op.getStaticLoopRanges();
-  FailureOr<GemmSide> x = sideOf(op, factors->first, why);
-  FailureOr<GemmSide> y = sideOf(op, factors->second, why);
+  FailureOr<GemmSide> x = sideOfBody(op, factors->first, why);
+  FailureOr<GemmSide> y = sideOfBody(op, factors->second, why);
   if (failed(x) || failed(y))
     return std::nullopt;
   g.x = std::move(*x);
@@ -216,6 +220,65 @@ std::optional<GemmView> analyzeGemm(linalg::LinalgOp op, std::string &why) {
   g.x.rowsContiguous = rowsAreContiguous(op, g.x, g.m);
   g.y.rowsContiguous = rowsAreContiguous(op, g.y, g.n);
   return g;
+}
+
+FailureOr<GemmSide> bodyValue(linalg::LinalgOp op, Value v, std::string &why) {
+  return sideOfBody(op, v, why);
+}
+
+SmallVector<Value> indicesAt(OpBuilder &b, Location loc, AffineMap map,
+                             ArrayRef<Value> loops) {
+  SmallVector<Value> out;
+  for (AffineExpr e : map.getResults())
+    out.push_back(affine::expandAffineExpr(b, loc, e, loops, {}));
+  return out;
+}
+
+Value bodyValueAt(OpBuilder &b, Location loc, linalg::LinalgOp op,
+                  const GemmSide &side, ArrayRef<Value> loops) {
+  IRMapping mapping;
+  Block &body = *op.getBlock();
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  for (unsigned i : side.inputs)
+    mapping.map(body.getArgument(i),
+                b.create<memref::LoadOp>(loc, op.getDpsInputs()[i],
+                                         indicesAt(b, loc, maps[i], loops)));
+  for (Operation *o : side.slice) {
+    if (auto index = dyn_cast<linalg::IndexOp>(o))
+      mapping.map(index.getResult(), loops[index.getDim()]);
+    else
+      b.clone(*o, mapping);
+  }
+  return mapping.lookupOrDefault(side.value);
+}
+
+int64_t bufferBytes(Value buffer) {
+  auto t = cast<MemRefType>(buffer.getType());
+  return t.getNumElements() *
+         std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
+}
+
+int64_t bytesRead(linalg::LinalgOp op, const GemmSide &side) {
+  llvm::SmallSetVector<Value, 4> buffers;
+  for (unsigned i : side.inputs)
+    buffers.insert(op.getDpsInputs()[i]);
+  for (Operation *o : side.slice)
+    if (auto load = dyn_cast<memref::LoadOp>(o))
+      buffers.insert(load.getMemRef());
+  int64_t n = 0;
+  for (Value b : buffers)
+    n += bufferBytes(b);
+  return n;
+}
+
+linalg::FillOp fillBefore(linalg::LinalgOp op) {
+  auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+  Value out = op.getDpsInitOperand(0)->get();
+  if (!fill || fill.getOutputs()[0] != out ||
+      fill.getInputs()[0].getType() !=
+          cast<MemRefType>(out.getType()).getElementType())
+    return nullptr;
+  return fill;
 }
 
 namespace {
@@ -316,10 +379,7 @@ void StagedGemmEmitter::delinearize(ArrayRef<unsigned> group, Value linear,
 
 SmallVector<Value> StagedGemmEmitter::indicesOf(AffineMap map,
                                                 ArrayRef<Value> loops) {
-  SmallVector<Value> out;
-  for (AffineExpr e : map.getResults())
-    out.push_back(affine::expandAffineExpr(b, loc, e, loops, {}));
-  return out;
+  return indicesAt(b, loc, map, loops);
 }
 
 SmallVector<Value> StagedGemmEmitter::zeroLoops() {
@@ -328,22 +388,8 @@ SmallVector<Value> StagedGemmEmitter::zeroLoops() {
   return loops;
 }
 
-/// The factor's value at `loops`: its inputs' elements loaded at their
-/// indexing maps, loop indices replaced by `loops`, its body ops cloned.
 Value StagedGemmEmitter::factorAt(const GemmSide &side, ArrayRef<Value> loops) {
-  IRMapping mapping;
-  Block &body = *op.getBlock();
-  for (unsigned i : side.inputs)
-    mapping.map(body.getArgument(i),
-                b.create<memref::LoadOp>(loc, op.getDpsInputs()[i],
-                                         indicesOf(maps[i], loops)));
-  for (Operation *o : side.slice) {
-    if (auto index = dyn_cast<linalg::IndexOp>(o))
-      mapping.map(index.getResult(), loops[index.getDim()]);
-    else
-      b.clone(*o, mapping);
-  }
-  return mapping.lookupOrDefault(side.value);
+  return bodyValueAt(b, loc, op, side, loops);
 }
 
 /// Where element `e` of this thread's share of a tileRows x blockK tile
@@ -552,26 +598,6 @@ private:
   int64_t tileN = tile.blockN / kSimtThreadsPerSide;
 };
 
-int64_t bytesOf(Value buffer) {
-  auto t = cast<MemRefType>(buffer.getType());
-  return t.getNumElements() *
-         std::max<int64_t>(1, t.getElementTypeBitWidth() / 8);
-}
-
-/// The bytes of the buffers a factor reads (its inputs and its loads').
-int64_t bytesOf(linalg::LinalgOp op, const GemmSide &side) {
-  llvm::SmallSetVector<Value, 4> buffers;
-  for (unsigned i : side.inputs)
-    buffers.insert(op.getDpsInputs()[i]);
-  for (Operation *o : side.slice)
-    if (auto load = dyn_cast<memref::LoadOp>(o))
-      buffers.insert(load.getMemRef());
-  int64_t n = 0;
-  for (Value b : buffers)
-    n += bytesOf(b);
-  return n;
-}
-
 /// Staged GEMM workgroups (256 threads) the model assumes a compute unit
 /// keeps resident. CUDA's ptxas decides on NVIDIA GPUs: 39, 64 and 165
 /// registers a thread at 32, 64 and 128 square tiles (sm_90), so a
@@ -605,12 +631,9 @@ OwnLaunches emitGemmLaunches(func::FuncOp kernel,
   for (auto &[op, g] : gemmsOf(kernel, takes)) {
     // C filled right before (an accumulator's zeros, say): the launch
     // starts from the fill's value, one dispatch instead of two.
-    auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+    linalg::FillOp fill = fillBefore(op);
     Value c = op.getDpsInitOperand(0)->get();
-    if (fill &&
-        (fill.getOutputs()[0] != c || !fill.getInputs()[0].getType().isF32()))
-      fill = nullptr;
-    GemmBytes bytes{bytesOf(op, g.x), bytesOf(op, g.y), bytesOf(c)};
+    GemmBytes bytes{bytesRead(op, g.x), bytesRead(op, g.y), bufferBytes(c)};
     auto [launch, note] =
         build(op, g, fill ? fill.getInputs()[0] : Value(), bytes);
     if (fill)

@@ -70,6 +70,10 @@ struct GemmView {
   int64_t extent(llvm::ArrayRef<unsigned> group) const;
 };
 
+/// `op`'s one output buffer where it and every input are memrefs of static
+/// shape, else null.
+mlir::MemRefType staticOutput(mlir::linalg::LinalgOp op);
+
 /// `op`'s GEMM view, or nullopt with `why`: its body must be out + x * y in
 /// f32 (x and y computed from inputs' elements, loop indices and loads,
 /// not from out), on static buffers, its output indexed by its parallel
@@ -77,6 +81,34 @@ struct GemmView {
 /// kMinGemmExtent.
 std::optional<GemmView> analyzeGemm(mlir::linalg::LinalgOp op,
                                     std::string &why);
+
+/// A value `v` of `op`'s body as a GemmSide (the ops computing it from
+/// inputs' elements, loop indices, loads and outer values), or failure with
+/// `why` where it reads the output or needs an op with regions or side
+/// effects.
+mlir::FailureOr<GemmSide> bodyValue(mlir::linalg::LinalgOp op, mlir::Value v,
+                                    std::string &why);
+
+/// `map`'s results at `loops` (one value per loop of the op), as index
+/// arithmetic at `b`'s insertion point.
+llvm::SmallVector<mlir::Value> indicesAt(mlir::OpBuilder &b, mlir::Location loc,
+                                         mlir::AffineMap map,
+                                         llvm::ArrayRef<mlir::Value> loops);
+
+/// `side`'s value at `loops`: its inputs' elements loaded at their indexing
+/// maps, loop indices replaced by `loops`, its body ops cloned at `b`.
+mlir::Value bodyValueAt(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::linalg::LinalgOp op, const GemmSide &side,
+                        llvm::ArrayRef<mlir::Value> loops);
+
+/// Bytes of a static buffer, and of the buffers a body value reads (its
+/// inputs and its loads'), for the model.
+int64_t bufferBytes(mlir::Value buffer);
+int64_t bytesRead(mlir::linalg::LinalgOp op, const GemmSide &side);
+
+/// A linalg.fill of `op`'s output, of its element type, right before `op`
+/// (an accumulator's start, which a launch may take over), or null.
+mlir::linalg::FillOp fillBefore(mlir::linalg::LinalgOp op);
 
 /// A workgroup's tile of C.
 struct GemmTile {

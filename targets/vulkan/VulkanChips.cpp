@@ -84,6 +84,7 @@ std::optional<VulkanChip> probedChip(std::string name, std::string &why) {
   c.runsHere = true;
   c.deviceName = info.name;
   c.stagedGemms = info.type != "CPU"; // as lavapipe below
+  c.groupReductions = c.stagedGemms;
 
   return c;
 }
@@ -122,6 +123,7 @@ std::optional<VulkanChip> vulkanChip(const std::string &name,
     // benchmarks/results/2026-12-05-staged-gemm-lavapipe.md); tuning may
     // still pick them.
     c.stagedGemms = false;
+    c.groupReductions = false;
     // Nominal numbers for the analytical model (its predictions are shown
     // beside lavapipe's measurements, to check the model against a device
     // that runs): one compute unit per core, llvmpipe's 256-bit vectors as

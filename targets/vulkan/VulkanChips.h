@@ -30,6 +30,9 @@ struct VulkanChip {
   /// Whether untuned compiles stage large contractions in workgroup memory
   /// (the GPU layer's staged GEMM launch, targets/gpu/StagedGemm.h).
   bool stagedGemms = true;
+  /// Whether they give long reductions a workgroup per output
+  /// (targets/gpu/GroupReduction.h).
+  bool groupReductions = true;
   /// The probed device's name, for "device" (vulkanDeviceName gives it
   /// for lavapipe too, opening the device only then).
   std::string deviceName;

@@ -82,6 +82,7 @@ gpu::GpuChip gpuChip(const VulkanChip &chip) {
   g.numbers.peakGflops = chip.peakGflops;
   g.numbers.bandwidthGBs = chip.bandwidthGBs;
   g.stagedGemms = chip.stagedGemms;
+  g.groupReductions = chip.groupReductions;
   return g;
 }
 

@@ -1,0 +1,283 @@
+//===- GroupReduction.cpp - a workgroup per reduced output ----------------===//
+//
+// The analysis of a reduction as `out = combine(out, x)`, and its launch:
+// strided partials, a tree in workgroup memory, one store (GroupReduction.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "GroupReduction.h"
+
+#include "GpuCompile.h"
+#include "RegisterTiles.h"
+#include "StagedGemm.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+
+#include "llvm/ADT/bit.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+namespace ign::gpu {
+
+namespace {
+
+/// A reduction as the group launch sees it.
+struct Reduction {
+  mutable linalg::LinalgOp op;   // its accessors are not const
+  Operation *combiner = nullptr; // combine(out, x) in the body
+  TypedAttr identity;            // combine(identity, y) == y
+  GemmSide x;
+  SmallVector<unsigned> parallel, reduced; // the op's loops, in order
+  SmallVector<int64_t> ranges;
+  int64_t outputs = 1, length = 1;
+};
+
+/// `op` as `out = combine(out, x)` over static buffers, or nullopt with
+/// `why`.
+std::optional<Reduction> analyzeReduction(linalg::LinalgOp op,
+                                          std::string &why) {
+  if (!staticOutput(op) || op.getNumReductionLoops() == 0) {
+    why = "not a reduction into one output on static buffers";
+    return std::nullopt;
+  }
+  Block &body = *op.getBlock();
+  Value acc = body.getArguments().back();
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  Operation *combiner = yield && yield.getNumOperands() == 1
+                            ? yield.getOperand(0).getDefiningOp()
+                            : nullptr;
+  std::optional<TypedAttr> identity =
+      combiner ? arith::getNeutralElement(combiner) : std::nullopt;
+  if (!identity || combiner->getBlock() != &body ||
+      combiner->getNumOperands() != 2 || !acc.hasOneUse() ||
+      (combiner->getOperand(0) != acc && combiner->getOperand(1) != acc) ||
+      !op.getIndexingMapsArray().back().isProjectedPermutation()) {
+    why = "its body is not out = combine(out, x) with one associative op";
+    return std::nullopt;
+  }
+  Reduction r;
+  r.op = op;
+  r.combiner = combiner;
+  r.identity = *identity;
+  Value x = combiner->getOperand(combiner->getOperand(0) == acc ? 1 : 0);
+  FailureOr<GemmSide> side = bodyValue(op, x, why);
+  if (failed(side))
+    return std::nullopt;
+  r.x = std::move(*side);
+  r.ranges = op.getStaticLoopRanges();
+  for (auto [l, kind] : llvm::enumerate(op.getIteratorTypesArray())) {
+    bool reduced = kind == utils::IteratorType::reduction;
+    (reduced ? r.reduced : r.parallel).push_back(unsigned(l));
+    (reduced ? r.length : r.outputs) *= r.ranges[l];
+  }
+  return r;
+}
+
+int64_t elementBytes(const Reduction &r) {
+  Type t = cast<MemRefType>(r.op.getDpsInitOperand(0)->get().getType())
+               .getElementType();
+  return std::max<int64_t>(1, t.getIntOrFloatBitWidth() / 8);
+}
+
+/// Whether `r` takes a group launch on `chip`: long enough, not a GEMM
+/// (whose outputs share their operands: register tiles or the staged
+/// launch reuse them; a GEMV's do not), a grid and a workgroup the chip
+/// allows, no thread's loop past the driver's limit.
+bool takesGroupReduction(const Reduction &r, const GpuChip &chip) {
+  const ChipLimits &l = chip.limits;
+  int64_t threads = groupThreads(r.length, l);
+  std::string why;
+  return r.length >= kMinGroupLength && !analyzeGemm(r.op, why) &&
+         r.outputs <= l.maxWorkgroupCount[0] &&
+         threads * elementBytes(r) <= l.sharedMemoryBytes &&
+         (l.maxLoopIterations == 0 ||
+          (r.length + threads - 1) / threads <= l.maxLoopIterations);
+}
+
+/// The launch replacing `r`'s op: workgroup o reduces output o.
+class GroupReductionEmitter {
+public:
+  GroupReductionEmitter(const Reduction &r, int64_t threads, Value fill)
+      : r(r), threads(threads), fill(fill), b(r.op), loc(r.op.getLoc()) {}
+
+  mlir::gpu::LaunchOp emit();
+
+private:
+  Value c(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
+  /// combine(a, y): the body's combiner cloned on new operands.
+  Value combine(Value a, Value y);
+  /// Splits `linear` over `group`'s loops into `loops` (the last fastest).
+  void delinearize(ArrayRef<unsigned> group, Value linear,
+                   SmallVector<Value> &loops);
+  /// This thread's partial: combine over elements tid, tid + threads, ...
+  Value partial(Value tid, ArrayRef<Value> outputLoops);
+  /// Halves the partials in `shared` down to element 0, a barrier a step.
+  void tree(Value tid, Value shared);
+
+  const Reduction &r;
+  int64_t threads;
+  Value fill;
+  OpBuilder b;
+  Location loc;
+};
+
+Value GroupReductionEmitter::combine(Value a, Value y) {
+  Value acc = r.op.getBlock()->getArguments().back();
+  IRMapping mapping;
+  for (Value operand : r.combiner->getOperands())
+    mapping.map(operand, operand == acc ? a : y);
+  return b.clone(*r.combiner, mapping)->getResult(0);
+}
+
+void GroupReductionEmitter::delinearize(ArrayRef<unsigned> group, Value linear,
+                                        SmallVector<Value> &loops) {
+  for (unsigned l : llvm::reverse(group)) {
+    if (l == group.front()) {
+      loops[l] = linear;
+      break;
+    }
+    loops[l] = b.create<arith::RemUIOp>(loc, linear, c(r.ranges[l]));
+    linear = b.create<arith::DivUIOp>(loc, linear, c(r.ranges[l]));
+  }
+}
+
+Value GroupReductionEmitter::partial(Value tid, ArrayRef<Value> outputLoops) {
+  Value identity = b.create<arith::ConstantOp>(loc, r.identity);
+  auto loop = b.create<scf::ForOp>(loc, tid, c(r.length), c(threads),
+                                   ValueRange{identity});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  SmallVector<Value> loops(outputLoops);
+  delinearize(r.reduced, loop.getInductionVar(), loops);
+  Value x = bodyValueAt(b, loc, r.op, r.x, loops);
+  b.create<scf::YieldOp>(loc, combine(loop.getRegionIterArgs()[0], x));
+  return loop.getResult(0);
+}
+
+void GroupReductionEmitter::tree(Value tid, Value shared) {
+  for (int64_t step = threads / 2; step >= 1; step /= 2) {
+    Value active =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, tid, c(step));
+    b.create<scf::IfOp>(loc, active, [&](OpBuilder &nb, Location) {
+      OpBuilder::InsertionGuard inner(b);
+      b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+      Value mine = b.create<memref::LoadOp>(loc, shared, tid);
+      Value other = b.create<memref::LoadOp>(
+          loc, shared, ValueRange{b.create<arith::AddIOp>(loc, tid, c(step))});
+      b.create<memref::StoreOp>(loc, combine(mine, other), shared, tid);
+      b.create<scf::YieldOp>(loc);
+    });
+    b.create<mlir::gpu::BarrierOp>(loc);
+  }
+}
+
+mlir::gpu::LaunchOp GroupReductionEmitter::emit() {
+  Value out = r.op.getDpsInitOperand(0)->get();
+  Type element = cast<MemRefType>(out.getType()).getElementType();
+  auto sharedType =
+      MemRefType::get({threads}, element, MemRefLayoutAttrInterface(),
+                      mlir::gpu::AddressSpaceAttr::get(
+                          b.getContext(), mlir::gpu::AddressSpace::Workgroup));
+  auto launch = b.create<mlir::gpu::LaunchOp>(
+      loc, c(r.outputs), c(1), c(1), c(threads), c(1), c(1),
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/ValueRange(), TypeRange{sharedType});
+  launch->setAttr(kOwnLaunch, UnitAttr::get(b.getContext()));
+  Block &body = launch.getBody().front();
+  b.setInsertionPointToStart(&body);
+  b.create<mlir::gpu::TerminatorOp>(loc);
+  b.setInsertionPointToStart(&body);
+  Value tid = launch.getThreadIds().x;
+  Value shared = launch.getWorkgroupAttributions()[0];
+  SmallVector<Value> loops(r.ranges.size(), c(0));
+  delinearize(r.parallel, launch.getBlockIds().x, loops);
+  b.create<memref::StoreOp>(loc, partial(tid, loops), shared, tid);
+  b.create<mlir::gpu::BarrierOp>(loc);
+  tree(tid, shared);
+  Value first =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid, c(0));
+  b.create<scf::IfOp>(loc, first, [&](OpBuilder &nb, Location) {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+    SmallVector<Value> at =
+        indicesAt(b, loc, r.op.getIndexingMapsArray().back(), loops);
+    Value start = fill ? fill : b.create<memref::LoadOp>(loc, out, at);
+    Value total = b.create<memref::LoadOp>(loc, shared, c(0));
+    b.create<memref::StoreOp>(loc, combine(start, total), out, at);
+    b.create<scf::YieldOp>(loc);
+  });
+  return launch;
+}
+
+/// The model's time: the buffers once from DRAM, or each thread's
+/// arithmetic (the body's ops per element) at the chip's fp32 rate,
+/// whichever is longer, plus a launch.
+void predict(DispatchNote &note, const Reduction &r, const ChipNumbers &n) {
+  if (!n.known())
+    return;
+  double bytes = double(bytesRead(r.op, r.x)) +
+                 2.0 * double(bufferBytes(r.op.getDpsInitOperand(0)->get()));
+  double memoryS = bytes / (n.bandwidthGBs * 1e9);
+  double ops =
+      double(r.outputs) * double(r.length) * double(r.x.slice.size() + 1);
+  double issueS = ops / (n.peakGflops * 1e9 / 2);
+  note.predictedMs =
+      std::max(memoryS, issueS) * 1e3 + kLaunchMicroseconds / 1e3;
+  note.bound = memoryS >= issueS ? "memory" : "issue";
+}
+
+std::vector<Reduction> reductionsOf(func::FuncOp kernel, const GpuChip &chip) {
+  std::vector<Reduction> found;
+  for (Operation &any : kernel.getBody().front()) {
+    auto op = dyn_cast<linalg::LinalgOp>(&any);
+    std::string why;
+    if (!op)
+      continue;
+    std::optional<Reduction> r = analyzeReduction(op, why);
+    if (r && takesGroupReduction(*r, chip))
+      found.push_back(std::move(*r));
+  }
+  return found;
+}
+
+} // namespace
+
+int64_t groupThreads(int64_t length, const ChipLimits &limits) {
+  int64_t most = std::min(kMaxGroupThreads, limits.maxInvocations);
+  most = std::min(most, limits.maxWorkgroupSize[0]);
+  int64_t t =
+      int64_t(llvm::bit_floor(uint64_t(std::max<int64_t>(1, length / 4))));
+  return std::max<int64_t>(std::min(t, most),
+                           std::min(limits.subgroupSize, most));
+}
+
+OwnLaunches emitGroupReductions(func::FuncOp kernel, const GpuChip &chip) {
+  OwnLaunches out;
+  for (Reduction &r : reductionsOf(kernel, chip)) {
+    linalg::FillOp fill = fillBefore(r.op);
+    int64_t threads = groupThreads(r.length, chip.limits);
+    mlir::gpu::LaunchOp launch =
+        GroupReductionEmitter(r, threads, fill ? fill.getInputs()[0] : Value())
+            .emit();
+    if (fill)
+      fill->erase();
+    DispatchNote &note = out[launch];
+    note.sharedBytes = threads * elementBytes(r);
+    predict(note, r, chip.numbers);
+    r.op->erase();
+  }
+  return out;
+}
+
+bool hasGroupReductions(func::FuncOp kernel, const GpuChip &chip) {
+  return !reductionsOf(kernel, chip).empty();
+}
+
+} // namespace ign::gpu

@@ -1,0 +1,280 @@
+//===- LayerLaunchesTest.cpp - the GPU layer's own launches ---------------===//
+//
+// The shared GPU layer's own launches on a chip of no backend in
+// particular: the staged GEMM (targets/gpu/StagedGemm.h) and the group
+// reduction (targets/gpu/GroupReduction.h). Which kernels get their knobs,
+// that the knobs switch between them and the mapping script, that a
+// staged tile follows the chip's shared memory and threads, and that the
+// launches (run by the GPU interpreter, which checks bounds and races
+// between barriers) compute exactly what the ops do (inputs are small
+// multiples of 1/4: exact products and sums in any order).
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuCompile.h"
+#include "GpuInterpreter.h"
+#include "GroupReduction.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+
+using namespace mlir;
+namespace ig = ign::gpu;
+
+namespace {
+
+std::string matmul(int64_t M, int64_t N, int64_t K) {
+  auto t = [](int64_t a, int64_t b) {
+    return "tensor<" + std::to_string(a) + "x" + std::to_string(b) + "xf32>";
+  };
+  return "func.func @k(%x: " + t(M, K) + ", %y: " + t(K, N) +
+         ", %c: " + t(M, N) + ") -> " + t(M, N) +
+         " {\n  %r = linalg.matmul ins(%x, %y : " + t(M, K) + ", " + t(K, N) +
+         ") outs(%c : " + t(M, N) + ") -> " + t(M, N) +
+         "\n  return %r : " + t(M, N) + "\n}\n";
+}
+
+/// A lavapipe-like chip: subgroups of 8, 32 KiB of shared memory, 1024
+/// threads, two compute units; the layer's launches on by default or not.
+ig::GpuChip chip(bool staged = true, bool grouped = true) {
+  ig::GpuChip c;
+  c.limits.subgroupSize = 8;
+  c.numbers = {2, 3000, 96, 20};
+  c.stagedGemms = staged;
+  c.groupReductions = grouped;
+  return c;
+}
+
+struct Kernel {
+  MLIRContext ctx;
+  OwningOpRef<ModuleOp> source;
+  func::FuncOp func;
+
+  explicit Kernel(const std::string &mlir) {
+    ctx.loadDialect<func::FuncDialect, linalg::LinalgDialect,
+                    tensor::TensorDialect, arith::ArithDialect>();
+    source = parseSourceString<ModuleOp>(mlir, &ctx);
+    if (source)
+      func = *source->getOps<func::FuncOp>().begin();
+  }
+};
+
+int sharedMemoryLaunches(ig::MappedKernel &k) {
+  int n = 0;
+  k.module->walk([&](mlir::gpu::GPUFuncOp f) {
+    n += f.getNumWorkgroupAttributions() > 0;
+  });
+  return n;
+}
+
+/// The staged launch's note (the dispatch with shared memory), or none.
+ig::DispatchNote stagedNote(const ig::MappedKernel &k) {
+  for (const ig::DispatchNote &n : k.notes)
+    if (n.sharedBytes > 0)
+      return n;
+  return {};
+}
+
+float at(const std::vector<char> &b, int64_t i) {
+  float f;
+  std::memcpy(&f, b.data() + 4 * i, 4);
+  return f;
+}
+
+/// `k` run by the GPU interpreter on random multiples of 1/4 (f32
+/// buffers); empty, with a failure recorded, where it does not run.
+std::vector<std::vector<char>> interpret(ig::MappedKernel &k) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> value(-8, 8);
+  std::vector<std::vector<char>> buffers;
+  for (Type t : k.argumentTypes) {
+    std::vector<float> f(cast<MemRefType>(t).getNumElements());
+    for (float &x : f)
+      x = float(value(rng)) / 4;
+    buffers.emplace_back(f.size() * 4);
+    std::memcpy(buffers.back().data(), f.data(), f.size() * 4);
+  }
+  std::string why;
+  if (failed(ig::interpretMappedKernel(k.kernel, buffers, why))) {
+    ADD_FAILURE() << why;
+    buffers.clear();
+  }
+  return buffers;
+}
+
+/// Runs the mapped M x N x K matmul on random inputs and checks C + A * B.
+void expectMatmul(ig::MappedKernel &k, int64_t M, int64_t N, int64_t K) {
+  std::vector<std::vector<char>> buffers = interpret(k);
+  ASSERT_FALSE(buffers.empty());
+  const auto &x = buffers[0], &y = buffers[1], &c = buffers[2],
+             &out = buffers[3];
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double want = at(c, i * N + j);
+      for (int64_t kk = 0; kk < K; ++kk)
+        want += double(at(x, i * K + kk)) * at(y, kk * N + j);
+      ASSERT_EQ(at(out, i * N + j), float(want)) << i << ", " << j;
+    }
+}
+
+TEST(StagedGemm, OnlyKernelsWithALargeContractionHaveTheKnob) {
+  Kernel large(matmul(128, 96, 64)), small(matmul(40, 36, 20));
+  ASSERT_TRUE(large.func && small.func);
+  ign::search::Schedule on = ig::defaultKnobs(large.func, chip(true));
+  ASSERT_TRUE(on.count(ig::kStagedGemm));
+  EXPECT_EQ(on.at(ig::kStagedGemm), 1);
+  EXPECT_EQ(ig::defaultKnobs(large.func, chip(false)).at(ig::kStagedGemm), 0);
+  EXPECT_FALSE(ig::defaultKnobs(small.func, chip(true)).count(ig::kStagedGemm));
+}
+
+/// The knob decides: 1 stages (and computes exactly, with edges in m, n
+/// and k), 0 keeps the register tiles, whatever the chip's default.
+TEST(StagedGemm, TheKnobSwitchesBetweenStagingAndRegisterTiles) {
+  Kernel k(matmul(100, 72, 40));
+  ASSERT_TRUE(k.func);
+  for (int64_t knob : {0, 1}) {
+    ign::search::Schedule tuned = ig::defaultKnobs(k.func, chip(1 - knob));
+    tuned[ig::kStagedGemm] = knob;
+    std::string why;
+    FailureOr<ig::MappedKernel> m =
+        ig::mapKernelCopy(k.func, &tuned, chip(1 - knob), why);
+    ASSERT_TRUE(succeeded(m)) << why;
+    EXPECT_EQ(sharedMemoryLaunches(*m), knob);
+    EXPECT_EQ(m->schedule.knobs().at(ig::kStagedGemm), knob);
+    EXPECT_EQ(stagedNote(*m).sharedBytes > 0, knob == 1);
+    expectMatmul(*m, 100, 72, 40);
+  }
+}
+
+/// The two tiles must fit the chip's shared memory: 128 x 128 needs
+/// 16.5 KiB, 64 x 64 8.5 KiB; under 32 x 32's 4.5 KiB, or with fewer than
+/// 256 threads a workgroup, nothing is staged.
+TEST(StagedGemm, TheTileFitsTheChip) {
+  Kernel k(matmul(256, 256, 64));
+  ASSERT_TRUE(k.func);
+  ig::GpuChip c = chip();
+  c.numbers.computeUnits = 1;
+  std::string why;
+  auto noteOf = [&](const ig::GpuChip &c) {
+    FailureOr<ig::MappedKernel> m = ig::mapKernelCopy(k.func, nullptr, c, why);
+    EXPECT_TRUE(succeeded(m)) << why;
+    return succeeded(m) ? stagedNote(*m) : ig::DispatchNote();
+  };
+  EXPECT_EQ(noteOf(c).sharedBytes, 2 * 16 * 132 * 4);
+  c.limits.sharedMemoryBytes = 12 * 1024;
+  EXPECT_EQ(noteOf(c).sharedBytes, 2 * 16 * 68 * 4);
+  EXPECT_EQ(noteOf(c).registerOutputs, 16);
+  c.limits.sharedMemoryBytes = 4 * 1024;
+  EXPECT_FALSE(ig::defaultKnobs(k.func, c).count(ig::kStagedGemm));
+  c = chip();
+  c.limits.maxInvocations = 128;
+  EXPECT_FALSE(ig::defaultKnobs(k.func, c).count(ig::kStagedGemm));
+}
+
+/// Rows of `cols` reduced to their maxima, the output filled with -inf
+/// right before (the launch takes the fill over).
+std::string rowMax(int64_t rows, int64_t cols) {
+  std::string in = "tensor<" + std::to_string(rows) + "x" +
+                   std::to_string(cols) + "xf32>",
+              out = "tensor<" + std::to_string(rows) + "xf32>";
+  return "func.func @k(%x: " + in + ") -> " + out +
+         " {\n  %ninf = arith.constant 0xFF800000 : f32\n  %e = tensor.empty() "
+         ": " +
+         out + "\n  %f = linalg.fill ins(%ninf : f32) outs(%e : " + out +
+         ") -> " + out + "\n  %r = linalg.reduce ins(%x : " + in +
+         ") outs(%f : " + out +
+         ") dimensions = [1]\n    (%in: f32, %acc: f32) {\n      %m = "
+         "arith.maximumf %in, %acc : f32\n      linalg.yield %m : f32\n    "
+         "}\n  return %r : " +
+         out + "\n}\n";
+}
+
+int groupLaunches(const ig::MappedKernel &k) {
+  return int(llvm::count_if(
+      k.notes, [](const ig::DispatchNote &n) { return n.sharedBytes > 0; }));
+}
+
+/// One dispatch (the fill taken over), a workgroup of 64 threads a row of
+/// 300 (256 bytes of partials), each row's maximum exact.
+TEST(GroupReduction, RowMaximaTakeAWorkgroupEach) {
+  Kernel k(rowMax(6, 300));
+  ASSERT_TRUE(k.func);
+  std::string why;
+  FailureOr<ig::MappedKernel> m =
+      ig::mapKernelCopy(k.func, nullptr, chip(), why);
+  ASSERT_TRUE(succeeded(m)) << why;
+  EXPECT_EQ(m->schedule.knobs().at(ig::kGroupReduce), 1);
+  ASSERT_EQ(m->notes.size(), 1u);
+  EXPECT_EQ(m->notes[0].sharedBytes, 64 * 4);
+  std::vector<std::vector<char>> b = interpret(*m);
+  ASSERT_FALSE(b.empty());
+  for (int64_t r = 0; r < 6; ++r) {
+    float want = at(b[0], r * 300);
+    for (int64_t c = 1; c < 300; ++c)
+      want = std::max(want, at(b[0], r * 300 + c));
+    EXPECT_EQ(at(b[1], r), want) << "row " << r;
+  }
+}
+
+/// A sum of squares over two reduced loops (20 x 40 per output) added to
+/// the output's values: partials of 128 threads' strides, a tree, exact.
+TEST(GroupReduction, ASumOverTwoLoopsAddsToTheOutput) {
+  Kernel k(R"(
+#in = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#out = affine_map<(d0, d1, d2) -> (d0)>
+func.func @k(%x: tensor<3x20x40xf32>, %c: tensor<3xf32>) -> tensor<3xf32> {
+  %r = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "reduction", "reduction"]} ins(%x : tensor<3x20x40xf32>) outs(%c : tensor<3xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %sq = arith.mulf %a, %a : f32
+    %s = arith.addf %sq, %o : f32
+    linalg.yield %s : f32
+  } -> tensor<3xf32>
+  return %r : tensor<3xf32>
+})");
+  ASSERT_TRUE(k.func);
+  std::string why;
+  FailureOr<ig::MappedKernel> m =
+      ig::mapKernelCopy(k.func, nullptr, chip(), why);
+  ASSERT_TRUE(succeeded(m)) << why;
+  EXPECT_EQ(groupLaunches(*m), 1);
+  std::vector<std::vector<char>> b = interpret(*m);
+  ASSERT_FALSE(b.empty());
+  for (int64_t r = 0; r < 3; ++r) {
+    double want = at(b[1], r);
+    for (int64_t i = 0; i < 800; ++i)
+      want += double(at(b[0], r * 800 + i)) * at(b[0], r * 800 + i);
+    EXPECT_EQ(at(b[2], r), float(want)) << "output " << r;
+  }
+}
+
+/// The knob at 0 keeps a thread per output; rows shorter than
+/// kMinGroupLength and GEMMs (their outputs share operands) never take it.
+TEST(GroupReduction, WhatKeepsAThreadPerOutput) {
+  Kernel rows(rowMax(6, 300)), shortRows(rowMax(6, 100)),
+      gemm(matmul(64, 64, 256));
+  ASSERT_TRUE(rows.func && shortRows.func && gemm.func);
+  ign::search::Schedule off = ig::defaultKnobs(rows.func, chip());
+  off[ig::kGroupReduce] = 0;
+  std::string why;
+  FailureOr<ig::MappedKernel> m =
+      ig::mapKernelCopy(rows.func, &off, chip(), why);
+  ASSERT_TRUE(succeeded(m)) << why;
+  EXPECT_EQ(groupLaunches(*m), 0);
+  EXPECT_EQ(ig::defaultKnobs(rows.func, chip(true, false)).at(ig::kGroupReduce),
+            0);
+  EXPECT_FALSE(
+      ig::defaultKnobs(shortRows.func, chip()).count(ig::kGroupReduce));
+  EXPECT_FALSE(
+      ig::defaultKnobs(gemm.func, chip(false)).count(ig::kGroupReduce));
+}
+
+} // namespace

@@ -72,11 +72,13 @@ private:
   Value add(Value x, Value y) { return nb.create<arith::AddFOp>(nl, x, y); }
   Value sub(Value x, Value y) { return nb.create<arith::SubFOp>(nl, x, y); }
   Value mul(Value x, Value y) { return nb.create<arith::MulFOp>(nl, x, y); }
-  /// x / scale, divided (not times 1 / scale): exact where the quotient is,
-  /// so that floor and ceil of a coordinate on a grid point do not depend
-  /// on whether LLVM fuses a multiply and an add into an FMA (AVX2 code
-  /// fused (4 + 0.5) * (1 / 3) - 0.5 into 0.99999999999999989, and a
-  /// nearest/floor Resize read row 0 for row 1).
+  /// x / scale, divided (not times 1 / scale): exact where the quotient is
+  /// (with IEEE division: the host's; Vulkan does not promise it), so that
+  /// floor and ceil of a coordinate on a grid point do not depend on
+  /// whether LLVM fuses a multiply and an add into an FMA (AVX2 code fused
+  /// (4 + 0.5) * (1 / 3) - 0.5 into 0.99999999999999989, and a
+  /// nearest/floor Resize read row 0 for row 1). Ratios multiply first and
+  /// divide last for the same reason.
   Value byScale(Value x, double scale) {
     return nb.create<arith::DivFOp>(nl, x, cst(scale));
   }
@@ -104,7 +106,7 @@ private:
     } else if (ctm == "align_corners") {
       // ONNX uses the unrounded output length in * scale here.
       double len = double(in) * s;
-      c = len <= 1 ? cst(0) : mul(x, cst(double(in - 1) / (len - 1)));
+      c = len <= 1 ? cst(0) : byScale(mul(x, cst(double(in - 1))), len - 1);
     } else if (ctm == "pytorch_half_pixel") {
       c = out > 1 ? sub(byScale(add(x, cst(0.5)), s), cst(0.5)) : cst(0);
     } else if (ctm == "tf_half_pixel_for_nn") {
@@ -118,7 +120,8 @@ private:
       double start = roi.size() == size_t(2 * rank) ? roi[d] : 0;
       double end = roi.size() == size_t(2 * rank) ? roi[d + rank] : 1;
       c = out > 1 ? add(cst(start * (in - 1)),
-                        mul(x, cst((end - start) * (in - 1) / double(out - 1))))
+                        byScale(mul(x, cst((end - start) * (in - 1))),
+                                double(out - 1)))
                   : cst(0.5 * (start + end) * (in - 1));
       Value lo =
           nb.create<arith::CmpFOp>(nl, arith::CmpFPredicate::OLT, c, cst(0));

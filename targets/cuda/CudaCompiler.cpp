@@ -143,8 +143,9 @@ bool hasCudaTypes(func::FuncOp kernel, std::string &why) {
   return true;
 }
 
-search::Schedule defaultCudaKnobs(func::FuncOp kernel, const CudaChip &chip) {
-  return gpu::defaultKnobs(kernel, gpuChipAt(chip, "fp32"));
+search::Schedule defaultCudaKnobs(func::FuncOp kernel, const CudaChip &chip,
+                                  const std::string &precision) {
+  return gpu::defaultKnobs(kernel, gpuChipAt(chip, precision));
 }
 
 std::string checkCudaPrecision(const std::string &precision) {
@@ -165,7 +166,7 @@ gpu::GpuChip gpuChipAt(const CudaChip &chip, const std::string &precision) {
     };
   // fp32 (and what the tensor cores leave): the layer's staged launch on
   // the CUDA cores.
-  gpuChip.stagedGemms = true;
+  gpuChip.stagedGemms = gpuChip.stagedGemmsBefore = true;
   gpuChip.groupReductions = true;
   return gpuChip;
 }

@@ -36,10 +36,12 @@ struct CompiledKernel : gpu::DeviceKernel {
 /// 1 (as bytes), 8, 16, 32 or 64 bits.
 bool hasCudaTypes(mlir::func::FuncOp kernel, std::string &why);
 
-/// The knobs an untuned compile of `kernel` uses on `chip` (the analytical
-/// model's pick).
+/// The knobs an untuned compile of `kernel` uses on `chip` at `precision`
+/// (the analytical model's pick; the layer's launch knobs only where ops
+/// are left for them after the tensor cores').
 search::Schedule defaultCudaKnobs(mlir::func::FuncOp kernel,
-                                  const CudaChip &chip);
+                                  const CudaChip &chip,
+                                  const std::string &precision);
 
 /// What --precision a CUDA compile takes: fp32 (every op on the CUDA
 /// cores), or fp16 or tf32 (contractions on the tensor cores, their inputs

@@ -203,7 +203,7 @@ CudaTarget::tuningTask(const target::TaskModule &task,
                        const target::RunnerContext &) const {
   CudaChip chip = chipOf(config);
   return gpu::tuningTask(task, chip.gpu.limits, [&](mlir::func::FuncOp kernel) {
-    return defaultCudaKnobs(kernel, chip);
+    return defaultCudaKnobs(kernel, chip, config.precision);
   });
 }
 

@@ -85,20 +85,23 @@ void appendReplay(ModuleOp module, llvm::StringRef script,
 
 /// The launches of one of the layer's own kinds (`has` / `emit`: staged
 /// GEMMs, group reductions) added to `own` where `copy` has ops that take
-/// them and `knob` (`tuned`'s, else `chipDefault`) says so; returns the
-/// knob's value, or nothing where no op takes them.
+/// them and `knob` says so: `tuned`'s, or `before` for a tuned record made
+/// before the knob existed (what it was measured with), else
+/// `chipDefault`. Returns the knob's value, or nothing where no op takes
+/// them.
 std::optional<int64_t>
 addLayerLaunches(func::FuncOp copy, const search::Schedule *tuned,
-                 const char *knob, bool chipDefault,
+                 const char *knob, bool chipDefault, bool before,
                  bool (*has)(func::FuncOp, const GpuChip &),
                  OwnLaunches (*emit)(func::FuncOp, const GpuChip &),
                  const GpuChip &chip, OwnLaunches &own) {
   if (!has(copy, chip))
     return std::nullopt;
   int64_t on = chipDefault ? 1 : 0;
-  if (tuned)
-    if (auto it = tuned->find(knob); it != tuned->end())
-      on = it->second != 0 ? 1 : 0;
+  if (tuned) {
+    auto it = tuned->find(knob);
+    on = it != tuned->end() ? (it->second != 0 ? 1 : 0) : (before ? 1 : 0);
+  }
   if (on)
     for (auto &[launch, note] : emit(copy, chip))
       own[launch] = std::move(note);
@@ -114,12 +117,12 @@ OwnLaunches ownLaunchesOf(func::FuncOp copy, const search::Schedule *tuned,
   OwnLaunches own;
   if (chip.ownLaunches)
     own = chip.ownLaunches(copy);
-  schedule.stagedGemm =
-      addLayerLaunches(copy, tuned, kStagedGemm, chip.stagedGemms,
-                       hasStagedGemms, emitStagedGemms, chip, own);
-  schedule.groupReduce =
-      addLayerLaunches(copy, tuned, kGroupReduce, chip.groupReductions,
-                       hasGroupReductions, emitGroupReductions, chip, own);
+  schedule.stagedGemm = addLayerLaunches(
+      copy, tuned, kStagedGemm, chip.stagedGemms, chip.stagedGemmsBefore,
+      hasStagedGemms, emitStagedGemms, chip, own);
+  schedule.groupReduce = addLayerLaunches(
+      copy, tuned, kGroupReduce, chip.groupReductions, /*before=*/false,
+      hasGroupReductions, emitGroupReductions, chip, own);
   return own;
 }
 

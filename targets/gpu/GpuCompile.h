@@ -46,6 +46,9 @@ struct GpuChip {
   /// the layer's staged launch (StagedGemm.h); the kStagedGemm knob
   /// decides where a kernel's knobs have it.
   bool stagedGemms = false;
+  /// What tuned records made before the kStagedGemm knob (2026-12-05) were
+  /// measured with: CUDA staged at fp32 already, Vulkan did not.
+  bool stagedGemmsBefore = false;
   /// The same for reductions with a workgroup per output
   /// (GroupReduction.h; kGroupReduce).
   bool groupReductions = false;

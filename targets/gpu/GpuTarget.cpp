@@ -20,6 +20,12 @@ std::vector<float> gpuFeatures(double flops, double bytes,
     auto it = s.find(knob);
     f.push_back(lg(double(it == s.end() ? 0 : it->second)));
   }
+  // The layer's own launches: 1 on, 0 off, -1 where the kernel has no op
+  // that takes them.
+  for (const char *knob : {kStagedGemm, kGroupReduce}) {
+    auto it = s.find(knob);
+    f.push_back(it == s.end() ? -1.0f : float(it->second));
+  }
   return f;
 }
 

@@ -43,7 +43,9 @@ struct Reduction {
 /// `why`.
 std::optional<Reduction> analyzeReduction(linalg::LinalgOp op,
                                           std::string &why) {
-  if (!staticOutput(op) || op.getNumReductionLoops() == 0) {
+  MemRefType out = staticOutput(op);
+  if (!out || !out.getElementType().isIntOrFloat() ||
+      op.getNumReductionLoops() == 0) {
     why = "not a reduction into one output on static buffers";
     return std::nullopt;
   }
@@ -77,6 +79,14 @@ std::optional<Reduction> analyzeReduction(linalg::LinalgOp op,
     (reduced ? r.reduced : r.parallel).push_back(unsigned(l));
     (reduced ? r.length : r.outputs) *= r.ranges[l];
   }
+  // Each workgroup owns one output: the output reads every parallel loop
+  // and no reduced one.
+  AffineMap outMap = op.getIndexingMapsArray().back();
+  for (unsigned l = 0; l < outMap.getNumDims(); ++l)
+    if (outMap.isFunctionOfDim(l) != llvm::is_contained(r.parallel, l)) {
+      why = "its output is not indexed by exactly its parallel loops";
+      return std::nullopt;
+    }
   return r;
 }
 
@@ -250,8 +260,10 @@ std::vector<Reduction> reductionsOf(func::FuncOp kernel, const GpuChip &chip) {
 } // namespace
 
 int64_t groupThreads(int64_t length, const ChipLimits &limits) {
+  // A power of two: the tree halves the partials (a device may allow 384).
   int64_t most = std::min(kMaxGroupThreads, limits.maxInvocations);
-  most = std::min(most, limits.maxWorkgroupSize[0]);
+  most = int64_t(llvm::bit_floor(uint64_t(
+      std::max<int64_t>(1, std::min(most, limits.maxWorkgroupSize[0])))));
   int64_t t =
       int64_t(llvm::bit_floor(uint64_t(std::max<int64_t>(1, length / 4))));
   return std::max<int64_t>(std::min(t, most),

@@ -90,16 +90,17 @@ float at(const std::vector<char> &b, int64_t i) {
   return f;
 }
 
-/// `k` run by the GPU interpreter on random multiples of 1/4 (f32
-/// buffers); empty, with a failure recorded, where it does not run.
-std::vector<std::vector<char>> interpret(ig::MappedKernel &k) {
+/// `k` run by the GPU interpreter on random multiples of 1/4 in
+/// [lo, lo + 4] (f32 buffers); empty, with a failure recorded, where it
+/// does not run.
+std::vector<std::vector<char>> interpret(ig::MappedKernel &k, float lo = -2) {
   std::mt19937 rng(5);
-  std::uniform_int_distribution<int> value(-8, 8);
+  std::uniform_int_distribution<int> value(0, 16);
   std::vector<std::vector<char>> buffers;
   for (Type t : k.argumentTypes) {
     std::vector<float> f(cast<MemRefType>(t).getNumElements());
     for (float &x : f)
-      x = float(value(rng)) / 4;
+      x = lo + float(value(rng)) / 4;
     buffers.emplace_back(f.size() * 4);
     std::memcpy(buffers.back().data(), f.data(), f.size() * 4);
   }
@@ -155,6 +156,23 @@ TEST(StagedGemm, TheKnobSwitchesBetweenStagingAndRegisterTiles) {
   }
 }
 
+/// A tuned record made before the knob existed keeps what it was measured
+/// with (GpuChip::stagedGemmsBefore), whatever the chip's default now.
+TEST(StagedGemm, RecordsFromBeforeTheKnobKeepWhatTheyMeasured) {
+  Kernel k(matmul(128, 96, 64));
+  ASSERT_TRUE(k.func);
+  ign::search::Schedule old = ig::defaultKnobs(k.func, chip());
+  old.erase(ig::kStagedGemm);
+  for (bool before : {false, true}) {
+    ig::GpuChip c = chip(/*staged=*/true);
+    c.stagedGemmsBefore = before;
+    std::string why;
+    FailureOr<ig::MappedKernel> m = ig::mapKernelCopy(k.func, &old, c, why);
+    ASSERT_TRUE(succeeded(m)) << why;
+    EXPECT_EQ(sharedMemoryLaunches(*m), before ? 1 : 0);
+  }
+}
+
 /// The two tiles must fit the chip's shared memory: 128 x 128 needs
 /// 16.5 KiB, 64 x 64 8.5 KiB; under 32 x 32's 4.5 KiB, or with fewer than
 /// 256 threads a workgroup, nothing is staged.
@@ -204,7 +222,9 @@ int groupLaunches(const ig::MappedKernel &k) {
 }
 
 /// One dispatch (the fill taken over), a workgroup of 64 threads a row of
-/// 300 (256 bytes of partials), each row's maximum exact.
+/// 300 (256 bytes of partials), each row's maximum exact. Every value is
+/// negative (in [-6, -2], the output's initial contents too): an identity
+/// of 0, or the output read instead of the fill's -inf, would show.
 TEST(GroupReduction, RowMaximaTakeAWorkgroupEach) {
   Kernel k(rowMax(6, 300));
   ASSERT_TRUE(k.func);
@@ -215,7 +235,7 @@ TEST(GroupReduction, RowMaximaTakeAWorkgroupEach) {
   EXPECT_EQ(m->schedule.knobs().at(ig::kGroupReduce), 1);
   ASSERT_EQ(m->notes.size(), 1u);
   EXPECT_EQ(m->notes[0].sharedBytes, 64 * 4);
-  std::vector<std::vector<char>> b = interpret(*m);
+  std::vector<std::vector<char>> b = interpret(*m, /*lo=*/-6);
   ASSERT_FALSE(b.empty());
   for (int64_t r = 0; r < 6; ++r) {
     float want = at(b[0], r * 300);
@@ -226,7 +246,8 @@ TEST(GroupReduction, RowMaximaTakeAWorkgroupEach) {
 }
 
 /// A sum of squares over two reduced loops (20 x 40 per output) added to
-/// the output's values: partials of 128 threads' strides, a tree, exact.
+/// the output's values: partials of 128 threads' strides, a tree, exact
+/// (every element of each output's 800 counted once).
 TEST(GroupReduction, ASumOverTwoLoopsAddsToTheOutput) {
   Kernel k(R"(
 #in = affine_map<(d0, d1, d2) -> (d0, d1, d2)>

@@ -96,16 +96,32 @@ int64_t elementBytes(const Reduction &r) {
   return std::max<int64_t>(1, t.getIntOrFloatBitWidth() / 8);
 }
 
+/// Whether two or more inputs each skip a parallel loop longer than 1: the
+/// outputs share those operands (a GEMM's rows and columns, also one of
+/// fewer than kMinGemmExtent rows), which register tiles reuse and a
+/// workgroup per output would read again. A GEMV's matrix skips only the
+/// vector's loop of 1.
+bool sharesOperands(const Reduction &r) {
+  int skipping = 0;
+  for (OpOperand *input : r.op.getDpsInputOperands()) {
+    AffineMap map = r.op.getMatchingIndexingMap(input);
+    skipping += llvm::any_of(r.parallel, [&](unsigned l) {
+      return r.ranges[l] > 1 && !map.isFunctionOfDim(l);
+    });
+  }
+  return skipping >= 2;
+}
+
 /// Whether `r` takes a group launch on `chip`: long enough, not a GEMM
-/// (whose outputs share their operands: register tiles or the staged
-/// launch reuse them; a GEMV's do not), a grid and a workgroup the chip
-/// allows, no thread's loop past the driver's limit.
+/// (analyzeGemm's, gathered convolutions included) nor sharing operands
+/// between outputs, a grid and a workgroup the chip allows, no thread's
+/// loop past the driver's limit.
 bool takesGroupReduction(const Reduction &r, const GpuChip &chip) {
   const ChipLimits &l = chip.limits;
   int64_t threads = groupThreads(r.length, l);
   std::string why;
   return r.length >= kMinGroupLength && !analyzeGemm(r.op, why) &&
-         r.outputs <= l.maxWorkgroupCount[0] &&
+         !sharesOperands(r) && r.outputs <= l.maxWorkgroupCount[0] &&
          threads * elementBytes(r) <= l.sharedMemoryBytes &&
          (l.maxLoopIterations == 0 ||
           (r.length + threads - 1) / threads <= l.maxLoopIterations);

@@ -278,11 +278,17 @@ func.func @k(%x: tensor<3x20x40xf32>, %c: tensor<3xf32>) -> tensor<3xf32> {
 }
 
 /// The knob at 0 keeps a thread per output; rows shorter than
-/// kMinGroupLength and GEMMs (their outputs share operands) never take it.
+/// kMinGroupLength and GEMMs (their outputs share operands, also with 8
+/// rows, too few for analyzeGemm) never take it; a GEMV does.
 TEST(GroupReduction, WhatKeepsAThreadPerOutput) {
   Kernel rows(rowMax(6, 300)), shortRows(rowMax(6, 100)),
-      gemm(matmul(64, 64, 256));
-  ASSERT_TRUE(rows.func && shortRows.func && gemm.func);
+      gemm(matmul(64, 64, 256)), eightRows(matmul(8, 64, 256)),
+      gemv(matmul(1, 64, 256));
+  ASSERT_TRUE(rows.func && shortRows.func && gemm.func && eightRows.func &&
+              gemv.func);
+  EXPECT_FALSE(
+      ig::defaultKnobs(eightRows.func, chip(false)).count(ig::kGroupReduce));
+  EXPECT_EQ(ig::defaultKnobs(gemv.func, chip(false)).at(ig::kGroupReduce), 1);
   ign::search::Schedule off = ig::defaultKnobs(rows.func, chip());
   off[ig::kGroupReduce] = 0;
   std::string why;
@@ -296,6 +302,18 @@ TEST(GroupReduction, WhatKeepsAThreadPerOutput) {
       ig::defaultKnobs(shortRows.func, chip()).count(ig::kGroupReduce));
   EXPECT_FALSE(
       ig::defaultKnobs(gemm.func, chip(false)).count(ig::kGroupReduce));
+}
+
+/// A GEMV (1 x 256 @ 256 x 64): a workgroup per output, exact.
+TEST(GroupReduction, AGemvTakesAWorkgroupPerOutput) {
+  Kernel gemv(matmul(1, 64, 256));
+  ASSERT_TRUE(gemv.func);
+  std::string why;
+  FailureOr<ig::MappedKernel> m =
+      ig::mapKernelCopy(gemv.func, nullptr, chip(false), why);
+  ASSERT_TRUE(succeeded(m)) << why;
+  EXPECT_EQ(groupLaunches(*m), 1);
+  expectMatmul(*m, 1, 64, 256);
 }
 
 } // namespace

@@ -44,12 +44,9 @@ bool sliceable(Operation *op) {
          (isPure(op) || isa<memref::LoadOp>(op));
 }
 
-/// One factor of the body's product: the value, the body ops computing it
-/// (in body order) from inputs' elements (`inputs`: their operand numbers),
-/// loop indices and outer values, and the loops it reads. Fails, with
-/// `why`, for a factor that reads the output or needs an op with regions or
-/// side effects.
-FailureOr<GemmSide> sideOfBody(linalg::LinalgOp op, Value v, std::string &why) {
+} // namespace
+
+FailureOr<GemmSide> bodyValue(linalg::LinalgOp op, Value v, std::string &why) {
   Block &body = *op.getBlock();
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   GemmSide side;
@@ -93,11 +90,13 @@ FailureOr<GemmSide> sideOfBody(linalg::LinalgOp op, Value v, std::string &why) {
   return side;
 }
 
+namespace {
+
 /// The loops `v` (a value of the body) depends on through loop indices and
 /// the inputs' indexing maps.
 llvm::SmallSetVector<unsigned, 4> loopsOfValue(linalg::LinalgOp op, Value v) {
   std::string ignored;
-  FailureOr<GemmSide> s = sideOfBody(op, v, ignored);
+  FailureOr<GemmSide> s = bodyValue(op, v, ignored);
   return succeeded(s) ? s->loops : llvm::SmallSetVector<unsigned, 4>();
 }
 
@@ -200,8 +199,8 @@ std::optional<GemmView> analyzeGemm(linalg::LinalgOp op, std::string &why) {
   }
   GemmView g;
   g.ranges = op.getStaticLoopRanges();
-  FailureOr<GemmSide> x = sideOfBody(op, factors->first, why);
-  FailureOr<GemmSide> y = sideOfBody(op, factors->second, why);
+  FailureOr<GemmSide> x = bodyValue(op, factors->first, why);
+  FailureOr<GemmSide> y = bodyValue(op, factors->second, why);
   if (failed(x) || failed(y))
     return std::nullopt;
   g.x = std::move(*x);
@@ -220,10 +219,6 @@ std::optional<GemmView> analyzeGemm(linalg::LinalgOp op, std::string &why) {
   g.x.rowsContiguous = rowsAreContiguous(op, g.x, g.m);
   g.y.rowsContiguous = rowsAreContiguous(op, g.y, g.n);
   return g;
-}
-
-FailureOr<GemmSide> bodyValue(linalg::LinalgOp op, Value v, std::string &why) {
-  return sideOfBody(op, v, why);
 }
 
 SmallVector<Value> indicesAt(OpBuilder &b, Location loc, AffineMap map,
@@ -377,19 +372,10 @@ void StagedGemmEmitter::delinearize(ArrayRef<unsigned> group, Value linear,
   }
 }
 
-SmallVector<Value> StagedGemmEmitter::indicesOf(AffineMap map,
-                                                ArrayRef<Value> loops) {
-  return indicesAt(b, loc, map, loops);
-}
-
 SmallVector<Value> StagedGemmEmitter::zeroLoops() {
   SmallVector<Value> loops(g.ranges.size(), c(0));
   delinearize(g.batch, batchIndex, loops);
   return loops;
-}
-
-Value StagedGemmEmitter::factorAt(const GemmSide &side, ArrayRef<Value> loops) {
-  return bodyValueAt(b, loc, op, side, loops);
 }
 
 /// Where element `e` of this thread's share of a tileRows x blockK tile
@@ -426,7 +412,7 @@ SmallVector<Value> StagedGemmEmitter::loadStep(const GemmSide &side,
           SmallVector<Value> loops = zeroLoops();
           delinearize(rows, row, loops);
           delinearize(g.k, k, loops);
-          b.create<scf::YieldOp>(loc, factorAt(side, loops));
+          b.create<scf::YieldOp>(loc, bodyValueAt(b, loc, op, side, loops));
         },
         [&](OpBuilder &nb, Location) {
           OpBuilder::InsertionGuard inner(b);
@@ -464,7 +450,7 @@ void StagedGemmEmitter::addToOutputAt(Value row, Value col, Value v) {
     SmallVector<Value> loops = zeroLoops();
     delinearize(g.m, row, loops);
     delinearize(g.n, col, loops);
-    SmallVector<Value> at = indicesOf(maps.back(), loops);
+    SmallVector<Value> at = indicesAt(b, loc, maps.back(), loops);
     Value old = fill ? fill : b.create<memref::LoadOp>(loc, out, at);
     b.create<memref::StoreOp>(loc, b.create<arith::AddFOp>(loc, old, v), out,
                               at);

@@ -205,10 +205,7 @@ private:
   void moveTo(mlir::OpBuilder &nb);
   void delinearize(llvm::ArrayRef<unsigned> group, mlir::Value linear,
                    llvm::SmallVector<mlir::Value> &loops);
-  llvm::SmallVector<mlir::Value> indicesOf(mlir::AffineMap map,
-                                           llvm::ArrayRef<mlir::Value> loops);
   llvm::SmallVector<mlir::Value> zeroLoops();
-  mlir::Value factorAt(const GemmSide &side, llvm::ArrayRef<mlir::Value> loops);
   std::pair<mlir::Value, mlir::Value> tilePosition(const GemmSide &side,
                                                    int64_t tileRows, int64_t e);
   llvm::SmallVector<mlir::Value> loadStep(const GemmSide &side,

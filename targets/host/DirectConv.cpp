@@ -142,15 +142,23 @@ bool isWindowReduction(Block &body) {
 
 /// Rows of a register tile over a loop of `range`: a divisor of it from
 /// `preferred` down to 4, else one up to `cap` (what the registers hold),
-/// else `preferred`, the rest peeled.
-int64_t tileRowsFor(int64_t range, int64_t preferred, int64_t cap) {
+/// else `preferred`, the rest peeled; with `even`, unless that rest is under
+/// half a tile: then as few tiles as that of even size (7 as 4 + 3, not
+/// 5 + 2: AVX2's 3x3 convolution over 7 x 7 pixels 3.27 against 3.42 ms; a
+/// strided 1x1 convolution over 7 pixels ran faster as 6 + 1 than 4 + 3).
+int64_t tileRowsFor(int64_t range, int64_t preferred, int64_t cap,
+                    bool even = false) {
   for (int64_t r = std::min(preferred, range); r >= 4; --r)
     if (range % r == 0)
       return r;
   for (int64_t r = preferred + 1; r <= std::min(cap, range); ++r)
     if (range % r == 0)
       return r;
-  return std::min(preferred, range);
+  int64_t rows = std::min(preferred, range);
+  if (!even || 2 * (range % rows) >= rows)
+    return rows;
+  int64_t tiles = llvm::divideCeil(range, rows);
+  return llvm::divideCeil(range, tiles);
 }
 
 /// Splits `op` along loop `d` at the largest multiple of `tile`; returns
@@ -275,6 +283,53 @@ SmallVector<int64_t> parallelFirst(linalg::GenericOp op) {
   return loopOrder;
 }
 
+/// Whether reduction loop `d` of direct convolution `op` reads the input
+/// along the row of pixels (the window's columns, kw of ow + kw).
+bool isWindowColumn(linalg::GenericOp op, const DirectConvLoops &c,
+                    unsigned d) {
+  AffineMap input = op.getMatchingIndexingMap(&op->getOpOperand(c.input));
+  return op.getIteratorTypesArray()[d] == utils::IteratorType::reduction &&
+         llvm::any_of(input.getResults(), [&](AffineExpr e) {
+           return e.isFunctionOfDim(c.pixels) && e.isFunctionOfDim(d);
+         });
+}
+
+/// The tile loops of direct convolution `op`: parallel loops, then the
+/// reductions other than the window's (the input channels), the window's
+/// columns, and its other loops (rows) innermost. The columns' loop is kept
+/// a loop (kKeepLoop): unrolled, the pixel one column's step broadcasts is
+/// the one the next column's step broadcasts for the neighbouring pixel,
+/// and LLVM loaded it once and grouped the FMAs by it, keeping every
+/// column's weights live: on AVX2's 16 registers a 4 x 16 tile of a 3x3
+/// window spilled 18 of them per input channel. Each column's step then
+/// unrolls only the window's rows, which share no pixel.
+SmallVector<int64_t> windowColumnsInside(linalg::GenericOp op,
+                                         const DirectConvLoops &c) {
+  AffineMap input = op.getMatchingIndexingMap(&op->getOpOperand(c.input));
+  auto iterators = op.getIteratorTypesArray();
+  // Window loops: reductions read together with an output loop.
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  auto isWindow = [&](int64_t d) {
+    return iterators[d] == utils::IteratorType::reduction &&
+           llvm::any_of(input.getResults(), [&](AffineExpr e) {
+             return e.isFunctionOfDim(d) &&
+                    llvm::any_of(out.getResults(), [&](AffineExpr o) {
+                      return e.isFunctionOfDim(
+                          cast<AffineDimExpr>(o).getPosition());
+                    });
+           });
+  };
+  SmallVector<int64_t> order = parallelFirst(op);
+  auto rank = [&](int64_t d) {
+    if (iterators[d] == utils::IteratorType::parallel)
+      return 0;
+    return isWindowColumn(op, c, d) ? 2 : isWindow(d) ? 3 : 1;
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return rank(a) < rank(b); });
+  return order;
+}
+
 /// Interchanges register tile `t` so that loop `lanes` is its last parallel
 /// loop (the vectorizer's lanes), reductions after it, and vectorizes it.
 /// With `lanesLast`, the reductions come before `rows` (when given) and
@@ -375,12 +430,27 @@ void markFilledAccumulators(TypedAttr value,
   tiled.loops[parallel]->setAttr(kFilledAccumulators, value);
 }
 
+/// Whether a register tile of `pixels` x `filters` keeps the loop over the
+/// window's columns rolled (windowColumnsInside): unrolled, LLVM keeps
+/// every column's weights and the pixels the columns share live beside the
+/// accumulators, and where those exceed the registers it spilled them (a
+/// 4 x 16 tile of a 3x3 window on AVX2: 8 accumulators, 6 weights, 6
+/// pixels). An 8 x 32 tile on AVX-512 (16 + 6 + 10 of 32) stays unrolled.
+bool keepsColumnsRolled(const DirectConvLoops &c, int64_t filters,
+                        int64_t pixels, const HostMachine &machine) {
+  int64_t vectors = std::max<int64_t>(1, filters / machine.lanes());
+  int64_t live = pixels * vectors + c.windowColumns * vectors + pixels +
+                 c.windowColumns - 1;
+  return c.windowColumns > 1 && live > machine.vectorRegisters;
+}
+
 /// Tiles `op` (a direct convolution whose loops divide by the tile) into
 /// `filters` x `pixels` register tiles and vectorizes them.
 std::vector<int64_t> tileAndVectorize(RewriterBase &rewriter,
                                       linalg::GenericOp op,
                                       const DirectConvLoops &c, int64_t filters,
-                                      int64_t pixels) {
+                                      int64_t pixels,
+                                      const HostMachine &machine) {
   if (filters < 4 || c.block % filters != 0)
     return {};
   std::vector<int64_t> tile(c.ranges.size(), 1);
@@ -388,10 +458,20 @@ std::vector<int64_t> tileAndVectorize(RewriterBase &rewriter,
   tile[c.pixels] = pixels;
   TypedAttr filled = fillValueOf(op.getDpsInits()[0]);
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
-  auto tiled = tileInPlace(rewriter, op, tile, parallelFirst(op));
+  bool rolled = keepsColumnsRolled(c, filters, pixels, machine);
+  SmallVector<int64_t> order =
+      rolled ? windowColumnsInside(op, c) : parallelFirst(op);
+  SmallVector<bool> keep = llvm::map_to_vector(order, [&](int64_t d) {
+    return rolled && c.ranges[d] > 1 && isWindowColumn(op, c, d);
+  });
+  auto tiled = tileInPlace(rewriter, op, tile, order);
   if (failed(tiled))
     return {};
   markFilledAccumulators(filled, iterators, *tiled);
+  if (tiled->loops.size() == order.size())
+    for (auto [loop, kept] : llvm::zip(tiled->loops, keep))
+      if (kept)
+        loop->setAttr(kKeepLoop, rewriter.getUnitAttr());
   auto t = dyn_cast<linalg::GenericOp>(tiled->tiledOps.back());
   if (!t || failed(readInputInPlace(rewriter, t, c.input)))
     return {};
@@ -674,22 +754,16 @@ std::optional<DirectConvLoops> analyzeDirectConv(linalg::GenericOp op) {
   return std::nullopt;
 }
 
-/// Accumulators a direct convolution's register tile may keep: at most
-/// 5/8 of the registers and, under a window of several columns, 8 of them
-/// left over. LLVM unrolls the reduction over the kernel's columns and
-/// keeps their weights and broadcasts live beside the accumulators. AVX-512: 13
-/// rows of 2 vectors (26 of 32 registers) spilled them, a 3x3 convolution over
-/// 13x13 pixels ran 1.0 ms; 8 rows and the 5 left over ran 0.35. AVX2: 6 rows
-/// of 2 vectors (12 of 16) ran ResNet-50's 3x3 convolution over 14x14 pixels
-/// in 4.8 ms, 5 rows in 3.7, 4 rows in 2.65, but 6 rows of its strided
-/// 1x1 convolution over 7 pixels beat 4 and 3
-/// (benchmarks/results/2026-12-05-avx2-zoo.md).
-static int64_t directConvAccumulators(const DirectConvLoops &c,
-                                      const HostMachine &machine) {
-  int64_t most = machine.vectorRegisters * 5 / 8;
-  return std::max<int64_t>(1, c.windowColumns > 1
-                                  ? std::min(most, machine.vectorRegisters - 8)
-                                  : most);
+/// Accumulators a direct convolution's register tile may keep: 5/8 of the
+/// registers. AVX-512: 13 rows of 2 vectors (26 of 32 registers) spilled
+/// them, a 3x3 convolution over 13x13 pixels ran 1.0 ms; 8 rows and the 5
+/// left over ran 0.35. Under a window whose unrolled columns would not fit
+/// beside them, the columns stay a loop (keepsColumnsRolled): AVX2 had kept
+/// 8 registers for them, 4 rows of 2 vectors, and ResNet-50's 3x3
+/// convolution over 14 x 14 pixels ran 3.13 ms in tiles of 4 + 4 + 4 + 2
+/// (2.94 rolled); rolled, 5 + 5 + 4 ran 2.50 (one thread, Zen 3).
+static int64_t directConvAccumulators(const HostMachine &machine) {
+  return std::max<int64_t>(1, machine.vectorRegisters * 5 / 8);
 }
 
 std::pair<int64_t, int64_t> defaultDirectConvTile(const DirectConvLoops &c,
@@ -698,20 +772,20 @@ std::pair<int64_t, int64_t> defaultDirectConvTile(const DirectConvLoops &c,
   // Two vectors, or what of them divides the block of filters.
   int64_t filters = fittingFilters(c, machine.tileColumns());
   int64_t vectors = std::max<int64_t>(1, filters / machine.lanes());
-  int64_t cap =
-      std::max<int64_t>(1, directConvAccumulators(c, machine) / vectors);
+  int64_t cap = std::max<int64_t>(1, directConvAccumulators(machine) / vectors);
   // Under a window, no more rows than the registers keep; a 1x1
   // convolution may take the matmul's rows.
   int64_t rows = c.windowColumns > 1 ? std::min(machine.tileRows(), cap)
                                      : machine.tileRows();
   // 56 pixels are 7 tiles of 8, 28 of 7, 27 three of 9, 13 one of 8 and
   // one of 5.
-  return {filters, tileRowsFor(p, rows, cap)};
+  return {filters, tileRowsFor(p, rows, cap, c.windowColumns > 1)};
 }
 
 std::vector<int64_t> vectorizeDirectConv(RewriterBase &rewriter,
                                          linalg::GenericOp op, int64_t filters,
-                                         int64_t pixels) {
+                                         int64_t pixels,
+                                         const HostMachine &machine) {
   std::optional<DirectConvLoops> c = analyzeDirectConv(op);
   if (!c)
     return {};
@@ -720,12 +794,13 @@ std::vector<int64_t> vectorizeDirectConv(RewriterBase &rewriter,
   // Pixels likewise: the rest is one tile of what is left.
   if (auto parts = peel(rewriter, op, c->pixels, pixels)) {
     int64_t rest = c->ranges[c->pixels] % pixels;
-    vectorizeDirectConv(rewriter, parts->second, filters, rest);
-    return vectorizeDirectConv(rewriter, parts->first, filters, pixels);
+    vectorizeDirectConv(rewriter, parts->second, filters, rest, machine);
+    return vectorizeDirectConv(rewriter, parts->first, filters, pixels,
+                               machine);
   }
   if (c->ranges[c->filters] % filters || c->ranges[c->pixels] % pixels)
     return {};
-  return tileAndVectorize(rewriter, op, *c, filters, pixels);
+  return tileAndVectorize(rewriter, op, *c, filters, pixels, machine);
 }
 
 std::optional<ChannelConvLoops> analyzeChannelConv(linalg::GenericOp op) {

@@ -34,6 +34,11 @@ inline constexpr llvm::StringLiteral kFilledAccumulators =
 /// loads for the row above, and LLVM loads it once.
 inline constexpr llvm::StringLiteral kUnrollWindow = "ign.unroll_window";
 
+/// The attribute on a loop LLVM must not unroll (the codegen pipeline's
+/// loop lowering gives its back edge llvm.loop.unroll.disable): a direct
+/// convolution tile's loop over the window's columns (windowColumnsFirst).
+inline constexpr llvm::StringLiteral kKeepLoop = "ign.keep_loop";
+
 /// The loops of a direct convolution's register tile.
 struct DirectConvLoops {
   llvm::SmallVector<int64_t> ranges;
@@ -66,7 +71,8 @@ std::pair<int64_t, int64_t> defaultDirectConvTile(const DirectConvLoops &c,
 /// applied ({} when the convolution was left to LLVM's loop vectorizer).
 std::vector<int64_t> vectorizeDirectConv(mlir::RewriterBase &rewriter,
                                          mlir::linalg::GenericOp op,
-                                         int64_t filters, int64_t pixels);
+                                         int64_t filters, int64_t pixels,
+                                         const HostMachine &machine);
 
 /// The loops of a channel-wise convolution's register tile: a depthwise
 /// (or grouped) convolution out[n, c, oh, ow] += in[n, c, oh * s + kh,

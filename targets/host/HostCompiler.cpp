@@ -2,6 +2,7 @@
 
 #include "HostCompiler.h"
 #include "HostSchedule.h"
+#include "KeptLoops.h"
 #include "PrepackedWeights.h"
 #include "TransposeShuffles.h"
 
@@ -103,6 +104,38 @@ struct HostTarget {
   std::string triple, cpu, features;
 };
 
+/// `vector.extract %v[i]` of a scalar from a 1-D `vector.load %m[..., j]`
+/// whose every use is such an extract becomes `memref.load %m[..., j + i]`.
+/// A register tile's broadcast operand read contiguously (a direct
+/// convolution's pixels of one row) was one vector load whose lanes LLVM
+/// broadcast by shuffles from a register kept live beside the
+/// accumulators: on AVX2's 16 registers a 6 x 16 tile spilled its
+/// accumulators in the reduction loop. Scalar loads fold into broadcasts
+/// from memory (vbroadcastss), one register each, used at once.
+struct ExtractOfLoadAsScalarLoad : OpRewritePattern<vector::ExtractOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(vector::ExtractOp op,
+                                PatternRewriter &rewriter) const override {
+    auto load = op.getVector().getDefiningOp<vector::LoadOp>();
+    if (!load || load.getVectorType().getRank() != 1 ||
+        isa<VectorType>(op.getType()) || op.hasDynamicPosition())
+      return failure();
+    if (!llvm::all_of(load->getUsers(), [](Operation *user) {
+          auto e = dyn_cast<vector::ExtractOp>(user);
+          return e && !e.hasDynamicPosition() && !isa<VectorType>(e.getType());
+        }))
+      return failure();
+    int64_t lane = op.getStaticPosition()[0];
+    SmallVector<Value> indices(load.getIndices());
+    Location loc = op.getLoc();
+    Value offset = rewriter.create<arith::ConstantIndexOp>(loc, lane);
+    indices.back() =
+        rewriter.create<arith::AddIOp>(loc, indices.back(), offset);
+    rewriter.replaceOpWithNewOp<memref::LoadOp>(op, load.getBase(), indices);
+    return success();
+  }
+};
+
 /// Vector ops of the register tiles become 1-D vector arithmetic: each
 /// contraction step an outer product (broadcast times row, FMAs), memory
 /// accesses plain vector loads and stores, transposes (a direct convolution's
@@ -130,6 +163,9 @@ void lowerVectorOps(ModuleOp module, int64_t lanes) {
   vector::populateVectorTransposeLoweringPatterns(patterns, options);
   vector::populateVectorTransferLoweringPatterns(patterns, 1);
   (void)applyPatternsAndFoldGreedily(module, std::move(patterns));
+  RewritePatternSet scalars(ctx);
+  scalars.add<ExtractOfLoadAsScalarLoad>(ctx);
+  (void)applyPatternsAndFoldGreedily(module, std::move(scalars));
 }
 
 /// exp, erf and tanh as MLIR's polynomial approximations instead of libm
@@ -274,7 +310,7 @@ void buildCodegenPipeline(PassManager &pm, bool nativeBf16) {
   // Dynamic subviews (recurrent loops, tiles) leave affine maps behind.
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createConvertSCFToCFPass());
+  pm.addPass(createLowerSCFKeepingLoopsPass());
   pm.addPass(std::make_unique<ExpandArithForLLVM>(nativeBf16));
   pm.addPass(createConvertMathToFuncs());
   pm.addPass(createConvertMathToLLVMPass());

@@ -1904,7 +1904,7 @@ void vectorizeContractions(RewriterBase &rewriter, func::FuncOp kernel,
     filters = knobOr(knobs, prefix + knobs::kFilters, filters);
     pixels = knobOr(knobs, prefix + knobs::kPixels, pixels);
     std::vector<int64_t> tile =
-        vectorizeDirectConv(rewriter, op, filters, pixels);
+        vectorizeDirectConv(rewriter, op, filters, pixels, machine);
     schedule.knobs[prefix + knobs::kFilters] = tile.empty() ? 1 : filters;
     schedule.knobs[prefix + knobs::kPixels] = tile.empty() ? 1 : pixels;
     if (!tile.empty() && schedule.registerTile.empty())

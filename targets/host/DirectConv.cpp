@@ -782,10 +782,88 @@ std::pair<int64_t, int64_t> defaultDirectConvTile(const DirectConvLoops &c,
   return {filters, tileRowsFor(p, rows, cap, c.windowColumns > 1)};
 }
 
-std::vector<int64_t> vectorizeDirectConv(RewriterBase &rewriter,
-                                         linalg::GenericOp op, int64_t filters,
-                                         int64_t pixels,
-                                         const HostMachine &machine) {
+/// Input channels of a chunk (chunkChannels): at most 64 (a 3x3 window's
+/// weights for 16 filters, 37 KB, and 64 channels of the input stay in L2
+/// while every filter block reads them), at least 16.
+constexpr int64_t kMaxChannelChunk = 64;
+constexpr int64_t kMinChannelChunk = 16;
+
+/// The input channels' loop of direct convolution `op`: the reduction
+/// that the weights index and the input reads alone (not a window loop).
+std::optional<unsigned> channelLoop(linalg::GenericOp op,
+                                    const DirectConvLoops &c) {
+  AffineMap input = op.getMatchingIndexingMap(&op->getOpOperand(c.input));
+  auto iterators = op.getIteratorTypesArray();
+  for (AffineExpr e : input.getResults()) {
+    auto dim = dyn_cast<AffineDimExpr>(e);
+    if (dim && iterators[dim.getPosition()] == utils::IteratorType::reduction)
+      return dim.getPosition();
+  }
+  return std::nullopt;
+}
+
+int64_t defaultChannelChunk(linalg::GenericOp op, const DirectConvLoops &c,
+                            int64_t filters, const HostMachine &machine) {
+  std::optional<unsigned> loop = channelLoop(op, c);
+  auto input = dyn_cast<ShapedType>(op->getOperand(c.input).getType());
+  if (!loop || !input || !input.hasStaticShape())
+    return 0;
+  int64_t element = input.getElementTypeBitWidth() / 8;
+  int64_t steps = 1;
+  for (auto [range, kind] : llvm::zip(c.ranges, op.getIteratorTypesArray()))
+    if (kind == utils::IteratorType::reduction)
+      steps *= range;
+  int64_t bytes = (input.getNumElements() + steps * filters) * element;
+  if (2 * bytes <= machine.l2Bytes)
+    return 0;
+  for (int64_t chunk = kMaxChannelChunk; chunk >= kMinChannelChunk; --chunk)
+    if (c.ranges[*loop] % chunk == 0)
+      return chunk < c.ranges[*loop] ? chunk : 0;
+  return 0;
+}
+
+/// `op` with its input channels in chunks of `channels` (dividing them),
+/// the chunks' loop outside the register tiles': the op left to tile, and
+/// the chunk applied (0: none).
+std::pair<linalg::GenericOp, int64_t> chunkChannels(RewriterBase &rewriter,
+                                                    linalg::GenericOp op,
+                                                    const DirectConvLoops &c,
+                                                    int64_t channels) {
+  std::optional<unsigned> loop = channelLoop(op, c);
+  if (!loop || channels <= 0 || channels >= c.ranges[*loop] ||
+      c.ranges[*loop] % channels)
+    return {op, 0};
+  SmallVector<OpFoldResult> sizes(c.ranges.size(), rewriter.getIndexAttr(0));
+  sizes[*loop] = rewriter.getIndexAttr(channels);
+  scf::SCFTilingOptions options;
+  options.setTileSizes(sizes);
+  rewriter.setInsertionPoint(op);
+  auto chunked = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(chunked))
+    return {op, 0};
+  rewriter.replaceOp(op, chunked->replacements);
+  auto inner = dyn_cast<linalg::GenericOp>(chunked->tiledOps.back());
+  return {inner, inner ? channels : 0};
+}
+
+std::vector<int64_t> channelChunkChoices(linalg::GenericOp op,
+                                         const DirectConvLoops &c) {
+  std::vector<int64_t> chunks{0};
+  if (std::optional<unsigned> loop = channelLoop(op, c))
+    for (int64_t chunk : {16, 32, 64, 128, 256})
+      if (chunk < c.ranges[*loop] && c.ranges[*loop] % chunk == 0)
+        chunks.push_back(chunk);
+  return chunks;
+}
+
+namespace {
+
+/// vectorizeDirectConv's tiles, the rest of the pixels peeled.
+std::vector<int64_t> vectorizeTiles(RewriterBase &rewriter,
+                                    linalg::GenericOp op, int64_t filters,
+                                    int64_t pixels,
+                                    const HostMachine &machine) {
   std::optional<DirectConvLoops> c = analyzeDirectConv(op);
   if (!c)
     return {};
@@ -794,13 +872,28 @@ std::vector<int64_t> vectorizeDirectConv(RewriterBase &rewriter,
   // Pixels likewise: the rest is one tile of what is left.
   if (auto parts = peel(rewriter, op, c->pixels, pixels)) {
     int64_t rest = c->ranges[c->pixels] % pixels;
-    vectorizeDirectConv(rewriter, parts->second, filters, rest, machine);
-    return vectorizeDirectConv(rewriter, parts->first, filters, pixels,
-                               machine);
+    vectorizeTiles(rewriter, parts->second, filters, rest, machine);
+    return vectorizeTiles(rewriter, parts->first, filters, pixels, machine);
   }
   if (c->ranges[c->filters] % filters || c->ranges[c->pixels] % pixels)
     return {};
   return tileAndVectorize(rewriter, op, *c, filters, pixels, machine);
+}
+
+} // namespace
+
+std::vector<int64_t> vectorizeDirectConv(RewriterBase &rewriter,
+                                         linalg::GenericOp op, int64_t filters,
+                                         int64_t pixels,
+                                         const HostMachine &machine,
+                                         int64_t &channels) {
+  std::optional<DirectConvLoops> c = analyzeDirectConv(op);
+  if (!c)
+    return {};
+  std::tie(op, channels) = chunkChannels(rewriter, op, *c, channels);
+  if (!op)
+    return {};
+  return vectorizeTiles(rewriter, op, filters, pixels, machine);
 }
 
 std::optional<ChannelConvLoops> analyzeChannelConv(linalg::GenericOp op) {

@@ -1903,8 +1903,13 @@ void vectorizeContractions(RewriterBase &rewriter, func::FuncOp kernel,
     std::string prefix = knobs::directConv(index);
     filters = knobOr(knobs, prefix + knobs::kFilters, filters);
     pixels = knobOr(knobs, prefix + knobs::kPixels, pixels);
+    int64_t channels = knobOr(
+        knobs, prefix + knobs::kKTile,
+        defaultChannelChunk(op, *analyzeDirectConv(op), filters, machine));
     std::vector<int64_t> tile =
-        vectorizeDirectConv(rewriter, op, filters, pixels, machine);
+        vectorizeDirectConv(rewriter, op, filters, pixels, machine, channels);
+    if (channels)
+      schedule.knobs[prefix + knobs::kKTile] = channels;
     schedule.knobs[prefix + knobs::kFilters] = tile.empty() ? 1 : filters;
     schedule.knobs[prefix + knobs::kPixels] = tile.empty() ? 1 : pixels;
     if (!tile.empty() && schedule.registerTile.empty())
@@ -2366,6 +2371,12 @@ void addConvolutionKnobs(search::ScheduleSpace &space, func::FuncOp kernel,
     if (rows.size() > 1) {
       space.defaults[prefix + knobs::kPixels] = pixels;
       space.knobs.push_back({prefix + knobs::kPixels, rows});
+    }
+    std::vector<int64_t> chunks = channelChunkChoices(op, *c);
+    if (chunks.size() > 1) {
+      space.defaults[prefix + knobs::kKTile] =
+          defaultChannelChunk(op, *c, filters, machine);
+      space.knobs.push_back({prefix + knobs::kKTile, chunks});
     }
     tiles.push_back({prefix + knobs::kPixels, prefix + knobs::kFilters});
   }

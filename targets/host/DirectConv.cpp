@@ -142,10 +142,10 @@ bool isWindowReduction(Block &body) {
 
 /// Rows of a register tile over a loop of `range`: a divisor of it from
 /// `preferred` down to 4, else one up to `cap` (what the registers hold),
-/// else `preferred`, the rest peeled; with `even`, unless that rest is under
-/// half a tile: then as few tiles as that of even size (7 as 4 + 3, not
-/// 5 + 2: AVX2's 3x3 convolution over 7 x 7 pixels 3.27 against 3.42 ms; a
-/// strided 1x1 convolution over 7 pixels ran faster as 6 + 1 than 4 + 3).
+/// else `preferred`, the rest peeled. With `even`, a rest under half a tile
+/// is evened out: the same number of tiles, of near-equal size (7 as 4 + 3,
+/// not 5 + 2: AVX2's 3x3 convolution over 7 x 7 pixels 3.27 against 3.42 ms;
+/// a strided 1x1 convolution over 7 pixels ran faster as 6 + 1 than 4 + 3).
 int64_t tileRowsFor(int64_t range, int64_t preferred, int64_t cap,
                     bool even = false) {
   for (int64_t r = std::min(preferred, range); r >= 4; --r)
@@ -415,7 +415,7 @@ TypedAttr fillValueOf(Value init) {
 }
 
 /// Marks the outermost reduction loop of `tiled` (the tile loops of an op
-/// with `iterators`, in parallelFirst order, one per loop) with `value`,
+/// with `iterators`, one per loop, parallel ones first) with `value`,
 /// the constant the op's output starts as (a constant fill; none when
 /// null): each register tile's accumulators, once carried out of the
 /// reduction loops, then start as that constant instead of a (transposed)
@@ -782,9 +782,9 @@ std::pair<int64_t, int64_t> defaultDirectConvTile(const DirectConvLoops &c,
   return {filters, tileRowsFor(p, rows, cap, c.windowColumns > 1)};
 }
 
-/// Input channels of a chunk (chunkChannels): at most 64 (a 3x3 window's
-/// weights for 16 filters, 37 KB, and 64 channels of the input stay in L2
-/// while every filter block reads them), at least 16.
+/// Input channels of a chunk (chunkChannels): a power of two, at most 64 (a
+/// 3x3 window's weights for 16 filters, 37 KB, and 64 channels of the input
+/// stay in L2 while every filter block reads them), at least 16.
 constexpr int64_t kMaxChannelChunk = 64;
 constexpr int64_t kMinChannelChunk = 16;
 
@@ -816,7 +816,7 @@ int64_t defaultChannelChunk(linalg::GenericOp op, const DirectConvLoops &c,
   int64_t bytes = (input.getNumElements() + steps * filters) * element;
   if (2 * bytes <= machine.l2Bytes)
     return 0;
-  for (int64_t chunk = kMaxChannelChunk; chunk >= kMinChannelChunk; --chunk)
+  for (int64_t chunk = kMaxChannelChunk; chunk >= kMinChannelChunk; chunk /= 2)
     if (c.ranges[*loop] % chunk == 0)
       return chunk < c.ranges[*loop] ? chunk : 0;
   return 0;

@@ -36,7 +36,7 @@ inline constexpr llvm::StringLiteral kUnrollWindow = "ign.unroll_window";
 
 /// The attribute on a loop LLVM must not unroll (the codegen pipeline's
 /// loop lowering gives its back edge llvm.loop.unroll.disable): a direct
-/// convolution tile's loop over the window's columns (windowColumnsFirst).
+/// convolution tile's loop over the window's columns (windowColumnsInside).
 inline constexpr llvm::StringLiteral kKeepLoop = "ign.keep_loop";
 
 /// The loops of a direct convolution's register tile.
@@ -79,7 +79,8 @@ std::vector<int64_t> vectorizeDirectConv(mlir::RewriterBase &rewriter,
                                          int64_t &channels);
 
 /// The chunks of input channels the search may give direct convolution
-/// `op`: 0 (none) and those of 16 to 256 that divide them.
+/// `op`: 0 (none) and the powers of two from 16 to 256 below and dividing
+/// them (defaultChannelChunk's choice is one of them).
 std::vector<int64_t> channelChunkChoices(mlir::linalg::GenericOp op,
                                          const DirectConvLoops &c);
 

@@ -118,6 +118,8 @@ struct ExtractOfLoadAsScalarLoad : OpRewritePattern<vector::ExtractOp> {
                                 PatternRewriter &rewriter) const override {
     auto load = op.getVector().getDefiningOp<vector::LoadOp>();
     if (!load || load.getVectorType().getRank() != 1 ||
+        load.getMemRefType().getRank() == 0 ||
+        isa<VectorType>(load.getMemRefType().getElementType()) ||
         isa<VectorType>(op.getType()) || op.hasDynamicPosition())
       return failure();
     if (!llvm::all_of(load->getUsers(), [](Operation *user) {
@@ -126,6 +128,8 @@ struct ExtractOfLoadAsScalarLoad : OpRewritePattern<vector::ExtractOp> {
         }))
       return failure();
     int64_t lane = op.getStaticPosition()[0];
+    if (lane < 0 || lane >= load.getVectorType().getNumElements())
+      return failure();
     SmallVector<Value> indices(load.getIndices());
     Location loc = op.getLoc();
     Value offset = rewriter.create<arith::ConstantIndexOp>(loc, lane);

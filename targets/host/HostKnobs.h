@@ -55,6 +55,10 @@ inline std::string directConv(size_t index) {
 }
 constexpr const char *kFilters = "filters";
 constexpr const char *kPixels = "pixels";
+/// A direct convolution's chunk of input channels ("k_tile") chosen by
+/// defaultChannelChunk on the workgroup's op (the search space is built
+/// before the workgroups exist).
+constexpr int64_t kHeuristicChannelChunk = -1;
 
 /// "wJ." of channel-wise (depthwise, grouped) convolution J.
 inline std::string channelConv(size_t index) {

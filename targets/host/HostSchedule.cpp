@@ -1903,12 +1903,15 @@ void vectorizeContractions(RewriterBase &rewriter, func::FuncOp kernel,
     std::string prefix = knobs::directConv(index);
     filters = knobOr(knobs, prefix + knobs::kFilters, filters);
     pixels = knobOr(knobs, prefix + knobs::kPixels, pixels);
-    int64_t channels = knobOr(
-        knobs, prefix + knobs::kKTile,
-        defaultChannelChunk(op, *analyzeDirectConv(op), filters, machine));
+    int64_t channels =
+        knobOr(knobs, prefix + knobs::kKTile, knobs::kHeuristicChannelChunk);
+    if (channels == knobs::kHeuristicChannelChunk)
+      channels =
+          defaultChannelChunk(op, *analyzeDirectConv(op), filters, machine);
     std::vector<int64_t> tile =
         vectorizeDirectConv(rewriter, op, filters, pixels, machine, channels);
-    if (channels)
+    // Recorded when applied or asked for (a tuned 0 replays as 0).
+    if (channels || (knobs && knobs->count(prefix + knobs::kKTile)))
       schedule.knobs[prefix + knobs::kKTile] = channels;
     schedule.knobs[prefix + knobs::kFilters] = tile.empty() ? 1 : filters;
     schedule.knobs[prefix + knobs::kPixels] = tile.empty() ? 1 : pixels;
@@ -2374,8 +2377,8 @@ void addConvolutionKnobs(search::ScheduleSpace &space, func::FuncOp kernel,
     }
     std::vector<int64_t> chunks = channelChunkChoices(op, *c);
     if (chunks.size() > 1) {
-      space.defaults[prefix + knobs::kKTile] =
-          defaultChannelChunk(op, *c, filters, machine);
+      chunks.insert(chunks.begin(), knobs::kHeuristicChannelChunk);
+      space.defaults[prefix + knobs::kKTile] = knobs::kHeuristicChannelChunk;
       space.knobs.push_back({prefix + knobs::kKTile, chunks});
     }
     tiles.push_back({prefix + knobs::kPixels, prefix + knobs::kFilters});

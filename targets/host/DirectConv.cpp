@@ -790,8 +790,8 @@ constexpr int64_t kMinChannelChunk = 16;
 
 /// The input channels' loop of direct convolution `op`: the reduction
 /// that the weights index and the input reads alone (not a window loop).
-std::optional<unsigned> channelLoop(linalg::GenericOp op,
-                                    const DirectConvLoops &c) {
+static std::optional<unsigned> channelLoop(linalg::GenericOp op,
+                                           const DirectConvLoops &c) {
   AffineMap input = op.getMatchingIndexingMap(&op->getOpOperand(c.input));
   auto iterators = op.getIteratorTypesArray();
   for (AffineExpr e : input.getResults()) {
@@ -823,12 +823,11 @@ int64_t defaultChannelChunk(linalg::GenericOp op, const DirectConvLoops &c,
 }
 
 /// `op` with its input channels in chunks of `channels` (dividing them),
-/// the chunks' loop outside the register tiles': the op left to tile, and
+/// the chunks' loop outside the register tiles: the op left to tile, and
 /// the chunk applied (0: none).
-std::pair<linalg::GenericOp, int64_t> chunkChannels(RewriterBase &rewriter,
-                                                    linalg::GenericOp op,
-                                                    const DirectConvLoops &c,
-                                                    int64_t channels) {
+static std::pair<linalg::GenericOp, int64_t>
+chunkChannels(RewriterBase &rewriter, linalg::GenericOp op,
+              const DirectConvLoops &c, int64_t channels) {
   std::optional<unsigned> loop = channelLoop(op, c);
   if (!loop || channels <= 0 || channels >= c.ranges[*loop] ||
       c.ranges[*loop] % channels)

@@ -832,18 +832,12 @@ chunkChannels(RewriterBase &rewriter, linalg::GenericOp op,
   if (!loop || channels <= 0 || channels >= c.ranges[*loop] ||
       c.ranges[*loop] % channels)
     return {op, 0};
-  SmallVector<OpFoldResult> sizes(c.ranges.size(), rewriter.getIndexAttr(0));
-  sizes[*loop] = rewriter.getIndexAttr(channels);
-  scf::SCFTilingOptions options;
-  options.setTileSizes(sizes);
-  rewriter.setInsertionPoint(op);
-  auto chunked = scf::tileUsingSCF(
-      rewriter, cast<TilingInterface>(op.getOperation()), options);
-  if (failed(chunked))
+  // Null only when tiling failed, changing nothing.
+  auto inner = dyn_cast_or_null<linalg::GenericOp>(
+      chunkLoop(rewriter, op, c.ranges.size(), *loop, channels));
+  if (!inner)
     return {op, 0};
-  rewriter.replaceOp(op, chunked->replacements);
-  auto inner = dyn_cast<linalg::GenericOp>(chunked->tiledOps.back());
-  return {inner, inner ? channels : 0};
+  return {inner, channels};
 }
 
 std::vector<int64_t> channelChunkChoices(linalg::GenericOp op,

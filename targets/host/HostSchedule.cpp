@@ -1590,20 +1590,10 @@ std::pair<linalg::GenericOp, int64_t> chunkReduction(RewriterBase &rewriter,
                                                      const ContractionLoops &c,
                                                      int64_t kTile) {
   if (c.reduction && kTile > 0 && kTile < c.ranges[*c.reduction] &&
-      c.ranges[*c.reduction] % kTile == 0) {
-    SmallVector<OpFoldResult> chunk(c.ranges.size(), rewriter.getIndexAttr(0));
-    chunk[*c.reduction] = rewriter.getIndexAttr(kTile);
-    scf::SCFTilingOptions options;
-    options.setTileSizes(chunk);
-    rewriter.setInsertionPoint(op);
-    auto chunked = scf::tileUsingSCF(
-        rewriter, cast<TilingInterface>(op.getOperation()), options);
-    if (succeeded(chunked)) {
-      rewriter.replaceOp(op, chunked->replacements);
-      if (auto inner = dyn_cast<linalg::GenericOp>(chunked->tiledOps.back()))
-        return {inner, kTile};
-    }
-  }
+      c.ranges[*c.reduction] % kTile == 0)
+    if (auto inner = dyn_cast_or_null<linalg::GenericOp>(
+            chunkLoop(rewriter, op, c.ranges.size(), *c.reduction, kTile)))
+      return {inner, kTile};
   return {op, 0};
 }
 

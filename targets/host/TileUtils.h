@@ -30,6 +30,18 @@ tileInPlace(mlir::RewriterBase &rewriter, mlir::Operation *op,
   return tiled;
 }
 
+/// Tiles loop `loop` of `op` (of `loops` loops) into chunks of `size`, in
+/// place: the op left inside the chunks' loop, or null when tiling fails
+/// (changing nothing). A reduction's chunks accumulate into the output.
+inline mlir::Operation *chunkLoop(mlir::RewriterBase &rewriter,
+                                  mlir::Operation *op, unsigned loops,
+                                  unsigned loop, int64_t size) {
+  llvm::SmallVector<int64_t> tile(loops, 0);
+  tile[loop] = size;
+  auto tiled = tileInPlace(rewriter, op, tile, {});
+  return mlir::succeeded(tiled) ? tiled->tiledOps.back() : nullptr;
+}
+
 /// The coefficient of loop `d` in linear expression `e` (of `dims` loops).
 inline int64_t coefficientOf(mlir::AffineExpr e, unsigned d, unsigned dims) {
   mlir::MLIRContext *ctx = e.getContext();

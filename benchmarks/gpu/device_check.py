@@ -70,9 +70,9 @@ def save_inputs(inputs, work):
     return args
 
 
-def run_ignc(case_dir, bin_dir, args, work, repeat, bundle="cuda.ignb"):
+def run_ignc(case_dir, bin_dir, args, work, repeat, bundle="cuda.ignb", extra_env=None):
     outdir = os.path.join(work, "out")
-    env = dict(os.environ, LD_LIBRARY_PATH=bin_dir)
+    env = dict(os.environ, LD_LIBRARY_PATH=bin_dir, **(extra_env or {}))
     p = subprocess.run([os.path.join(bin_dir, "ignrt-run"),
                         os.path.join(case_dir, bundle), *args,
                         "--output-dir", outdir, "--repeat", str(repeat)],
@@ -174,19 +174,27 @@ def cuda_rounds(row, case_dir, bin_dir, args, ref, peer, input_args, work):
 def vulkan_rounds(case_dir, bin_dir, args, ref, input_args, work):
     """The case's Vulkan bundle (the nvidia-vulkan preset) on the same GPU
     through its Vulkan driver: checked against the same reference and timed
-    in as many rounds; a failure is this row's result, not the case's."""
+    in as many rounds; a failure is this row's result, not the case's.
+    Each round also runs it with every buffer host-visible
+    (IGN_VULKAN_MEMORY=host, the driver's first placement): `host_device_ms`
+    beside `device_ms` is what device-local memory gains."""
     try:
-        rounds = []
+        rounds, host_rounds = [], []
         for r in range(args.rounds):
             outdir, timing = run_ignc(case_dir, bin_dir, input_args, work,
                                       args.repeat, "vulkan.ignb")
             rounds.append(timing)
             if r == 0:
                 row = compare(ref, outdir)
+            _, timing = run_ignc(case_dir, bin_dir, input_args, work, args.repeat,
+                                 "vulkan.ignb", {"IGN_VULKAN_MEMORY": "host"})
+            host_rounds.append(timing)
     except Exception as e:
         return {"ok": False, "error": f"{type(e).__name__}: {e}"}
     device = sorted(t["device_ms"] for t in rounds)
+    host = sorted(t["device_ms"] for t in host_rounds)
     row.update(rounds=rounds, device_ms=device[len(device) // 2],
+               host_rounds=host_rounds, host_device_ms=host[len(host) // 2],
                ok=row["rel_l2"] <= TOLERANCE["fp32"])
     return row
 
@@ -298,6 +306,7 @@ def main():
         print(f"{c['name']:30} ok={c.get('ok')!s:5} l2={c.get('rel_l2', -1):.1e} "
               f"cuda={c.get('ignc_device_ms', -1):.4f} torch={c.get('torch_median_ms', -1):.4f} "
               f"vk_ok={v.get('ok')!s:5} vk={v.get('device_ms', -1):.4f} "
+              f"vk_hostmem={v.get('host_device_ms', -1):.4f} "
               f"{(c.get('error') or v.get('error') or '')[:90]}")
     vk = [c["vulkan"] for c in result["cases"] if "vulkan" in c]
     print(f"vulkan: {sum(1 for v in vk if v.get('ok'))} of {len(vk)} bundles "

@@ -35,8 +35,8 @@ def main():
     machine, cases = rows(sys.argv[1:])
     print(f"GPU: {machine}\n")
     print("| case | matches | rel L2 | ignc CUDA ms | predicted ms | torch ms | "
-          "ignc / torch | ignc Vulkan ms | Vulkan rel L2 |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+          "ignc / torch | ignc Vulkan ms | Vulkan ms, host-visible memory | Vulkan rel L2 |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for c in cases:
         v = c.get("vulkan", {})
         status = "yes" if c.get("ok") else (c.get("error") or c.get("skipped") or "no")
@@ -44,7 +44,7 @@ def main():
         print(f"| {c['name']} | {status[:60]} | {fmt(c.get('rel_l2'), '.1e')} | "
               f"{fmt(c.get('ignc_device_ms'))} | {fmt(c.get('predicted_ms'))} | "
               f"{fmt(c.get('torch_median_ms'))} | {fmt(c.get('ignc_over_torch'), '.2f')} | "
-              f"{vk_ms} | {fmt(v.get('rel_l2'), '.1e')} |")
+              f"{vk_ms} | {fmt(v.get('host_device_ms'))} | {fmt(v.get('rel_l2'), '.1e')} |")
     return 0
 
 

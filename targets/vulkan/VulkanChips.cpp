@@ -69,7 +69,8 @@ std::optional<VulkanChip> probedChip(std::string name, std::string &why) {
     return std::nullopt;
   VulkanChip c;
   c.name = std::move(name);
-  c.summary = "this machine's Vulkan device: " + info.name;
+  c.summary =
+      "this machine's Vulkan device: " + info.name + "; buffers " + info.memory;
   c.limits.subgroupSize = info.subgroupSize;
   c.limits.maxInvocations = info.maxInvocations;
   c.limits.sharedMemoryBytes = info.maxSharedMemoryBytes;

@@ -197,6 +197,12 @@ TEST_F(VulkanDeviceTest, ProbeReportsTheDevice) {
   for (int i = 0; i < 3; ++i)
     EXPECT_GT(info.maxWorkgroupCount[i], 0u);
   EXPECT_GE(info.maxSharedMemoryBytes, 16384u);
+  // ctest runs this suite with IGN_VULKAN_MEMORY=staged too.
+  const char *mode = std::getenv("IGN_VULKAN_MEMORY");
+  if (mode && std::string(mode) == "staged")
+    EXPECT_EQ(info.memory, "device-local, staged (IGN_VULKAN_MEMORY=staged)");
+  else
+    EXPECT_FALSE(info.memory.empty());
 }
 
 TEST_F(VulkanDeviceTest, AddsTwoBuffersWithAPartialLastWorkgroup) {
@@ -475,7 +481,8 @@ int childMain() {
   VulkanDeviceInfo info;
   std::string why;
   if (probeVulkanDevice(info, why))
-    std::printf("probe: ok %s\n", info.name.c_str());
+    std::printf("probe: ok %s; memory: %s\n", info.name.c_str(),
+                info.memory.c_str());
   else
     std::printf("probe: %s\n", why.c_str());
   Launch l;
@@ -491,7 +498,11 @@ int childMain() {
     l.addTensor(std::vector<float>(64, 1.0f));
   std::string error;
   int rc = l.run(error);
-  std::printf("run: %s\n", rc ? error.c_str() : "ok");
+  bool right = true;
+  if (!rc && !assembleError.size())
+    for (float v : l.tensor<float>(2))
+      right &= v == 2.0f;
+  std::printf("run: %s\n", rc ? error.c_str() : right ? "ok" : "wrong sums");
   std::fflush(stdout);
   return 0;
 }
@@ -583,6 +594,33 @@ TEST_F(VulkanDeviceTest, DeviceChosenByEnvironment) {
   out = runChild({"IGN_VULKAN_DEVICE=" + part}, status);
   EXPECT_NE(out.find("probe: ok " + info.name), std::string::npos) << out;
   EXPECT_NE(out.find("run: ok"), std::string::npos) << out;
+}
+
+/// IGN_VULKAN_MEMORY chooses where buffers live; each mode computes the
+/// same sums, and an unknown mode is an error for the probe and the launch.
+TEST_F(VulkanDeviceTest, MemoryChosenByEnvironment) {
+  const std::pair<const char *, const char *> modes[] = {
+      {"staged", "memory: device-local, staged (IGN_VULKAN_MEMORY=staged)"},
+      {"host", "memory: host-visible, mapped (IGN_VULKAN_MEMORY=host)"},
+      {"auto", "memory: "}};
+  for (auto [mode, expected] : modes) {
+    int status = -1;
+    std::string out =
+        runChild({std::string("IGN_VULKAN_MEMORY=") + mode}, status);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+    EXPECT_NE(out.find(expected), std::string::npos) << mode << ": " << out;
+    EXPECT_NE(out.find("run: ok"), std::string::npos) << mode << ": " << out;
+  }
+  int status = -1;
+  std::string out = runChild({"IGN_VULKAN_MEMORY=vram"}, status);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+  const char *message = "IGN_VULKAN_MEMORY=vram is none of auto, staged, host";
+  EXPECT_NE(out.find(std::string("probe: ") + message), std::string::npos)
+      << out;
+  EXPECT_NE(
+      out.find(std::string("run: vulkan kernel 'test_kernel': ") + message),
+      std::string::npos)
+      << out;
 }
 
 } // namespace

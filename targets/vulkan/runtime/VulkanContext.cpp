@@ -13,6 +13,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace ign::vulkan {
@@ -20,6 +21,7 @@ namespace ign::vulkan {
 namespace {
 
 constexpr uint32_t kNewestApi = VK_API_VERSION_1_3;
+constexpr uint64_t kFenceTimeoutNs = 60ull * 1000 * 1000 * 1000;
 
 std::string versionText(uint32_t v) {
   return std::to_string(VK_API_VERSION_MAJOR(v)) + "." +
@@ -303,6 +305,8 @@ bool createDevice(VulkanContext &ctx, const Candidate &c, uint32_t api,
   ctx.queueFamily = c.queueFamily;
   ctx.vkd.vkGetDeviceQueue(ctx.device, c.queueFamily, 0, &ctx.queue);
   ctx.vki.vkGetPhysicalDeviceMemoryProperties(c.device, &ctx.memory);
+  ctx.discrete = c.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
+  ctx.info.memory = describeMemory(ctx);
   return true;
 }
 
@@ -342,6 +346,10 @@ bool createLaunchObjects(VulkanContext &ctx, std::string &why) {
 
 std::unique_ptr<VulkanContext> createContext(std::string &why) {
   auto ctx = std::make_unique<VulkanContext>();
+  std::optional<MemoryMode> mode = memoryModeFromEnvironment(why);
+  if (!mode)
+    return nullptr;
+  ctx->memoryMode = *mode;
   ctx->global = loadVulkan(why);
   uint32_t api = 0;
   Candidate chosen;
@@ -371,6 +379,51 @@ VulkanContext *getVulkanContext(std::string &why) {
   if (!context)
     why = failure;
   return context;
+}
+
+VkResult beginCommands(VulkanContext &ctx, std::string &why) {
+  ctx.vkd.vkResetCommandBuffer(ctx.commands, 0);
+  auto begin = vkStruct<VkCommandBufferBeginInfo>(
+      VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  VkResult r = ctx.vkd.vkBeginCommandBuffer(ctx.commands, &begin);
+  if (r != VK_SUCCESS)
+    why = failed("vkBeginCommandBuffer", r);
+  return r;
+}
+
+void recordBarrier(VulkanContext &ctx, VkPipelineStageFlags srcStage,
+                   VkAccessFlags srcAccess, VkPipelineStageFlags dstStage,
+                   VkAccessFlags dstAccess) {
+  auto b = vkStruct<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
+  b.srcAccessMask = srcAccess;
+  b.dstAccessMask = dstAccess;
+  ctx.vkd.vkCmdPipelineBarrier(ctx.commands, srcStage, dstStage, 0, 1, &b, 0,
+                               nullptr, 0, nullptr);
+}
+
+VkResult submitAndWait(VulkanContext &ctx, std::string &why) {
+  const DeviceFunctions &vk = ctx.vkd;
+  VkResult r = vk.vkEndCommandBuffer(ctx.commands);
+  if (r != VK_SUCCESS)
+    return why = failed("vkEndCommandBuffer", r), r;
+  vk.vkResetFences(ctx.device, 1, &ctx.fence);
+  auto submit = vkStruct<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
+  submit.commandBufferCount = 1;
+  submit.pCommandBuffers = &ctx.commands;
+  r = vk.vkQueueSubmit(ctx.queue, 1, &submit, ctx.fence);
+  if (r == VK_SUCCESS)
+    r = vk.vkWaitForFences(ctx.device, 1, &ctx.fence, VK_TRUE, kFenceTimeoutNs);
+  if (r == VK_TIMEOUT)
+    ctx.broken = "an earlier launch timed out and may still be running: the "
+                 "Vulkan device is unusable in this process";
+  else if (r == VK_ERROR_DEVICE_LOST)
+    ctx.broken = "the Vulkan device was lost";
+  if (r == VK_TIMEOUT)
+    why = "timed out: the device did not finish in 60 s";
+  else if (r != VK_SUCCESS)
+    why = "running the dispatches failed: " + resultName(r);
+  return r;
 }
 
 } // namespace ign::vulkan

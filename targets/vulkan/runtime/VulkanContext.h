@@ -12,6 +12,7 @@
 
 #include "VulkanDevice.h"
 #include "VulkanLoader.h"
+#include "VulkanMemory.h"
 
 #include <string>
 
@@ -27,6 +28,8 @@ struct VulkanContext {
   uint32_t queueFamily = 0;
   VkQueue queue = VK_NULL_HANDLE;
   VkPhysicalDeviceMemoryProperties memory = {};
+  MemoryMode memoryMode = MemoryMode::Auto; // IGN_VULKAN_MEMORY
+  bool discrete = false;                    // a discrete GPU's own memory
   VulkanDeviceInfo info;
   uint32_t timestampValidBits = 0;
   float timestampPeriod = 0; // nanoseconds per tick
@@ -44,6 +47,19 @@ struct VulkanContext {
 /// returned to every later call. Not thread-safe: the driver serializes
 /// its calls.
 VulkanContext *getVulkanContext(std::string &why);
+
+/// Resets and begins the context's command buffer for one submission.
+VkResult beginCommands(VulkanContext &ctx, std::string &why);
+
+/// Records a memory barrier: \p srcAccess by \p srcStage before
+/// \p dstAccess by \p dstStage.
+void recordBarrier(VulkanContext &ctx, VkPipelineStageFlags srcStage,
+                   VkAccessFlags srcAccess, VkPipelineStageFlags dstStage,
+                   VkAccessFlags dstAccess);
+
+/// Ends the command buffer, submits it and waits for its fence (60 s). A
+/// timeout or a lost device marks the context broken.
+VkResult submitAndWait(VulkanContext &ctx, std::string &why);
 
 } // namespace ign::vulkan
 

@@ -1,8 +1,9 @@
 //===- VulkanDevice.cpp - Vulkan compute as libignrt's vulkan driver ------===//
 //
 // One launch: check the descriptor (before any Vulkan object is made), find
-// or build the kernel's pipelines, stage the arguments into its pooled
-// buffers, record the dispatches with barriers between them, submit, wait
+// or build the kernel's pipelines, copy the arguments into its pooled
+// buffers (VulkanMemory.h: mapped, or staged by copies the command buffer
+// records), record the dispatches with barriers between them, submit, wait
 // on a fence with a timeout, and copy the outputs back. Calls are
 // serialized on one mutex; they share one queue and command buffer.
 //
@@ -24,7 +25,6 @@ namespace ign::vulkan {
 
 namespace {
 
-constexpr uint64_t kFenceTimeoutNs = 60ull * 1000 * 1000 * 1000;
 // Old kernels go when a long-lived process has loaded many bundles.
 constexpr size_t kMaxCachedKernels = 1024;
 
@@ -111,72 +111,92 @@ std::vector<bool> boundArguments(const ignrt_device_call &call,
   return bound;
 }
 
+/// Whether argument `i` is copied between the host and the device on
+/// every call: not a weight (on the device already, bindBuffers copied it
+/// once) nor an intermediate kept there (resident).
+bool copiedEachCall(const ignrt_device_call &call,
+                    const std::vector<bool> &bound, size_t i) {
+  return bound[i] && call.args[i].bytes && !isWeight(call, i) &&
+         gpu::rt::residency(call, i) == IGNRT_RESIDENT_HOST;
+}
+
 /// Outputs go in too: an element the kernel does not write then keeps the
 /// caller's value (libignrt's poison) as it would with a host kernel,
 /// instead of a stale one from the pooled buffer.
 void copyIn(const ignrt_device_call &call, const std::vector<bool> &bound,
             CachedKernel &kernel) {
-  // Weights are on the device already (bindBuffers copied them once), and
-  // so are the intermediates kept there (resident).
   for (size_t i = 0; i < call.num_args; ++i)
-    if (bound[i] && call.args[i].bytes && !isWeight(call, i) &&
-        gpu::rt::residency(call, i) == IGNRT_RESIDENT_HOST)
-      std::memcpy(kernel.args[i].mapped, call.data[i], call.args[i].bytes);
+    if (copiedEachCall(call, bound, i))
+      std::memcpy(kernel.args[i].host(), call.data[i], call.args[i].bytes);
 }
 
 void copyOut(const ignrt_device_call &call, const std::vector<bool> &bound,
              const CachedKernel &kernel) {
   for (size_t i = call.num_args - call.results; i < call.num_args; ++i)
-    if (bound[i] && call.args[i].bytes &&
-        gpu::rt::residency(call, i) == IGNRT_RESIDENT_HOST)
-      std::memcpy(call.data[i], kernel.args[i].mapped, call.args[i].bytes);
+    if (copiedEachCall(call, bound, i))
+      std::memcpy(call.data[i], kernel.args[i].host(), call.args[i].bytes);
 }
 
-void barrier(VulkanContext &ctx, VkPipelineStageFlags dstStage,
-             VkAccessFlags dstAccess) {
-  auto b = vkStruct<VkMemoryBarrier>(VK_STRUCTURE_TYPE_MEMORY_BARRIER);
-  b.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-  b.dstAccessMask = dstAccess;
-  ctx.vkd.vkCmdPipelineBarrier(ctx.commands,
-                               VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, dstStage,
-                               0, 1, &b, 0, nullptr, 0, nullptr);
+/// Records the copies between the staging twins of the arguments copied
+/// each call and their device buffers: every one in (\p in), or the
+/// outputs out. False when there is none to copy.
+bool recordStaging(VulkanContext &ctx, const ignrt_device_call &call,
+                   const std::vector<bool> &bound, const CachedKernel &kernel,
+                   bool in) {
+  bool any = false;
+  for (size_t i = in ? 0 : call.num_args - call.results; i < call.num_args; ++i)
+    if (copiedEachCall(call, bound, i) && kernel.args[i].staged()) {
+      recordStagingCopy(ctx, kernel.args[i], call.args[i].bytes, in);
+      any = true;
+    }
+  return any;
 }
 
-bool record(VulkanContext &ctx, const KernelDescriptor &desc,
+/// The call's commands: its inputs copied in where they are staged, its
+/// dispatches, each seeing the previous ones' writes, between two
+/// timestamps, and its outputs copied out, made visible to the host.
+bool record(VulkanContext &ctx, const ignrt_device_call &call,
+            const std::vector<bool> &bound, const KernelDescriptor &desc,
             const CachedKernel &kernel, std::string &why) {
   const DeviceFunctions &vk = ctx.vkd;
-  vk.vkResetCommandBuffer(ctx.commands, 0);
-  auto begin = vkStruct<VkCommandBufferBeginInfo>(
-      VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  VkResult r = vk.vkBeginCommandBuffer(ctx.commands, &begin);
-  if (r != VK_SUCCESS)
-    return why = "vkBeginCommandBuffer failed: " + resultName(r), false;
+  if (beginCommands(ctx, why) != VK_SUCCESS)
+    return false;
+  const VkPipelineStageFlags compute = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
+  const VkAccessFlags shader =
+      VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  bool copiedIn = recordStaging(ctx, call, bound, kernel, /*in=*/true);
+  if (copiedIn)
+    recordBarrier(ctx, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                  VK_ACCESS_TRANSFER_WRITE_BIT, compute, shader);
   if (ctx.info.timestamps) {
     vk.vkCmdResetQueryPool(ctx.commands, ctx.timestamps, 0, 2);
-    vk.vkCmdWriteTimestamp(ctx.commands, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+    // After the copies in: the time is the dispatches'.
+    vk.vkCmdWriteTimestamp(ctx.commands,
+                           copiedIn ? VK_PIPELINE_STAGE_TRANSFER_BIT
+                                    : VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
                            ctx.timestamps, 0);
   }
   for (size_t i = 0; i < desc.dispatches.size(); ++i) {
     const Dispatch &d = desc.dispatches[i];
     const Pipeline &p = kernel.pipelines[i];
-    if (i) // each dispatch sees the previous ones' writes
-      barrier(ctx, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-              VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    if (i)
+      recordBarrier(ctx, compute, VK_ACCESS_SHADER_WRITE_BIT, compute, shader);
     vk.vkCmdBindPipeline(ctx.commands, VK_PIPELINE_BIND_POINT_COMPUTE,
                          p.pipeline);
     vk.vkCmdBindDescriptorSets(ctx.commands, VK_PIPELINE_BIND_POINT_COMPUTE,
                                p.layout, 0, 1, &p.set, 0, nullptr);
     vk.vkCmdDispatch(ctx.commands, d.groups[0], d.groups[1], d.groups[2]);
   }
-  // The fence alone does not make shader writes visible to the host.
-  barrier(ctx, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
   if (ctx.info.timestamps)
     vk.vkCmdWriteTimestamp(ctx.commands, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
                            ctx.timestamps, 1);
-  r = vk.vkEndCommandBuffer(ctx.commands);
-  if (r != VK_SUCCESS)
-    return why = "vkEndCommandBuffer failed: " + resultName(r), false;
+  recordBarrier(ctx, compute, VK_ACCESS_SHADER_WRITE_BIT,
+                VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+  recordStaging(ctx, call, bound, kernel, /*in=*/false);
+  // The fence alone does not make the device's writes visible to the host.
+  recordBarrier(ctx, compute | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
   return true;
 }
 
@@ -195,29 +215,16 @@ bool deviceTime(VulkanContext &ctx, double &ns) {
   return true;
 }
 
-bool submitAndWait(VulkanContext &ctx, ignrt_device_stats &stats,
-                   std::string &why) {
-  const DeviceFunctions &vk = ctx.vkd;
-  vk.vkResetFences(ctx.device, 1, &ctx.fence);
-  auto submit = vkStruct<VkSubmitInfo>(VK_STRUCTURE_TYPE_SUBMIT_INFO);
-  submit.commandBufferCount = 1;
-  submit.pCommandBuffers = &ctx.commands;
+/// Submits the recorded call and times it: by the timestamps where the
+/// queue has them, else from submit to fence on the host.
+bool runAndTime(VulkanContext &ctx, ignrt_device_stats &stats,
+                std::string &why) {
   auto start = std::chrono::steady_clock::now();
-  VkResult r = vk.vkQueueSubmit(ctx.queue, 1, &submit, ctx.fence);
-  if (r == VK_SUCCESS)
-    r = vk.vkWaitForFences(ctx.device, 1, &ctx.fence, VK_TRUE, kFenceTimeoutNs);
+  if (submitAndWait(ctx, why) != VK_SUCCESS)
+    return false;
   auto end = std::chrono::steady_clock::now();
-  if (r == VK_TIMEOUT)
-    ctx.broken = "an earlier launch timed out and may still be running: the "
-                 "Vulkan device is unusable in this process";
-  else if (r == VK_ERROR_DEVICE_LOST)
-    ctx.broken = "the Vulkan device was lost";
-  if (r == VK_TIMEOUT)
-    return why = "timed out: the dispatches did not finish in 60 s", false;
-  if (r != VK_SUCCESS)
-    return why = "running the dispatches failed: " + resultName(r), false;
-  stats.device_ns = std::chrono::duration<double, std::nano>(end - start)
-                        .count(); // submit to fence, unless timestamps say
+  stats.device_ns =
+      std::chrono::duration<double, std::nano>(end - start).count();
   double ns = 0;
   if (ctx.info.timestamps && deviceTime(ctx, ns))
     stats.device_ns = ns;
@@ -241,7 +248,8 @@ bool runLocked(const ignrt_device_call &call, ignrt_device_stats &stats,
     return false;
   std::vector<bool> bound = boundArguments(call, desc);
   copyIn(call, bound, *kernel);
-  if (!record(*ctx, desc, *kernel, why) || !submitAndWait(*ctx, stats, why))
+  if (!record(*ctx, call, bound, desc, *kernel, why) ||
+      !runAndTime(*ctx, stats, why))
     return false;
   copyOut(call, bound, *kernel);
   releaseLastUses(call);

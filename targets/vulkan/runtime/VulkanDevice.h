@@ -11,6 +11,8 @@
 //                      otherwise discrete > integrated > virtual GPU > CPU.
 //   IGN_VULKAN_LOADER  the loader library to open instead of libvulkan.so.1
 //                      (tests set it to a missing file).
+//   IGN_VULKAN_MEMORY  auto, staged or host: where buffers live
+//                      (VulkanMemory.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef IGN_TARGETS_VULKAN_VULKANDEVICE_H
@@ -47,6 +49,9 @@ struct VulkanDeviceInfo {
   bool uniformAndStorageBuffer8BitAccess = false;
   uint32_t maxStorageBufferRange = 0;
   uint32_t maxStorageBuffersPerStage = 0;
+  /// Where a call's buffers live: "device-local, mapped", "device-local,
+  /// staged", ... (VulkanMemory.h's describeMemory).
+  std::string memory;
 };
 
 /// Registers the driver as libignrt's device "vulkan" (idempotent;

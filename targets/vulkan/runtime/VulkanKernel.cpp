@@ -119,83 +119,6 @@ bool allocateSets(VulkanContext &ctx, const KernelDescriptor &kernel,
   return true;
 }
 
-/// A memory type for \p bits that the host can map coherently; cached
-/// when possible, since outputs are read back with memcpy.
-bool findMemoryType(const VulkanContext &ctx, uint32_t bits, uint32_t &type) {
-  const VkMemoryPropertyFlags need = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                     VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  bool found = false;
-  for (uint32_t i = 0; i < ctx.memory.memoryTypeCount; ++i) {
-    VkMemoryPropertyFlags flags = ctx.memory.memoryTypes[i].propertyFlags;
-    if (!(bits & (1u << i)) || (flags & need) != need)
-      continue;
-    bool cached = flags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
-    if (!found || cached) {
-      type = i;
-      found = true;
-    }
-    if (cached)
-      break;
-  }
-  return found;
-}
-
-VkResult allocateBuffer(VulkanContext &ctx, uint64_t bytes, Buffer &b,
-                        std::string &why) {
-  const DeviceFunctions &vk = ctx.vkd;
-  auto info =
-      vkStruct<VkBufferCreateInfo>(VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO);
-  info.size = bytes;
-  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
-  info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-  VkResult r = vk.vkCreateBuffer(ctx.device, &info, nullptr, &b.buffer);
-  if (r != VK_SUCCESS)
-    return why = failed("vkCreateBuffer", r), r;
-  VkMemoryRequirements req;
-  vk.vkGetBufferMemoryRequirements(ctx.device, b.buffer, &req);
-  auto alloc =
-      vkStruct<VkMemoryAllocateInfo>(VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO);
-  alloc.allocationSize = req.size;
-  if (!findMemoryType(ctx, req.memoryTypeBits, alloc.memoryTypeIndex)) {
-    why = "the device has no host-visible, host-coherent memory for storage "
-          "buffers";
-    return VK_ERROR_FEATURE_NOT_PRESENT;
-  }
-  r = vk.vkAllocateMemory(ctx.device, &alloc, nullptr, &b.memory);
-  if (r != VK_SUCCESS)
-    return why = failed("vkAllocateMemory", r) + " (" + std::to_string(bytes) +
-                 " bytes)",
-           r;
-  r = vk.vkBindBufferMemory(ctx.device, b.buffer, b.memory, 0);
-  if (r != VK_SUCCESS)
-    return why = failed("vkBindBufferMemory", r), r;
-  r = vk.vkMapMemory(ctx.device, b.memory, 0, VK_WHOLE_SIZE, 0, &b.mapped);
-  if (r != VK_SUCCESS)
-    return why = failed("vkMapMemory", r), r;
-  b.capacity = bytes;
-  return VK_SUCCESS;
-}
-
-void freeBuffer(VulkanContext &ctx, Buffer &b) {
-  // Freeing the memory unmaps it.
-  if (b.buffer)
-    ctx.vkd.vkDestroyBuffer(ctx.device, b.buffer, nullptr);
-  if (b.memory)
-    ctx.vkd.vkFreeMemory(ctx.device, b.memory, nullptr);
-  b = Buffer();
-}
-
-VkResult ensureBuffer(VulkanContext &ctx, uint64_t bytes, Buffer &b,
-                      std::string &why) {
-  if (b.capacity >= bytes)
-    return VK_SUCCESS;
-  freeBuffer(ctx, b);
-  VkResult r = allocateBuffer(ctx, bytes, b, why);
-  if (r != VK_SUCCESS)
-    freeBuffer(ctx, b);
-  return r;
-}
-
 /// The device copies of bundle weights, each made once: keyed by the
 /// bundle's epoch, the weight's host address and the bound bytes.
 class WeightCache {
@@ -207,12 +130,13 @@ public:
     auto it = buffers_.find(key);
     if (it == buffers_.end()) {
       Buffer b;
-      VkResult r = allocateBuffer(ctx, bytes, b, why);
+      VkResult r = allocateBuffer(ctx, bytes, BufferUse::Upload, b, why);
+      if (r == VK_SUCCESS)
+        r = upload(ctx, b, call.data[arg], call.args[arg].bytes, why);
       if (r != VK_SUCCESS) {
         freeBuffer(ctx, b);
         return r;
       }
-      std::memcpy(b.mapped, call.data[arg], call.args[arg].bytes);
       it = buffers_.emplace(key, b).first;
     }
     out = &it->second;
@@ -277,7 +201,7 @@ VkResult residentBuffer(VulkanContext &ctx, const ignrt_device_call &call,
   out = residentCache().get(
       call, arg, bytes,
       [&](uint64_t size, Buffer &b) {
-        result = allocateBuffer(ctx, size, b, why);
+        result = allocateBuffer(ctx, size, BufferUse::Device, b, why);
         if (result != VK_SUCCESS)
           freeBuffer(ctx, b);
         return result == VK_SUCCESS;
@@ -363,12 +287,15 @@ VkResult bindBuffers(VulkanContext &ctx, const ignrt_device_call &call,
                            ? &cached.scratch[b.index]
                            : &cached.constants[b.index];
       bool arg = b.kind == Binding::Arg;
+      BufferUse use = arg                          ? BufferUse::Transfer
+                      : b.kind == Binding::Scratch ? BufferUse::Device
+                                                   : BufferUse::Upload;
       VkResult r =
           arg && isWeight(call, b.index)
               ? weightCache().get(ctx, call, b.index, bytes, buffer, why)
           : arg && gpu::rt::residency(call, b.index) != IGNRT_RESIDENT_HOST
               ? residentBuffer(ctx, call, b.index, bytes, buffer, why)
-              : ensureBuffer(ctx, bytes, *buffer, why);
+              : ensureBuffer(ctx, bytes, use, *buffer, why);
       if (r != VK_SUCCESS)
         return r;
       // The exact range, so that OpArrayLength sees the tensor's length.
@@ -385,12 +312,16 @@ VkResult bindBuffers(VulkanContext &ctx, const ignrt_device_call &call,
   ctx.vkd.vkUpdateDescriptorSets(ctx.device, uint32_t(writes.size()),
                                  writes.data(), 0, nullptr);
   if (!cached.constantsLoaded) {
-    for (size_t c = 0; c < kernel.constants.size(); ++c)
-      if (cached.constants[c].mapped)
-        std::memcpy(cached.constants[c].mapped,
-                    static_cast<const char *>(call.blob) +
-                        kernel.constants[c].offset,
-                    kernel.constants[c].bytes);
+    for (size_t c = 0; c < kernel.constants.size(); ++c) {
+      if (!cached.constants[c].buffer) // bound by no dispatch
+        continue;
+      VkResult r = upload(ctx, cached.constants[c],
+                          static_cast<const char *>(call.blob) +
+                              kernel.constants[c].offset,
+                          kernel.constants[c].bytes, why);
+      if (r != VK_SUCCESS)
+        return why = "constant " + std::to_string(c) + ": " + why, r;
+    }
     cached.constantsLoaded = true;
   }
   return VK_SUCCESS;

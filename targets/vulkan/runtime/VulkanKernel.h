@@ -1,8 +1,8 @@
 //===- VulkanKernel.h - one kernel's pipelines and buffers ------*- C++ -*-===//
 //
 // The Vulkan objects of one kernel (a descriptor and its SPIR-V): a compute
-// pipeline and descriptor set per dispatch, built once, and host-visible
-// storage buffers for its bound arguments and scratch, kept between calls
+// pipeline and descriptor set per dispatch, built once, and storage buffers
+// for its bound arguments and scratch (VulkanMemory.h), kept between calls
 // and grown when a call needs more.
 //
 //===----------------------------------------------------------------------===//
@@ -16,14 +16,6 @@
 #include <vector>
 
 namespace ign::vulkan {
-
-/// A host-visible, host-coherent storage buffer, mapped for its lifetime.
-struct Buffer {
-  VkBuffer buffer = VK_NULL_HANDLE;
-  VkDeviceMemory memory = VK_NULL_HANDLE;
-  void *mapped = nullptr;
-  uint64_t capacity = 0; // bytes; 0 before the first allocation
-};
 
 struct Pipeline {
   VkShaderModule module = VK_NULL_HANDLE;
@@ -58,8 +50,9 @@ void releaseBuffers(VulkanContext &ctx, CachedKernel &kernel);
 
 /// Gives every bound argument and scratch a buffer big enough for this
 /// call, and each constant its buffer filled from the blob (once), and
-/// points the descriptor sets at them. Returns the failing
-/// result (VK_SUCCESS when none) with \p why naming the step.
+/// points the descriptor sets at them. Weights and constants are uploaded
+/// here, so this runs before the call's commands are recorded. Returns the
+/// failing result (VK_SUCCESS when none) with \p why naming the step.
 VkResult bindBuffers(VulkanContext &ctx, const ignrt_device_call &call,
                      const KernelDescriptor &kernel, CachedKernel &cached,
                      std::string &why);

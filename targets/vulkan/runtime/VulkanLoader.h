@@ -47,6 +47,7 @@ namespace ign::vulkan {
   X(vkCmdBindPipeline)                                                         \
   X(vkCmdBindDescriptorSets)                                                   \
   X(vkCmdDispatch)                                                             \
+  X(vkCmdCopyBuffer)                                                           \
   X(vkCmdPipelineBarrier)                                                      \
   X(vkCmdResetQueryPool)                                                       \
   X(vkCmdWriteTimestamp)                                                       \

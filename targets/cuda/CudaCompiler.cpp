@@ -168,6 +168,7 @@ gpu::GpuChip gpuChipAt(const CudaChip &chip, const std::string &precision) {
   // the CUDA cores.
   gpuChip.stagedGemms = gpuChip.stagedGemmsBefore = true;
   gpuChip.groupReductions = true;
+  gpuChip.subgroupReductions = true; // shuffles (PtxLowering.cpp)
   return gpuChip;
 }
 

@@ -17,6 +17,7 @@
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Approximation.h"
@@ -90,6 +91,29 @@ LogicalResult expandMath(Operation *gpuModule, std::string &why) {
   os << left->getName() << " on " << left->getResultTypes().front()
      << " has no PTX lowering";
   return failure();
+}
+
+/// A warp's width: what gpu.subgroup_size is on every NVIDIA GPU.
+struct WarpSize : OpRewritePattern<mlir::gpu::SubgroupSizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(mlir::gpu::SubgroupSizeOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<arith::ConstantIndexOp>(op, kWarpSize);
+    return success();
+  }
+  static constexpr int64_t kWarpSize = 32;
+};
+
+/// Subgroup ops (the group reductions', GroupReduction.h) as GPU-to-NVVM
+/// takes them: the size a constant, reductions butterfly shuffles over
+/// the warp (gpu.shuffle, 32 bits at a time).
+void lowerSubgroupOps(Operation *gpuModule) {
+  RewritePatternSet patterns(gpuModule->getContext());
+  patterns.add<WarpSize>(gpuModule->getContext());
+  // (MLIR 19 spells it "Pattenrs".)
+  populateGpuLowerSubgroupReduceToShufflePattenrs(patterns, WarpSize::kWarpSize,
+                                                  /*shuffleBitwidth=*/32);
+  (void)applyPatternsAndFoldGreedily(gpuModule, std::move(patterns));
 }
 
 /// The math ops GPU-to-NVVM leaves alone (it turns floor, ceil, absf,
@@ -302,9 +326,11 @@ FailureOr<PtxKernel> lowerToPtx(ModuleOp module, func::FuncOp kernel,
   kernel.erase();
   if (failed(nameEntriesAfterModules(module, *launches, why)))
     return failure();
-  for (auto m : module.getOps<mlir::gpu::GPUModuleOp>())
+  for (auto m : module.getOps<mlir::gpu::GPUModuleOp>()) {
+    lowerSubgroupOps(m);
     if (failed(expandMath(m, why)))
       return failure();
+  }
   PassManager pm(ctx);
   buildNvvmPipeline(pm);
   if (failed(pm.run(module))) {

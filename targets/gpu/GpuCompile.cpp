@@ -9,6 +9,7 @@
 #include "GpuCompile.h"
 
 #include "GroupReduction.h"
+#include "RowLaunch.h"
 #include "StagedGemm.h"
 
 #include "ign/Conversion/KernelBufferization.h"
@@ -83,19 +84,18 @@ void appendReplay(ModuleOp module, llvm::StringRef script,
   os << "\n";
 }
 
-/// The launches of one of the layer's own kinds (`has` / `emit`: staged
-/// GEMMs, group reductions) added to `own` where `copy` has ops that take
-/// them and `knob` says so: `tuned`'s, or `before` for a tuned record made
-/// before the knob existed (what it was measured with), else
-/// `chipDefault`. Returns the knob's value, or nothing where no op takes
-/// them.
+/// The launches of one of the layer's own kinds (`emit`: staged GEMMs, row
+/// launches, group reductions) added to `own` where `copy` has ops that
+/// take them (`present`) and `knob` says so: `tuned`'s, or `before` for a
+/// tuned record made before the knob existed (what it was measured with),
+/// else `chipDefault`. Returns the knob's value, or nothing where no op
+/// takes them.
 std::optional<int64_t>
 addLayerLaunches(func::FuncOp copy, const search::Schedule *tuned,
-                 const char *knob, bool chipDefault, bool before,
-                 bool (*has)(func::FuncOp, const GpuChip &),
+                 const char *knob, bool chipDefault, bool before, bool present,
                  OwnLaunches (*emit)(func::FuncOp, const GpuChip &),
                  const GpuChip &chip, OwnLaunches &own) {
-  if (!has(copy, chip))
+  if (!present)
     return std::nullopt;
   int64_t on = chipDefault ? 1 : 0;
   if (tuned) {
@@ -109,9 +109,12 @@ addLayerLaunches(func::FuncOp copy, const search::Schedule *tuned,
 }
 
 /// The backend's own launches of `copy` (bufferized), then the layer's:
-/// staged GEMMs, then group reductions of what is left, each where the
-/// kernel has ops that take them and its knob says so; `schedule`
-/// receives those knobs.
+/// staged GEMMs, row launches, then group reductions of what is left, each
+/// where the kernel has ops that take them and its knob says so;
+/// `schedule` receives those knobs. Whether the kernel has reductions for
+/// group launches is decided before row launches take theirs, so that
+/// turning row launches off leaves a knob for them (while row launches
+/// take every such reduction, kGroupReduce changes nothing).
 OwnLaunches ownLaunchesOf(func::FuncOp copy, const search::Schedule *tuned,
                           const GpuChip &chip, GpuSchedule &schedule) {
   OwnLaunches own;
@@ -119,10 +122,14 @@ OwnLaunches ownLaunchesOf(func::FuncOp copy, const search::Schedule *tuned,
     own = chip.ownLaunches(copy);
   schedule.stagedGemm = addLayerLaunches(
       copy, tuned, kStagedGemm, chip.stagedGemms, chip.stagedGemmsBefore,
-      hasStagedGemms, emitStagedGemms, chip, own);
+      hasStagedGemms(copy, chip), emitStagedGemms, chip, own);
+  bool groups = hasGroupReductions(copy, chip);
+  schedule.rowLaunch = addLayerLaunches(
+      copy, tuned, kRowLaunch, chip.subgroupReductions, /*before=*/false,
+      hasRowLaunches(copy, chip), emitRowLaunches, chip, own);
   schedule.groupReduce = addLayerLaunches(
-      copy, tuned, kGroupReduce, chip.groupReductions, /*before=*/false,
-      hasGroupReductions, emitGroupReductions, chip, own);
+      copy, tuned, kGroupReduce, chip.groupReductions, /*before=*/false, groups,
+      emitGroupReductions, chip, own);
   return own;
 }
 
@@ -156,6 +163,7 @@ FailureOr<MappedKernel> mapKernelCopy(func::FuncOp kernel,
                      : modelDefaultSchedule(*copy, chip.limits, chip.numbers);
   out.schedule.stagedGemm = layer.stagedGemm;
   out.schedule.groupReduce = layer.groupReduce;
+  out.schedule.rowLaunch = layer.rowLaunch;
   std::string script =
       buildTransformScript(*copy, out.schedule, chip.limits, why, out.notes,
                            known ? &chip.numbers : nullptr, &own);
@@ -187,6 +195,7 @@ search::Schedule defaultKnobs(func::FuncOp kernel, const GpuChip &chip) {
                       : fixed;
   s.stagedGemm = layer.stagedGemm;
   s.groupReduce = layer.groupReduce;
+  s.rowLaunch = layer.rowLaunch;
   return s.knobs();
 }
 

@@ -52,6 +52,11 @@ struct GpuChip {
   /// The same for reductions with a workgroup per output
   /// (GroupReduction.h; kGroupReduce).
   bool groupReductions = false;
+  /// Whether the chip's subgroups reduce (gpu.subgroup_reduce: SPIR-V's
+  /// group arithmetic, CUDA's shuffles): a group reduction then combines
+  /// each subgroup's partials with one instead of halving them in
+  /// workgroup memory, a barrier a step.
+  bool subgroupReductions = false;
 };
 
 /// A kernel mapped onto the GPU: `module` holds `kernel` (constants,

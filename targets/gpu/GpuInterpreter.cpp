@@ -19,9 +19,11 @@
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <deque>
+#include <optional>
 #include <unordered_map>
 
 using namespace mlir;
@@ -80,6 +82,60 @@ int64_t wrap(Type t, int64_t x) {
 uint64_t unsignedOf(Type t, int64_t x) {
   unsigned w = widthOf(t);
   return w >= 64 ? uint64_t(x) : uint64_t(x) & ((uint64_t(1) << w) - 1);
+}
+
+/// combine(a, b) of gpu.subgroup_reduce's `kind` on elements of type `t`.
+Elem reduceElems(mlir::gpu::AllReduceOperation kind, Type t, Elem a, Elem b) {
+  using K = mlir::gpu::AllReduceOperation;
+  Elem out;
+  if (isa<FloatType>(t)) {
+    double x = a.f, y = b.f, nan = std::nan("");
+    bool either = std::isnan(x) || std::isnan(y);
+    double v = kind == K::ADD        ? x + y
+               : kind == K::MUL      ? x * y
+               : kind == K::MAXNUMF  ? std::fmax(x, y)
+               : kind == K::MINNUMF  ? std::fmin(x, y)
+               : kind == K::MAXIMUMF ? (either ? nan : std::max(x, y))
+                                     : (either ? nan : std::min(x, y));
+    out.f = roundTo(t, v);
+    return out;
+  }
+  int64_t x = a.i, y = b.i;
+  uint64_t ux = unsignedOf(t, x), uy = unsignedOf(t, y);
+  int64_t v = 0;
+  switch (kind) {
+  case K::ADD:
+    v = int64_t(uint64_t(x) + uint64_t(y));
+    break;
+  case K::MUL:
+    v = int64_t(uint64_t(x) * uint64_t(y));
+    break;
+  case K::MAXSI:
+    v = std::max(x, y);
+    break;
+  case K::MINSI:
+    v = std::min(x, y);
+    break;
+  case K::MAXUI:
+    v = int64_t(std::max(ux, uy));
+    break;
+  case K::MINUI:
+    v = int64_t(std::min(ux, uy));
+    break;
+  case K::AND:
+    v = x & y;
+    break;
+  case K::OR:
+    v = x | y;
+    break;
+  case K::XOR:
+    v = x ^ y;
+    break;
+  default:
+    break;
+  }
+  out.i = wrap(t, v);
+  return out;
 }
 
 /// A buffer: bytes, and for workgroup memory the threads that wrote and
@@ -381,8 +437,8 @@ using Mask = std::vector<char>;
 /// thread) and, during a launch, a block's.
 class Machine : public SimtBlock {
 public:
-  Machine(ModuleOp module, const WarpOps &warpOps)
-      : module(module), warpOps(warpOps) {}
+  Machine(ModuleOp module, const WarpOps &warpOps, int64_t subgroupSize)
+      : module(module), warpOps(warpOps), subgroupSize(subgroupSize) {}
 
   LogicalResult runHost(func::FuncOp kernel,
                         std::vector<std::vector<char>> &buffers);
@@ -419,6 +475,7 @@ private:
   LogicalResult execConstant(arith::ConstantOp c);
   LogicalResult execElementwise(Operation *op);
   LogicalResult execBarrier(Operation *op);
+  LogicalResult execSubgroupReduce(mlir::gpu::SubgroupReduceOp reduce);
   LogicalResult execVectorOp(Operation *op);
   Buffer *newBuffer(int64_t bytes, bool workgroup);
   /// A value of the host function (one thread).
@@ -426,6 +483,7 @@ private:
 
   ModuleOp module;
   const WarpOps &warpOps;
+  int64_t subgroupSize;
   /// Each value's elements per thread. An unordered_map: references to
   /// its entries stay valid while others are added.
   struct Hash {
@@ -658,6 +716,36 @@ LogicalResult Machine::execBarrier(Operation *op) {
   return success();
 }
 
+/// Each subgroup's active threads (consecutive linear ids) get the
+/// reduction of their values.
+LogicalResult Machine::execSubgroupReduce(mlir::gpu::SubgroupReduceOp reduce) {
+  Type t = reduce.getType();
+  if (!t.isIntOrFloat())
+    return fail(reduce, "a reduction of a vector");
+  auto &out = values[reduce.getResult()];
+  out.resize(threadCount);
+  const std::vector<Elems> &in = values[reduce.getValue()];
+  for (int64_t first = 0; first < threadCount; first += subgroupSize) {
+    int64_t end = std::min(threadCount, first + subgroupSize);
+    // CUDA's shuffles name the whole warp: all of a subgroup's threads
+    // reduce together, or none.
+    int64_t active = std::count_if(mask->begin() + first, mask->begin() + end,
+                                   [](char m) { return m != 0; });
+    if (active != 0 && active != end - first)
+      return fail(reduce, "a subgroup reduction some of a subgroup's "
+                          "threads do not reach");
+    std::optional<Elem> total;
+    for (int64_t l = first; l < end; ++l)
+      if ((*mask)[l])
+        total =
+            total ? reduceElems(reduce.getOp(), t, *total, in[l][0]) : in[l][0];
+    for (int64_t l = first; l < end; ++l)
+      if ((*mask)[l])
+        out[l] = Elems{*total};
+  }
+  return success();
+}
+
 LogicalResult Machine::execGlobal(memref::GetGlobalOp get) {
   auto global = module.lookupSymbol<memref::GlobalOp>(get.getName());
   auto init =
@@ -864,6 +952,10 @@ LogicalResult Machine::exec(Operation *op) {
     return uniform(dim, blockSize[dimOf(dim.getDimension())]);
   if (auto dim = dyn_cast<mlir::gpu::GridDimOp>(op))
     return uniform(dim, gridSize[dimOf(dim.getDimension())]);
+  if (auto size = dyn_cast<mlir::gpu::SubgroupSizeOp>(op))
+    return uniform(size, subgroupSize);
+  if (auto reduce = dyn_cast<mlir::gpu::SubgroupReduceOp>(op))
+    return execSubgroupReduce(reduce);
   if (auto ld = dyn_cast<memref::LoadOp>(op)) {
     auto &out = values[ld.getResult()];
     out.resize(threadCount);
@@ -945,13 +1037,18 @@ LogicalResult Machine::runHost(func::FuncOp kernel,
 
 LogicalResult interpretMappedKernel(func::FuncOp kernel,
                                     std::vector<std::vector<char>> &buffers,
-                                    std::string &why, const WarpOps &warpOps) {
+                                    std::string &why, const WarpOps &warpOps,
+                                    int64_t subgroupSize) {
   auto module = kernel->getParentOfType<ModuleOp>();
   if (!module) {
     why = "the kernel is not in a module";
     return failure();
   }
-  Machine machine(module, warpOps);
+  if (subgroupSize < 1) {
+    why = "a subgroup of " + std::to_string(subgroupSize) + " threads";
+    return failure();
+  }
+  Machine machine(module, warpOps, subgroupSize);
   if (succeeded(machine.runHost(kernel, buffers)))
     return success();
   why = machine.why;

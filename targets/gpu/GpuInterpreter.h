@@ -5,14 +5,14 @@
 // kernel (GpuCompile.h's MappedKernel: constants, allocations and
 // gpu.launch_func ops, and the outlined gpu.modules) on buffers in memory:
 // each block's threads in lockstep, an op at a time over all of them
-// (SIMT), scf.if's branches under a mask, loops with bounds every active
-// thread agrees on. It checks what a GPU would not: every load and store
-// is inside its buffer; a barrier is reached by the whole block; and no
-// thread reads or writes an element of workgroup memory another thread
-// wrote since the last barrier (a missing barrier is an error, not
-// lockstep luck). Ops it does not know are an error naming them; a
-// backend adds its own warp-level ops (WarpOps). It checks the IR a
-// backend lowers, not the backend's lowering.
+// (SIMT), subgroups of consecutive threads for gpu.subgroup_reduce, scf.if's
+// branches under a mask, loops with bounds every active thread agrees on. It
+// checks what a GPU would not: every load and store is inside its buffer; a
+// barrier is reached by the whole block; and no thread reads or writes an
+// element of workgroup memory another thread wrote since the last barrier (a
+// missing barrier is an error, not lockstep luck). Ops it does not know are an
+// error naming them; a backend adds its own warp-level ops (WarpOps). It checks
+// the IR a backend lowers, not the backend's lowering.
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,12 +63,14 @@ using WarpOps = std::function<std::optional<mlir::LogicalResult>(
 
 /// Runs `kernel` on `buffers`, one per argument (inputs, then the
 /// out-parameters), each the bytes of its memref (row-major, as the
-/// runtime stores it). Failure with `why` naming the op and what went
-/// wrong.
+/// runtime stores it), in subgroups of `subgroupSize` consecutive threads
+/// (gpu.subgroup_size, gpu.subgroup_reduce, which every thread of a
+/// subgroup or none must reach). Failure with `why` naming the
+/// op and what went wrong.
 mlir::LogicalResult
 interpretMappedKernel(mlir::func::FuncOp kernel,
                       std::vector<std::vector<char>> &buffers, std::string &why,
-                      const WarpOps &warpOps = {});
+                      const WarpOps &warpOps = {}, int64_t subgroupSize = 32);
 
 } // namespace ign::gpu
 

@@ -205,6 +205,8 @@ search::Schedule GpuSchedule::knobs() const {
     s[kStagedGemm] = *stagedGemm;
   if (groupReduce)
     s[kGroupReduce] = *groupReduce;
+  if (rowLaunch)
+    s[kRowLaunch] = *rowLaunch;
   return s;
 }
 
@@ -235,6 +237,8 @@ GpuSchedule scheduleFromKnobs(const search::Schedule *tuned,
     s.stagedGemm = tuned->at(kStagedGemm);
   if (tuned && tuned->count(kGroupReduce))
     s.groupReduce = tuned->at(kGroupReduce);
+  if (tuned && tuned->count(kRowLaunch))
+    s.rowLaunch = tuned->at(kRowLaunch);
   return s;
 }
 

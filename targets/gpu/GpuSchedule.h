@@ -36,6 +36,11 @@ inline constexpr const char *kStagedGemm = "gpu.staged_gemm";
 /// (GroupReduction.h), 0: a thread per output. Only kernels with such
 /// reductions have it.
 inline constexpr const char *kGroupReduce = "gpu.group_reduce";
+/// 1: the kernel's chains of ops over the same rows with a reduction (a
+/// softmax, a layer norm) take one launch with a workgroup per row
+/// (RowLaunch.h), 0: a launch per op. Only kernels with such chains on a
+/// chip whose subgroups reduce have it.
+inline constexpr const char *kRowLaunch = "gpu.row_launch";
 
 /// The most outputs one thread keeps in registers (a register tile).
 inline constexpr int64_t kMaxRegisterOutputs = 64;
@@ -70,6 +75,8 @@ struct GpuSchedule {
   std::optional<int64_t> stagedGemm;
   /// The same for GroupReduction.h's kGroupReduce.
   std::optional<int64_t> groupReduce;
+  /// The same for RowLaunch.h's kRowLaunch.
+  std::optional<int64_t> rowLaunch;
 
   search::Schedule knobs() const;
 };

@@ -95,9 +95,9 @@ target::TuningTask tuningTask(
   if (auto kernel = mlir::ModuleOp(task.module.get())
                         .lookupSymbol<mlir::func::FuncOp>(task.summary.name))
     t.space.defaults = defaults(kernel);
-  // Kernels with ops the layer's own launches take (staged GEMMs, group
-  // reductions) tune those knobs too.
-  for (const char *knob : {kStagedGemm, kGroupReduce})
+  // Kernels with ops the layer's own launches take (staged GEMMs, row
+  // launches, group reductions) tune those knobs too.
+  for (const char *knob : {kStagedGemm, kRowLaunch, kGroupReduce})
     if (t.space.defaults.count(knob))
       t.space.knobs.push_back({knob, {0, 1}});
   KernelSummary summary = task.summary;

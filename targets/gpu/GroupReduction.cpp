@@ -18,6 +18,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/ADT/bit.h"
 
 #include <algorithm>
@@ -26,21 +27,6 @@ using namespace mlir;
 
 namespace ign::gpu {
 
-namespace {
-
-/// A reduction as the group launch sees it.
-struct Reduction {
-  mutable linalg::LinalgOp op;   // its accessors are not const
-  Operation *combiner = nullptr; // combine(out, x) in the body
-  TypedAttr identity;            // combine(identity, y) == y
-  GemmSide x;
-  SmallVector<unsigned> parallel, reduced; // the op's loops, in order
-  SmallVector<int64_t> ranges;
-  int64_t outputs = 1, length = 1;
-};
-
-/// `op` as `out = combine(out, x)` over static buffers, or nullopt with
-/// `why`.
 std::optional<Reduction> analyzeReduction(linalg::LinalgOp op,
                                           std::string &why) {
   MemRefType out = staticOutput(op);
@@ -90,17 +76,52 @@ std::optional<Reduction> analyzeReduction(linalg::LinalgOp op,
   return r;
 }
 
-int64_t elementBytes(const Reduction &r) {
-  Type t = cast<MemRefType>(r.op.getDpsInitOperand(0)->get().getType())
-               .getElementType();
-  return std::max<int64_t>(1, t.getIntOrFloatBitWidth() / 8);
+std::optional<mlir::gpu::AllReduceOperation> subgroupKind(const Reduction &r) {
+  using K = mlir::gpu::AllReduceOperation;
+  Type t = r.combiner->getResult(0).getType();
+  if (!t.isF32() && !t.isInteger(32))
+    return std::nullopt;
+  return llvm::TypeSwitch<Operation *, std::optional<K>>(r.combiner)
+      .Case([](arith::AddFOp) { return K::ADD; })
+      .Case([](arith::AddIOp) { return K::ADD; })
+      .Case([](arith::MulFOp) { return K::MUL; })
+      .Case([](arith::MulIOp) { return K::MUL; })
+      .Case([](arith::MaximumFOp) { return K::MAXIMUMF; })
+      .Case([](arith::MinimumFOp) { return K::MINIMUMF; })
+      .Case([](arith::MaxSIOp) { return K::MAXSI; })
+      .Case([](arith::MinSIOp) { return K::MINSI; })
+      .Case([](arith::MaxUIOp) { return K::MAXUI; })
+      .Case([](arith::MinUIOp) { return K::MINUI; })
+      .Default([](Operation *) { return std::nullopt; });
 }
 
-/// Whether two or more inputs each skip a parallel loop longer than 1: the
-/// outputs share those operands (a GEMM's rows and columns, also one of
-/// fewer than kMinGemmExtent rows), which register tiles reuse and a
-/// workgroup per output would read again. A GEMV's matrix skips only the
-/// vector's loop of 1.
+Value combineWith(OpBuilder &b, const Reduction &r, Value a, Value y) {
+  Value acc = r.op.getBlock()->getArguments().back();
+  IRMapping mapping;
+  for (Value operand : r.combiner->getOperands())
+    mapping.map(operand, operand == acc ? a : y);
+  return b.clone(*r.combiner, mapping)->getResult(0);
+}
+
+bool readsAlongOutputs(const Reduction &r) {
+  OpOperand *largest = nullptr;
+  int64_t most = -1;
+  for (OpOperand *input : r.op.getDpsInputOperands()) {
+    auto type = dyn_cast<MemRefType>(input->get().getType());
+    int64_t n = type && type.hasStaticShape() ? type.getNumElements() : 0;
+    if (n > most) {
+      most = n;
+      largest = input;
+    }
+  }
+  AffineMap map = largest ? r.op.getMatchingIndexingMap(largest) : AffineMap();
+  if (!map || map.getNumResults() == 0)
+    return false;
+  auto d = dyn_cast<AffineDimExpr>(map.getResults().back());
+  return d && llvm::is_contained(r.parallel, d.getPosition()) &&
+         r.ranges[d.getPosition()] > 1;
+}
+
 bool sharesOperands(const Reduction &r) {
   int skipping = 0;
   for (OpOperand *input : r.op.getDpsInputOperands()) {
@@ -112,6 +133,105 @@ bool sharesOperands(const Reduction &r) {
   return skipping >= 2;
 }
 
+namespace {
+
+/// Runs `body` under `cond` at `b` (an scf.if without results).
+void when(OpBuilder &b, Location loc, Value cond,
+          llvm::function_ref<void()> body) {
+  b.create<scf::IfOp>(loc, cond, [&](OpBuilder &nb, Location) {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+    body();
+    b.create<scf::YieldOp>(loc);
+  });
+}
+
+/// `v` reduced over its subgroup; a NaN anywhere gives NaN for maximumf
+/// and minimumf (SPIR-V's FMax and FMin leave it undefined).
+Value reduceSubgroup(OpBuilder &b, Location loc, Value v,
+                     mlir::gpu::AllReduceOperation kind) {
+  using K = mlir::gpu::AllReduceOperation;
+  Value reduced = b.create<mlir::gpu::SubgroupReduceOp>(loc, v, kind);
+  if (kind != K::MAXIMUMF && kind != K::MINIMUMF)
+    return reduced;
+  Value nan = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, v, v);
+  Value flag = b.create<arith::ExtUIOp>(loc, b.getI32Type(), nan);
+  Value any = b.create<mlir::gpu::SubgroupReduceOp>(loc, flag, K::MAXUI);
+  Value anyNan =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, any,
+                              b.create<arith::ConstantIntOp>(loc, 0, 32));
+  auto type = cast<FloatType>(v.getType());
+  Value quiet = b.create<arith::ConstantFloatOp>(
+      loc, APFloat::getQNaN(type.getFloatSemantics()), type);
+  return b.create<arith::SelectOp>(loc, anyNan, quiet, reduced);
+}
+
+} // namespace
+
+Value subgroupTotal(OpBuilder &b, Location loc, const Reduction &r,
+                    mlir::gpu::AllReduceOperation kind, Value tid,
+                    int64_t threads, Value partial, Value shared,
+                    bool broadcast) {
+  auto c = [&](int64_t v) -> Value {
+    return b.create<arith::ConstantIndexOp>(loc, v);
+  };
+  // The subgroup size is the device's (Vulkan's may differ from the
+  // chip's), so lanes, subgroups and their count are computed from it.
+  Value size = b.create<mlir::gpu::SubgroupSizeOp>(loc, b.getIndexType(),
+                                                   /*upper_bound=*/nullptr);
+  Value mine = reduceSubgroup(b, loc, partial, kind);
+  Value lane = b.create<arith::RemUIOp>(loc, tid, size);
+  Value lead =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, lane, c(0));
+  when(b, loc, lead, [&] {
+    b.create<memref::StoreOp>(
+        loc, mine, shared,
+        ValueRange{b.create<arith::DivUIOp>(loc, tid, size)});
+  });
+  b.create<mlir::gpu::BarrierOp>(loc);
+  Value inFirst =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, tid, size);
+  Value identity = b.create<arith::ConstantOp>(loc, r.identity);
+  auto first = b.create<scf::IfOp>(
+      loc, inFirst,
+      [&](OpBuilder &nb, Location) {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value count = b.create<arith::DivUIOp>(
+            loc, b.create<arith::AddIOp>(loc, c(threads - 1), size), size);
+        auto loop =
+            b.create<scf::ForOp>(loc, tid, count, size, ValueRange{identity});
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(loop.getBody());
+          Value x =
+              b.create<memref::LoadOp>(loc, shared, loop.getInductionVar());
+          b.create<scf::YieldOp>(
+              loc, combineWith(b, r, loop.getRegionIterArgs()[0], x));
+        }
+        b.create<scf::YieldOp>(loc,
+                               reduceSubgroup(b, loc, loop.getResult(0), kind));
+      },
+      [&](OpBuilder &nb, Location) { nb.create<scf::YieldOp>(loc, identity); });
+  Value total = first.getResult(0);
+  if (!broadcast)
+    return total;
+  Value isFirst =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid, c(0));
+  when(b, loc, isFirst,
+       [&] { b.create<memref::StoreOp>(loc, total, shared, c(threads)); });
+  b.create<mlir::gpu::BarrierOp>(loc);
+  return b.create<memref::LoadOp>(loc, shared, c(threads));
+}
+
+namespace {
+
+int64_t elementBytes(const Reduction &r) {
+  Type t = cast<MemRefType>(r.op.getDpsInitOperand(0)->get().getType())
+               .getElementType();
+  return std::max<int64_t>(1, t.getIntOrFloatBitWidth() / 8);
+}
+
 /// Whether `r` takes a group launch on `chip`: long enough, not a GEMM
 /// (analyzeGemm's, gathered convolutions included) nor sharing operands
 /// between outputs, a grid and a workgroup the chip allows, no thread's
@@ -121,7 +241,8 @@ bool takesGroupReduction(const Reduction &r, const GpuChip &chip) {
   int64_t threads = groupThreads(r.length, l);
   std::string why;
   return r.length >= kMinGroupLength && !analyzeGemm(r.op, why) &&
-         !sharesOperands(r) && r.outputs <= l.maxWorkgroupCount[0] &&
+         !sharesOperands(r) && !readsAlongOutputs(r) &&
+         r.outputs <= l.maxWorkgroupCount[0] &&
          threads * elementBytes(r) <= l.sharedMemoryBytes &&
          (l.maxLoopIterations == 0 ||
           (r.length + threads - 1) / threads <= l.maxLoopIterations);
@@ -133,7 +254,9 @@ public:
   GroupReductionEmitter(const Reduction &r, int64_t threads, Value fill)
       : r(r), threads(threads), fill(fill), b(r.op), loc(r.op.getLoc()) {}
 
-  mlir::gpu::LaunchOp emit();
+  /// The launch; with `useSubgroups`, subgroup reductions where the
+  /// combiner has one (subgroupKind), else the tree in workgroup memory.
+  mlir::gpu::LaunchOp emit(bool useSubgroups);
 
 private:
   Value c(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
@@ -144,22 +267,30 @@ private:
                    SmallVector<Value> &loops);
   /// This thread's partial: combine over elements tid, tid + threads, ...
   Value partial(Value tid, ArrayRef<Value> outputLoops);
-  /// Halves the partials in `shared` down to element 0, a barrier a step.
-  void tree(Value tid, Value shared);
+  /// Halves the partials in `shared` down to element 0, a barrier a step;
+  /// thread 0 then combines it into the output.
+  void tree(Value tid, Value partial, Value shared);
+  /// Each subgroup's partials reduced by one op (`kind`), their results
+  /// through `shared` into the first subgroup, reduced again, and its
+  /// first thread's combined into the output.
+  void subgroups(Value tid, Value partial, Value shared,
+                 mlir::gpu::AllReduceOperation kind);
+  /// Under `cond`: combines `total` (made by `make` there) into the output.
+  void storeTotal(Value cond, llvm::function_ref<Value()> make);
+  void when(Value cond, llvm::function_ref<void()> body) {
+    ign::gpu::when(b, loc, cond, body);
+  }
 
   const Reduction &r;
   int64_t threads;
   Value fill;
   OpBuilder b;
   Location loc;
+  SmallVector<Value> outputLoops;
 };
 
 Value GroupReductionEmitter::combine(Value a, Value y) {
-  Value acc = r.op.getBlock()->getArguments().back();
-  IRMapping mapping;
-  for (Value operand : r.combiner->getOperands())
-    mapping.map(operand, operand == acc ? a : y);
-  return b.clone(*r.combiner, mapping)->getResult(0);
+  return combineWith(b, r, a, y);
 }
 
 void GroupReductionEmitter::delinearize(ArrayRef<unsigned> group, Value linear,
@@ -187,24 +318,47 @@ Value GroupReductionEmitter::partial(Value tid, ArrayRef<Value> outputLoops) {
   return loop.getResult(0);
 }
 
-void GroupReductionEmitter::tree(Value tid, Value shared) {
+void GroupReductionEmitter::storeTotal(Value cond,
+                                       llvm::function_ref<Value()> make) {
+  when(cond, [&] {
+    Value out = r.op.getDpsInitOperand(0)->get();
+    SmallVector<Value> at =
+        indicesAt(b, loc, r.op.getIndexingMapsArray().back(), outputLoops);
+    Value start = fill ? fill : b.create<memref::LoadOp>(loc, out, at);
+    b.create<memref::StoreOp>(loc, combine(start, make()), out, at);
+  });
+}
+
+void GroupReductionEmitter::tree(Value tid, Value partial, Value shared) {
+  b.create<memref::StoreOp>(loc, partial, shared, tid);
+  b.create<mlir::gpu::BarrierOp>(loc);
   for (int64_t step = threads / 2; step >= 1; step /= 2) {
     Value active =
         b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, tid, c(step));
-    b.create<scf::IfOp>(loc, active, [&](OpBuilder &nb, Location) {
-      OpBuilder::InsertionGuard inner(b);
-      b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+    when(active, [&] {
       Value mine = b.create<memref::LoadOp>(loc, shared, tid);
       Value other = b.create<memref::LoadOp>(
           loc, shared, ValueRange{b.create<arith::AddIOp>(loc, tid, c(step))});
       b.create<memref::StoreOp>(loc, combine(mine, other), shared, tid);
-      b.create<scf::YieldOp>(loc);
     });
     b.create<mlir::gpu::BarrierOp>(loc);
   }
+  Value first =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid, c(0));
+  storeTotal(first,
+             [&] { return b.create<memref::LoadOp>(loc, shared, c(0)); });
 }
 
-mlir::gpu::LaunchOp GroupReductionEmitter::emit() {
+void GroupReductionEmitter::subgroups(Value tid, Value partial, Value shared,
+                                      mlir::gpu::AllReduceOperation kind) {
+  Value total = subgroupTotal(b, loc, r, kind, tid, threads, partial, shared,
+                              /*broadcast=*/false);
+  Value first =
+      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid, c(0));
+  storeTotal(first, [&] { return total; });
+}
+
+mlir::gpu::LaunchOp GroupReductionEmitter::emit(bool useSubgroups) {
   Value out = r.op.getDpsInitOperand(0)->get();
   Type element = cast<MemRefType>(out.getType()).getElementType();
   auto sharedType =
@@ -222,23 +376,14 @@ mlir::gpu::LaunchOp GroupReductionEmitter::emit() {
   b.setInsertionPointToStart(&body);
   Value tid = launch.getThreadIds().x;
   Value shared = launch.getWorkgroupAttributions()[0];
-  SmallVector<Value> loops(r.ranges.size(), c(0));
-  delinearize(r.parallel, launch.getBlockIds().x, loops);
-  b.create<memref::StoreOp>(loc, partial(tid, loops), shared, tid);
-  b.create<mlir::gpu::BarrierOp>(loc);
-  tree(tid, shared);
-  Value first =
-      b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, tid, c(0));
-  b.create<scf::IfOp>(loc, first, [&](OpBuilder &nb, Location) {
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
-    SmallVector<Value> at =
-        indicesAt(b, loc, r.op.getIndexingMapsArray().back(), loops);
-    Value start = fill ? fill : b.create<memref::LoadOp>(loc, out, at);
-    Value total = b.create<memref::LoadOp>(loc, shared, c(0));
-    b.create<memref::StoreOp>(loc, combine(start, total), out, at);
-    b.create<scf::YieldOp>(loc);
-  });
+  outputLoops.assign(r.ranges.size(), c(0));
+  delinearize(r.parallel, launch.getBlockIds().x, outputLoops);
+  Value mine = partial(tid, outputLoops);
+  std::optional<mlir::gpu::AllReduceOperation> kind = subgroupKind(r);
+  if (useSubgroups && kind)
+    subgroups(tid, mine, shared, *kind);
+  else
+    tree(tid, mine, shared);
   return launch;
 }
 
@@ -293,7 +438,7 @@ OwnLaunches emitGroupReductions(func::FuncOp kernel, const GpuChip &chip) {
     int64_t threads = groupThreads(r.length, chip.limits);
     mlir::gpu::LaunchOp launch =
         GroupReductionEmitter(r, threads, fill ? fill.getInputs()[0] : Value())
-            .emit();
+            .emit(chip.subgroupReductions);
     if (fill)
       fill->erase();
     DispatchNote &note = out[launch];

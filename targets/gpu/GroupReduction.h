@@ -20,12 +20,76 @@
 #define IGN_TARGETS_GPU_GROUPREDUCTION_H
 
 #include "GpuMapping.h"
+#include "StagedGemm.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+
+#include <optional>
+#include <string>
 
 namespace ign::gpu {
 
 struct GpuChip;
+
+/// A reduction as a launch sees it: `out = combine(out, x)`.
+struct Reduction {
+  mutable mlir::linalg::LinalgOp op;   // its accessors are not const
+  mlir::Operation *combiner = nullptr; // combine(out, x) in the body
+  mlir::TypedAttr identity;            // combine(identity, y) == y
+  GemmSide x;
+  llvm::SmallVector<unsigned> parallel, reduced; // the op's loops, in order
+  llvm::SmallVector<int64_t> ranges;
+  int64_t outputs = 1, length = 1;
+};
+
+/// `op` as `out = combine(out, x)` with one associative combiner over
+/// static buffers, its output indexed by exactly its parallel loops, or
+/// nullopt with `why`.
+std::optional<Reduction> analyzeReduction(mlir::linalg::LinalgOp op,
+                                          std::string &why);
+
+/// The subgroup op of `r`'s combiner, where one converts on every backend
+/// (f32 and i32; SPIR-V has no group and/or/xor conversion in MLIR 19) and
+/// keeps its meaning: not maxnumf/minnumf, whose NaN operands Vulkan's
+/// group FMax/FMin leave undefined (subgroupTotal guards maximumf's).
+std::optional<mlir::gpu::AllReduceOperation> subgroupKind(const Reduction &r);
+
+/// Whether two or more inputs of `r` each skip a parallel loop longer than
+/// 1: the outputs share those operands (a GEMM's rows and columns, also
+/// one of fewer than kMinGemmExtent rows), which register tiles reuse and a
+/// workgroup per output would read again. A GEMV's matrix skips only the
+/// vector's loop of 1.
+bool sharesOperands(const Reduction &r);
+
+/// Whether `r`'s largest input is contiguous along an output loop (a GEMV
+/// x[1, K] @ W[K, N]: consecutive outputs read consecutive elements of W).
+/// A thread per output then reads it coalesced (vectorized on a CPU
+/// device); a workgroup per output would read it a row apart a thread (on
+/// lavapipe BERT's pooler GEMV took 5.6 ms so against 3.0).
+bool readsAlongOutputs(const Reduction &r);
+
+/// combine(a, y): `r`'s combiner cloned at `b` on new operands.
+mlir::Value combineWith(mlir::OpBuilder &b, const Reduction &r, mlir::Value a,
+                        mlir::Value y);
+
+/// In a launch of `threads` threads along x (`tid`), every thread reaching
+/// it: the combination of every thread's `partial` by subgroup reductions
+/// of `kind` (subgroupKind(r)). Each subgroup's first lane stores its
+/// subgroup's result in `shared` (workgroup memory, one element a
+/// subgroup), a barrier, the first subgroup reduces those. Exact in thread
+/// 0 (the identity elsewhere); with `broadcast`, in every thread (thread 0
+/// stores it at shared[threads], a second barrier). The subgroup size is
+/// read at run time (gpu.subgroup_size); subgroups are taken to be runs of
+/// consecutive threads (lane tid % size, subgroup tid / size): CUDA's
+/// warps are, and so are the 1-D workgroups of every Vulkan driver seen
+/// (MLIR 19 lowers no gpu.lane_id to SPIR-V).
+mlir::Value subgroupTotal(mlir::OpBuilder &b, mlir::Location loc,
+                          const Reduction &r,
+                          mlir::gpu::AllReduceOperation kind, mlir::Value tid,
+                          int64_t threads, mlir::Value partial,
+                          mlir::Value shared, bool broadcast);
 
 /// The fewest reduced elements per output that take a group reduction
 /// (shorter ones keep a thread each).

@@ -97,6 +97,14 @@ LogicalResult attachAbi(ModuleOp module, llvm::StringRef targetEnv,
   return success(ok);
 }
 
+/// Subgroup reductions as Vulkan's group non-uniform arithmetic: the GPU
+/// dialect's canonicalization marks one outside control flow `uniform`,
+/// which GPU-to-SPIR-V maps to the Kernel capability's OpGroupFAdd, ...
+/// (not Vulkan's). A non-uniform reduction over every thread is the same.
+void subgroupReductionsAsNonUniform(Operation *gpuModule) {
+  gpuModule->walk([](mlir::gpu::SubgroupReduceOp op) { op.setUniform(false); });
+}
+
 /// index -> i64 casts as a zero extension corrected for negative values.
 /// Indices are 32 bits in these kernels, and Mesa 22.3's lavapipe
 /// miscompiles the OpSConvert to 64 bits that the plain cast becomes
@@ -195,6 +203,7 @@ LogicalResult convertModule(mlir::gpu::GPUModuleOp gpuModule) {
   attributionsAsAllocs(gpuModule);
   expandUnsupportedMath(gpuModule);
   widenIndicesWithoutSConvert(gpuModule);
+  subgroupReductionsAsNonUniform(gpuModule);
   spirv::MemorySpaceToStorageClassConverter storage(
       spirv::mapMemorySpaceToVulkanStorageClass);
   spirv::convertMemRefTypesAndAttrs(gpuModule, storage);

@@ -85,7 +85,8 @@ std::optional<VulkanChip> probedChip(std::string name, std::string &why) {
   c.runsHere = true;
   c.deviceName = info.name;
   c.stagedGemms = info.type != "CPU"; // as lavapipe below
-  c.groupReductions = c.stagedGemms;
+  c.subgroupArithmetic = info.subgroupArithmetic;
+  c.groupReductions = c.stagedGemms || c.subgroupArithmetic;
 
   return c;
 }
@@ -124,7 +125,12 @@ std::optional<VulkanChip> vulkanChip(const std::string &name,
     // benchmarks/results/2026-12-05-staged-gemm-lavapipe.md); tuning may
     // still pick them.
     c.stagedGemms = false;
-    c.groupReductions = false;
+    // A workgroup per output of a long reduction pays only with subgroup
+    // reductions there (2026-12-05: a ReduceSum over 768 0.56-0.59 ms of
+    // device time against 0.86-0.96 with a thread per output, BERT's
+    // ReduceMean 0.73 against 0.98; halving in workgroup memory had been
+    // slower, 1.0 and 1.2).
+    c.groupReductions = c.subgroupArithmetic;
     // Nominal numbers for the analytical model (its predictions are shown
     // beside lavapipe's measurements, to check the model against a device
     // that runs): one compute unit per core, llvmpipe's 256-bit vectors as

@@ -33,6 +33,9 @@ struct VulkanChip {
   /// Whether they give long reductions a workgroup per output
   /// (targets/gpu/GroupReduction.h).
   bool groupReductions = true;
+  /// Whether its subgroups have arithmetic (Vulkan's subgroup arithmetic
+  /// operations in compute shaders): GpuChip::subgroupReductions.
+  bool subgroupArithmetic = true;
   /// The probed device's name, for "device" (vulkanDeviceName gives it
   /// for lavapipe too, opening the device only then).
   std::string deviceName;

@@ -83,6 +83,7 @@ gpu::GpuChip gpuChip(const VulkanChip &chip) {
   g.numbers.bandwidthGBs = chip.bandwidthGBs;
   g.stagedGemms = chip.stagedGemms;
   g.groupReductions = chip.groupReductions;
+  g.subgroupReductions = chip.subgroupArithmetic;
   return g;
 }
 

@@ -253,6 +253,9 @@ void fillInfo(VulkanContext &ctx, const Candidate &c, uint32_t api,
   info.type = typeName(props.properties.deviceType);
   info.apiVersion = api;
   info.subgroupSize = subgroup.subgroupSize;
+  info.subgroupArithmetic =
+      (subgroup.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
+      (subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT);
   info.maxSharedMemoryBytes = l.maxComputeSharedMemorySize;
   info.maxInvocations = l.maxComputeWorkGroupInvocations;
   for (int i = 0; i < 3; ++i) {

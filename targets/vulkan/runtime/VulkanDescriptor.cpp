@@ -312,6 +312,9 @@ const CapabilityFeature capabilityFeatures[] = {
     {11, "Int64", "shaderInt64", &VulkanDeviceInfo::shaderInt64},
     {22, "Int16", "shaderInt16", &VulkanDeviceInfo::shaderInt16},
     {39, "Int8", "shaderInt8", &VulkanDeviceInfo::shaderInt8},
+    // Group and row launches reduce with OpGroupNonUniform* ... Reduce.
+    {63, "GroupNonUniformArithmetic", "subgroup arithmetic in compute shaders",
+     &VulkanDeviceInfo::subgroupArithmetic},
     {4433, "StorageBuffer16BitAccess", "storageBuffer16BitAccess",
      &VulkanDeviceInfo::storageBuffer16BitAccess},
     {4448, "StorageBuffer8BitAccess", "storageBuffer8BitAccess",

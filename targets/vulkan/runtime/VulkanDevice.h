@@ -34,6 +34,7 @@ struct VulkanDeviceInfo {
   std::string type; // "discrete GPU", "integrated GPU", "virtual GPU", "CPU"
   uint32_t apiVersion = 0; // what the driver uses: min(device, instance)
   uint32_t subgroupSize = 0;
+  bool subgroupArithmetic = false; // subgroup reductions in compute shaders
   uint32_t maxSharedMemoryBytes = 0;
   uint32_t maxInvocations = 0;
   uint32_t maxWorkgroupSize[3] = {0, 0, 0};

@@ -200,7 +200,10 @@ VkResult upload(VulkanContext &ctx, Buffer &b, const void *data,
                   VK_ACCESS_SHADER_READ_BIT);
     r = submitAndWait(ctx, why);
   }
-  freeBuffer(ctx, temporary);
+  // After a timeout the copy may still read it: leaked, as the launch
+  // path leaves its buffers (the context is unusable from then on).
+  if (r != VK_TIMEOUT)
+    freeBuffer(ctx, temporary);
   if (r != VK_SUCCESS)
     why = "uploading " + std::to_string(bytes) + " bytes: " + why;
   return r;

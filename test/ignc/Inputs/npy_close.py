@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """npy_close.py A.npy B.npy [REL_L2]: exits 0 when two float32 .npy files
-have the same shape and relative L2 error at most REL_L2 (default 1e-5).
-Standard library only, so lit tests need no numpy."""
+have the same shape, NaNs at the same elements, and relative L2 error at
+most REL_L2 (default 1e-5) over the others. Standard library only, so lit
+tests need no numpy."""
 import ast
 import math
 import struct
@@ -28,8 +29,13 @@ def main():
     if sa != sb:
         print("shapes differ:", sa, sb)
         return 1
-    num = math.sqrt(sum((x - y) ** 2 for x, y in zip(a, b)))
-    den = math.sqrt(sum(y * y for y in b)) or 1.0
+    nans = [i for i, (x, y) in enumerate(zip(a, b)) if math.isnan(x) != math.isnan(y)]
+    if nans:
+        print("NaN in one file only at %d elements, first %d" % (len(nans), nans[0]))
+        return 1
+    pairs = [(x, y) for x, y in zip(a, b) if not math.isnan(x)]
+    num = math.sqrt(sum((x - y) ** 2 for x, y in pairs))
+    den = math.sqrt(sum(y * y for _, y in pairs)) or 1.0
     if num / den > tol:
         print("relative L2 error %.3g exceeds %.3g" % (num / den, tol))
         return 1

@@ -248,7 +248,9 @@ std::vector<Chain> chainsOf(func::FuncOp kernel, const GpuChip &chip) {
 class RowLaunchEmitter {
 public:
   RowLaunchEmitter(const Chain &chain, int64_t threads)
-      : chain(chain), threads(threads), b(chain.ops.back().op),
+      : chain(chain), threads(threads),
+        perThread((chain.length + threads - 1) / threads),
+        registers(perThread <= kMaxRowRegisters), b(chain.ops.back().op),
         loc(chain.ops.back().op.getLoc()) {
     b.setInsertionPointAfter(chain.ops.back().op);
   }
@@ -257,36 +259,80 @@ public:
 
 private:
   Value c(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
-  /// `op`'s yielded value at `loops`, its output argument as `acc`.
-  Value evaluate(linalg::GenericOp op, ArrayRef<Value> loops, Value acc);
+  /// `op`'s yielded value at `loops`, its output argument as `acc`; the
+  /// chain's row elements in registers are this thread's `j`th.
+  Value evaluate(linalg::GenericOp op, ArrayRef<Value> loops, Value acc,
+                 int64_t j = -1);
   /// `body(r)` for r = tid, tid + threads, ... < R, carrying `init`.
   Value overRow(Value init, function_ref<Value(Value r, Value acc)> body);
+  /// The same unrolled (registers): body(j, r) for this thread's `j`th
+  /// element r, under an scf.if where r may be past the row (`orElse` the
+  /// value there).
+  Value atElement(int64_t j, Value orElse, function_ref<Value(Value r)> body);
+  void emitRow(const ChainOp &op);
+  void emitReduce(const ChainOp &op);
   void emitOp(const ChainOp &c);
   /// Thread 0 stores a row's value where the op wrote it.
   void storeValue(linalg::GenericOp op, Value v);
+  SmallVector<Value> at(Value r) {
+    SmallVector<Value> loops(row);
+    loops.push_back(r);
+    return loops;
+  }
 
   const Chain &chain;
   int64_t threads;
+  /// Each thread's elements of a row, and whether the chain keeps them in
+  /// registers (few enough): then a row element is stored only where
+  /// something after the chain reads it.
+  int64_t perThread;
+  bool registers;
   OpBuilder b;
   Location loc;
   Value tid, shared;
   SmallVector<Value> row; // this workgroup's row (P's loops)
   llvm::DenseMap<Value, Value> values; // a row's values, by buffer
+  /// This thread's row elements in registers, by buffer.
+  llvm::DenseMap<Value, SmallVector<Value>> elements;
 };
 
+/// Whether something other than the chain's ops reads or keeps `buffer`
+/// (a kernel argument, or an allocation used elsewhere, views included).
+bool usedAfter(Value buffer, const llvm::DenseSet<Operation *> &chainOps) {
+  if (isa<BlockArgument>(buffer))
+    return true;
+  SmallVector<Value> work{buffer};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      if (chainOps.contains(user) || isa<memref::DeallocOp>(user))
+        continue;
+      if (isa<memref::ExpandShapeOp, memref::CollapseShapeOp>(user)) {
+        work.push_back(user->getResult(0));
+        continue;
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
 Value RowLaunchEmitter::evaluate(linalg::GenericOp op, ArrayRef<Value> loops,
-                                 Value acc) {
+                                 Value acc, int64_t j) {
   Block &body = *op.getBlock();
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   IRMapping mapping;
   for (OpOperand *input : op.getDpsInputOperands()) {
     unsigned i = input->getOperandNumber();
-    auto it = values.find(baseOf(input->get()));
+    Value base = baseOf(input->get());
+    auto value = values.find(base);
+    auto kept = elements.find(base);
     mapping.map(body.getArgument(i),
-                it != values.end()
-                    ? it->second
+                value != values.end() ? value->second
+                : kept != elements.end() && j >= 0
+                    ? kept->second[j]
                     : b.create<memref::LoadOp>(
-                          loc, input->get(), indicesAt(b, loc, maps[i], loops))
+                           loc, input->get(), indicesAt(b, loc, maps[i], loops))
                           .getResult());
   }
   if (acc)
@@ -328,15 +374,27 @@ void RowLaunchEmitter::storeValue(linalg::GenericOp op, Value v) {
   });
 }
 
-void RowLaunchEmitter::emitOp(const ChainOp &op) {
-  auto at = [&](Value r) {
-    SmallVector<Value> loops(row);
-    loops.push_back(r);
-    return loops;
-  };
+Value RowLaunchEmitter::atElement(int64_t j, Value orElse,
+                                  function_ref<Value(Value r)> body) {
+  Value r = b.create<arith::AddIOp>(loc, tid, c(j * threads));
+  if ((j + 1) * threads <= chain.length) // every thread's is in the row
+    return body(r);
+  Value inRow = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ult, r,
+                                        c(chain.length));
+  auto branch = b.create<scf::IfOp>(
+      loc, inRow,
+      [&](OpBuilder &nb, Location) {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        b.create<scf::YieldOp>(loc, body(r));
+      },
+      [&](OpBuilder &nb, Location) { nb.create<scf::YieldOp>(loc, orElse); });
+  return branch.getResult(0);
+}
+
+void RowLaunchEmitter::emitRow(const ChainOp &op) {
   Value out = op.op.getDpsInitOperand(0)->get();
-  switch (op.kind) {
-  case Kind::Row:
+  if (!registers) {
     overRow(Value(), [&](Value r, Value) {
       SmallVector<Value> loops = at(r);
       b.create<memref::StoreOp>(loc, evaluate(op.op, loops, Value()), out,
@@ -344,32 +402,67 @@ void RowLaunchEmitter::emitOp(const ChainOp &op) {
       return Value();
     });
     return;
-  case Kind::Value: {
-    Value v = evaluate(op.op, row, Value());
-    values[out] = v;
-    storeValue(op.op, v);
-    return;
   }
-  case Kind::Reduce: {
-    const Reduction &r = *op.reduction;
-    // The start: the fill taken over, the row's value an earlier op left
-    // in the buffer, or what was there (read before the barriers, thread 0
-    // stores after them).
-    Value start = op.fill           ? op.fill.getInputs()[0]
-                  : values.count(out) ? values.lookup(out)
-                                      : b.create<memref::LoadOp>(loc, out, row)
-                                            .getResult();
-    Value identity = b.create<arith::ConstantOp>(loc, r.identity);
-    Value partial = overRow(identity, [&](Value i, Value acc) {
+  llvm::DenseSet<Operation *> chainOps;
+  for (const ChainOp &o : chain.ops)
+    chainOps.insert(o.op);
+  bool store = usedAfter(out, chainOps);
+  Type type = cast<MemRefType>(out.getType()).getElementType();
+  Value zero = b.create<arith::ConstantOp>(loc, b.getZeroAttr(type));
+  SmallVector<Value> kept;
+  for (int64_t j = 0; j < perThread; ++j)
+    kept.push_back(atElement(j, zero, [&](Value r) {
+      SmallVector<Value> loops = at(r);
+      Value v = evaluate(op.op, loops, Value(), j);
+      if (store)
+        b.create<memref::StoreOp>(loc, v, out, loops);
+      return v;
+    }));
+  elements[out] = std::move(kept);
+}
+
+void RowLaunchEmitter::emitReduce(const ChainOp &op) {
+  const Reduction &r = *op.reduction;
+  Value out = op.op.getDpsInitOperand(0)->get();
+  // The start: the fill taken over, the row's value an earlier op left in
+  // the buffer, or what was there (read before the barriers, thread 0
+  // stores after them).
+  Value start = op.fill ? op.fill.getInputs()[0]
+                : values.count(out)
+                    ? values.lookup(out)
+                    : b.create<memref::LoadOp>(loc, out, row).getResult();
+  Value partial = b.create<arith::ConstantOp>(loc, r.identity);
+  if (!registers) {
+    partial = overRow(partial, [&](Value i, Value acc) {
       return evaluate(op.op, at(i), acc);
     });
-    Value total = subgroupTotal(b, loc, r, *subgroupKind(r), tid, threads,
-                                partial, shared, /*broadcast=*/true);
-    Value v = combineWith(b, r, start, total);
-    values[out] = v;
+  } else {
+    for (int64_t j = 0; j < perThread; ++j)
+      partial = atElement(j, partial, [&](Value i) {
+        return evaluate(op.op, at(i), partial, j);
+      });
+  }
+  Value total = subgroupTotal(b, loc, r, *subgroupKind(r), tid, threads,
+                              partial, shared, /*broadcast=*/true);
+  Value v = combineWith(b, r, start, total);
+  values[out] = v;
+  storeValue(op.op, v);
+}
+
+void RowLaunchEmitter::emitOp(const ChainOp &op) {
+  switch (op.kind) {
+  case Kind::Row:
+    emitRow(op);
+    return;
+  case Kind::Value: {
+    Value v = evaluate(op.op, row, Value());
+    values[op.op.getDpsInitOperand(0)->get()] = v;
     storeValue(op.op, v);
     return;
   }
+  case Kind::Reduce:
+    emitReduce(op);
+    return;
   }
 }
 

@@ -15,10 +15,12 @@
 // element, which the same thread wrote; a row's value, kept in
 // registers) and other buffers at any indexing map; at least one
 // reduction and two ops. The workgroup's threads take the row's elements
-// strided (groupThreads); a reduction's partials combine by subgroup
-// reductions (subgroupTotal) and every thread gets the row's value. Every
-// result is still written where the ops wrote it (a row's value by thread
-// 0), so what follows the chain reads it as before. The kRowLaunch knob
+// strided (groupThreads), and keeps its elements of each op's result in
+// registers (at most kMaxRowRegisters a thread); a reduction's partials
+// combine by subgroup reductions (subgroupTotal) and every thread gets the
+// row's value. A result something after the chain reads is written where
+// its op wrote it (a row's value by thread 0); the others stay in
+// registers. The kRowLaunch knob
 // (GpuSchedule.h) chooses it; chips whose subgroups reduce only
 // (GpuChip::subgroupReductions).
 //
@@ -37,6 +39,10 @@ struct GpuChip;
 
 /// The shortest row a chain takes a row launch for.
 inline constexpr int64_t kMinRowLength = 32;
+/// The most row elements a thread keeps in registers across the chain's
+/// ops (a layer norm over 768 with 128 threads: 6); longer rows go through
+/// device memory between ops (each thread rereads what it wrote).
+inline constexpr int64_t kMaxRowRegisters = 8;
 
 /// The chains of `kernel` (bufferized) as row launches on `chip`, each
 /// replacing its ops (and its reductions' fills), with their notes.

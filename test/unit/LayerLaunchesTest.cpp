@@ -540,6 +540,40 @@ TEST(RowLaunch, ASoftmaxIsOneLaunch) {
   expectSoftmax(interpret(*apart, -3, 8), 5, 300);
 }
 
+/// Row-sized buffers the launches with workgroup memory bind.
+int rowBuffersBound(ig::MappedKernel &k, int64_t rows, int64_t cols) {
+  int n = 0;
+  k.module->walk([&](mlir::gpu::GPUFuncOp f) {
+    if (f.getNumWorkgroupAttributions())
+      for (Type t : f.getArgumentTypes())
+        if (auto m = dyn_cast<MemRefType>(t))
+          n += m.getShape() == ArrayRef<int64_t>{rows, cols};
+  });
+  return n;
+}
+
+/// A thread's five elements of a row of 300 stay in registers: the launch
+/// binds the input and the output rows only, the exponentials never go to
+/// memory. On a chip of 32 threads a workgroup (ten elements a thread) the
+/// rows go through memory between the ops, and are right too.
+TEST(RowLaunch, RowElementsStayInRegisters) {
+  Kernel k(softmax(5, 300));
+  ASSERT_TRUE(k.func);
+  std::string why;
+  ig::GpuChip c = chip(true, true, true);
+  FailureOr<ig::MappedKernel> m = ig::mapKernelCopy(k.func, nullptr, c, why);
+  ASSERT_TRUE(succeeded(m)) << why;
+  EXPECT_EQ(rowBuffersBound(*m, 5, 300), 2);
+  c.limits.maxInvocations = 32;
+  FailureOr<ig::MappedKernel> small =
+      ig::mapKernelCopy(k.func, nullptr, c, why);
+  ASSERT_TRUE(succeeded(small)) << why;
+  ASSERT_EQ(small->notes.size(), 1u);
+  EXPECT_EQ(small->notes[0].sharedBytes, (32 + 1) * 4);
+  EXPECT_EQ(rowBuffersBound(*small, 5, 300), 3);
+  expectSoftmax(interpret(*small, -3, 8), 5, 300);
+}
+
 /// No knob where the chip's subgroups do not reduce; an op reading the
 /// chain's row elements at another element (a transposed read: another
 /// thread's) ends the chain before it.

@@ -22,7 +22,7 @@ std::vector<float> gpuFeatures(double flops, double bytes,
   }
   // The layer's own launches: 1 on, 0 off, -1 where the kernel has no op
   // that takes them.
-  for (const char *knob : {kStagedGemm, kGroupReduce}) {
+  for (const char *knob : {kStagedGemm, kRowLaunch, kGroupReduce}) {
     auto it = s.find(knob);
     f.push_back(it == s.end() ? -1.0f : float(it->second));
   }

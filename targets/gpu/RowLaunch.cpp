@@ -47,7 +47,8 @@ struct Chain {
   int64_t length = 0;        // R
   std::vector<ChainOp> ops;
   /// The chain's results by buffer (views looked through): a row's
-  /// elements (written in memory), or a row's value (kept in registers).
+  /// elements (each thread's in registers or rewritten and reread in
+  /// memory), or a row's value (in registers; thread 0 stores it).
   llvm::DenseMap<Value, Kind> results;
   /// Buffers the chain reads that it does not write (at any element).
   llvm::DenseSet<Value> outside;

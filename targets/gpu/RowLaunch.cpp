@@ -254,6 +254,8 @@ public:
         registers(perThread <= kMaxRowRegisters), b(chain.ops.back().op),
         loc(chain.ops.back().op.getLoc()) {
     b.setInsertionPointAfter(chain.ops.back().op);
+    for (const ChainOp &o : chain.ops)
+      chainOps.insert(o.op);
   }
 
   mlir::gpu::LaunchOp emit();
@@ -288,6 +290,7 @@ private:
   /// something after the chain reads it.
   int64_t perThread;
   bool registers;
+  llvm::DenseSet<Operation *> chainOps;
   OpBuilder b;
   Location loc;
   Value tid, shared;
@@ -404,9 +407,6 @@ void RowLaunchEmitter::emitRow(const ChainOp &op) {
     });
     return;
   }
-  llvm::DenseSet<Operation *> chainOps;
-  for (const ChainOp &o : chain.ops)
-    chainOps.insert(o.op);
   bool store = usedAfter(out, chainOps);
   Type type = cast<MemRefType>(out.getType()).getElementType();
   Value zero = b.create<arith::ConstantOp>(loc, b.getZeroAttr(type));

@@ -74,12 +74,18 @@ struct Kernel {
   }
 };
 
-int sharedMemoryLaunches(ig::MappedKernel &k) {
-  int n = 0;
+/// The outlined launches with workgroup memory (the layer's own).
+std::vector<mlir::gpu::GPUFuncOp> sharedMemoryFuncs(ig::MappedKernel &k) {
+  std::vector<mlir::gpu::GPUFuncOp> out;
   k.module->walk([&](mlir::gpu::GPUFuncOp f) {
-    n += f.getNumWorkgroupAttributions() > 0;
+    if (f.getNumWorkgroupAttributions())
+      out.push_back(f);
   });
-  return n;
+  return out;
+}
+
+int sharedMemoryLaunches(ig::MappedKernel &k) {
+  return int(sharedMemoryFuncs(k).size());
 }
 
 /// The staged launch's note (the dispatch with shared memory), or none.
@@ -306,10 +312,8 @@ TEST(GroupReduction, ASumOverTwoLoopsAddsToTheOutput) {
 /// reductions).
 template <typename Op> int countOps(ig::MappedKernel &k) {
   int n = 0;
-  k.module->walk([&](mlir::gpu::GPUFuncOp f) {
-    if (f.getNumWorkgroupAttributions())
-      f.walk([&](Op) { ++n; });
-  });
+  for (mlir::gpu::GPUFuncOp f : sharedMemoryFuncs(k))
+    f.walk([&](Op) { ++n; });
   return n;
 }
 
@@ -543,12 +547,10 @@ TEST(RowLaunch, ASoftmaxIsOneLaunch) {
 /// Row-sized buffers the launches with workgroup memory bind.
 int rowBuffersBound(ig::MappedKernel &k, int64_t rows, int64_t cols) {
   int n = 0;
-  k.module->walk([&](mlir::gpu::GPUFuncOp f) {
-    if (f.getNumWorkgroupAttributions())
-      for (Type t : f.getArgumentTypes())
-        if (auto m = dyn_cast<MemRefType>(t))
-          n += m.getShape() == ArrayRef<int64_t>{rows, cols};
-  });
+  for (mlir::gpu::GPUFuncOp f : sharedMemoryFuncs(k))
+    for (Type t : f.getArgumentTypes())
+      if (auto m = dyn_cast<MemRefType>(t))
+        n += m.getShape() == ArrayRef<int64_t>{rows, cols};
   return n;
 }
 

@@ -38,7 +38,8 @@ static LogicalResult formGraph(ModuleOp module, func::FuncOp graph,
   cleanUpGraph(graph);
   foldBatchNorm(graph);
   hoistRecurrentProjections(graph);
-  if (policy.integerMatmuls || policy.integerConvsInFloat)
+  if (policy.integerMatmuls != IntegerOperands::None ||
+      policy.integerConvsInFloat)
     integerMatmuls(graph, policy.integerMatmuls);
   if (policy.untransposeWeights)
     untransposeConstantWeights(graph);

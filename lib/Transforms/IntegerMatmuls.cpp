@@ -5,8 +5,10 @@
 // (aq ui8 per tensor, wq int8 per tensor or per output column, symmetric).
 // The same sum, exactly, in integers:
 //   sa * sw[n] * (sum_k aq[m, k] * wq[k, n] - za * sum_k wq[k, n])
-// so the matmul becomes an 8-bit one accumulating in i32 (the host's VNNI
-// register tiles, GroupedDots.h), and the rest an elementwise epilogue:
+// so the matmul becomes an integer one accumulating in i32 (of bytes for
+// the host's VNNI register tiles, or of the same integers as 16-bit words
+// for its vpmaddwd ones on AVX2: GroupedDots.h), and the rest an
+// elementwise epilogue:
 // a constant column correction, a conversion and one scale per column. The
 // weight is read back from its f32 constant and its kDequantizedAttr, and
 // only when every value converts back exactly. Gemms (their bias added
@@ -81,6 +83,22 @@ bool isZeroConstant(Value v) {
   return isa<IntegerType>(dense.getElementType()) &&
          llvm::all_of(dense.getValues<APInt>(),
                       [](const APInt &x) { return x.isZero(); });
+}
+
+/// The operands' element for `operands` (Bytes or Words): the bytes as
+/// they are, or signless 16-bit words.
+Value asOperands(OpBuilder &b, Location loc, Value q,
+                 IntegerOperands operands) {
+  if (operands != IntegerOperands::Words)
+    return q;
+  auto type = cast<RankedTensorType>(q.getType());
+  return b.create<CastOp>(loc, type.clone(b.getI16Type()), q, b.getI16Type());
+}
+
+/// Reduction steps a grouped dot product takes at once: channels of a
+/// 1x1 convolution are padded to whole groups (4 bytes, 2 words).
+int64_t groupOf(IntegerOperands operands) {
+  return operands == IntegerOperands::Words ? 2 : 4;
 }
 
 /// A scalar i32 constant.
@@ -268,20 +286,26 @@ Value rescale(OpBuilder &b, Location loc, Value acc,
   return b.create<MulOp>(loc, f, channels(f32, scales));
 }
 
-/// The int8 constant of `w`'s integers, [K, N] or with `leading` [N, K].
-Value byteWeight(OpBuilder &b, Location loc, const QuantizedWeight &w,
-                 bool leading, Value from) {
-  auto i8 = IntegerType::get(b.getContext(), 8); // signless: signed, as int8
+/// The constant of `w`'s integers, [K, N] or with `leading` [N, K]: int8,
+/// or with Words `operands` int16.
+Value integerWeight(OpBuilder &b, Location loc, const QuantizedWeight &w,
+                    bool leading, Value from, IntegerOperands operands) {
   SmallVector<int64_t> shape =
       leading ? SmallVector<int64_t>{w.n, w.k} : SmallVector<int64_t>{w.k, w.n};
-  return makeWeight(b, loc, RankedTensorType::get(shape, i8),
-                    w.laidOut(leading), weightName(from, ".int8"));
+  std::vector<int8_t> q = w.laidOut(leading);
+  if (operands == IntegerOperands::Words) // signless: signed
+    return makeWeight(b, loc, RankedTensorType::get(shape, b.getI16Type()),
+                      std::vector<int16_t>(q.begin(), q.end()),
+                      weightName(from, ".int16"));
+  return makeWeight(b, loc, RankedTensorType::get(shape, b.getI8Type()),
+                    std::move(q), weightName(from, ".int8"));
 }
 
 /// The integer form of `lhs` x `rhs` (an ign.matmul or ign.gemm `op`, `rhs`
 /// [K, N] or, `transposed`, [N, K]) when it multiplies dequantized
 /// activations by a dequantized weight; null, changing nothing, otherwise.
-Value integerMatmul(Operation *op, Value lhs, Value rhs, bool transposed) {
+Value integerMatmul(Operation *op, Value lhs, Value rhs, bool transposed,
+                    IntegerOperands operands) {
   auto a = matchActivations(lhs);
   auto wType = cast<RankedTensorType>(rhs.getType());
   if (!a || wType.getRank() != 2)
@@ -293,8 +317,9 @@ Value integerMatmul(Operation *op, Value lhs, Value rhs, bool transposed) {
     return {};
   OpBuilder b(op);
   Location loc = op->getLoc();
-  Value wq = byteWeight(b, loc, *w, /*leading=*/false, rhs);
-  Value acc = b.create<MatMulOp>(loc, a->unsignedBytes(b, loc), wq);
+  Value wq = integerWeight(b, loc, *w, /*leading=*/false, rhs, operands);
+  Value acc = b.create<MatMulOp>(
+      loc, asOperands(b, loc, a->unsignedBytes(b, loc), operands), wq);
   return rescale(b, loc, acc, *a, *w, /*column=*/false);
 }
 
@@ -357,7 +382,7 @@ std::optional<QuantizedWeight> matchConstantBytes(Value v, Value &constant) {
 /// ui8 or int8 activations, a constant int8 weight with zero point 0) as
 /// the byte matmul less za times the weight's column sums: the same
 /// integers (int8 activations and their zero point moved up by 128).
-bool rewriteCenteredMatmul(MatMulOp op) {
+bool rewriteCenteredMatmul(MatMulOp op, IntegerOperands operands) {
   auto type = cast<RankedTensorType>(op.getType());
   if (!type.getElementType().isInteger(32))
     return false;
@@ -368,7 +393,7 @@ bool rewriteCenteredMatmul(MatMulOp op) {
     return false;
   OpBuilder b(op);
   Location loc = op.getLoc();
-  Value wq = byteWeight(b, loc, *w, /*leading=*/false, constant);
+  Value wq = integerWeight(b, loc, *w, /*leading=*/false, constant, operands);
   Value q = a->q, zero = a->zero;
   if (!cast<RankedTensorType>(q.getType())
            .getElementType()
@@ -377,7 +402,7 @@ bool rewriteCenteredMatmul(MatMulOp op) {
     zero = zero ? b.create<AddOp>(loc, zero, i32Constant(b, loc, 128))
                 : i32Constant(b, loc, 128);
   }
-  Value acc = b.create<MatMulOp>(loc, q, wq);
+  Value acc = b.create<MatMulOp>(loc, asOperands(b, loc, q, operands), wq);
   if (zero) {
     Type i32 = b.getI32Type();
     Value sums = vectorConstant(b, loc, i32, w->correction(1, i32));
@@ -388,10 +413,11 @@ bool rewriteCenteredMatmul(MatMulOp op) {
   return true;
 }
 
-bool rewriteMatmul(MatMulOp op) {
-  if (rewriteCenteredMatmul(op))
+bool rewriteMatmul(MatMulOp op, IntegerOperands operands) {
+  if (rewriteCenteredMatmul(op, operands))
     return true;
-  Value y = integerMatmul(op, op.getLhs(), op.getRhs(), /*transposed=*/false);
+  Value y = integerMatmul(op, op.getLhs(), op.getRhs(), /*transposed=*/false,
+                          operands);
   if (!y)
     return false;
   op.getResult().replaceAllUsesWith(y);
@@ -402,7 +428,7 @@ bool rewriteMatmul(MatMulOp op) {
 /// A gemm of a [M, K] by a [K, N] weight (or [N, K] with trans_b, as
 /// exporters write linear layers: transposed at compile time), with alpha 1
 /// and its bias (if any) added whole: the integer matmul, then the bias.
-bool rewriteGemm(GemmOp op) {
+bool rewriteGemm(GemmOp op, IntegerOperands operands) {
   // (Gemm's verifier has the bias broadcast to [M, N]; an f32 one adds to
   // the f32 epilogue as is.)
   Value c = op.getC();
@@ -412,7 +438,7 @@ bool rewriteGemm(GemmOp op) {
               cast<RankedTensorType>(c.getType()).getElementType().isF32()));
   if (!plain)
     return false;
-  Value y = integerMatmul(op, op.getA(), op.getB(), op.getTransB());
+  Value y = integerMatmul(op, op.getA(), op.getB(), op.getTransB(), operands);
   if (!y)
     return false;
   if (c)
@@ -451,7 +477,7 @@ std::vector<int8_t> withZeroChannels(const QuantizedWeight &w, int64_t extra) {
 /// dequantized filters (per filter): the integer matmul of the int8 filters
 /// [F, C] by the input [N, C, P], then the epilogue per filter, the bias
 /// and the output's shape. Channels are padded (with the zero point, and
-/// zero filters) to whole groups of 4 for VNNI.
+/// zero filters) to whole groups of the dot products (groupOf).
 ///
 /// Spatial convolutions stay in f32 (the host's direct convolutions): as
 /// im2col matmuls in bytes they ran slower than those (ResNet-50's 3x3
@@ -459,7 +485,7 @@ std::vector<int8_t> withZeroChannels(const QuantizedWeight &w, int64_t extra) {
 /// again, and at 105-130 GOP/s reading them transposed, gathered a byte at
 /// a time; direct in f32, 210 GFLOP/s). They need direct byte kernels in a
 /// channels-last layout.
-bool rewriteConv(ConvOp op) {
+bool rewriteConv(ConvOp op, IntegerOperands operands) {
   auto in = dyn_cast<RankedTensorType>(op.getInput().getType());
   auto wType = dyn_cast<RankedTensorType>(op.getWeight().getType());
   auto out = dyn_cast<RankedTensorType>(op.getType());
@@ -486,15 +512,17 @@ bool rewriteConv(ConvOp op) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   Value x = a->unsignedBytes(b, loc);
-  if (int64_t extra = (4 - c % 4) % 4) {
+  int64_t group = groupOf(operands);
+  if (int64_t extra = (group - c % group) % group) {
     w->q = withZeroChannels(*w, extra);
     w->k = c += extra;
     x = padChannels(b, loc, x, extra, a->zero);
   }
   int64_t n = in.getDimSize(0), p = out.getNumElements() / (n * f);
   x = b.create<ReshapeOp>(loc, x, b.getI64ArrayAttr({n, c, p}));
-  Value wq = byteWeight(b, loc, *w, /*leading=*/true, op.getWeight());
-  Value acc = b.create<MatMulOp>(loc, wq, x);
+  Value wq =
+      integerWeight(b, loc, *w, /*leading=*/true, op.getWeight(), operands);
+  Value acc = b.create<MatMulOp>(loc, wq, asOperands(b, loc, x, operands));
   Value y = rescale(b, loc, acc, *a, *w, /*column=*/true);
   if (Value bias = op.getBias())
     y = b.create<AddOp>(
@@ -595,14 +623,16 @@ bool rewriteIntegerConv(ConvOp op) {
 
 struct IntegerMatmulsPass
     : public impl::IntegerMatmulsBase<IntegerMatmulsPass> {
+  using IntegerMatmulsBase::IntegerMatmulsBase;
   void runOnOperation() override {
-    integerMatmuls(getOperation(), /*bytes=*/true);
+    integerMatmuls(getOperation(),
+                   words ? IntegerOperands::Words : IntegerOperands::Bytes);
   }
 };
 
 } // namespace
 
-void integerMatmuls(func::FuncOp func, bool bytes) {
+void integerMatmuls(func::FuncOp func, IntegerOperands operands) {
   SmallVector<Operation *> contractions;
   func.walk([&](Operation *op) {
     if (isa<MatMulOp, GemmOp, ConvOp>(op))
@@ -613,14 +643,14 @@ void integerMatmuls(func::FuncOp func, bool bytes) {
     auto conv = dyn_cast<ConvOp>(op);
     if (conv && rewriteIntegerConv(conv))
       changed = true;
-    else if (!bytes)
+    else if (operands == IntegerOperands::None)
       continue;
     else if (auto m = dyn_cast<MatMulOp>(op))
-      changed |= rewriteMatmul(m);
+      changed |= rewriteMatmul(m, operands);
     else if (auto g = dyn_cast<GemmOp>(op))
-      changed |= rewriteGemm(g);
+      changed |= rewriteGemm(g, operands);
     else
-      changed |= rewriteConv(conv);
+      changed |= rewriteConv(conv, operands);
   }
   if (!changed)
     return;

@@ -95,6 +95,11 @@ Value makeWeight(OpBuilder &b, Location loc, RankedTensorType type,
   return makeBlobConstant(b, loc, type, std::move(values), name);
 }
 
+Value makeWeight(OpBuilder &b, Location loc, RankedTensorType type,
+                 std::vector<int16_t> values, llvm::StringRef name) {
+  return makeBlobConstant(b, loc, type, std::move(values), name);
+}
+
 std::string weightName(Value v, llvm::StringRef suffix) {
   auto c = v.getDefiningOp<ConstantOp>();
   if (auto r = dyn_cast<DenseResourceElementsAttr>(c.getValue()))

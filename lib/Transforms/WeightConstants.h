@@ -35,6 +35,10 @@ mlir::Value makeWeight(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value makeWeight(mlir::OpBuilder &b, mlir::Location loc,
                        mlir::RankedTensorType type, std::vector<int8_t> values,
                        llvm::StringRef name);
+/// A new 16-bit integer weight constant holding `values`.
+mlir::Value makeWeight(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::RankedTensorType type, std::vector<int16_t> values,
+                       llvm::StringRef name);
 
 /// A name for a weight derived from constant `v`: its blob's key (or
 /// "folded") followed by `suffix`.

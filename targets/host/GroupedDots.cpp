@@ -11,11 +11,18 @@ using namespace mlir;
 
 namespace ign::host {
 
-int64_t groupSteps(DotKind kind) { return kind == DotKind::Bf16Pairs ? 2 : 4; }
+int64_t groupSteps(DotKind kind) { return kind == DotKind::Int8Quads ? 4 : 2; }
 
 Type groupElement(MLIRContext *ctx, DotKind kind) {
-  return kind == DotKind::Bf16Pairs ? Type(BFloat16Type::get(ctx))
-                                    : Type(IntegerType::get(ctx, 8));
+  switch (kind) {
+  case DotKind::Bf16Pairs:
+    return BFloat16Type::get(ctx);
+  case DotKind::Int8Quads:
+    return IntegerType::get(ctx, 8);
+  case DotKind::Int16Pairs:
+    return IntegerType::get(ctx, 16);
+  }
+  return {};
 }
 
 Type accumulatorElement(MLIRContext *ctx, DotKind kind) {
@@ -35,27 +42,29 @@ SmallVector<AffineMap> groupDotMaps(MLIRContext *ctx) {
 }
 
 /// acc[i] + sum over p of x[G i + p] * y[G i + p]: a vector.contract over
-/// (lanes, step) that any vector lowering computes exactly (bytes extended
-/// to i32 first, `xUnsigned` saying which operand's bytes are unsigned);
-/// lowerGroupedDots makes it one vdpbf16ps or vpdpbusd. (Built as the
-/// intrinsic now, it would stop bufferization: a call of unknown memory
-/// effects.)
-Value groupDot(OpBuilder &b, Location loc, DotKind kind, Value acc, Value x,
-               Value y, bool xUnsigned) {
+/// (lanes, step) that any vector lowering computes exactly (integers
+/// extended to i32 first: bytes as `xUnsigned` says which operand's are
+/// unsigned, words signed); lowerGroupedDots makes it one vdpbf16ps or
+/// vpdpbusd, or a vpmaddwd and a vpaddd. (Built as the intrinsic now, it
+/// would stop bufferization: a call of unknown memory effects.)
+Value groupDot(OpBuilder &b, Location loc, DotKind kind, int64_t lanes,
+               Value acc, Value x, Value y, bool xUnsigned) {
   MLIRContext *ctx = b.getContext();
   int64_t steps = groupSteps(kind);
-  auto groups = VectorType::get({kDotLanes, steps}, groupElement(ctx, kind));
+  auto groups = VectorType::get({lanes, steps}, groupElement(ctx, kind));
   Value gx = b.create<vector::ShapeCastOp>(loc, groups, x);
   Value gy = b.create<vector::ShapeCastOp>(loc, groups, y);
-  if (kind == DotKind::Int8Quads) {
-    auto wide = VectorType::get({kDotLanes, steps}, b.getI32Type());
+  if (kind == DotKind::Int16Pairs)
+    xUnsigned = false;
+  if (kind != DotKind::Bf16Pairs) {
+    auto wide = VectorType::get({lanes, steps}, b.getI32Type());
     auto extend = [&](Value v, bool isUnsigned) -> Value {
       if (isUnsigned)
         return b.create<arith::ExtUIOp>(loc, wide, v);
       return b.create<arith::ExtSIOp>(loc, wide, v);
     };
     gx = extend(gx, xUnsigned);
-    gy = extend(gy, !xUnsigned);
+    gy = extend(gy, kind == DotKind::Int8Quads && !xUnsigned);
   }
   return b.create<vector::ContractionOp>(
       loc, gx, gy, acc, b.getAffineMapArrayAttr(groupDotMaps(ctx)),
@@ -65,22 +74,38 @@ Value groupDot(OpBuilder &b, Location loc, DotKind kind, Value acc, Value x,
                                          vector::IteratorType::reduction)}));
 }
 
-/// The byte vector (16 x 4 i8) an int8 quad dot's operand extends, and
+/// The integer vector (`groups`) an integer dot's operand extends, and
 /// whether it extends it unsigned; null otherwise.
-std::pair<Value, bool> extendedBytes(Value v) {
-  auto bytes =
-      VectorType::get({kDotLanes, 4}, IntegerType::get(v.getContext(), 8));
+std::pair<Value, bool> extendedGroups(Value v, VectorType groups) {
   if (auto e = v.getDefiningOp<arith::ExtUIOp>();
-      e && e.getIn().getType() == bytes)
+      e && e.getIn().getType() == groups)
     return {e.getIn(), true};
   if (auto e = v.getDefiningOp<arith::ExtSIOp>();
-      e && e.getIn().getType() == bytes)
+      e && e.getIn().getType() == groups)
     return {e.getIn(), false};
   return {Value(), false};
 }
 
+/// The byte vector (16 x 4 i8) an int8 quad dot's operand extends, and
+/// whether it extends it unsigned; null otherwise.
+std::pair<Value, bool> extendedBytes(Value v) {
+  return extendedGroups(
+      v, VectorType::get({kDotLanes, 4}, IntegerType::get(v.getContext(), 8)));
+}
+
+/// Whether `op` is a word pair dot of `lanes` lanes: both operands words
+/// extended signed.
+bool isWordPairDot(vector::ContractionOp op, int64_t lanes) {
+  auto words =
+      VectorType::get({lanes, 2}, IntegerType::get(op.getContext(), 16));
+  auto [x, xu] = extendedGroups(op.getLhs(), words);
+  auto [y, yu] = extendedGroups(op.getRhs(), words);
+  return x && y && !xu && !yu;
+}
+
 /// Which grouped dot `op` is (a groupDot: shapes, types, maps, kind, and
-/// for bytes one unsigned and one signed operand), if any.
+/// for bytes one unsigned and one signed operand, for words two signed),
+/// if any.
 std::optional<DotKind> groupDotKind(vector::ContractionOp op) {
   auto lhs = dyn_cast<VectorType>(op.getLhsType());
   auto acc = dyn_cast<VectorType>(op.getAccType());
@@ -99,38 +124,65 @@ std::optional<DotKind> groupDotKind(vector::ContractionOp op) {
     if (x && y && xu != yu)
       return DotKind::Int8Quads;
   }
+  if (lhs.getRank() == 2 && lhs.getDimSize(1) == 2 &&
+      lhs.getElementType().isInteger(32) &&
+      acc.getElementType().isInteger(32) &&
+      isWordPairDot(op, lhs.getDimSize(0)))
+    return DotKind::Int16Pairs;
   return std::nullopt;
 }
 
-/// The declaration of `kind`'s intrinsic in the kernel's module (LLVM
-/// knows a function named llvm.* by its name): vdpbf16ps (acc, 32 bf16,
-/// 32 bf16) or vpdpbusd (acc, 16 x 4 unsigned bytes, 16 x 4 signed bytes,
-/// each as i32 lanes). A call rather than an llvm.call_intrinsic: buffer
-/// deallocation refuses ops of unknown memory effects, and calls it
-/// understands.
+/// The declaration of `kind`'s intrinsic of `lanes` lanes in the kernel's
+/// module (LLVM knows a function named llvm.* by its name): vdpbf16ps
+/// (acc, 32 bf16, 32 bf16), vpdpbusd (acc, 16 x 4 unsigned bytes, 16 x 4
+/// signed bytes, each as i32 lanes) or vpmaddwd (2 x lanes words, 2 x
+/// lanes words; no accumulator). A call rather than an
+/// llvm.call_intrinsic: buffer deallocation refuses ops of unknown memory
+/// effects, and calls it understands.
 LLVM::LLVMFuncOp dotIntrinsic(RewriterBase &rewriter, func::FuncOp kernel,
-                              DotKind kind) {
-  bool bf16 = kind == DotKind::Bf16Pairs;
-  const char *name = bf16 ? "llvm.x86.avx512bf16.dpbf16ps.512"
-                          : "llvm.x86.avx512.vpdpbusd.512";
+                              DotKind kind, int64_t lanes) {
+  const char *name = "llvm.x86.avx512.vpdpbusd.512";
+  if (kind == DotKind::Bf16Pairs)
+    name = "llvm.x86.avx512bf16.dpbf16ps.512";
+  else if (kind == DotKind::Int16Pairs)
+    name =
+        lanes == 8 ? "llvm.x86.avx2.pmadd.wd" : "llvm.x86.avx512.pmaddw.d.512";
   auto module = kernel->getParentOfType<ModuleOp>();
   if (auto f = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
     return f;
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPointToStart(module.getBody());
   MLIRContext *ctx = rewriter.getContext();
-  auto acc = VectorType::get({kDotLanes}, accumulatorElement(ctx, kind));
-  auto operand =
-      bf16 ? VectorType::get({2 * kDotLanes}, rewriter.getBF16Type()) : acc;
-  auto type = LLVM::LLVMFunctionType::get(acc, {acc, operand, operand});
+  auto acc = VectorType::get({lanes}, accumulatorElement(ctx, kind));
+  LLVM::LLVMFunctionType type;
+  if (kind == DotKind::Int16Pairs) {
+    auto words = VectorType::get({2 * lanes}, rewriter.getI16Type());
+    type = LLVM::LLVMFunctionType::get(acc, {words, words});
+  } else {
+    auto operand = kind == DotKind::Bf16Pairs
+                       ? VectorType::get({2 * lanes}, rewriter.getBF16Type())
+                       : acc;
+    type = LLVM::LLVMFunctionType::get(acc, {acc, operand, operand});
+  }
   return rewriter.create<LLVM::LLVMFuncOp>(kernel.getLoc(), name, type);
 }
 
-/// The operands of `op`'s intrinsic (after its accumulator), in order.
+/// The operands of `op`'s intrinsic (after its accumulator, if it takes
+/// one), in order.
 SmallVector<Value, 2> intrinsicOperands(RewriterBase &rewriter,
                                         vector::ContractionOp op,
                                         DotKind kind) {
   Location loc = op.getLoc();
+  if (kind == DotKind::Int16Pairs) {
+    auto lanes = cast<VectorType>(op.getLhsType()).getDimSize(0);
+    auto groups = VectorType::get({lanes, 2}, rewriter.getI16Type());
+    auto flat = VectorType::get({2 * lanes}, rewriter.getI16Type());
+    auto words = [&](Value v) -> Value {
+      return rewriter.create<vector::ShapeCastOp>(
+          loc, flat, extendedGroups(v, groups).first);
+    };
+    return {words(op.getLhs()), words(op.getRhs())};
+  }
   if (kind == DotKind::Bf16Pairs) {
     auto flat = VectorType::get({2 * kDotLanes}, rewriter.getBF16Type());
     return {rewriter.create<vector::ShapeCastOp>(loc, flat, op.getLhs()),
@@ -161,9 +213,18 @@ void lowerGroupedDots(func::FuncOp kernel) {
     return;
   IRRewriter rewriter(kernel.getContext());
   for (auto [op, kind] : dots) {
-    LLVM::LLVMFuncOp intrinsic = dotIntrinsic(rewriter, kernel, kind);
+    int64_t lanes = cast<VectorType>(op.getAccType()).getDimSize(0);
+    LLVM::LLVMFuncOp intrinsic = dotIntrinsic(rewriter, kernel, kind, lanes);
     rewriter.setInsertionPoint(op);
     SmallVector<Value, 2> xy = intrinsicOperands(rewriter, op, kind);
+    if (kind == DotKind::Int16Pairs) {
+      // vpmaddwd's sums of pairs, then vpaddd onto the accumulator.
+      auto call = rewriter.create<LLVM::CallOp>(op.getLoc(), intrinsic,
+                                                ValueRange{xy[0], xy[1]});
+      rewriter.replaceOpWithNewOp<arith::AddIOp>(op, op.getAcc(),
+                                                 call.getResult());
+      continue;
+    }
     auto call = rewriter.create<LLVM::CallOp>(
         op.getLoc(), intrinsic, ValueRange{op.getAcc(), xy[0], xy[1]});
     rewriter.replaceOp(op, call.getResults());
@@ -172,15 +233,16 @@ void lowerGroupedDots(func::FuncOp kernel) {
 
 void emitDotTile(RewriterBase &rewriter, linalg::GenericOp tile, DotKind kind,
                  Value aGroups, AffineMap aMap, Value bGroups, unsigned rowLoop,
-                 unsigned colLoop, int64_t rows, int64_t cols, bool aUnsigned) {
+                 unsigned colLoop, int64_t rows, int64_t cols, int64_t lanes,
+                 bool aUnsigned) {
   Location loc = tile.getLoc();
   rewriter.setInsertionPoint(tile);
   MLIRContext *ctx = rewriter.getContext();
   int64_t steps = groupSteps(kind);
   Type accElement = accumulatorElement(ctx, kind);
   Type element = groupElement(ctx, kind);
-  auto accType = VectorType::get({kDotLanes}, accElement);
-  auto groupsType = VectorType::get({steps * kDotLanes}, element);
+  auto accType = VectorType::get({lanes}, accElement);
+  auto groupsType = VectorType::get({steps * lanes}, element);
   auto index = [&](int64_t v) -> Value {
     return rewriter.create<arith::ConstantIndexOp>(loc, v);
   };
@@ -188,11 +250,11 @@ void emitDotTile(RewriterBase &rewriter, linalg::GenericOp tile, DotKind kind,
       rewriter.create<arith::ConstantOp>(loc, rewriter.getZeroAttr(accElement));
   Value pad =
       rewriter.create<arith::ConstantOp>(loc, rewriter.getZeroAttr(element));
-  // The columns' groups, a vector of 16 columns at a time.
+  // The columns' groups, a vector of `lanes` columns at a time.
   SmallVector<Value> bs;
-  for (int64_t v = 0; v < cols / kDotLanes; ++v)
+  for (int64_t v = 0; v < cols / lanes; ++v)
     bs.push_back(rewriter.create<vector::TransferReadOp>(
-        loc, groupsType, bGroups, ValueRange{index(steps * kDotLanes * v)}, pad,
+        loc, groupsType, bGroups, ValueRange{index(steps * lanes * v)}, pad,
         ArrayRef<bool>{true}));
   // The output tile as one (rows x cols) vector, read once and written
   // once: the schedule's finish carries it through the reduction loop
@@ -228,21 +290,20 @@ void emitDotTile(RewriterBase &rewriter, linalg::GenericOp tile, DotKind kind,
     Value bits = rewriter.create<vector::BitCastOp>(
         loc, VectorType::get({1}, i32), group);
     Value spread = rewriter.create<vector::BroadcastOp>(
-        loc, VectorType::get({kDotLanes}, i32), bits);
+        loc, VectorType::get({lanes}, i32), bits);
     Value a = rewriter.create<vector::BitCastOp>(loc, groupsType, spread);
-    for (int64_t v = 0; v < cols / kDotLanes; ++v) {
-      SmallVector<int64_t> at{r, v * kDotLanes};
+    for (int64_t v = 0; v < cols / lanes; ++v) {
+      SmallVector<int64_t> at{r, v * lanes};
       Value piece = rewriter.create<vector::ExtractStridedSliceOp>(
-          loc, acc, at, ArrayRef<int64_t>{1, kDotLanes},
-          ArrayRef<int64_t>{1, 1});
+          loc, acc, at, ArrayRef<int64_t>{1, lanes}, ArrayRef<int64_t>{1, 1});
       Value sum = groupDot(
-          rewriter, loc, kind,
+          rewriter, loc, kind, lanes,
           rewriter.create<vector::ShapeCastOp>(loc, accType, piece), bs[v], a,
           /*xUnsigned=*/!aUnsigned);
       result = rewriter.create<vector::InsertStridedSliceOp>(
           loc,
           rewriter.create<vector::ShapeCastOp>(
-              loc, VectorType::get({1, kDotLanes}, accElement), sum),
+              loc, VectorType::get({1, lanes}, accElement), sum),
           result, at, ArrayRef<int64_t>{1, 1});
     }
   }

@@ -7,7 +7,11 @@
 //   instruction, with half the bytes to stream;
 // - 8-bit quads (quantized matmuls, IntegerMatmuls.cpp, on a CPU with
 //   AVX512-VNNI): each vpdpbusd adds four products of an unsigned by a
-//   signed byte per i32 lane, exactly.
+//   signed byte per i32 lane, exactly;
+// - 16-bit word pairs (the same matmuls on a CPU without VNNI: AVX2, or
+//   AVX512BW): each vpmaddwd sums two products of words per i32 lane,
+//   exactly, and a vpaddd adds them up (on a Zen 3, 1.6x the FMAs' work
+//   per cycle).
 // Both operands are packed so that a group's steps are adjacent
 // (HostSchedule.cpp's buildPanels).
 //
@@ -22,26 +26,28 @@
 
 namespace ign::host {
 
-/// Accumulator lanes of one instruction (a 512-bit register).
+/// Accumulator lanes of one AVX-512 instruction (a 512-bit register): the
+/// bfloat16 pairs' and byte quads' (word pairs take the machine's lanes).
 constexpr int64_t kDotLanes = 16;
 
 /// The grouped dot products a register tile takes.
-enum class DotKind { Bf16Pairs, Int8Quads };
+enum class DotKind { Bf16Pairs, Int8Quads, Int16Pairs };
 
-/// Reduction steps of one group: 2 bfloat16 or 4 bytes.
+/// Reduction steps of one group: 2 bfloat16, 4 bytes or 2 words.
 int64_t groupSteps(DotKind kind);
-/// Element type of the packed groups (bf16 or i8) and of the accumulators
-/// (f32 or i32).
+/// Element type of the packed groups (bf16, i8 or i16) and of the
+/// accumulators (f32 or i32).
 mlir::Type groupElement(mlir::MLIRContext *ctx, DotKind kind);
 mlir::Type accumulatorElement(mlir::MLIRContext *ctx, DotKind kind);
 
 /// Replaces register tile `tile` (a contraction tiled to `rows` along loop
-/// `rowLoop`, `cols` (a multiple of kDotLanes) along `colLoop`, the
+/// `rowLoop`, `cols` (a multiple of `lanes`) along `colLoop`, the
 /// output's contiguous loop, one group of reduction steps and unit
 /// elsewhere) by grouped dot products: `aGroups` holds the tile's rows'
 /// groups (a vector of rows * G elements, row r at G r; or, with `aMap`, the
 /// tile's slice of A in A's layout, indexed by `aMap` and contiguous along
-/// the reduction), `bGroups` its columns' (cols * G, column c at G c).
+/// the reduction), `bGroups` its columns' (cols * G, column c at G c);
+/// `lanes` accumulators a vector (kDotLanes but for word pairs).
 /// With Int8Quads, `aUnsigned` says which operand holds the unsigned bytes
 /// (A's, or else B's). Each output vector is read, accumulated and written
 /// back; the schedule's finish keeps it in registers across the reduction
@@ -49,11 +55,12 @@ mlir::Type accumulatorElement(mlir::MLIRContext *ctx, DotKind kind);
 void emitDotTile(mlir::RewriterBase &rewriter, mlir::linalg::GenericOp tile,
                  DotKind kind, mlir::Value aGroups, mlir::AffineMap aMap,
                  mlir::Value bGroups, unsigned rowLoop, unsigned colLoop,
-                 int64_t rows, int64_t cols, bool aUnsigned = false);
+                 int64_t rows, int64_t cols, int64_t lanes,
+                 bool aUnsigned = false);
 
 /// After bufferization: makes the tiles' grouped dot products (vector
-/// contractions over 16 x G elements) AVX512-BF16 or AVX512-VNNI
-/// instructions.
+/// contractions over lanes x G elements) AVX512-BF16, AVX512-VNNI or
+/// vpmaddwd instructions.
 void lowerGroupedDots(mlir::func::FuncOp kernel);
 
 } // namespace ign::host

@@ -443,8 +443,10 @@ HostMachine hostMachine(const std::string &cpu) {
     machine.vectorRegisters = 32;
     machine.hasBf16Dot = sti->checkFeatures("+avx512bf16");
     machine.hasVnniDot = sti->checkFeatures("+avx512vnni");
+    machine.hasWordDot = sti->checkFeatures("+avx512bw");
   } else if (sti->checkFeatures("+avx")) {
     machine.vectorBits = 256;
+    machine.hasWordDot = sti->checkFeatures("+avx2");
   }
   return machine;
 }

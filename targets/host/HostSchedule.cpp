@@ -1463,15 +1463,17 @@ TileOperands tileOperands(linalg::GenericOp op, const ContractionLoops &c,
   return t;
 }
 
-/// Which operands of contraction `op` its body extends from bytes
-/// unsigned (arith.extui) or signed (extsi), by input position: the integer
-/// contractions of quantized matmuls (IntegerMatmuls.cpp).
-SmallVector<std::optional<bool>> extendedBytes(linalg::GenericOp op) {
+/// Which operands of contraction `op` its body extends from integers of
+/// `bits` (bytes or words) unsigned (arith.extui) or signed (extsi), by
+/// input position: the integer contractions of quantized matmuls
+/// (IntegerMatmuls.cpp).
+SmallVector<std::optional<bool>> extendedIntegers(linalg::GenericOp op,
+                                                  unsigned bits) {
   SmallVector<std::optional<bool>> how(op.getNumDpsInputs());
   Block *body = op.getBody();
   for (unsigned i = 0; i < how.size(); ++i) {
     BlockArgument arg = body->getArgument(i);
-    if (!arg.getType().isInteger(8) || !arg.hasOneUse())
+    if (!arg.getType().isInteger(bits) || !arg.hasOneUse())
       continue;
     Operation *user = *arg.getUsers().begin();
     if (isa<arith::ExtUIOp>(user))
@@ -1491,25 +1493,30 @@ SmallVector<std::optional<bool>> extendedBytes(linalg::GenericOp op) {
 ///   rows than one tile (a matrix-vector product reads each weight once:
 ///   converting it into pairs first would cost more);
 /// - byte quads (VNNI) of an i32 contraction of an unsigned by a signed
-///   byte operand.
+///   byte operand;
+/// - word pairs (vpmaddwd, in the machine's own vectors) of an i32
+///   contraction of two signed word operands.
 std::optional<DotKind> dotKind(linalg::GenericOp op, const ContractionLoops &c,
                                std::optional<unsigned> row, bool masked,
                                int64_t cols, int64_t kTile,
                                const HostMachine &machine) {
   auto out =
       dyn_cast<RankedTensorType>(op.getDpsInitOperand(0)->get().getType());
-  if (!out || !c.reduction || !row || masked || machine.lanes() != kDotLanes ||
-      cols % kDotLanes != 0)
+  if (!out || !c.reduction || !row || masked || cols % machine.lanes() != 0)
     return std::nullopt;
   std::optional<DotKind> kind;
   if (machine.bf16 && out.getElementType().isF32() &&
       c.rows() > machine.tileRows())
     kind = DotKind::Bf16Pairs;
-  SmallVector<std::optional<bool>> bytes = extendedBytes(op);
+  SmallVector<std::optional<bool>> bytes = extendedIntegers(op, 8);
   if (machine.hasVnniDot && out.getElementType().isInteger(32) &&
       bytes.size() == 2 && bytes[0] && bytes[1] && *bytes[0] != *bytes[1])
     kind = DotKind::Int8Quads;
-  if (!kind)
+  SmallVector<std::optional<bool>> words = extendedIntegers(op, 16);
+  if (machine.hasWordDot && out.getElementType().isInteger(32) &&
+      words.size() == 2 && words[0] == false && words[1] == false)
+    kind = DotKind::Int16Pairs;
+  if (!kind || (kind != DotKind::Int16Pairs && machine.lanes() != kDotLanes))
     return std::nullopt;
   int64_t steps = kTile ? kTile : c.ranges[*c.reduction];
   if (steps % groupSteps(*kind) != 0)
@@ -1526,7 +1533,7 @@ std::optional<DotKind> dotKind(linalg::GenericOp op, const ContractionLoops &c,
 /// op, when an operand cannot be packed.
 bool vectorizeDotTile(RewriterBase &rewriter, const scf::SCFTilingResult &tiled,
                       const ContractionLoops &c, DotKind kind, unsigned row,
-                      int64_t rows, int64_t cols) {
+                      int64_t rows, int64_t cols, int64_t lanes) {
   auto op = dyn_cast<linalg::GenericOp>(tiled.tiledOps.back());
   if (!op || tiled.loops.empty())
     return false;
@@ -1540,7 +1547,7 @@ bool vectorizeDotTile(RewriterBase &rewriter, const scf::SCFTilingResult &tiled,
   if (!bGroups)
     return false;
   // A as usual (..., m, k) holds its groups adjacent already: f32 rounded
-  // in place (packed, it was a scatter of 4-byte pieces), bytes read as
+  // in place (packed, it was a scatter of 4-byte pieces), integers read as
   // they are; transposed, packed.
   AffineMap aMap = op.getMatchingIndexingMap(t.broadcast);
   Value aGroups;
@@ -1555,9 +1562,9 @@ bool vectorizeDotTile(RewriterBase &rewriter, const scf::SCFTilingResult &tiled,
     return false;
   bool aUnsigned = false;
   if (kind == DotKind::Int8Quads)
-    aUnsigned = *extendedBytes(op)[t.broadcast->getOperandNumber()];
+    aUnsigned = *extendedIntegers(op, 8)[t.broadcast->getOperandNumber()];
   emitDotTile(rewriter, op, kind, aGroups, t.broadcastT ? aMap : AffineMap(),
-              bGroups, row, c.inner, rows, cols, aUnsigned);
+              bGroups, row, c.inner, rows, cols, lanes, aUnsigned);
   return true;
 }
 
@@ -1730,8 +1737,8 @@ vectorizeContraction(RewriterBase &rewriter, linalg::GenericOp op,
   auto tiled = tileInPlace(rewriter, target, tile, order);
   if (failed(tiled))
     return {};
-  if (dot &&
-      vectorizeDotTile(rewriter, *tiled, *c, *dot, *row, tile[*row], cols)) {
+  if (dot && vectorizeDotTile(rewriter, *tiled, *c, *dot, *row, tile[*row],
+                              cols, machine.lanes())) {
     applied[prefix + knobs::kPack] = 1;
     applied[prefix + knobs::kPackRows] = 1;
     return tile;

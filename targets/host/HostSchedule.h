@@ -43,6 +43,10 @@ struct HostMachine {
   /// The CPU has AVX512-VNNI's dot products of byte quads (vpdpbusd):
   /// quantized matmuls compute in integers (IntegerMatmuls.cpp).
   bool hasVnniDot = false;
+  /// The CPU has dot products of 16-bit word pairs in its widest vectors
+  /// (vpmaddwd: AVX2, or AVX512BW): without VNNI, quantized matmuls compute
+  /// on their integers as words.
+  bool hasWordDot = false;
   /// Contractions round their inputs to bfloat16 and sum pairs of products
   /// in f32 (--precision=bf16 on a CPU with hasBf16Dot).
   bool bf16 = false;

@@ -162,10 +162,14 @@ public:
     // at a time (transposed per element on every run: a 1x1280 x 1280x1000
     // classifier took 1.6 ms).
     policy.untransposeWeights = policy.convToMatmul;
-    // Quantized matmuls in bytes where VNNI's register tiles take them;
-    // integer convolutions as the direct f32 kernels where that is exact.
-    policy.integerMatmuls =
-        policy.convToMatmul && hostMachine(config.chip).hasVnniDot;
+    // Quantized matmuls in bytes where VNNI's register tiles take them,
+    // else in 16-bit words where vpmaddwd's do; integer convolutions as the
+    // direct f32 kernels where that is exact.
+    HostMachine machine = hostMachine(config.chip);
+    if (policy.convToMatmul)
+      policy.integerMatmuls = machine.hasVnniDot   ? IntegerOperands::Bytes
+                              : machine.hasWordDot ? IntegerOperands::Words
+                                                   : IntegerOperands::None;
     policy.integerConvsInFloat = policy.convToMatmul;
     return policy;
   }

@@ -16,11 +16,13 @@ using namespace mlir;
 namespace ign::host {
 
 Type panelElement(Type source, int64_t group) {
-  if (group == 1 && (source.isF32() || source.isInteger(8)))
+  if (group == 1 &&
+      (source.isF32() || source.isInteger(8) || source.isInteger(16)))
     return source;
   if (group == 2 && source.isF32())
     return BFloat16Type::get(source.getContext());
-  if (group == 4 && source.isInteger(8))
+  if ((group == 4 && source.isInteger(8)) ||
+      (group == 2 && source.isInteger(16)))
     return source;
   return {};
 }
@@ -31,7 +33,11 @@ std::vector<int64_t> PanelPlan::shape() const {
 }
 
 std::string PanelPlan::dtype() const {
-  return bytes ? "i8" : group == 2 ? "bf16" : "f32";
+  return intBits ? weightDtype() : group == 2 ? "bf16" : "f32";
+}
+
+std::string PanelPlan::weightDtype() const {
+  return intBits ? "i" + std::to_string(intBits) : "f32";
 }
 
 DictionaryAttr PanelPlan::toAttr(MLIRContext *ctx) const {
@@ -45,7 +51,7 @@ DictionaryAttr PanelPlan::toAttr(MLIRContext *ctx) const {
       b.getNamedAttr("width", b.getI64IntegerAttr(width)),
       b.getNamedAttr("chunk", b.getI64IntegerAttr(chunk)),
       b.getNamedAttr("group", b.getI64IntegerAttr(group)),
-      b.getNamedAttr("bytes", b.getBoolAttr(bytes)),
+      b.getNamedAttr("int_bits", b.getI64IntegerAttr(intBits)),
       b.getNamedAttr("offsets", b.getDenseI64ArrayAttr(offsets)),
   });
 }
@@ -69,11 +75,11 @@ std::optional<PanelPlan> PanelPlan::fromAttr(Attribute attr) {
     return std::nullopt;
   p.transposed = transposed.getValue();
   get("group", p.group);
-  if (auto bytes = dict.getAs<BoolAttr>("bytes"))
-    p.bytes = bytes.getValue();
+  get("int_bits", p.intBits);
   p.offsets.assign(offsets.asArrayRef().begin(), offsets.asArrayRef().end());
-  bool groupFits =
-      p.bytes ? p.group == 1 || p.group == 4 : p.group == 1 || p.group == 2;
+  bool groupFits = p.group == 1 || p.group == (p.intBits == 8 ? 4 : 2);
+  if (p.intBits != 0 && p.intBits != 8 && p.intBits != 16)
+    return std::nullopt;
   if (p.cols < 1 || p.chunk < 1 || p.width % p.cols || p.k % p.chunk ||
       p.offsets.empty() || !groupFits || p.chunk % p.group)
     return std::nullopt;
@@ -101,7 +107,7 @@ std::string packPanelBytes(const PanelPlan &p, const char *weight) {
   for (int64_t d : shape)
     elements *= d;
   std::string bytes(size_t(elements * p.elementBytes()), '\0');
-  size_t size = p.bytes ? 1 : sizeof(float);
+  size_t size = size_t(p.weightElementBytes());
   auto at = [&](int64_t k, int64_t n) {
     return weight + size * size_t(p.transposed ? n * p.k + k : k * p.n + n);
   };
@@ -113,7 +119,7 @@ std::string packPanelBytes(const PanelPlan &p, const char *weight) {
           for (int64_t l = 0; l < shape[4]; ++l) {
             int64_t n = o + j * p.cols + l / p.group;
             int64_t k = c * p.chunk + p.group * kk + l % p.group;
-            if (p.group == 2 && !p.bytes) {
+            if (p.group == 2 && !p.intBits) {
               float f;
               std::memcpy(&f, at(k, n), sizeof(f));
               uint16_t h = toBf16(f);
@@ -306,9 +312,10 @@ BlockArgument panelsArgument(func::FuncOp kernel, const PanelPlan &plan) {
     if (kernel.getArgAttr(i, kPanelsArgAttr) == attr)
       return kernel.getArgument(i);
   unsigned index = kernel.getNumArguments();
-  Type element = panelElement(plan.bytes ? Type(IntegerType::get(ctx, 8))
-                                         : Type(Float32Type::get(ctx)),
-                              plan.group);
+  Type element =
+      panelElement(plan.intBits ? Type(IntegerType::get(ctx, plan.intBits))
+                                : Type(Float32Type::get(ctx)),
+                   plan.group);
   auto type = RankedTensorType::get(plan.shape(), element);
   Builder b(ctx);
   DictionaryAttr attrs = b.getDictionaryAttr(
@@ -348,7 +355,8 @@ Value prepackedPanels(RewriterBase &rewriter, Value source, bool transposed,
   plan->transposed = transposed;
   plan->cols = cols;
   plan->group = group;
-  plan->bytes = type.getElementType().isInteger(8);
+  if (auto integer = dyn_cast<IntegerType>(type.getElementType()))
+    plan->intBits = integer.getWidth();
   BlockArgument panels = panelsArgument(kernel, *plan);
   if (!panels)
     return {};

@@ -31,18 +31,19 @@ inline constexpr const char kWeightArgAttr[] = "ign.weight";
 inline constexpr const char kPanelsArgAttr[] = "ign.panels";
 
 /// The element of panels grouping `group` reduction steps of a `source`
-/// operand: the source's own (1: f32 or bytes, 4: bytes), or bfloat16 for
-/// pairs of f32 (2); null when the source does not suit the group.
+/// operand: the source's own (1: f32, bytes or words; 4: bytes; 2: words),
+/// or bfloat16 for pairs of f32 (2); null when the source does not suit
+/// the group.
 mlir::Type panelElement(mlir::Type source, int64_t group);
 
 /// How an `ign.panels` argument derives from weight argument `source`, an
-/// f32 or 8-bit [K, N] (or [N, K] when `transposed`) as stored: element [w,
-/// c, j, kk, l] is B(k = c * chunk + kk, n = offsets[w] + j * cols + l).
+/// f32, 8- or 16-bit [K, N] (or [N, K] when `transposed`) as stored: element
+/// [w, c, j, kk, l] is B(k = c * chunk + kk, n = offsets[w] + j * cols + l).
 /// `w` is the workgroup's piece of N, `c` the reduction chunk. With a
 /// `group` G of reduction steps (> 1) the panels hold them adjacent, as
 /// grouped dot products read them (GroupedDots.h): element [w, c, j, kg,
 /// G l + p] is B(c * chunk + G kg + p, n); bfloat16 pairs of an f32 weight,
-/// byte quads of an 8-bit one.
+/// byte quads of an 8-bit one, word pairs of a 16-bit one.
 struct PanelPlan {
   int64_t source = 0;
   bool transposed = false;
@@ -51,14 +52,20 @@ struct PanelPlan {
   int64_t width = 0;            // columns of one workgroup's piece
   int64_t chunk = 0;            // reduction steps of one chunk
   int64_t group = 1;            // reduction steps adjacent in a panel row
-  bool bytes = false;           // an 8-bit weight (else f32)
+  int64_t intBits = 0;          // an 8- or 16-bit weight (0: f32)
   std::vector<int64_t> offsets; // first column of each piece
 
   /// [pieces, K / chunk, width / cols, chunk / group, cols * group].
   std::vector<int64_t> shape() const;
-  int64_t elementBytes() const { return bytes ? 1 : group == 2 ? 2 : 4; }
-  /// The bundle dtype of the panels: f32, bf16 or i8.
+  int64_t elementBytes() const {
+    return intBits ? intBits / 8 : group == 2 ? 2 : 4;
+  }
+  /// Bytes of one element of the weight as stored.
+  int64_t weightElementBytes() const { return intBits ? intBits / 8 : 4; }
+  /// The bundle dtype of the panels (f32, bf16, i8 or i16) and of their
+  /// weight as stored (f32, i8 or i16).
   std::string dtype() const;
+  std::string weightDtype() const;
   mlir::DictionaryAttr toAttr(mlir::MLIRContext *ctx) const;
   static std::optional<PanelPlan> fromAttr(mlir::Attribute attr);
 };
@@ -75,7 +82,7 @@ mlir::Value prepackedPanels(mlir::RewriterBase &rewriter, mlir::Value source,
                             mlir::Operation *outer, int64_t group);
 
 /// The bytes of the panels of `plan` from the weight's elements as stored
-/// (f32, rounded to bfloat16 as VCVTNEPS2BF16 does for pairs; or bytes).
+/// (f32, rounded to bfloat16 as VCVTNEPS2BF16 does for pairs; or integers).
 std::string packPanelBytes(const PanelPlan &plan, const char *weight);
 
 } // namespace ign::host

@@ -29,10 +29,11 @@ template <typename Contents> auto launchesOf(size_t index, Contents &c) {
   return launches;
 }
 
-/// Whether `a` is all of an f32 or 8-bit weight of `c`, as stored.
+/// Whether `a` is all of an f32, 8- or 16-bit weight of `c`, as stored.
 bool isWholePanelWeight(const bundle::LaunchArg &a,
                         const bundle::BundleContents &c) {
-  return a.kind == "weight" && (a.dtype == "f32" || a.dtype == "i8") &&
+  return a.kind == "weight" &&
+         (a.dtype == "f32" || a.dtype == "i8" || a.dtype == "i16") &&
          a.index < c.weights.size() &&
          c.weights[a.index].first.dtype == a.dtype &&
          c.weights[a.index].first.shape == a.shape;
@@ -55,8 +56,8 @@ public:
     const auto &[spec, bytes] = contents.weights[source];
     int64_t rows = plan.transposed ? plan.n : plan.k;
     int64_t columns = plan.transposed ? plan.k : plan.n;
-    size_t size = plan.bytes ? 1 : sizeof(float);
-    if (spec.dtype != (plan.bytes ? "i8" : "f32") ||
+    size_t size = size_t(plan.weightElementBytes());
+    if (spec.dtype != plan.weightDtype() ||
         spec.shape != std::vector<int64_t>{rows, columns} ||
         bytes.size() != size_t(rows * columns) * size)
       return emitError(loc, "weight '")

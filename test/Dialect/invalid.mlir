@@ -128,7 +128,8 @@ func.func @matmul_element_type(%arg0: tensor<3x4xf32>, %arg1: tensor<4x5xf16>) -
 
 // -----
 
-// Bytes by bytes accumulate in i32; bytes by anything else are refused.
+// Bytes by bytes (and words by words) accumulate in i32; bytes by anything
+// else are refused.
 func.func @matmul_bytes(%arg0: tensor<3x4xui8>, %arg1: tensor<4x5xi16>) -> tensor<3x5xi32> {
   // expected-error@+2 {{operand element types differ: 'ui8' vs 'i16'}}
   // expected-error@+1 {{'ign.matmul' op failed to infer returned types}}

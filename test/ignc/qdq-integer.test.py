@@ -7,10 +7,13 @@ f32 output with onnxruntime running the QDQ graph as written (graph
 optimizations off: dequantize, then f32 arithmetic).
 
   qdq-integer.test.py WORKDIR IGNC
-Prints whether the host took the integer path as its CPU implies (VNNI:
-8-bit matmuls into i32 and vpdpbusd in the kernels; else only the
-MatMulInteger's, an exact i32 matmul as ONNX defines it) and, per output,
-the relative L2 error.
+Prints, for this machine and for CPUs named as targets (compiled, not run),
+whether the kernels take the integer path the CPU implies: with VNNI
+(znver4), matmuls of bytes into i32 and vpdpbusd; with AVX2 and no VNNI
+(x86-64-v3) or AVX512BW and no VNNI (skylake-avx512), matmuls of the same
+integers as 16-bit words and vpmaddwd (256 or 512 bits); with neither
+(x86-64), only the MatMulInteger's, an exact i32 matmul as ONNX defines
+it. Then, per output, the relative L2 error.
 """
 import os
 import subprocess
@@ -104,17 +107,41 @@ graph = helper.make_graph(
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 pair = CompiledPair(model, "qdq", work, ignc, optimize=False)
 
+
+
+def integer_path(target):
+    """The integer matmuls of the kernels for `target` and the dot product
+    instructions their LLVM IR calls."""
+    def emit(what):
+        return subprocess.run([ignc, pair.path, f"--target={target}", f"--emit={what}"],
+                              check=True, capture_output=True, text=True).stdout
+    matmuls = [line for line in emit("kernels").splitlines()
+               if "ign.matmul" in line and line.rstrip().endswith("xi32")]
+    llvm = emit("llvm")
+    dots = {name for name in ("avx512.vpdpbusd.512", "avx2.pmadd.wd", "avx512.pmaddw.d.512")
+            if f"llvm.x86.{name}" in llvm}
+    words = sum(1 for m in matmuls if "xi16," in m)
+    return len(matmuls), words, dots
+
+
 with open("/proc/cpuinfo") as f:
-    vnni = "avx512_vnni" in f.read()
-kernels = subprocess.run([ignc, pair.path, "--emit=kernels"], check=True,
-                         capture_output=True, text=True).stdout
-llvm = subprocess.run([ignc, pair.path, "--emit=llvm"], check=True, capture_output=True,
-                      text=True).stdout
-integer = sum(1 for line in kernels.splitlines()
-              if "ign.matmul" in line and line.rstrip().endswith("xi32"))
-expected = (integer == 6 and "vpdpbusd" in llvm) if vnni else integer == 1
-print(f"integer path as the CPU implies: {'yes' if expected else 'NO'}"
-      f" (VNNI {vnni}, {integer} byte matmuls)")
+    flags = f.read()
+here = ("znver4" if "avx512_vnni" in flags else
+        "skylake-avx512" if "avx512bw" in flags else
+        "x86-64-v3" if "avx2" in flags else "x86-64")
+expected = {  # (integer matmuls, of them in words, dot instructions)
+    "znver4": (6, 0, {"avx512.vpdpbusd.512"}),
+    "x86-64-v3": (6, 6, {"avx2.pmadd.wd"}),
+    "skylake-avx512": (6, 6, {"avx512.pmaddw.d.512"}),
+    "x86-64": (1, 0, set()),
+}
+paths = {t: integer_path(t) for t in expected}
+paths["host"] = integer_path("host")
+ok = all(paths[t] == want for t, want in expected.items()) and paths["host"] == expected[here]
+print(f"integer path as the CPU implies: {'yes' if ok else 'NO'}")
+for t, got in paths.items():
+    print(f"  {t}: {got[0]} integer matmuls, {got[1]} of words, {sorted(got[2])}"
+          f" (expected {expected[here if t == 'host' else t]})")
 
 feeds = {"x": rng.uniform(-2, 3, (16, 40)).astype(np.float32),
          "img": rng.uniform(-2.5, 5, (1, 6, 8, 12)).astype(np.float32)}

@@ -11,6 +11,8 @@
 #ifndef IGN_TRANSFORMS_GRAPHPIPELINE_H
 #define IGN_TRANSFORMS_GRAPHPIPELINE_H
 
+#include "ign/Transforms/Passes.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -38,8 +40,9 @@ struct GraphPolicy {
   /// Quantized contractions (integerMatmuls): i32 convolutions of bytes in
   /// f32 where that is exact (a CPU target), and ...
   bool integerConvsInFloat = false;
-  /// ... matmuls in 8-bit integers (a CPU with integer dot products: VNNI).
-  bool integerMatmuls = false;
+  /// ... matmuls in integers (a CPU with integer dot products: bytes with
+  /// VNNI, 16-bit words with AVX2's vpmaddwd).
+  IntegerOperands integerMatmuls = IntegerOperands::None;
 };
 
 /// Runs the graph pipeline on `module`'s @main and the graph functions of

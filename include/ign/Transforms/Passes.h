@@ -37,12 +37,17 @@ mlir::LogicalResult outlineKernels(mlir::ModuleOp module,
 /// where their weights and parameters are constants.
 void foldBatchNorm(mlir::func::FuncOp func);
 
-/// Rewrites `func`'s quantized contractions (IntegerMatmuls.cpp): with
-/// `bytes` (a CPU with VNNI), matmuls, gemms and 1x1 convolutions of
-/// dequantized (or zero-point-centered) bytes by int8 weights into 8-bit
-/// matmuls accumulating in i32; always, i32 convolutions of centered bytes
-/// whose sums f32 holds exactly into f32 convolutions.
-void integerMatmuls(mlir::func::FuncOp func, bool bytes);
+/// The operands integerMatmuls gives quantized matmuls: none (they stay
+/// f32 as written), their bytes (a CPU with VNNI's byte quads), or the
+/// same integers as 16-bit words (a CPU with vpmaddwd's pairs: AVX2).
+enum class IntegerOperands { None, Bytes, Words };
+
+/// Rewrites `func`'s quantized contractions (IntegerMatmuls.cpp): unless
+/// `operands` is None, matmuls, gemms and 1x1 convolutions of dequantized
+/// (or zero-point-centered) bytes by int8 weights into integer matmuls of
+/// `operands` accumulating in i32; always, i32 convolutions of centered
+/// bytes whose sums f32 holds exactly into f32 convolutions.
+void integerMatmuls(mlir::func::FuncOp func, IntegerOperands operands);
 
 /// Transposes the constant f32 weights of `func`'s ign.gemm with trans_b
 /// into [K, N] at compile time (the gemm then has no trans_b): the host's

@@ -17,7 +17,7 @@ def FoldBatchNorm : Pass<"ign-fold-batch-norm", "mlir::func::FuncOp"> {
 }
 
 def IntegerMatmuls : Pass<"ign-integer-matmuls", "mlir::func::FuncOp"> {
-  let summary = "Compute quantized contractions in 8-bit integers";
+  let summary = "Compute quantized contractions in integers";
   let description = [{
     `matmul((cast(aq) - za) * sa, W)` where `aq` is ui8 or int8 (per
     tensor) and `W` a constant folded from a symmetric int8 weight (per
@@ -29,9 +29,15 @@ def IntegerMatmuls : Pass<"ign-integer-matmuls", "mlir::func::FuncOp"> {
     An i32 convolution of centered bytes by a constant weight (ConvInteger,
     QLinearConv) whose partial sums stay below 2^24 becomes the f32
     convolution of the same values. Anything that does not convert back
-    exactly stays as it is. (The host runs the byte matmuls only on CPUs
-    with VNNI, the f32 convolutions everywhere.)
+    exactly stays as it is. With `words`, the integer matmuls read the same
+    integers as 16-bit words (AVX2's vpmaddwd pairs). (The host runs byte
+    matmuls on CPUs with VNNI, word matmuls on other CPUs with AVX2, the
+    f32 convolutions everywhere.)
   }];
+  let options = [
+    Option<"words", "words", "bool", /*default=*/"false",
+           "16-bit word operands (vpmaddwd) instead of bytes (VNNI)">
+  ];
 }
 
 def HoistRecurrentProjections

@@ -52,6 +52,9 @@ struct DirectConvLoops {
   /// Steps of the reduction read along the row of pixels (the kernel's
   /// columns: 3 for a 3x3 window, 1 for a 1x1 convolution).
   int64_t windowColumns = 1;
+  /// Input pixels between neighbouring output pixels of a row (the
+  /// convolution's stride along it).
+  int64_t rowStride = 1;
 };
 
 /// The loops of `op` when it is a direct convolution (static, out += a * b,

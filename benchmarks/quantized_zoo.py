@@ -15,7 +15,10 @@ interleaved (as zoo_vs_peers.py). Prints and writes (--out) Markdown, --csv
 the raw rows.
 
   python3 benchmarks/quantized_zoo.py [--threads 1,2] [--rounds 3]
-      [--only NAME,...] [--out FILE.md] [--csv FILE]
+      [--only NAME,...] [--before-ignc OLD/ignc] [--out FILE.md] [--csv FILE]
+
+With --before-ignc, an earlier build's bundle is timed in the same rounds
+(a "before ms" column and the geometric mean of ignc / before).
 
 Needs numpy and onnxruntime (pip); builds the zoo on first use.
 """
@@ -165,6 +168,12 @@ def measure(name, kind, fp32_path, qpath, inputs, args, work):
     if err:
         row["ignc_error"] = err
         return row
+    before = None
+    if args.before_ignc:
+        before = bundle[:-len(".ignb")] + ".before.ignb"
+        if err := zoo.compile_ignc(args.before_ignc, qpath, inputs, before):
+            row["before_error"] = err
+            before = None
     feeds = zoo.make_inputs(inputs, 7)
     input_args = zoo.save_feeds(feeds, work)
     qsess = {t: zoo.ort_session(qpath, t) for t in args.threads}
@@ -178,10 +187,13 @@ def measure(name, kind, fp32_path, qpath, inputs, args, work):
         for fn in calls.values():
             fn()
         runs = {k: zoo.runs_for(zoo.time_call(fn, 1)) for k, fn in calls.items()}
-        samples = {k: [] for k in list(calls) + ["ignc"]}
+        samples = {k: [] for k in list(calls) + ["ignc"] + (["before"] if before else [])}
         for _ in range(args.rounds):
             samples["ignc"].append(zoo.time_ignc(args.ignc, bundle, t, runs["ort_int8"],
                                                  input_args))
+            if before:
+                samples["before"].append(zoo.time_ignc(args.before_ignc, before, t,
+                                                       runs["ort_int8"], input_args))
             for k, fn in calls.items():
                 samples[k].append(zoo.time_call(fn, runs[k]))
         for k, v in samples.items():
@@ -190,34 +202,44 @@ def measure(name, kind, fp32_path, qpath, inputs, args, work):
 
 
 def report(rows, args):
-    lines = [f"Machine: {zoo.cpu_name()}, {os.cpu_count()} cores. "
+    before = f"Before: {args.before_ignc}. " if args.before_ignc else ""
+    lines = [f"Machine: {zoo.cpu_name()}, {os.cpu_count()} cores. {before}"
              f"onnxruntime {__import__('onnxruntime').__version__}. "
              f"{args.rounds} interleaved rounds per model and thread count.", ""]
     for t in args.threads:
         lines += [f"### {t} thread(s)", "",
-                  "| model | kind | ignc ms | ort int8 ms | ort fp32 ms | ignc / ort int8 "
-                  "| ort fp32 / int8 | ignc error (steps) | ignc rel L2 | ort int8 rel L2 "
-                  "| top-1 ignc / ort |",
-                  "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
-        ratios = []
+                  "| model | kind | ignc ms | before ms | ort int8 ms | ort fp32 ms "
+                  "| ignc / ort int8 | ort fp32 / int8 | ignc error (steps) | ignc rel L2 "
+                  "| ort int8 rel L2 | top-1 ignc / ort |",
+                  "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+        ratios, changes = [], []
         for r in rows:
             if "ignc_error" in r:
                 lines.append(f"| {r['model']} | {r['kind']} | refused: {r['ignc_error']} "
-                             "| | | | | | | | |")
+                             "| | | | | | | | | |")
                 continue
             i, q, f = (r.get(f"{k}_ms_t{t}") for k in ("ignc", "ort_int8", "ort_fp32"))
+            b = r.get(f"before_ms_t{t}")
             ratios.append(i / q)
+            if b:
+                changes.append(i / b)
             steps = "-" if r["steps"] is None else f"{r['steps']:.2f}"
             yes = {None: "-", True: "yes", False: "NO"}
             fp = f"{f:.3f}" if f else "-"
             fr = f"{f / q:.2f}" if f else "-"
-            lines.append(f"| {r['model']} | {r['kind']} | {i:.3f} | {q:.3f} | {fp} | "
+            lines.append(f"| {r['model']} | {r['kind']} | {i:.3f} | "
+                         f"{f'{b:.3f}' if b else 'refused' if 'before_error' in r else '-'}"
+                         f" | {q:.3f} | {fp} | "
                          f"{i / q:.2f} | {fr} | {steps} | {r['rel_l2']:.1e} | "
                          f"{r['ort_rel_l2']:.1e} | {yes[r['top1']]} / {yes[r['ort_top1']]} |")
         if ratios:
             lines += ["", f"- ignc / onnxruntime int8 at {t} thread(s): geometric mean "
                       f"{zoo.geomean(ratios):.2f} over {len(ratios)} models; best "
                       f"{min(ratios):.2f}, worst {max(ratios):.2f}", ""]
+        if changes:
+            lines += [f"- ignc / before at {t} thread(s): geometric mean "
+                      f"{zoo.geomean(changes):.2f} over {len(changes)} models; best "
+                      f"{min(changes):.2f}, worst {max(changes):.2f}", ""]
     return "\n".join(lines)
 
 
@@ -227,6 +249,7 @@ def main():
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--only", default="")
     p.add_argument("--ignc", default=os.path.join(zoo.ROOT, "build", "bin", "ignc"))
+    p.add_argument("--before-ignc", help="an earlier ignc build, timed side by side")
     p.add_argument("--out")
     p.add_argument("--csv")
     args = p.parse_args()

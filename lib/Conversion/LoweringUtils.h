@@ -78,7 +78,7 @@ constexpr llvm::StringLiteral kUnsignedResultAttr = "ign.unsigned_result";
 inline bool isUnsignedOp(mlir::Operation *op) {
   return op->hasAttr(kUnsignedAttr);
 }
-/// On an ign.matmul of 8-bit integers: which operands are unsigned (each
+/// On an ign.matmul of 8- or 16-bit integers: which operands are unsigned (each
 /// may differ), as a DenseBoolArrayAttr [lhs, rhs].
 constexpr llvm::StringLiteral kUnsignedOperandsAttr = "ign.unsigned_operands";
 /// The (statically shaped) type of an op's first result.

@@ -245,8 +245,13 @@ std::optional<QuantizedWeight> matchWeight(Value w, int64_t k, int64_t n,
   return qw;
 }
 
-/// An i32 sum of `k` products of bytes cannot overflow.
-bool sumFits(int64_t k) { return k <= (int64_t(1) << 31) / (255 * 128); }
+/// An i32 sum of `k` products of bytes cannot overflow, and (with words)
+/// the steps are whole pairs: an odd K leaves the host's word tiles for
+/// generic i32 code, slower than the f32 matmul.
+bool sumFits(int64_t k, IntegerOperands operands) {
+  return k <= (int64_t(1) << 31) / (255 * 128) &&
+         (operands != IntegerOperands::Words || k % 2 == 0);
+}
 
 /// A small f32 or i32 constant [n] (inline).
 Value vectorConstant(OpBuilder &b, Location loc, Type element,
@@ -307,7 +312,7 @@ Value integerMatmul(Operation *op, Value lhs, Value rhs, bool transposed,
   int64_t k = wType.getDimSize(transposed ? 1 : 0);
   int64_t n = wType.getDimSize(transposed ? 0 : 1);
   auto w = matchWeight(rhs, k, n, transposed);
-  if (!w || !sumFits(k))
+  if (!w || !sumFits(k, operands))
     return {};
   OpBuilder b(op);
   Location loc = op->getLoc();
@@ -383,7 +388,7 @@ bool rewriteCenteredMatmul(MatMulOp op, IntegerOperands operands) {
   Value constant;
   auto a = matchCenteredBytes(op.getLhs());
   auto w = a ? matchConstantBytes(op.getRhs(), constant) : std::nullopt;
-  if (!w || !sumFits(w->k))
+  if (!w || !sumFits(w->k, operands))
     return false;
   OpBuilder b(op);
   Location loc = op.getLoc();
@@ -503,7 +508,7 @@ bool rewriteConv(ConvOp op, IntegerOperands operands) {
   int64_t f = wType.getDimSize(0), c = wType.getDimSize(1);
   auto biasType = op.getBias() ? cast<RankedTensorType>(op.getBias().getType())
                                : RankedTensorType();
-  if (!a || !sumFits(c) ||
+  if (!a || !sumFits(c, operands) ||
       (biasType &&
        (!biasType.getElementType().isF32() || biasType.getNumElements() != f)))
     return false;

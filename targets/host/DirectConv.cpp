@@ -789,8 +789,8 @@ std::pair<int64_t, int64_t> defaultDirectConvTile(const DirectConvLoops &c,
   int64_t pixels = tileRowsFor(p, rows, cap, c.windowColumns > 1);
   // A strided row of as many pixels as the tile's lanes of filters (8 x 8
   // on AVX2) became scalar multiplies: stride-2 3x3 convolutions of 3 and
-  // 16 channels to 24 filters ran 4.5x slower in tiles of 8 pixels than of
-  // 7 or 9.
+  // 16 channels to 24 filters ran 4.5-4.9x slower in tiles of 8 pixels
+  // than of 7 or 9.
   if (c.rowStride > 1 && pixels == filters && pixels > 4)
     pixels = tileRowsFor(p, pixels - 1, pixels - 1, c.windowColumns > 1);
   return {filters, pixels};

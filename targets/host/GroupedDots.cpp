@@ -125,6 +125,7 @@ std::optional<DotKind> groupDotKind(vector::ContractionOp op) {
       return DotKind::Int8Quads;
   }
   if (lhs.getRank() == 2 && lhs.getDimSize(1) == 2 &&
+      (lhs.getDimSize(0) == 8 || lhs.getDimSize(0) == 16) &&
       lhs.getElementType().isInteger(32) &&
       acc.getElementType().isInteger(32) &&
       isWordPairDot(op, lhs.getDimSize(0)))
@@ -276,7 +277,7 @@ void emitDotTile(RewriterBase &rewriter, linalg::GenericOp tile, DotKind kind,
   Value result = acc;
   auto i32 = rewriter.getI32Type();
   for (int64_t r = 0; r < rows; ++r) {
-    // Row r's group as one 32-bit lane, broadcast to all 16.
+    // Row r's group as one 32-bit lane, broadcast to all `lanes`.
     SmallVector<Value> aAt{index(steps * r)};
     if (aMap) {
       aAt.clear();

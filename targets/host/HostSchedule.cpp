@@ -1486,8 +1486,9 @@ SmallVector<std::optional<bool>> extendedIntegers(linalg::GenericOp op,
 
 /// The grouped dot products register tiles of contraction `op` (its loops
 /// `c`, tiled `cols` wide along its columns, `row` its row loop) take, if
-/// any: the machine has them, the tile is whole vectors of a 512-bit
-/// register, the reduction (or its chunk `kTile`) is whole groups, and one
+/// any: the machine has them, the tile is whole vectors (of a 512-bit
+/// register but for word pairs, which take the machine's own), the
+/// reduction (or its chunk `kTile`) is whole groups, and one
 /// operand streams the columns and the other broadcasts the rows.
 /// - bfloat16 pairs (--precision=bf16) of an f32 contraction with more
 ///   rows than one tile (a matrix-vector product reads each weight once:

@@ -14,7 +14,8 @@ whether the kernels take the integer path the CPU implies: with VNNI
 convolutions) of the same integers as 16-bit words and vpmaddwd (256 or 512
 bits); with neither
 (x86-64), only the MatMulInteger's, an exact i32 matmul as ONNX defines
-it. Then, per output, the relative L2 error.
+it. Then, per output, the relative L2 error; on a CPU with AVX512BW, the
+skylake-avx512 bundle's outputs against this machine's.
 """
 import os
 import subprocess
@@ -167,3 +168,15 @@ for i, (out, g, w) in enumerate(zip(pair.session.get_outputs(), got, want)):
                   f"{relative_l2(w, reference[i]):.2e})")
             continue
     print(f"{out.name}: {'match' if err <= 1e-5 else 'DIFFERS'} (relative L2 {err:.2e})")
+
+# The 512-bit word tiles (a CPU with AVX512BW and no VNNI) run wherever
+# AVX512BW is: the same outputs as this machine's own bundle.
+if "avx512bw" in flags:
+    here_got = got
+    pair.bundle = os.path.join(work, "qdq-skylake-avx512.ignb")
+    subprocess.run([ignc, pair.path, "--target=skylake-avx512", "-q", "-o", pair.bundle],
+                   check=True)
+    got512, _ = pair.run(feeds)
+    worst = max(relative_l2(a, b) for a, b in zip(got512, here_got))
+    print(f"skylake-avx512 words, run here: {'agree' if worst <= 1e-5 else 'DIFFERS'}"
+          f" (worst relative L2 {worst:.2e})")

@@ -327,11 +327,11 @@ LogicalResult MatMulOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
   if (l.getRank() == 0 || r.getRank() == 0)
     return emitOptionalError(loc, "matmul operands must have rank >= 1");
   // 8-bit integers (of either signedness each) accumulate in i32, as the
-  // integer contractions of quantized models do; so do 16-bit ones by
-  // 16-bit ones (IntegerMatmuls.cpp's words).
+  // integer contractions of quantized models do; so do signless 16-bit
+  // ones by signless 16-bit ones (IntegerMatmuls.cpp's words).
   Type le = l.getElementType(), re = r.getElementType();
   bool bytes = (le.isInteger(8) && re.isInteger(8)) ||
-               (le.isInteger(16) && re.isInteger(16));
+               (le.isSignlessInteger(16) && re.isSignlessInteger(16));
   if (l.getElementType() != r.getElementType() && !bytes)
     return emitOptionalError(loc, "operand element types differ: ",
                              l.getElementType(), " vs ", r.getElementType());

@@ -50,3 +50,19 @@ func.func @main(%x: tensor<1x3x2x2xui8>, %x5: tensor<1x5x2x2xui8>) -> (tensor<1x
   %y5 = ign.conv %a5, %w5 {dilations = [1, 1], pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x5x2x2xf32>, tensor<2x5x1x1xf32>) -> tensor<1x2x2x2xf32>
   return %y, %y5 : tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>
 }
+
+// -----
+
+// An odd K (3) stays f32 with words: the host's word tiles take whole pairs
+// of steps, and the rest would be generic i32 code, slower than f32.
+// CHECK-LABEL: func.func @main
+// CHECK-NOT: xi16
+// CHECK: ign.matmul {{.*}} : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
+func.func @main(%x: tensor<2x3xui8>) -> tensor<2x2xf32> {
+  %s = ign.constant dense<0.1> : tensor<f32>
+  %xf = ign.cast %x : tensor<2x3xui8> to f32
+  %a = ign.mul %xf, %s : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  %w = ign.constant {ign.dequantized = {scale = dense<0.5> : tensor<1xf32>, type = i8, zero_point = dense<0> : tensor<1xi64>}} dense<[[0.5, -0.5], [1.5, 1.0], [-64.0, 63.5]]> : tensor<3x2xf32>
+  %y = ign.matmul %a, %w : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
+  return %y : tensor<2x2xf32>
+}

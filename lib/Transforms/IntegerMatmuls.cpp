@@ -525,9 +525,9 @@ bool rewriteConv(ConvOp op, IntegerOperands operands) {
   }
   int64_t n = in.getDimSize(0), p = out.getNumElements() / (n * f);
   x = b.create<ReshapeOp>(loc, x, b.getI64ArrayAttr({n, c, p}));
-  Value wq =
-      integerWeight(b, loc, *w, /*leading=*/true, op.getWeight(), operands);
-  Value acc = b.create<MatMulOp>(loc, wq, asOperands(b, loc, x, operands));
+  Value wq = integerWeight(b, loc, *w, /*leading=*/true, op.getWeight(),
+                           IntegerOperands::Bytes);
+  Value acc = b.create<MatMulOp>(loc, wq, x);
   Value y = rescale(b, loc, acc, *a, *w, /*column=*/true);
   if (Value bias = op.getBias())
     y = b.create<AddOp>(

@@ -988,6 +988,12 @@ SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
   return goal;
 }
 
+/// A register tile of at least this many rows whose loop leaves a rest of
+/// fewer than kMinEvenedRest rows gives the rest one of its tiles, split
+/// evenly (vectorizeContraction).
+constexpr int64_t kMinEvenedRows = 5;
+constexpr int64_t kMinEvenedRest = 4;
+
 /// The knobs of contraction `index` (cJ.rows, ...) with the heuristic's
 /// values for those missing from `knobs`.
 struct ContractionKnobs {
@@ -1605,6 +1611,63 @@ std::pair<linalg::GenericOp, int64_t> chunkReduction(RewriterBase &rewriter,
   return {op, 0};
 }
 
+/// Register tiles of a contraction (defined below).
+std::vector<int64_t>
+vectorizeContraction(RewriterBase &rewriter, linalg::GenericOp op,
+                     unsigned index, const HostMachine &machine,
+                     const search::Schedule *knobs, search::Schedule &applied,
+                     bool peel = true, bool peelRows = true,
+                     bool leftover = false);
+
+/// Rows of contraction `op`'s register tiles that do not divide their loop
+/// (`c`, knobs `k`): the largest multiple of the tile's rows, and the rest
+/// as one tile of what is left. 197 tokens (a prime) are 49 tiles of 4 rows
+/// and one of 1, instead of 197 tiles of 1 row. A rest of 1-3 rows takes
+/// one tile from the main part and the two split it evenly (98 rows: 15
+/// tiles of 6, then 4 + 4, not 16 of 6 and 2): under 4 rows of two vectors
+/// the tile's few accumulators wait on each other's FMAs, 2 rows as long as
+/// 4. Returns the main part's tile (vectorizeContraction's), or nullopt
+/// when the rows divide (or the split failed): nothing was peeled.
+std::optional<std::vector<int64_t>>
+peelRowsOff(RewriterBase &rewriter, linalg::GenericOp op, unsigned index,
+            const HostMachine &machine, const search::Schedule *knobs,
+            search::Schedule &applied, const ContractionLoops &c,
+            const ContractionKnobs &k, bool peel, bool leftover) {
+  if (c.rowDims.empty())
+    return std::nullopt;
+  unsigned rowLoop = k.rowDim >= 0 && size_t(k.rowDim) < c.rowDims.size()
+                         ? c.rowDims[k.rowDim]
+                         : c.rowDims.front();
+  int64_t rowRange = c.ranges[rowLoop], rows = k.rows;
+  if (rows <= 1 || rows >= rowRange || rowRange % rows == 0)
+    return std::nullopt;
+  int64_t restRows = rowRange % rows;
+  bool even = rows >= kMinEvenedRows && restRows < kMinEvenedRest &&
+              rowRange >= rows + restRows;
+  if (even)
+    restRows += rows;
+  std::string prefix = knobs::contraction(index);
+  search::Schedule restKnobs = knobs ? *knobs : search::Schedule{};
+  restKnobs[prefix + knobs::kRows] =
+      even ? llvm::divideCeil(restRows, 2) : restRows;
+  if (restRows == rowRange)
+    return vectorizeContraction(rewriter, op, index, machine, &restKnobs,
+                                applied, peel, /*peelRows=*/true, leftover);
+  rewriter.setInsertionPoint(op);
+  auto [main, rest] =
+      linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()),
+                      rowLoop, rewriter.getIndexAttr(rowRange - restRows));
+  auto mainOp = dyn_cast_or_null<linalg::GenericOp>(main.getOperation());
+  auto restOp = dyn_cast_or_null<linalg::GenericOp>(rest.getOperation());
+  if (!mainOp || !restOp)
+    return std::nullopt;
+  search::Schedule ignored;
+  vectorizeContraction(rewriter, restOp, index, machine, &restKnobs, ignored,
+                       peel, /*peelRows=*/even, leftover);
+  return vectorizeContraction(rewriter, mainOp, index, machine, knobs, applied,
+                              peel, /*peelRows=*/false, leftover);
+}
+
 /// Tiles a contraction into register tiles of `rows` output rows by `cols`
 /// contiguous lanes, reduction loops innermost (within chunks of `kTile`
 /// when set), and vectorizes the tile. Columns and rows that do not divide
@@ -1614,12 +1677,12 @@ std::pair<linalg::GenericOp, int64_t> chunkReduction(RewriterBase &rewriter,
 /// the largest divisor, the chunk to none. Returns the register tile and
 /// records the knobs applied, or {} when the contraction does not divide
 /// into such tiles (LLVM's loop vectorizer then handles it).
-std::vector<int64_t>
-vectorizeContraction(RewriterBase &rewriter, linalg::GenericOp op,
-                     unsigned index, const HostMachine &machine,
-                     const search::Schedule *knobs, search::Schedule &applied,
-                     bool peel = true, bool peelRows = true,
-                     bool leftover = false) {
+std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
+                                          linalg::GenericOp op, unsigned index,
+                                          const HostMachine &machine,
+                                          const search::Schedule *knobs,
+                                          search::Schedule &applied, bool peel,
+                                          bool peelRows, bool leftover) {
   std::optional<ContractionLoops> c = analyzeContraction(op);
   if (!c)
     return {};
@@ -1672,33 +1735,12 @@ vectorizeContraction(RewriterBase &rewriter, linalg::GenericOp op,
                                   applied, /*peel=*/false, peelRows);
     }
   }
-  // Rows likewise: the largest multiple of the tile's rows, and the rest
-  // as one tile of what is left. 197 tokens (a prime) are 49 tiles of 4
-  // rows and one of 1, instead of 197 tiles of 1 row.
-  if (peelRows && !c->rowDims.empty()) {
-    unsigned rowLoop = k.rowDim >= 0 && size_t(k.rowDim) < c->rowDims.size()
-                           ? c->rowDims[k.rowDim]
-                           : c->rowDims.front();
-    int64_t rowRange = c->ranges[rowLoop], rows = k.rows;
-    if (rows > 1 && rows < rowRange && rowRange % rows != 0) {
-      rewriter.setInsertionPoint(op);
-      auto [main, rest] = linalg::splitOp(
-          rewriter, cast<TilingInterface>(op.getOperation()), rowLoop,
-          rewriter.getIndexAttr(rowRange - rowRange % rows));
-      auto mainOp = dyn_cast_or_null<linalg::GenericOp>(main.getOperation());
-      auto restOp = dyn_cast_or_null<linalg::GenericOp>(rest.getOperation());
-      if (mainOp && restOp) {
-        search::Schedule restKnobs = knobs ? *knobs : search::Schedule{};
-        restKnobs[prefix + knobs::kRows] = rowRange % rows;
-        search::Schedule ignored;
-        vectorizeContraction(rewriter, restOp, index, machine, &restKnobs,
-                             ignored, peel, /*peelRows=*/false, leftover);
-        return vectorizeContraction(rewriter, mainOp, index, machine, knobs,
-                                    applied, peel, /*peelRows=*/false,
-                                    leftover);
-      }
-    }
-  }
+  // Rows likewise (peelRowsOff).
+  if (peelRows)
+    if (std::optional<std::vector<int64_t>> tile =
+            peelRowsOff(rewriter, op, index, machine, knobs, applied, *c, k,
+                        peel, leftover))
+      return *tile;
   int64_t cols = masked ? range : tileWidth(k.cols, range);
   applied[prefix + knobs::kCols] = masked ? masked : cols;
   if (cols == 1 && !masked)

@@ -1,6 +1,7 @@
 //===- HostSchedule.cpp - loop order and workgroups for the host ----------===//
 
 #include "HostSchedule.h"
+#include "CollapsedRows.h"
 #include "DirectConv.h"
 #include "DotContraction.h"
 #include "GroupedDots.h"
@@ -2257,6 +2258,7 @@ linalg::LinalgOp prepareKernel(RewriterBase &rewriter, func::FuncOp kernel) {
   fuseElementwiseChains(kernel);
   mergeElementwiseResults(rewriter, kernel);
   orderLoopsForContiguity(rewriter, kernel);
+  collapseRowLoops(rewriter, kernel);
   return findRoot(kernel);
 }
 

@@ -161,18 +161,22 @@ int64_t tileRowsFor(int64_t range, int64_t preferred, int64_t cap,
   return llvm::divideCeil(range, tiles);
 }
 
-/// Splits `op` along loop `d` at the largest multiple of `tile`; returns
-/// the main part and the rest, or nullopt when the loop divides (or the
-/// split failed).
+/// Splits `op` along loop `d` at the largest multiple of `tile`, or where
+/// `restSize` iterations are left when given; returns the main part and
+/// the rest, or nullopt when the loop divides (or the split failed).
 std::optional<std::pair<linalg::GenericOp, linalg::GenericOp>>
-peel(RewriterBase &rewriter, linalg::GenericOp op, unsigned d, int64_t tile) {
+peel(RewriterBase &rewriter, linalg::GenericOp op, unsigned d, int64_t tile,
+     std::optional<int64_t> restSize = std::nullopt) {
   int64_t range = op.getStaticLoopRanges()[d];
   if (tile < 1 || range <= tile || range % tile == 0)
+    return std::nullopt;
+  int64_t left = restSize.value_or(range % tile);
+  if (left <= 0 || left >= range || (range - left) % tile != 0)
     return std::nullopt;
   rewriter.setInsertionPoint(op);
   auto [main, rest] =
       linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()), d,
-                      rewriter.getIndexAttr(range - range % tile));
+                      rewriter.getIndexAttr(range - left));
   auto mainOp = dyn_cast_or_null<linalg::GenericOp>(main.getOperation());
   auto restOp = dyn_cast_or_null<linalg::GenericOp>(rest.getOperation());
   if (!mainOp || !restOp)
@@ -757,6 +761,10 @@ std::optional<DirectConvLoops> analyzeDirectConv(linalg::GenericOp op) {
   return std::nullopt;
 }
 
+/// Pixels from which a row under a window is long (defaultDirectConvTile):
+/// the tiles of 4 its rest takes are a small part of it.
+constexpr int64_t kLongRow = 64;
+
 /// Accumulators a direct convolution's register tile may keep: 5/8 of the
 /// registers. AVX-512: 13 rows of 2 vectors (26 of 32 registers) spilled
 /// them, a 3x3 convolution over 13x13 pixels ran 1.0 ms; 8 rows and the 5
@@ -787,6 +795,12 @@ std::pair<int64_t, int64_t> defaultDirectConvTile(const DirectConvLoops &c,
   // 56 pixels are 7 tiles of 8, 28 of 7, 27 three of 9, 13 one of 8 and
   // one of 5.
   int64_t pixels = tileRowsFor(p, rows, cap, c.windowColumns > 1);
+  // A long row under a window takes the rows the registers keep even where
+  // only a smaller tile divides it, the rest in tiles of 4 (tilesOfFour):
+  // AVX2's 3x3 convolutions over rows of 128 and 256 pixels ran 5-7%
+  // faster in tiles of 5 pixels (10 accumulators) than of 4.
+  if (c.windowColumns > 1 && vectors >= 2 && pixels < rows && p >= kLongRow)
+    pixels = rows;
   // A strided row of as many pixels as the tile's lanes of filters (8 x 8
   // on AVX2) became scalar multiplies: stride-2 3x3 convolutions of 3 and
   // 16 channels to 24 filters ran 4.5-4.9x slower in tiles of 8 pixels
@@ -867,6 +881,26 @@ std::vector<int64_t> channelChunkChoices(linalg::GenericOp op,
 
 namespace {
 
+/// The rest of a row of `range` pixels in tiles of `pixels` by `vectors`
+/// vectors of filters that tiles of 4 take instead of a tile of 1-3 pixels
+/// (a chain of dependent FMAs): the rest with up to three tiles of the main
+/// part, a multiple of 4 (256 in tiles of 5: 48 of 5 and 4 of 4, not 51
+/// and one of 1). Only tiles of two vectors or more: 4 pixels of one are
+/// 4 accumulators, no faster per pixel than the one pixel they replace.
+/// Nullopt when the rest is a tile of 4 or more, or no such rest is left.
+std::optional<int64_t> tilesOfFour(int64_t range, int64_t pixels,
+                                   int64_t vectors) {
+  int64_t rest = range % pixels;
+  if (vectors < 2 || pixels <= 4 || rest == 0 || rest >= 4)
+    return std::nullopt;
+  for (int64_t taken = 1; taken <= 3; ++taken) {
+    int64_t left = rest + taken * pixels;
+    if (left < range && left % 4 == 0)
+      return left;
+  }
+  return std::nullopt;
+}
+
 /// vectorizeDirectConv's tiles, the rest of the pixels peeled.
 std::vector<int64_t> vectorizeTiles(RewriterBase &rewriter,
                                     linalg::GenericOp op, int64_t filters,
@@ -877,9 +911,13 @@ std::vector<int64_t> vectorizeTiles(RewriterBase &rewriter,
     return {};
   // Filters within one block of the weights, dividing the loop.
   filters = fittingFilters(*c, filters);
-  // Pixels likewise: the rest is one tile of what is left.
-  if (auto parts = peel(rewriter, op, c->pixels, pixels)) {
-    int64_t rest = c->ranges[c->pixels] % pixels;
+  // Pixels likewise: the rest is one tile of what is left, or tiles of 4
+  // where it would be fewer.
+  int64_t range = c->ranges[c->pixels];
+  std::optional<int64_t> four = tilesOfFour(
+      range, pixels, filters / std::max<int64_t>(1, machine.lanes()));
+  if (auto parts = peel(rewriter, op, c->pixels, pixels, four)) {
+    int64_t rest = four ? 4 : range % pixels;
     vectorizeTiles(rewriter, parts->second, filters, rest, machine);
     return vectorizeTiles(rewriter, parts->first, filters, pixels, machine);
   }

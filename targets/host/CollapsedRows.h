@@ -18,13 +18,14 @@
 
 namespace ign::host {
 
-/// Collapses the leading output loops of every op of `kernel` into one loop
-/// when the kernel holds a contraction whose output dims before its columns
-/// are all row loops (dims the operand read along the columns does not
-/// index) or unit, at least two of them longer than one, and every op of
-/// the kernel (contractions, elementwise epilogues, fills) reads and writes
-/// those dims contiguously: each op computes the same elements over the
-/// collapsed shape, its operands collapse_shape views, the kernel's results
+/// Collapses the row loops of every op of `kernel` into one loop when the
+/// kernel holds a contraction whose output dims before its columns are all
+/// row loops (dims the operand read along the columns does not index) or
+/// unit, at least two of them longer than one, and every op of the kernel
+/// (contractions, elementwise epilogues, transposes, fills) reads and
+/// writes those rows as consecutive dims in order, wherever they lie in
+/// its tensors: each op computes the same elements over the collapsed
+/// shape, its operands collapse_shape views, the kernel's results
 /// expand_shape views. Kernels holding anything else stay as they are.
 /// Returns whether it collapsed.
 bool collapseRowLoops(mlir::RewriterBase &rewriter, mlir::func::FuncOp kernel);

@@ -1623,12 +1623,14 @@ vectorizeContraction(RewriterBase &rewriter, linalg::GenericOp op,
 /// Rows of contraction `op`'s register tiles that do not divide their loop
 /// (`c`, knobs `k`): the largest multiple of the tile's rows, and the rest
 /// as one tile of what is left. 197 tokens (a prime) are 49 tiles of 4 rows
-/// and one of 1, instead of 197 tiles of 1 row. A rest of 1-3 rows takes
-/// one tile from the main part and the two split it evenly (98 rows: 15
-/// tiles of 6, then 4 + 4, not 16 of 6 and 2): under 4 rows of two vectors
-/// the tile's few accumulators wait on each other's FMAs, 2 rows as long as
-/// 4. Returns the main part's tile (vectorizeContraction's), or nullopt
-/// when the rows divide (or the split failed): nothing was peeled.
+/// and one of 1, instead of 197 tiles of 1 row. Behind tiles of at least
+/// kMinEvenedRows, a rest of 1-3 rows takes one tile from the main part
+/// and the two split it evenly (98 rows: 15 tiles of 6, then 4 + 4, not 16
+/// of 6 and 2; 8 rows 4 + 4, the whole loop retiled): under 4 rows of two
+/// vectors the tile's few accumulators wait on each other's FMAs, 2 rows as
+/// long as 4. Returns the tile vectorizeContraction applied (the main
+/// part's), or nullopt when the rows divide (or the split failed): the
+/// caller tiles `op` as it is.
 std::optional<std::vector<int64_t>>
 peelRowsOff(RewriterBase &rewriter, linalg::GenericOp op, unsigned index,
             const HostMachine &machine, const search::Schedule *knobs,
@@ -1643,8 +1645,7 @@ peelRowsOff(RewriterBase &rewriter, linalg::GenericOp op, unsigned index,
   if (rows <= 1 || rows >= rowRange || rowRange % rows == 0)
     return std::nullopt;
   int64_t restRows = rowRange % rows;
-  bool even = rows >= kMinEvenedRows && restRows < kMinEvenedRest &&
-              rowRange >= rows + restRows;
+  bool even = rows >= kMinEvenedRows && restRows < kMinEvenedRest;
   if (even)
     restRows += rows;
   std::string prefix = knobs::contraction(index);

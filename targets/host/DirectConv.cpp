@@ -797,8 +797,9 @@ std::pair<int64_t, int64_t> defaultDirectConvTile(const DirectConvLoops &c,
   int64_t pixels = tileRowsFor(p, rows, cap, c.windowColumns > 1);
   // A long row under a window takes the rows the registers keep even where
   // only a smaller tile divides it, the rest in tiles of 4 (tilesOfFour):
-  // AVX2's 3x3 convolutions over rows of 128 and 256 pixels ran 5-7%
-  // faster in tiles of 5 pixels (10 accumulators) than of 4.
+  // AVX2's 3x3 convolutions over rows of 128 and 256 pixels ran 4-9%
+  // faster in tiles of 5 pixels (10 accumulators) than of 4 at one thread
+  // (UNet at two threads: no gain).
   if (c.windowColumns > 1 && vectors >= 2 && pixels < rows && p >= kLongRow)
     pixels = rows;
   // A strided row of as many pixels as the tile's lanes of filters (8 x 8

@@ -8,7 +8,9 @@
 
 #include "ImporterImpl.h"
 
+#include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 using namespace mlir;
 
@@ -798,10 +800,82 @@ LogicalResult importScatterElements(NodeImporter &n) {
                                         n.namedStr("reduction", *reduction)}));
 }
 
+/// `acc` combined with `v` by a scatter's reduction: integers wrap (in
+/// unsigned arithmetic, the caller narrows), NaN wins a float max or min.
+template <typename T> T combineKnown(StringRef reduction, T acc, T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if ((reduction == "max" || reduction == "min") && (acc != acc || v != v))
+      return acc + v;
+    if (reduction == "add")
+      return acc + v;
+    if (reduction == "mul")
+      return acc * v;
+  } else {
+    if (reduction == "add")
+      return T(uint64_t(acc) + uint64_t(v));
+    if (reduction == "mul")
+      return T(uint64_t(acc) * uint64_t(v));
+  }
+  if (reduction == "max")
+    return std::max(acc, v);
+  if (reduction == "min")
+    return std::min(acc, v);
+  return v; // none: the last write wins
+}
+
+/// ScatterND of tensors known at import time (Swin's shifted-window
+/// attention masks are built so, from constants), or nullopt where the
+/// shapes do not fit (the op's verifier then names the error). Indices
+/// wrap and clamp as the lowering's do.
+std::optional<HostTensor> foldScatterND(const HostTensor &data,
+                                        const HostTensor &idx,
+                                        const HostTensor &upd,
+                                        StringRef reduction) {
+  size_t q = idx.shape.size();
+  if (q == 0 || idx.isFloat() || upd.elementType != data.elementType ||
+      data.numElements() > kHostFoldLimit)
+    return std::nullopt;
+  int64_t k = idx.shape.back();
+  if (k < 1 || k > int64_t(data.shape.size()))
+    return std::nullopt;
+  SmallVector<int64_t> uShape(idx.shape.begin(), idx.shape.end() - 1);
+  uShape.append(data.shape.begin() + k, data.shape.end());
+  if (upd.shape != uShape)
+    return std::nullopt;
+  HostTensor out = data;
+  if (out.numElements() == 0)
+    return out;
+  auto strides = stridesOf(data.shape);
+  int64_t slice = strides[k - 1], count = idx.numElements() / k;
+  for (int64_t j = 0; j < count; ++j) {
+    int64_t at = 0;
+    for (int64_t c = 0; c < k; ++c) {
+      int64_t dim = data.shape[c], i = idx.ints[j * k + c];
+      at += std::clamp(i < 0 ? i + dim : i, int64_t(0), dim - 1) * strides[c];
+    }
+    for (int64_t e = at, u = j * slice; e < at + slice; ++e, ++u) {
+      if (out.isFloat())
+        out.floats[e] = combineKnown(reduction, out.floats[e], upd.floats[u]);
+      else
+        out.ints[e] =
+            out.wrapInt(combineKnown(reduction, out.ints[e], upd.ints[u]));
+    }
+  }
+  return out;
+}
+
 LogicalResult importScatterND(NodeImporter &n) {
   auto reduction = n.attrString("reduction", "none");
+  if (failed(reduction))
+    return failure();
+  const HostTensor *known[3];
+  for (size_t i = 0; i < 3; ++i)
+    known[i] = n.constInput(i, kHostFoldLimit, /*floatsToo=*/true);
+  if (known[0] && known[1] && known[2])
+    if (auto out = foldScatterND(*known[0], *known[1], *known[2], *reduction))
+      return n.setOutput(0, std::move(*out));
   auto x = n.input(0), idx = n.input(1), upd = n.input(2);
-  if (failed(reduction) || failed(x) || failed(idx) || failed(upd))
+  if (failed(x) || failed(idx) || failed(upd))
     return failure();
   return done(n, n.createValue<ScatterNDOp>(
                      {*x, *idx, *upd}, {n.namedStr("reduction", *reduction)}));

@@ -89,7 +89,9 @@ std::vector<int64_t> channelChunkChoices(mlir::linalg::GenericOp op,
 
 /// The default chunk of input channels of direct convolution `op` (its
 /// loops `c`) with register tiles of `filters`, 0 for the whole reduction
-/// at once: chunks when its input and a tile's weights exceed half of L2.
+/// at once: chunks of at least 128 channels whose input fits in L1 where
+/// one exists, else chunks when its input and a tile's weights exceed half
+/// of L2.
 /// Register tiles then run the reduction one chunk at a time, the chunks'
 /// loop outside them, so each filter block's weights for a chunk stay in
 /// L1 across the pixel tiles and the chunk's input in L2 across the filter

@@ -44,8 +44,15 @@ Value generate(OpBuilder &b, Location loc, RankedTensorType type,
       .getResult(0);
 }
 
-Value combine(OpBuilder &b, Location l, StringRef reduction, Value acc,
-              Value v) {
+/// Whether scatter `op` compares its integers unsigned: unsigned elements
+/// (makeSignless marks the op), or bool, whose max is an or, min an and.
+bool comparesUnsigned(Operation *op) {
+  return isUnsignedOp(op) ||
+         getElementTypeOrSelf(op->getOperand(0).getType()).isInteger(1);
+}
+
+Value combine(OpBuilder &b, Location l, StringRef reduction, Value acc, Value v,
+              bool uns) {
   bool fl = isFloat(v.getType());
   if (reduction == "add")
     return fl ? Value(b.create<arith::AddFOp>(l, acc, v))
@@ -54,11 +61,13 @@ Value combine(OpBuilder &b, Location l, StringRef reduction, Value acc,
     return fl ? Value(b.create<arith::MulFOp>(l, acc, v))
               : Value(b.create<arith::MulIOp>(l, acc, v));
   if (reduction == "max")
-    return fl ? Value(b.create<arith::MaximumFOp>(l, acc, v))
-              : Value(b.create<arith::MaxSIOp>(l, acc, v));
+    return fl    ? Value(b.create<arith::MaximumFOp>(l, acc, v))
+           : uns ? Value(b.create<arith::MaxUIOp>(l, acc, v))
+                 : Value(b.create<arith::MaxSIOp>(l, acc, v));
   if (reduction == "min")
-    return fl ? Value(b.create<arith::MinimumFOp>(l, acc, v))
-              : Value(b.create<arith::MinSIOp>(l, acc, v));
+    return fl    ? Value(b.create<arith::MinimumFOp>(l, acc, v))
+           : uns ? Value(b.create<arith::MinUIOp>(l, acc, v))
+                 : Value(b.create<arith::MinSIOp>(l, acc, v));
   return v; // none: the last write wins
 }
 
@@ -211,7 +220,8 @@ Value scatterByUpdates(PatternRewriter &b, ScatterElementsOp op) {
             dt.getDimSize(axis));
         Value acc = nb.create<tensor::ExtractOp>(nl, out[0], at);
         Value u = nb.create<tensor::ExtractOp>(nl, updates, iv);
-        Value next = combine(nb, nl, op.getReduction(), acc, u);
+        Value next =
+            combine(nb, nl, op.getReduction(), acc, u, comparesUnsigned(op));
         return {nb.create<tensor::InsertOp>(nl, next, out[0], at).getResult()};
       });
   return nest.results.front();
@@ -265,7 +275,8 @@ struct ScatterElementsLowering : OpRewritePattern<ScatterElementsOp> {
                     lb2.create<arith::CmpIOp>(ll, arith::CmpIPredicate::eq,
                                               target, iv[axis]));
                 Value u = lb2.create<tensor::ExtractOp>(ll, updates, at);
-                Value next = combine(lb2, ll, reduction, acc[0], u);
+                Value next = combine(lb2, ll, reduction, acc[0], u,
+                                     comparesUnsigned(op));
                 lb2.create<scf::YieldOp>(ll, Value(lb2.create<arith::SelectOp>(
                                                  ll, hit, next, acc[0])));
               });
@@ -320,7 +331,8 @@ struct ScatterNDLowering : OpRewritePattern<ScatterNDOp> {
                 for (size_t d = k; d < iv.size(); ++d)
                   at.push_back(iv[d]);
                 Value u = lb.create<tensor::ExtractOp>(ll, flatUpd, at);
-                Value next = combine(lb, ll, reduction, acc[0], u);
+                Value next =
+                    combine(lb, ll, reduction, acc[0], u, comparesUnsigned(op));
                 lb.create<scf::YieldOp>(ll, Value(lb.create<arith::SelectOp>(
                                                 ll, hit, next, acc[0])));
               });

@@ -800,6 +800,10 @@ LogicalResult importScatterElements(NodeImporter &n) {
                                         n.namedStr("reduction", *reduction)}));
 }
 
+/// The reductions of the scatter ops.
+constexpr llvm::StringLiteral kScatterReductions[] = {"none", "add", "mul",
+                                                      "max", "min"};
+
 /// `acc` combined with `v` by a scatter's reduction: integers wrap (in
 /// unsigned arithmetic, the caller narrows), NaN wins a float max or min.
 template <typename T> T combineKnown(StringRef reduction, T acc, T v) {
@@ -835,6 +839,12 @@ std::optional<HostTensor> foldScatterND(const HostTensor &data,
   if (q == 0 || idx.isFloat() || upd.elementType != data.elementType ||
       data.numElements() > kHostFoldLimit)
     return std::nullopt;
+  // Unsigned and bool elements with a reduction are left to the kernel
+  // (its max and min compare them unsigned; bool adds wrap).
+  if (reduction != "none" && !data.isFloat() &&
+      (data.elementType.isUnsignedInteger() ||
+       data.elementType.getIntOrFloatBitWidth() == 1))
+    return std::nullopt;
   int64_t k = idx.shape.back();
   if (k < 1 || k > int64_t(data.shape.size()))
     return std::nullopt;
@@ -868,12 +878,16 @@ LogicalResult importScatterND(NodeImporter &n) {
   auto reduction = n.attrString("reduction", "none");
   if (failed(reduction))
     return failure();
-  const HostTensor *known[3];
-  for (size_t i = 0; i < 3; ++i)
-    known[i] = n.constInput(i, kHostFoldLimit, /*floatsToo=*/true);
-  if (known[0] && known[1] && known[2])
-    if (auto out = foldScatterND(*known[0], *known[1], *known[2], *reduction))
-      return n.setOutput(0, std::move(*out));
+  // Folded only with a reduction the op accepts (its verifier names any
+  // other), the indices first (no float blob read for nothing).
+  const HostTensor *idxKnown = n.constInput(1);
+  if (idxKnown && llvm::is_contained(kScatterReductions, *reduction)) {
+    const HostTensor *x = n.constInput(0, kHostFoldLimit, /*floatsToo=*/true);
+    const HostTensor *u = x ? n.constInput(2, kHostFoldLimit, true) : nullptr;
+    if (u)
+      if (auto out = foldScatterND(*x, *idxKnown, *u, *reduction))
+        return n.setOutput(0, std::move(*out));
+  }
   auto x = n.input(0), idx = n.input(1), upd = n.input(2);
   if (failed(x) || failed(idx) || failed(upd))
     return failure();

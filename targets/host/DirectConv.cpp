@@ -856,6 +856,8 @@ int64_t defaultChannelChunk(linalg::GenericOp op, const DirectConvLoops &c,
     if (kind == utils::IteratorType::reduction)
       steps *= range;
   int64_t range = c.ranges[*loop];
+  if (range < 1)
+    return 0;
   int64_t channelBytes = input.getNumElements() / range * element;
   for (int64_t chunk = kMaxL1ChannelChunk;
        range * channelBytes > machine.l1Bytes && chunk >= kMinL1ChannelChunk;

@@ -2699,16 +2699,20 @@ std::optional<RowBlocks> chooseRowBlocks(linalg::LinalgOp root,
   // Every block streams the operands its rows do not index (an attention
   // block's keys and values) once: where that costs more per row than the
   // temporaries, the block grows until it does not, its temporaries past
-  // L2. Whisper's attention over 1500 keys (768 KB of keys and values, 25
-  // KB of temporaries per query) ran 269 ms in blocks of 10 queries, 257 in
-  // 25, 250 in 50 and 254 in 125 (its four layers, one thread, Zen 3).
+  // L2 but within 4 L2s, and blocked still. Whisper's attention over 1500
+  // keys (768 KB of keys and values, 25 KB of temporaries per query) ran
+  // 269 ms in blocks of 10 queries, 257 in 25, 250 in 50 and 254 in 125
+  // (its four layers, one thread, Zen 3).
   int64_t streamed = streamedPerBlock(followLoop(root, best->loop, in));
   if (!rowsKnob && streamed > perRow * best->rows)
-    for (int64_t b = best->rows + 1; b <= best->range; ++b)
-      if (legal(b) && b * perRow >= streamed) {
-        best->rows = b;
+    for (int64_t b = best->rows + 1;
+         b < best->range && b * perRow <= 4 * machine.l2Bytes; ++b) {
+      if (!legal(b))
+        continue;
+      best->rows = b;
+      if (b * perRow >= streamed)
         break;
-      }
+    }
   return best;
 }
 

@@ -2656,6 +2656,7 @@ std::optional<RowBlocks> chooseRowBlocks(linalg::LinalgOp root,
   auto iterators = root.getIteratorTypesArray();
   std::optional<RowBlocks> best;
   int64_t bestBytes = 0;
+  TiledLoops bestTiled;
   for (unsigned d = 0; d < ranges.size(); ++d) {
     if (iterators[d] != utils::IteratorType::parallel || ranges[d] <= 1 ||
         ShapedType::isDynamic(ranges[d]) ||
@@ -2675,6 +2676,7 @@ std::optional<RowBlocks> chooseRowBlocks(linalg::LinalgOp root,
     }
     if (!halo && shrinking > bestBytes) {
       bestBytes = shrinking;
+      bestTiled = std::move(tiled);
       best = RowBlocks{d, ranges[d], ranges[d]};
     }
   }
@@ -2703,7 +2705,7 @@ std::optional<RowBlocks> chooseRowBlocks(linalg::LinalgOp root,
   // keys (768 KB of keys and values, 25 KB of temporaries per query) ran
   // 269 ms in blocks of 10 queries, 257 in 25, 250 in 50 and 254 in 125
   // (its four layers, one thread, Zen 3).
-  int64_t streamed = streamedPerBlock(followLoop(root, best->loop, in));
+  int64_t streamed = streamedPerBlock(bestTiled);
   if (!rowsKnob && streamed > perRow * best->rows)
     for (int64_t b = best->rows + 1;
          b < best->range && b * perRow <= 4 * machine.l2Bytes; ++b) {

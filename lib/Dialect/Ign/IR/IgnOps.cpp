@@ -1146,6 +1146,24 @@ LogicalResult GatherNDOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
   return success();
 }
 
+/// A scatter's updates carry data's element type and its indices are
+/// integers (the lowering selects between data and update elements).
+static LogicalResult verifyScatterTypes(std::optional<Location> loc,
+                                        StringRef op, RankedTensorType data,
+                                        RankedTensorType indices,
+                                        RankedTensorType updates) {
+  if (updates.getElementType() != data.getElementType())
+    return emitOptionalError(loc, op,
+                             " updates must have the data's element "
+                             "type ",
+                             data.getElementType(), ", got ",
+                             updates.getElementType());
+  if (!isa<IntegerType>(indices.getElementType()))
+    return emitOptionalError(loc, op, " indices must be integers, got ",
+                             indices.getElementType());
+  return success();
+}
+
 LogicalResult ScatterElementsOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
                                                   Adaptor adaptor,
                                                   Types &types) {
@@ -1153,7 +1171,9 @@ LogicalResult ScatterElementsOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
   RankedTensorType data, indices, updates;
   if (failed(requireTensor(loc, adaptor.getData(), data, "data")) ||
       failed(requireTensor(loc, adaptor.getIndices(), indices, "indices")) ||
-      failed(requireTensor(loc, adaptor.getUpdates(), updates, "updates")))
+      failed(requireTensor(loc, adaptor.getUpdates(), updates, "updates")) ||
+      failed(
+          verifyScatterTypes(loc, "scatter_elements", data, indices, updates)))
     return failure();
   if (indices.getShape() != updates.getShape() ||
       indices.getRank() != data.getRank() || adaptor.getAxis() < 0 ||
@@ -1180,7 +1200,8 @@ LogicalResult ScatterNDOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
   RankedTensorType data, indices, updates;
   if (failed(requireTensor(loc, adaptor.getData(), data, "data")) ||
       failed(requireTensor(loc, adaptor.getIndices(), indices, "indices")) ||
-      failed(requireTensor(loc, adaptor.getUpdates(), updates, "updates")))
+      failed(requireTensor(loc, adaptor.getUpdates(), updates, "updates")) ||
+      failed(verifyScatterTypes(loc, "scatter_nd", data, indices, updates)))
     return failure();
   if (indices.getRank() < 1 || indices.getShape().back() > data.getRank())
     return emitOptionalError(loc, "scatter_nd index tuples longer than data "

@@ -90,12 +90,14 @@ def shape_args(inputs):
     return args
 
 
-def compile_ignc(ignc, path, inputs, out, precision="fp32", chip=None):
-    """None on success, else the first line of ignc's error."""
+def compile_ignc(ignc, path, inputs, out, precision="fp32", chip=None, tuning=None):
+    """None on success, else the first line of ignc's error. `tuning`: the
+    tuning arguments (a database, a budget); none: default schedules."""
     extra = [] if precision == "fp32" else ["--precision", precision]
     # The bundle runs here: split for this machine's cores as for --chip host.
     extra += ["--chip", chip, "--cores", str(os.cpu_count())] if chip else []
-    r = subprocess.run([ignc, path, "-q", "--no-tuning-db", "-o", out] + shape_args(inputs)
+    extra += tuning if tuning else ["--no-tuning-db"]
+    r = subprocess.run([ignc, path, "-q", "-o", out] + shape_args(inputs)
                        + extra, capture_output=True, text=True)
     if r.returncode == 0:
         return None
@@ -222,6 +224,21 @@ def runs_for(ms):
     return int(min(20, max(3, math.ceil(300.0 / max(ms, 1e-3)))))
 
 
+def tuning_args(args, name):
+    """ignc's arguments for the tuned bundle of model `name`: its own
+    database in --tuned-dir, tuned for --tune-time unless the database
+    already holds a finished run (then its schedules are replayed: a
+    benchmark re-run does not tune again)."""
+    db = os.path.join(args.tuned_dir, name + ".db")
+    done = os.path.join(args.tuned_dir, name + ".tuned")
+    tuning = ["--tuning-db", db]
+    if os.path.exists(done):
+        return tuning
+    # measure() writes the marker once the tuning compile succeeds (a killed
+    # run tunes again, keeping the trials its database holds).
+    return tuning + ["--tune-time", args.tune_time, "--tune-threads", str(args.tune_threads)]
+
+
 def measure(model, args, ov_core, work):
     """One model: compile, check, then interleaved timing rounds."""
     name, path, kind, inputs = model
@@ -229,24 +246,31 @@ def measure(model, args, ov_core, work):
     engines = {"ignc": args.ignc}
     if args.before_ignc:
         engines["before"] = args.before_ignc
+    if args.tuned_dir:
+        engines["tuned"] = args.ignc
     bundles = {}
     for tag, exe in engines.items():
         bundles[tag] = os.path.join(work, f"{name}.{tag}.ignb")
         t = time.perf_counter()
         err = compile_ignc(exe, path, inputs, bundles[tag],
-                           args.precision if tag == "ignc" else "fp32",
-                           args.chip if tag == "ignc" else args.before_chip)
+                           "fp32" if tag == "before" else args.precision,
+                           args.before_chip if tag == "before" else args.chip,
+                           tuning_args(args, name) if tag == "tuned" else None)
         row[f"{tag}_compile_s"] = time.perf_counter() - t
         if err:
             row[f"{tag}_error"] = err
+        elif tag == "tuned":
+            open(os.path.join(args.tuned_dir, name + ".tuned"), "w").close()
     feeds = make_inputs(inputs, 7)
     input_args = save_feeds(feeds, work)
     sess1 = ort_session(path, 1)
-    if "ignc_error" not in row:
+    for tag, key in (("ignc", "rel_l2"), ("tuned", "tuned_rel_l2")):
+        if tag not in engines or f"{tag}_error" in row:
+            continue
         try:
-            row["rel_l2"] = check_outputs(args.ignc, bundles["ignc"], sess1, feeds, work)
+            row[key] = check_outputs(args.ignc, bundles[tag], sess1, feeds, work)
         except subprocess.CalledProcessError as e:
-            row["ignc_error"] = "ignc run failed: " + (e.stderr or b"").decode()[:120]
+            row[f"{tag}_error"] = "ignc run failed: " + (e.stderr or b"").decode()[:120]
     # Probed once per model, at the first thread count.
     crash = ov_core is not None and args.peer_max_isa and \
         ov_crashes(path, feeds, args.threads[0], args.precision, work)
@@ -327,38 +351,43 @@ def report(rows, args, have_ov):
                 f"INFERENCE_PRECISION_HINT={args.precision}; onnxruntime"
                 + (" and the before build" if args.before_ignc else "") + " in fp32.")
              + isa_note(args), ""]
+    if args.tuned_dir:
+        lines += [f"Tuned: each model tuned for {args.tune_time} (`--tune-time "
+                  f"{args.tune_time} --tune-threads {args.tune_threads}`, a database of its own "
+                  f"in `{args.tuned_dir}`; a database from an earlier run is replayed, "
+                  "not tuned again), the bundle timed in the same rounds.", ""]
     peers = ["ort"] + (["openvino"] if have_ov else [])
+    ours = ["ignc"] + (["tuned"] if args.tuned_dir else [])
     for t in args.threads:
         head = "| model | kind | ignc ms |" + (" before ms |" if args.before_ignc else "") + \
-            "".join(f" {p} ms |" for p in peers) + "".join(f" ignc / {p} |" for p in peers) + " rel L2 vs ort |"
+            (" tuned ms |" if args.tuned_dir else "") + "".join(f" {p} ms |" for p in peers) + \
+            "".join(f" {o} / {p} |" for o in ours for p in peers) + \
+            (" tuned / ignc |" if args.tuned_dir else "") + " rel L2 vs ort |"
         lines += [f"### {t} thread(s)", "", head, "|---|---|" + "---:|" * (head.count("|") - 3)]
-        ratios = {p: [] for p in peers}
+        ratios = {pair: [] for pair in [(o, p) for o in ours for p in peers] + [("tuned", "ignc")]}
         for r in rows:
-            ig = r.get(f"ignc_ms_t{t}")
-            cells = [r["model"], r["kind"], f"{ig:.3f}" if ig else "—"]
-            if args.before_ignc:
-                b = r.get(f"before_ms_t{t}")
-                cells.append(f"{b:.3f}" if b else "—")
-            for p in peers:
-                v = r.get(f"{p}_ms_t{t}")
-                cells.append(f"{v:.3f}" if v else "—")
-            for p in peers:
-                v = r.get(f"{p}_ms_t{t}")
-                if ig and v:
-                    ratios[p].append(ig / v)
-                    cells.append(f"{ig / v:.2f}")
+            ms = {e: r.get(f"{e}_ms_t{t}") for e in ["ignc", "before", "tuned"] + peers}
+            cells = [r["model"], r["kind"]]
+            cells += [f"{ms[e]:.3f}" if ms[e] else "—" for e in
+                      ["ignc"] + (["before"] if args.before_ignc else []) + ours[1:] + peers]
+            pairs = [(o, p) for o in ours for p in peers] + \
+                ([("tuned", "ignc")] if args.tuned_dir else [])
+            for o, p in pairs:
+                if ms[o] and ms[p]:
+                    ratios[(o, p)].append(ms[o] / ms[p])
+                    cells.append(f"{ms[o] / ms[p]:.2f}")
                 else:
                     cells.append("—")
             e = r.get("rel_l2")
             cells.append(f"{e:.1e}" if e is not None else "—")
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
-        for p in peers:
-            rs = ratios[p]
+        for (o, p), rs in ratios.items():
             if rs:
-                lines.append(f"- ignc / {p} at {t} thread(s): geometric mean {geomean(rs):.2f} over "
-                             f"{len(rs)} models; best {min(rs):.2f}, worst {max(rs):.2f}; "
-                             f"{sum(x <= 1.0 for x in rs)} at or below 1.0, {sum(x > 1.5 for x in rs)} above 1.5")
+                lines.append(f"- {o} / {p} at {t} thread(s): geometric mean "
+                             f"{geomean(rs):.2f} over {len(rs)} models; best {min(rs):.2f}, "
+                             f"worst {max(rs):.2f}; {sum(x <= 1.0 for x in rs)} at or below "
+                             f"1.0, {sum(x > 1.5 for x in rs)} above 1.5")
         if have_ov:
             ov = [r[f"openvino_ms_t{t}"] / r[f"ort_ms_t{t}"] for r in rows
                   if r.get(f"openvino_ms_t{t}") and r.get(f"ort_ms_t{t}")]
@@ -369,6 +398,13 @@ def report(rows, args, have_ov):
     for r in failed:
         lines.append(f"- {r['model']}: {r['ignc_error']}")
     for r in rows:
+        if "tuned_error" in r and "ignc_error" not in r:
+            lines.append(f"- the tuned bundle of {r['model']}: {r['tuned_error']}")
+        e = r.get("tuned_rel_l2")
+        if e is not None and not e <= accuracy_bound(args.precision):
+            lines.append(f"- the tuned bundle of {r['model']}: outputs differ from "
+                         f"onnxruntime's (relative L2 {e:.2e})")
+    for r in rows:
         if "before_error" in r:
             lines.append(f"- the before build on {r['model']}: {r['before_error']}")
     wrong = [r for r in rows if r.get("rel_l2") is not None and not r["rel_l2"] <= accuracy_bound(args.precision)]
@@ -378,6 +414,50 @@ def report(rows, args, have_ov):
         if "openvino_error" in r:
             lines.append(f"- OpenVINO on {r['model']}: {r['openvino_error']}")
     return "\n".join(lines)
+
+
+PLOT_SERIES = (("ignc", "ignc default", "#1f5fbf"), ("tuned", "ignc tuned", "#1a9641"),
+               ("openvino", "OpenVINO", "#e66101"))
+
+
+def plot_svg(rows, threads, title):
+    """An SVG dot plot, one panel per thread count: every model's latency
+    over onnxruntime's (log scale, 1 = level; left of it is faster) for ignc's
+    default and tuned bundles and OpenVINO, models sorted by the default's
+    ratio at the first thread count."""
+    def ratio(r, e, t):
+        a, b = r.get(f"{e}_ms_t{t}"), r.get(f"ort_ms_t{t}")
+        return a / b if a and b else None
+    models = sorted((r for r in rows if ratio(r, "ignc", threads[0])),
+                    key=lambda r: ratio(r, "ignc", threads[0]))
+    lo, hi, width, row_h, left, top = 0.25, 4.0, 300, 14, 170, 60
+    x = lambda v: left + width * math.log(min(max(v, lo), hi) / lo) / math.log(hi / lo)
+    panel = width + left + 30
+    h = top + row_h * len(models) + 40
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{panel * len(threads)}" '
+           f'height="{h}" font-family="sans-serif" font-size="10">',
+           f'<text x="10" y="16" font-size="12">{title}</text>']
+    for i, (_, name, color) in enumerate(PLOT_SERIES):
+        out.append(f'<circle cx="{14 + 110 * i}" cy="30" r="4" fill="{color}"/>'
+                   f'<text x="{22 + 110 * i}" y="33">{name}</text>')
+    for p, t in enumerate(threads):
+        dx = p * panel
+        out.append(f'<text x="{dx + left}" y="{top - 8}">latency / onnxruntime\'s, '
+                   f'{t} thread(s)</text>')
+        for v in (0.25, 0.5, 1, 2, 4):
+            out.append(f'<line x1="{dx + x(v):.1f}" y1="{top}" x2="{dx + x(v):.1f}" '
+                       f'y2="{h - 30}" stroke="{"#000" if v == 1 else "#ccc"}"/>'
+                       f'<text x="{dx + x(v) - 6:.1f}" y="{h - 16}">{v:g}</text>')
+        for j, r in enumerate(models):
+            y = top + row_h * j + row_h / 2
+            out.append(f'<text x="{dx + left - 6}" y="{y + 3:.1f}" '
+                       f'text-anchor="end">{r["model"]}</text>')
+            for e, _, color in PLOT_SERIES:
+                v = ratio(r, e, t)
+                if v:
+                    out.append(f'<circle cx="{dx + x(v):.1f}" cy="{y:.1f}" r="3.5" '
+                               f'fill="{color}" fill-opacity="0.8"/>')
+    return "\n".join(out + ["</svg>"]) + "\n"
 
 
 def write_results(text, rows, out, csv_path):
@@ -414,9 +494,18 @@ def main():
                    "onnxruntime has no such switch and uses every instruction")
     p.add_argument("--before-chip", help="the same for --before-ignc (default: this machine; "
                    "the before build must know --cores)")
+    p.add_argument("--tuned-dir", help="also time a tuned bundle of every model: each tuned "
+                   "for --tune-time with a database of its own kept here (an existing one is "
+                   "replayed, not tuned again)")
+    p.add_argument("--tune-time", default="3m", help="tuning budget per model (with --tuned-dir)")
+    p.add_argument("--tune-threads", type=int, default=0,
+                   help="threads candidates are measured with while tuning (0: one per core)")
     p.add_argument("--out")
     p.add_argument("--csv")
+    p.add_argument("--plot", help="an SVG of every model's latency against onnxruntime's")
     args = p.parse_args()
+    if args.tuned_dir:
+        os.makedirs(args.tuned_dir, exist_ok=True)
     args.threads = [int(t) for t in args.threads.split(",")]
     if args.peer_max_isa:
         # oneDNN (inside OpenVINO's CPU plugin) reads this before its first kernel.
@@ -437,6 +526,10 @@ def main():
             print("  " + json.dumps({k: (float(f"{v:.4g}") if isinstance(v, float) else v)
                                      for k, v in row.items()}), flush=True)
     write_results(report(rows, args, ov_core is not None), rows, args.out, args.csv)
+    if args.plot:
+        with open(args.plot, "w") as f:
+            f.write(plot_svg(rows, args.threads, f"{cpu_name()}, {os.cpu_count()} cores, "
+                             f"{time.strftime('%Y-%m-%d')}"))
     return 0
 
 

@@ -7,7 +7,9 @@ schedule, no tuning database; a model ignc refuses is listed with the first
 line of its error), check ignc's outputs against onnxruntime's on the same
 seeded inputs (relative L2 error per output), then time ignc (`ignc bench` on the same inputs),
 onnxruntime (CPUExecutionProvider) and OpenVINO (CPU plugin, f32 inference
-precision, latency hint) at each thread count. Timing is interleaved: each
+precision, latency hint) at each thread count; with --tuned-dir also a
+bundle tuned for --tune-time per model (a database of its own, replayed by
+later runs with the same settings). Timing is interleaved: each
 round runs every engine once (a few runs, median), and a model's figure is
 the median over its rounds, so a slow spell of the shared machine hits all
 engines alike. Prints and writes (--out) a Markdown report: machine, per
@@ -16,12 +18,14 @@ model latencies and ratios, geometric means, failures; --csv the raw rows.
   python3 benchmarks/zoo_vs_peers.py [--threads 1,2] [--rounds 5]
       [--only NAME,...] [--before-ignc OLD_IGNC] [--out FILE.md] [--csv FILE]
       [--chip x86-64-v3 --peer-max-isa AVX2]  (AVX2 code on an AVX-512 machine)
+      [--tuned-dir DIR --tune-time 3m --tune-threads 0] [--plot FILE.svg]
 
 Needs numpy, onnxruntime and openvino (pip; OpenVINO's column is left out
 when it is not installed). Builds the zoo on first use (wide_zoo.py installs
 torch for its exports).
 """
 import argparse
+import hashlib
 import json
 import math
 import os
@@ -31,6 +35,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from xml.sax.saxutils import escape
 
 import numpy as np
 
@@ -224,18 +230,34 @@ def runs_for(ms):
     return int(min(20, max(3, math.ceil(300.0 / max(ms, 1e-3)))))
 
 
+def tuning_settings(args):
+    """What a tuned database depends on: a replay with other settings (another
+    ignc, CPU or precision: the database keys its records by the target's
+    fingerprint) would quietly run default schedules."""
+    with open(args.ignc, "rb") as f:
+        build = hashlib.sha256(f.read()).hexdigest()[:16]
+    return json.dumps({"ignc": build, "cpu": cpu_name(), "precision": args.precision,
+                       "tune_time": args.tune_time, "tune_threads": args.tune_threads},
+                      sort_keys=True)
+
+
 def tuning_args(args, name):
     """ignc's arguments for the tuned bundle of model `name`: its own
     database in --tuned-dir, tuned for --tune-time unless the database
-    already holds a finished run (then its schedules are replayed: a
-    benchmark re-run does not tune again)."""
+    holds a finished run with these settings (then its schedules are
+    replayed: a benchmark re-run does not tune again)."""
     db = os.path.join(args.tuned_dir, name + ".db")
     done = os.path.join(args.tuned_dir, name + ".tuned")
     tuning = ["--tuning-db", db]
-    if os.path.exists(done):
+    if os.path.exists(db) and os.path.exists(done) and \
+            open(done).read() == args.tuning_settings:
         return tuning
-    # measure() writes the marker once the tuning compile succeeds (a killed
-    # run tunes again, keeping the trials its database holds).
+    # A database from other settings, or a run killed before its check
+    # (measure() writes the marker once the tuned bundle's outputs are
+    # checked), tunes anew.
+    for stale in (db, done):
+        if os.path.exists(stale):
+            os.remove(stale)
     return tuning + ["--tune-time", args.tune_time, "--tune-threads", str(args.tune_threads)]
 
 
@@ -259,8 +281,6 @@ def measure(model, args, ov_core, work):
         row[f"{tag}_compile_s"] = time.perf_counter() - t
         if err:
             row[f"{tag}_error"] = err
-        elif tag == "tuned":
-            open(os.path.join(args.tuned_dir, name + ".tuned"), "w").close()
     feeds = make_inputs(inputs, 7)
     input_args = save_feeds(feeds, work)
     sess1 = ort_session(path, 1)
@@ -271,6 +291,9 @@ def measure(model, args, ov_core, work):
             row[key] = check_outputs(args.ignc, bundles[tag], sess1, feeds, work)
         except subprocess.CalledProcessError as e:
             row[f"{tag}_error"] = "ignc run failed: " + (e.stderr or b"").decode()[:120]
+        if tag == "tuned" and row.get(key, math.inf) <= accuracy_bound(args.precision):
+            with open(os.path.join(args.tuned_dir, name + ".tuned"), "w") as f:
+                f.write(args.tuning_settings)
     # Probed once per model, at the first thread count.
     crash = ov_core is not None and args.peer_max_isa and \
         ov_crashes(path, feeds, args.threads[0], args.precision, work)
@@ -362,7 +385,8 @@ def report(rows, args, have_ov):
         head = "| model | kind | ignc ms |" + (" before ms |" if args.before_ignc else "") + \
             (" tuned ms |" if args.tuned_dir else "") + "".join(f" {p} ms |" for p in peers) + \
             "".join(f" {o} / {p} |" for o in ours for p in peers) + \
-            (" tuned / ignc |" if args.tuned_dir else "") + " rel L2 vs ort |"
+            (" tuned / ignc |" if args.tuned_dir else "") + " rel L2 vs ort |" + \
+            (" tuned rel L2 |" if args.tuned_dir else "")
         lines += [f"### {t} thread(s)", "", head, "|---|---|" + "---:|" * (head.count("|") - 3)]
         ratios = {pair: [] for pair in [(o, p) for o in ours for p in peers] + [("tuned", "ignc")]}
         for r in rows:
@@ -378,8 +402,9 @@ def report(rows, args, have_ov):
                     cells.append(f"{ms[o] / ms[p]:.2f}")
                 else:
                     cells.append("—")
-            e = r.get("rel_l2")
-            cells.append(f"{e:.1e}" if e is not None else "—")
+            for key in ["rel_l2"] + (["tuned_rel_l2"] if args.tuned_dir else []):
+                e = r.get(key)
+                cells.append(f"{e:.1e}" if e is not None else "—")
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
         for (o, p), rs in ratios.items():
@@ -428,16 +453,20 @@ def plot_svg(rows, threads, title):
     def ratio(r, e, t):
         a, b = r.get(f"{e}_ms_t{t}"), r.get(f"ort_ms_t{t}")
         return a / b if a and b else None
-    models = sorted((r for r in rows if ratio(r, "ignc", threads[0])),
-                    key=lambda r: ratio(r, "ignc", threads[0]))
+    # Models with no default ratio at the first thread count go last.
+    models = sorted((r for r in rows if any(ratio(r, e, t) for e, _, _ in PLOT_SERIES
+                                            for t in threads)),
+                    key=lambda r: ratio(r, "ignc", threads[0]) or math.inf)
+    series = [s for s in PLOT_SERIES if any(ratio(r, s[0], t) for r in models for t in threads)]
     lo, hi, width, row_h, left, top = 0.25, 4.0, 300, 14, 170, 60
     x = lambda v: left + width * math.log(min(max(v, lo), hi) / lo) / math.log(hi / lo)
     panel = width + left + 30
     h = top + row_h * len(models) + 40
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{panel * len(threads)}" '
            f'height="{h}" font-family="sans-serif" font-size="10">',
-           f'<text x="10" y="16" font-size="12">{title}</text>']
-    for i, (_, name, color) in enumerate(PLOT_SERIES):
+           f'<text x="10" y="16" font-size="12">{escape(title)}</text>',
+           '<text x="340" y="33">(hollow: beyond the axis, drawn at its end)</text>']
+    for i, (_, name, color) in enumerate(series):
         out.append(f'<circle cx="{14 + 110 * i}" cy="30" r="4" fill="{color}"/>'
                    f'<text x="{22 + 110 * i}" y="33">{name}</text>')
     for p, t in enumerate(threads):
@@ -451,12 +480,13 @@ def plot_svg(rows, threads, title):
         for j, r in enumerate(models):
             y = top + row_h * j + row_h / 2
             out.append(f'<text x="{dx + left - 6}" y="{y + 3:.1f}" '
-                       f'text-anchor="end">{r["model"]}</text>')
-            for e, _, color in PLOT_SERIES:
+                       f'text-anchor="end">{escape(r["model"])}</text>')
+            for e, _, color in series:
                 v = ratio(r, e, t)
                 if v:
-                    out.append(f'<circle cx="{dx + x(v):.1f}" cy="{y:.1f}" r="3.5" '
-                               f'fill="{color}" fill-opacity="0.8"/>')
+                    fill = f'fill="{color}" fill-opacity="0.8"' if lo <= v <= hi else \
+                        f'fill="none" stroke="{color}"'
+                    out.append(f'<circle cx="{dx + x(v):.1f}" cy="{y:.1f}" r="3.5" {fill}/>')
     return "\n".join(out + ["</svg>"]) + "\n"
 
 
@@ -505,7 +535,10 @@ def main():
     p.add_argument("--plot", help="an SVG of every model's latency against onnxruntime's")
     args = p.parse_args()
     if args.tuned_dir:
+        if args.chip:
+            p.error("--tuned-dir tunes on this machine: it cannot be combined with --chip")
         os.makedirs(args.tuned_dir, exist_ok=True)
+        args.tuning_settings = tuning_settings(args)
     args.threads = [int(t) for t in args.threads.split(",")]
     if args.peer_max_isa:
         # oneDNN (inside OpenVINO's CPU plugin) reads this before its first kernel.

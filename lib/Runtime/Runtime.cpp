@@ -510,6 +510,9 @@ struct ignrt_session {
   std::vector<std::vector<Descriptor>> descriptors;
   std::vector<std::vector<void *>> pointers;
   std::unique_ptr<ThreadPool> pool;
+  /// The drivers holding launches of this run they deferred
+  /// (ignrt_device_call::may_defer): the run ends with their finishing call.
+  std::vector<std::pair<ignrt_device_fn, void *>> deferring;
 };
 
 namespace {
@@ -1364,6 +1367,14 @@ ignrt_status runDeviceLaunch(ignrt_session *s, size_t l,
       info.dims[d] = arg.dims[d];
     info.bytes = arg.bytes;
   }
+  const std::vector<unsigned char> &resident = s->bundle->resident[l];
+  // Every output stays on the device: nothing of it is needed on the host
+  // before this driver's next launch, which reads it.
+  bool mayDefer = kernel.results > 0 && kernel.results <= resident.size();
+  for (size_t i = resident.size() - kernel.results;
+       mayDefer && i < resident.size(); ++i)
+    mayDefer = resident[i] != IGNRT_RESIDENT_HOST;
+  int deferred = 0;
   ignrt_device_call call{kernel.name.c_str(),
                          kernel.deviceJson.c_str(),
                          kernel.blob,
@@ -1374,15 +1385,44 @@ ignrt_status runDeviceLaunch(ignrt_session *s, size_t l,
                          infos.data(),
                          weights.data(),
                          s->bundle->weightsEpoch,
-                         s->bundle->resident[l].data()};
-  ignrt_device_stats stats{0, 0, 0};
+                         resident.data(),
+                         mayDefer ? 1 : 0,
+                         &deferred};
+  // A deferred launch's stats are filled later: they live in the session.
+  ignrt_device_stats &stats = s->deviceStats[l];
+  stats = ignrt_device_stats{0, 0, 0};
   char error[1024] = {0};
+  std::pair<ignrt_device_fn, void *> driver{kernel.deviceFn, kernel.deviceUser};
+  auto held = std::find(s->deferring.begin(), s->deferring.end(), driver);
   if (kernel.deviceFn(kernel.deviceUser, &call, &stats, error, sizeof error))
     return fail(IGNRT_ERROR_RUNTIME,
                 "device kernel '" + kernel.name + "' failed: " +
                     std::string(error, strnlen(error, sizeof error)));
-  s->deviceStats[l] = stats;
+  // A launch the driver ran has run everything it deferred before it.
+  if (deferred && held == s->deferring.end())
+    s->deferring.push_back(driver);
+  else if (!deferred && held != s->deferring.end())
+    s->deferring.erase(held);
   return IGNRT_OK;
+}
+
+/// Ends the run for every driver still holding deferred launches (a run
+/// that stopped early): the first failure (reported when \p report), or
+/// IGNRT_OK.
+ignrt_status finishDeferred(ignrt_session *s, bool report) {
+  ignrt_status status = IGNRT_OK;
+  for (auto [fn, user] : s->deferring) {
+    ignrt_device_call call{};
+    ignrt_device_stats stats{0, 0, 0};
+    char error[1024] = {0};
+    if (fn(user, &call, &stats, error, sizeof error) && report &&
+        status == IGNRT_OK)
+      status = fail(IGNRT_ERROR_RUNTIME,
+                    "finishing deferred device launches failed: " +
+                        std::string(error, strnlen(error, sizeof error)));
+  }
+  s->deferring.clear();
+  return status;
 }
 } // namespace
 
@@ -1422,9 +1462,23 @@ static void runHostKernel(ThreadPool &pool, const ignrt_bundle::Kernel &kernel,
     });
 }
 
+static ignrt_status runLaunches(ignrt_session *s);
+
 ignrt_status ignrt_session_run(ignrt_session *s) {
   if (!s)
     return fail(IGNRT_ERROR_ARGUMENT, "null session");
+  ignrt_status st = runLaunches(s);
+  // A stopped run leaves its deferred launches' stats unread: they go.
+  if (!s->deferring.empty()) {
+    ignrt_status finished = finishDeferred(s, /*report=*/st == IGNRT_OK);
+    if (st == IGNRT_OK)
+      st = finished;
+  }
+  return st == IGNRT_OK ? finishOutputs(s) : st;
+}
+
+/// The run's launches in order: control flow, device and host kernels.
+static ignrt_status runLaunches(ignrt_session *s) {
   ignrt_bundle &b = *s->bundle;
   for (size_t i = 0; i < b.inputs.size(); ++i)
     if (!s->inputSet[i])
@@ -1452,7 +1506,7 @@ ignrt_status ignrt_session_run(ignrt_session *s) {
     s->timings[l] +=
         std::chrono::duration<double, std::nano>(end - start).count();
   }
-  return finishOutputs(s);
+  return IGNRT_OK;
 }
 
 ignrt_status ignrt_session_output(ignrt_session *s, const char *name,

@@ -228,8 +228,10 @@ struct DeviceSession {
   ignrt_bundle *bundle = nullptr;
   ignrt_session *session = nullptr;
 
-  void open(const std::string &path) {
-    ASSERT_EQ(ignrt_register_device("testdev", testDriver, &log), IGNRT_OK);
+  void open(const std::string &path, ignrt_device_fn driver = testDriver,
+            void *user = nullptr) {
+    ASSERT_EQ(ignrt_register_device("testdev", driver, user ? user : &log),
+              IGNRT_OK);
     ASSERT_EQ(ignrt_bundle_open(path.c_str(), &bundle), IGNRT_OK)
         << ignrt_last_error();
     ASSERT_EQ(ignrt_session_create(bundle, 1, &session), IGNRT_OK);
@@ -245,6 +247,97 @@ struct DeviceSession {
     ignrt_register_device("testdev", nullptr, nullptr);
   }
 };
+
+/// A driver that defers what it may (ignrt_device_call::may_defer): each
+/// launch doubles its input; a deferred one runs, and gets its stats, in the
+/// driver's next call.
+struct DeferringDriver {
+  std::vector<int> mayDefer; // per launch call
+  int finishes = 0;          // calls with kernel NULL
+  bool failUndeferred = false;
+  const float *pendingIn = nullptr;
+  float *pendingOut = nullptr;
+  ignrt_device_stats *pendingStats = nullptr;
+
+  void runPending() {
+    if (!pendingOut)
+      return;
+    for (int i = 0; i < 2; ++i)
+      pendingOut[i] = 2 * pendingIn[i];
+    pendingStats->cycles = 111;
+    pendingOut = nullptr;
+  }
+};
+
+int deferringDriver(void *user, const ignrt_device_call *call,
+                    ignrt_device_stats *stats, char *error, size_t errorSize) {
+  auto *d = static_cast<DeferringDriver *>(user);
+  if (!call->kernel) {
+    ++d->finishes;
+    d->runPending();
+    return 0;
+  }
+  d->mayDefer.push_back(call->may_defer);
+  if (call->may_defer && call->deferred) {
+    d->pendingIn = static_cast<const float *>(call->data[0]);
+    d->pendingOut = static_cast<float *>(call->data[1]);
+    d->pendingStats = stats;
+    *call->deferred = 1;
+    return 0;
+  }
+  if (d->failUndeferred) {
+    std::snprintf(error, errorSize, "the second launch fails");
+    return 1;
+  }
+  d->runPending();
+  const float *x = static_cast<const float *>(call->data[0]);
+  float *y = static_cast<float *>(call->data[1]);
+  for (int i = 0; i < 2; ++i)
+    y[i] = 2 * x[i];
+  stats->cycles = 222;
+  return 0;
+}
+
+/// Launch 0 writes an intermediate only launch 1 (the same driver) reads:
+/// the runtime lets the driver defer it (its outputs stay on the device),
+/// keeps its stats where the driver fills them later, and ends a run that
+/// stops after a deferred launch with the driver's finishing call.
+TEST(Runtime, DeviceLaunchesWhoseOutputsStayOnTheDeviceMayBeDeferred) {
+  ign::bundle::BundleContents c = deviceBundle();
+  c.arenaBytes = 8;
+  ign::bundle::LaunchSpec first, second;
+  first.args = {{"input", 0, 0, "f32", {2}}, {"arena", 0, 0, "f32", {2}}};
+  second.args = {{"arena", 0, 0, "f32", {2}}, {"output", 0, 0, "f32", {2}}};
+  c.launches = {first, second};
+  std::string path = tempPath("deferred");
+  ASSERT_EQ(ign::bundle::writeBundle(path, c), "");
+  DeferringDriver driver;
+  DeviceSession d;
+  ASSERT_NO_FATAL_FAILURE(d.open(path, deferringDriver, &driver));
+  ignrt_session *s = d.session;
+  ASSERT_EQ(ignrt_session_run(s), IGNRT_OK) << ignrt_last_error();
+  const void *out;
+  size_t bytes;
+  ASSERT_EQ(ignrt_session_output(s, "y", &out, &bytes), IGNRT_OK);
+  EXPECT_EQ(static_cast<const float *>(out)[0], 6.0f);
+  EXPECT_EQ(static_cast<const float *>(out)[1], -12.0f);
+  EXPECT_EQ(driver.mayDefer, (std::vector<int>{1, 0}));
+  EXPECT_EQ(driver.finishes, 0); // launch 1 ran what launch 0 deferred
+  ignrt_device_stats stats;
+  ASSERT_EQ(ignrt_session_kernel_device(s, 0, &stats), IGNRT_OK);
+  EXPECT_EQ(stats.cycles, 111); // filled after launch 0 returned
+  ASSERT_EQ(ignrt_session_kernel_device(s, 1, &stats), IGNRT_OK);
+  EXPECT_EQ(stats.cycles, 222);
+
+  // Launch 1 fails: the run still ends with the driver's finishing call,
+  // and reports launch 1's error.
+  driver.failUndeferred = true;
+  EXPECT_EQ(ignrt_session_run(s), IGNRT_ERROR_RUNTIME);
+  EXPECT_NE(std::string(ignrt_last_error()).find("the second launch fails"),
+            std::string::npos)
+      << ignrt_last_error();
+  EXPECT_EQ(driver.finishes, 1);
+}
 
 /// deviceBundle() with a bool input `c`: launch 1 (y = 2x on the device)
 /// runs when c is true, else launch 3 copies x into y.

@@ -102,6 +102,13 @@ struct Launch {
   size_t results = 1;
   std::vector<unsigned char> weights; // per tensor; empty: none
   uint64_t weightsEpoch = 0;
+  std::vector<unsigned char> resident; // per tensor; empty: all on the host
+  /// Per tensor, another launch's tensor to pass instead (the same host
+  /// bytes: a resident intermediate's key); empty or null: its own.
+  std::vector<std::vector<uint8_t> *> shared;
+  int mayDefer = 0;
+  int deferred = 0;         // set by the driver when it deferred the call
+  ignrt_device_stats stats; // the last call's, filled late when deferred
 
   template <typename T> void addTensor(const std::vector<T> &values) {
     const uint8_t *p = reinterpret_cast<const uint8_t *>(values.data());
@@ -122,19 +129,25 @@ struct Launch {
     std::vector<void *> data;
     std::vector<ignrt_tensor_info> args(tensors.size());
     for (size_t i = 0; i < tensors.size(); ++i) {
-      data.push_back(tensors[i].data());
+      std::vector<uint8_t> &t =
+          i < shared.size() && shared[i] ? *shared[i] : tensors[i];
+      data.push_back(t.data());
       args[i].name = "t";
       args[i].dtype = IGNRT_U8;
       args[i].rank = 1;
-      args[i].dims[0] = int64_t(tensors[i].size());
-      args[i].bytes = tensors[i].size();
+      args[i].dims[0] = int64_t(t.size());
+      args[i].bytes = t.size();
     }
     ignrt_device_call call = {kernel.c_str(), text.c_str(),   blob.data(),
                               blob.size(),    tensors.size(), results,
                               data.data(),    args.data()};
     call.weights = weights.empty() ? nullptr : weights.data();
     call.weights_epoch = weightsEpoch;
-    ignrt_device_stats stats = {-1, -1, -1};
+    call.resident = resident.empty() ? nullptr : resident.data();
+    call.may_defer = mayDefer;
+    call.deferred = &deferred;
+    deferred = 0;
+    stats = {-1, -1, -1};
     int rc = runVulkanCall(call, stats, error);
     if (statsOut)
       *statsOut = stats;
@@ -290,6 +303,105 @@ TEST_F(VulkanDeviceTest, SameCallTwiceGivesTheSameResult) {
   std::vector<float> b = l.tensor<float>(1), out = l.tensor<float>(2);
   for (size_t i = 0; i < b.size(); ++i)
     ASSERT_EQ(out[i], b[i] + b[i]) << "element " << i;
+}
+
+/// The runtime's call that ends a run with launches deferred (kernel NULL).
+int finishDeferred(std::string &error) {
+  ignrt_device_call call{};
+  ignrt_device_stats stats{};
+  return runVulkanCall(call, stats, error);
+}
+
+class DeferredLaunchTest : public VulkanDeviceTest {
+protected:
+  void SetUp() override {
+    VulkanDeviceTest::SetUp();
+    if (!IsSkipped() && !info.timestamps)
+      GTEST_SKIP() << info.name << " has no timestamps: nothing is deferred";
+  }
+
+  /// t = a + b kept on the device (deferred), then out = t * c from it.
+  void chain(Launch &first, Launch &second) {
+    first = binaryLaunch("add", kElements);
+    first.resident = {IGNRT_RESIDENT_HOST, IGNRT_RESIDENT_HOST, IGNRT_RESIDENT};
+    first.mayDefer = 1;
+    second = binaryLaunch("mul", kElements);
+    second.resident = {IGNRT_RESIDENT_LAST, IGNRT_RESIDENT_HOST,
+                       IGNRT_RESIDENT_HOST};
+    second.shared = {&first.tensors[2], nullptr, nullptr};
+  }
+
+  void expectProduct(const Launch &first, const Launch &second) {
+    std::vector<float> a = first.tensor<float>(0), b = first.tensor<float>(1),
+                       c = second.tensor<float>(1),
+                       out = second.tensor<float>(2);
+    for (size_t i = 0; i < kElements; ++i)
+      ASSERT_EQ(out[i], (a[i] + b[i]) * c[i]) << "element " << i;
+  }
+
+  static constexpr size_t kElements = 500;
+};
+
+/// A launch whose outputs stay on the device returns before it runs; the
+/// next launch, which copies its result to the host, submits both.
+TEST_F(DeferredLaunchTest, RunsWithTheNextLaunchThatCopiesBack) {
+  Launch first, second;
+  chain(first, second);
+  std::string error;
+  ASSERT_EQ(first.run(error), 0) << error;
+  EXPECT_EQ(first.deferred, 1);
+  EXPECT_EQ(first.stats.device_ns, 0.0); // not run yet
+  EXPECT_EQ(first.tensor<float>(2), std::vector<float>(kElements, -1.0f));
+  ASSERT_EQ(second.run(error), 0) << error;
+  EXPECT_EQ(second.deferred, 0);
+  expectProduct(first, second);
+  EXPECT_GT(first.stats.device_ns, 0.0); // its own timestamps, filled late
+  EXPECT_GT(second.stats.device_ns, 0.0);
+  // The same again: the kernels' buffers and pipelines are reused.
+  ASSERT_EQ(first.run(error), 0) << error;
+  EXPECT_EQ(first.deferred, 1);
+  ASSERT_EQ(second.run(error), 0) << error;
+  expectProduct(first, second);
+}
+
+/// A call of a kernel whose launch waits in the batch submits the batch
+/// first (its descriptor sets change); a run that stops is finished by the
+/// runtime's call with no kernel.
+TEST_F(DeferredLaunchTest, RunsBeforeItsKernelIsCalledAgainOrWhenFinished) {
+  Launch first, second;
+  chain(first, second);
+  std::string error;
+  ASSERT_EQ(first.run(error), 0) << error;
+  ASSERT_EQ(first.deferred, 1);
+  Launch again = first; // the same kernel, its output on the host
+  again.resident.clear();
+  again.mayDefer = 0;
+  ASSERT_EQ(again.run(error), 0) << error;
+  EXPECT_GT(first.stats.device_ns, 0.0);
+  ASSERT_EQ(first.run(error), 0) << error;
+  ASSERT_EQ(first.deferred, 1);
+  ASSERT_EQ(finishDeferred(error), 0) << error;
+  EXPECT_GT(first.stats.device_ns, 0.0);
+  ASSERT_EQ(finishDeferred(error), 0) << error; // nothing left: a no-op
+  ASSERT_EQ(second.run(error), 0) << error;     // t was computed
+  expectProduct(first, second);
+}
+
+/// A failing call drops the batch it would have joined: the run stops, so
+/// the deferred launches never run, and later calls start afresh.
+TEST_F(DeferredLaunchTest, FailedCallDropsTheBatch) {
+  Launch first, second;
+  chain(first, second);
+  std::string error;
+  ASSERT_EQ(first.run(error), 0) << error;
+  ASSERT_EQ(first.deferred, 1);
+  Launch bad = binaryLaunch("add", 16);
+  EXPECT_NE(bad.runText("{\"format\": \"spirv\"}", error), 0);
+  ASSERT_EQ(finishDeferred(error), 0) << error;
+  EXPECT_EQ(first.stats.device_ns, 0.0); // never ran
+  ASSERT_EQ(first.run(error), 0) << error;
+  ASSERT_EQ(second.run(error), 0) << error;
+  expectProduct(first, second);
 }
 
 /// A bundle's weights (ignrt_device_call::weights) go to the device once:

@@ -161,6 +161,17 @@ typedef struct ignrt_device_call {
    * driver that keeps nothing ignores the flags: every producer then
    * copies back and every reader copies in, as before. */
   const unsigned char *resident;
+  /* 1 when every output stays on the device (`resident`), so a later
+   * launch of this driver in the same run reads them: the driver may then
+   * record the launch and return before it has run, setting *deferred to 1
+   * (a driver that ignores the flag runs the launch as any other). Its
+   * `stats` stay valid until the run ends and are filled by the time the
+   * driver's next call returns; a launch with outputs on the host always
+   * runs everything deferred before it. A run that stops while a driver
+   * holds deferred launches ends with a call whose `kernel` is NULL (no
+   * arguments): the driver finishes or drops them. */
+  int may_defer;
+  int *deferred;
 } ignrt_device_call;
 
 #define IGNRT_RESIDENT_HOST 0
@@ -173,8 +184,10 @@ typedef struct ignrt_device_stats {
   double utilization; /* 0..1, as the device reports it */
 } ignrt_device_stats;
 
-/* Runs one launch; returns 0 on success, else writes a message into
- * `error` (at most error_size bytes, NUL-terminated). */
+/* Runs one launch (or, with `kernel` NULL, finishes the driver's deferred
+ * launches: ignrt_device_call::may_defer); returns 0 on success, else
+ * writes a message into `error` (at most error_size bytes,
+ * NUL-terminated). */
 typedef int (*ignrt_device_fn)(void *user, const ignrt_device_call *call,
                                ignrt_device_stats *stats, char *error,
                                size_t error_size);

@@ -340,7 +340,7 @@ bool createLaunchObjects(VulkanContext &ctx, std::string &why) {
   auto queries =
       vkStruct<VkQueryPoolCreateInfo>(VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO);
   queries.queryType = VK_QUERY_TYPE_TIMESTAMP;
-  queries.queryCount = 2;
+  queries.queryCount = 2 * kMaxBatchLaunches;
   r = vk.vkCreateQueryPool(ctx.device, &queries, nullptr, &ctx.timestamps);
   if (r != VK_SUCCESS) // time the launch on the host instead
     ctx.info.timestamps = false;
@@ -353,6 +353,8 @@ std::unique_ptr<VulkanContext> createContext(std::string &why) {
   if (!mode)
     return nullptr;
   ctx->memoryMode = *mode;
+  const char *batch = std::getenv("IGN_VULKAN_BATCH");
+  ctx->batching = !batch || std::string(batch) != "0";
   ctx->global = loadVulkan(why);
   uint32_t api = 0;
   Candidate chosen;
@@ -385,6 +387,7 @@ VulkanContext *getVulkanContext(std::string &why) {
 }
 
 VkResult beginCommands(VulkanContext &ctx, std::string &why) {
+  settleBatch(ctx);
   ctx.vkd.vkResetCommandBuffer(ctx.commands, 0);
   auto begin = vkStruct<VkCommandBufferBeginInfo>(
       VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
@@ -427,6 +430,57 @@ VkResult submitAndWait(VulkanContext &ctx, std::string &why) {
   else if (r != VK_SUCCESS)
     why = "running the dispatches failed: " + resultName(r);
   return r;
+}
+
+bool deviceTime(VulkanContext &ctx, uint32_t query, double &ns) {
+  uint64_t ticks[2] = {0, 0};
+  VkResult r = ctx.vkd.vkGetQueryPoolResults(
+      ctx.device, ctx.timestamps, query, 2, sizeof ticks, ticks,
+      sizeof ticks[0], VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+  if (r != VK_SUCCESS)
+    return false;
+  uint64_t mask = ctx.timestampValidBits >= 64
+                      ? ~0ull
+                      : (1ull << ctx.timestampValidBits) - 1;
+  ns = double((ticks[1] - ticks[0]) & mask) * ctx.timestampPeriod;
+  return true;
+}
+
+void closeBatch(VulkanContext &ctx, bool ran) {
+  for (DeferredLaunch &d : ctx.deferred) {
+    double ns = 0;
+    if (ran && d.stats && deviceTime(ctx, d.query, ns))
+      d.stats->device_ns = ns;
+    *d.pending = false;
+  }
+  ctx.deferred.clear();
+  ctx.batchOpen = false;
+}
+
+VkResult submitBatch(VulkanContext &ctx, std::string &why) {
+  if (!ctx.batchOpen)
+    return VK_SUCCESS;
+  // Its launches' outputs stay on the device: nothing to copy back.
+  VkResult r = submitAndWait(ctx, why);
+  if (r != VK_SUCCESS) {
+    std::string names;
+    for (const DeferredLaunch &d : ctx.deferred)
+      names += (names.empty() ? "" : ", ") + d.kernel;
+    why = "the launches deferred to one submission (" + names + "): " + why;
+  }
+  closeBatch(ctx, r == VK_SUCCESS);
+  return r;
+}
+
+void settleBatch(VulkanContext &ctx) {
+  std::string why;
+  if (submitBatch(ctx, why) != VK_SUCCESS && ctx.batchError.empty())
+    ctx.batchError = why;
+}
+
+void abandonBatch(VulkanContext &ctx) {
+  if (ctx.batchOpen)
+    closeBatch(ctx, /*ran=*/false);
 }
 
 } // namespace ign::vulkan

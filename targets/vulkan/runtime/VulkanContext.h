@@ -15,8 +15,22 @@
 #include "VulkanMemory.h"
 
 #include <string>
+#include <vector>
 
 namespace ign::vulkan {
+
+/// Launches one submission carries at most (each takes two timestamps).
+constexpr uint32_t kMaxBatchLaunches = 64;
+
+/// A launch recorded into the open batch and returned from before it ran
+/// (ignrt_device_call::may_defer): its stats are filled when the batch is
+/// submitted.
+struct DeferredLaunch {
+  std::string kernel;
+  ignrt_device_stats *stats = nullptr;
+  uint32_t query = 0;      // its first timestamp query
+  bool *pending = nullptr; // its kernel's flag (CachedKernel::pending)
+};
 
 struct VulkanContext {
   const GlobalFunctions *global = nullptr;
@@ -36,7 +50,16 @@ struct VulkanContext {
   VkCommandPool commandPool = VK_NULL_HANDLE;
   VkCommandBuffer commands = VK_NULL_HANDLE;
   VkFence fence = VK_NULL_HANDLE;
-  VkQueryPool timestamps = VK_NULL_HANDLE; // two queries, when supported
+  VkQueryPool timestamps = VK_NULL_HANDLE; // two per launch of a batch
+  /// Launches whose outputs stay on the device are recorded into one
+  /// command buffer and submitted with the next launch that copies to the
+  /// host (IGN_VULKAN_BATCH=0: every launch submitted and waited for).
+  bool batching = true;
+  bool batchOpen = false; // `commands` is recording a batch
+  std::vector<DeferredLaunch> deferred;
+  /// Why a batch submitted before a buffer was freed or uploaded failed;
+  /// the next launch reports it.
+  std::string batchError;
   /// Set when a launch timed out or the device was lost: its command
   /// buffer may still be pending, so nothing may be reused.
   std::string broken;
@@ -48,7 +71,8 @@ struct VulkanContext {
 /// its calls.
 VulkanContext *getVulkanContext(std::string &why);
 
-/// Resets and begins the context's command buffer for one submission.
+/// Resets and begins the context's command buffer for one submission
+/// (submitting an open batch first: settleBatch).
 VkResult beginCommands(VulkanContext &ctx, std::string &why);
 
 /// Records a memory barrier: \p srcAccess by \p srcStage before
@@ -60,6 +84,28 @@ void recordBarrier(VulkanContext &ctx, VkPipelineStageFlags srcStage,
 /// Ends the command buffer, submits it and waits for its fence (60 s). A
 /// timeout or a lost device marks the context broken.
 VkResult submitAndWait(VulkanContext &ctx, std::string &why);
+
+/// The time between timestamp queries \p query and \p query + 1 of the
+/// last submission, in nanoseconds; false when unavailable.
+bool deviceTime(VulkanContext &ctx, uint32_t query, double &ns);
+
+/// After a submission that carried the open batch (\p ran: it completed):
+/// fills the deferred launches' stats from their timestamps and closes it.
+void closeBatch(VulkanContext &ctx, bool ran);
+
+/// Submits the open batch of deferred launches, if any, waits for it and
+/// fills their stats. Whatever happens the batch is closed; a failure names
+/// the launches it held.
+VkResult submitBatch(VulkanContext &ctx, std::string &why);
+
+/// Submits the open batch before something its launches may use changes
+/// (a buffer freed, an upload through the command buffer); a failure is
+/// kept in `batchError`.
+void settleBatch(VulkanContext &ctx);
+
+/// Drops the open batch unsubmitted (a launch failed, so the run stops):
+/// its launches never run.
+void abandonBatch(VulkanContext &ctx);
 
 } // namespace ign::vulkan
 

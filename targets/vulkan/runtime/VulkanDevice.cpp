@@ -4,8 +4,11 @@
 // or build the kernel's pipelines, copy the arguments into its pooled
 // buffers (VulkanMemory.h: mapped, or staged by copies the command buffer
 // records), record the dispatches with barriers between them, submit, wait
-// on a fence with a timeout, and copy the outputs back. Calls are
-// serialized on one mutex; they share one queue and command buffer.
+// on a fence with a timeout, and copy the outputs back. A launch whose
+// outputs all stay on the device (ignrt_device_call::may_defer) is only
+// recorded: the launches up to the next one that copies to the host go in
+// one submission, each timed by its own timestamps. Calls are serialized
+// on one mutex; they share one queue and command buffer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
 
 namespace ign::vulkan {
 
@@ -152,29 +156,37 @@ bool recordStaging(VulkanContext &ctx, const ignrt_device_call &call,
   return any;
 }
 
-/// The call's commands: its inputs copied in where they are staged, its
-/// dispatches, each seeing the previous ones' writes, between two
-/// timestamps, and its outputs copied out, made visible to the host.
+/// The call's commands, appended to the open batch or beginning one: its
+/// inputs copied in where they are staged, its dispatches, each seeing the
+/// previous ones' writes (also those of the batch's earlier launches),
+/// between timestamp queries \p query and \p query + 1.
 bool record(VulkanContext &ctx, const ignrt_device_call &call,
             const std::vector<bool> &bound, const KernelDescriptor &desc,
-            const CachedKernel &kernel, std::string &why) {
+            const CachedKernel &kernel, uint32_t query, std::string &why) {
   const DeviceFunctions &vk = ctx.vkd;
-  if (beginCommands(ctx, why) != VK_SUCCESS)
-    return false;
   const VkPipelineStageFlags compute = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
   const VkAccessFlags shader =
       VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  if (ctx.batchOpen) {
+    recordBarrier(ctx, compute, VK_ACCESS_SHADER_WRITE_BIT,
+                  compute | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                  shader | VK_ACCESS_TRANSFER_WRITE_BIT);
+  } else {
+    if (beginCommands(ctx, why) != VK_SUCCESS)
+      return false;
+    ctx.batchOpen = true;
+  }
   bool copiedIn = recordStaging(ctx, call, bound, kernel, /*in=*/true);
   if (copiedIn)
     recordBarrier(ctx, VK_PIPELINE_STAGE_TRANSFER_BIT,
                   VK_ACCESS_TRANSFER_WRITE_BIT, compute, shader);
   if (ctx.info.timestamps) {
-    vk.vkCmdResetQueryPool(ctx.commands, ctx.timestamps, 0, 2);
+    vk.vkCmdResetQueryPool(ctx.commands, ctx.timestamps, query, 2);
     // After the copies in: the time is the dispatches'.
     vk.vkCmdWriteTimestamp(ctx.commands,
                            copiedIn ? VK_PIPELINE_STAGE_TRANSFER_BIT
                                     : VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
-                           ctx.timestamps, 0);
+                           ctx.timestamps, query);
   }
   for (size_t i = 0; i < desc.dispatches.size(); ++i) {
     const Dispatch &d = desc.dispatches[i];
@@ -189,7 +201,16 @@ bool record(VulkanContext &ctx, const ignrt_device_call &call,
   }
   if (ctx.info.timestamps)
     vk.vkCmdWriteTimestamp(ctx.commands, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
-                           ctx.timestamps, 1);
+                           ctx.timestamps, query + 1);
+  return true;
+}
+
+/// The end of a submission: the call's outputs copied out where they are
+/// staged, made visible to the host.
+void recordCopiesOut(VulkanContext &ctx, const ignrt_device_call &call,
+                     const std::vector<bool> &bound,
+                     const CachedKernel &kernel) {
+  const VkPipelineStageFlags compute = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
   recordBarrier(ctx, compute, VK_ACCESS_SHADER_WRITE_BIT,
                 VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
   recordStaging(ctx, call, bound, kernel, /*in=*/false);
@@ -197,37 +218,40 @@ bool record(VulkanContext &ctx, const ignrt_device_call &call,
   recordBarrier(ctx, compute | VK_PIPELINE_STAGE_TRANSFER_BIT,
                 VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
                 VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
-  return true;
 }
 
-/// The dispatches' time from the timestamps; false when unavailable.
-bool deviceTime(VulkanContext &ctx, double &ns) {
-  uint64_t ticks[2] = {0, 0};
-  VkResult r = ctx.vkd.vkGetQueryPoolResults(
-      ctx.device, ctx.timestamps, 0, 2, sizeof ticks, ticks, sizeof ticks[0],
-      VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
-  if (r != VK_SUCCESS)
-    return false;
-  uint64_t mask = ctx.timestampValidBits >= 64
-                      ? ~0ull
-                      : (1ull << ctx.timestampValidBits) - 1;
-  ns = double((ticks[1] - ticks[0]) & mask) * ctx.timestampPeriod;
-  return true;
-}
-
-/// Submits the recorded call and times it: by the timestamps where the
-/// queue has them, else from submit to fence on the host.
-bool runAndTime(VulkanContext &ctx, ignrt_device_stats &stats,
+/// Submits the batch ending with the call and times the call: by its
+/// timestamps where the queue has them, else from submit to fence on the
+/// host. The launches deferred before it get their times (closeBatch).
+bool runAndTime(VulkanContext &ctx, ignrt_device_stats &stats, uint32_t query,
                 std::string &why) {
   auto start = std::chrono::steady_clock::now();
-  if (submitAndWait(ctx, why) != VK_SUCCESS)
-    return false;
+  VkResult r = submitAndWait(ctx, why);
+  if (r != VK_SUCCESS && !ctx.deferred.empty())
+    why += " (with " + std::to_string(ctx.deferred.size()) +
+           " launches deferred to the same submission)";
   auto end = std::chrono::steady_clock::now();
   stats.device_ns =
       std::chrono::duration<double, std::nano>(end - start).count();
   double ns = 0;
-  if (ctx.info.timestamps && deviceTime(ctx, ns))
+  if (r == VK_SUCCESS && ctx.info.timestamps && deviceTime(ctx, query, ns))
     stats.device_ns = ns;
+  closeBatch(ctx, r == VK_SUCCESS);
+  return r == VK_SUCCESS;
+}
+
+/// Whether the call may wait in the open batch: the runtime allows it (its
+/// outputs stay on the device: may_defer), batching is on, each launch is
+/// timed by its own timestamps and the batch has room (for a launch after
+/// it too).
+bool defers(const VulkanContext &ctx, const ignrt_device_call &call,
+            const std::vector<bool> &bound) {
+  if (!call.may_defer || !call.deferred || !ctx.batching ||
+      !ctx.info.timestamps || ctx.deferred.size() + 2 > kMaxBatchLaunches)
+    return false;
+  for (size_t i = call.num_args - call.results; i < call.num_args; ++i)
+    if (copiedEachCall(call, bound, i))
+      return false;
   return true;
 }
 
@@ -244,16 +268,48 @@ bool runLocked(const ignrt_device_call &call, ignrt_device_stats &stats,
   if (!checkDeviceLimits(call, desc, ctx->info, why))
     return false;
   CachedKernel *kernel = getKernel(*ctx, call, desc, why);
+  // Its descriptor sets and buffers change below: a launch of it waiting
+  // in the batch runs first.
+  if (kernel && kernel->pending && submitBatch(*ctx, why) != VK_SUCCESS)
+    return false;
   if (!kernel || !bindWithRetry(*ctx, call, desc, *kernel, why))
     return false;
+  if (!ctx->batchError.empty()) // submitted while binding, and failed
+    return why = std::exchange(ctx->batchError, ""), false;
   std::vector<bool> bound = boundArguments(call, desc);
   copyIn(call, bound, *kernel);
-  if (!record(*ctx, call, bound, desc, *kernel, why) ||
-      !runAndTime(*ctx, stats, why))
+  uint32_t query = 2 * uint32_t(ctx->deferred.size());
+  if (!record(*ctx, call, bound, desc, *kernel, query, why))
     return false;
-  copyOut(call, bound, *kernel);
+  if (defers(*ctx, call, bound)) {
+    ctx->deferred.push_back({call.kernel, &stats, query, &kernel->pending});
+    kernel->pending = true;
+    *call.deferred = 1;
+  } else {
+    recordCopiesOut(*ctx, call, bound, *kernel);
+    if (!runAndTime(*ctx, stats, query, why))
+      return false;
+    copyOut(call, bound, *kernel);
+  }
   releaseLastUses(call);
   return true;
+}
+
+/// The runtime's call that ends a run stopped with launches deferred: they
+/// run now (their stats are then filled).
+bool finishLocked(std::string &why) {
+  VulkanContext *ctx = getVulkanContext(why);
+  if (!ctx)
+    return false;
+  return submitBatch(*ctx, why) == VK_SUCCESS;
+}
+
+/// After a failed call: the batch it may have joined never runs (the run
+/// stops, and the deferred launches' stats belong to it).
+void abandonAfterFailure() {
+  std::string why;
+  if (VulkanContext *ctx = getVulkanContext(why))
+    abandonBatch(*ctx);
 }
 
 int vulkanDriver(void *, const ignrt_device_call *call,
@@ -281,8 +337,12 @@ int runVulkanCall(const ignrt_device_call &call, ignrt_device_stats &stats,
                   std::string &error) {
   stats = ignrt_device_stats{0, 0.0, 0.0};
   return gpu::rt::runGuarded(
-      "vulkan", driverMutex(), call, error,
-      [&](std::string &why) { return runLocked(call, stats, why); });
+      "vulkan", driverMutex(), call, error, [&](std::string &why) {
+        bool ok = call.kernel ? runLocked(call, stats, why) : finishLocked(why);
+        if (!ok)
+          abandonAfterFailure();
+        return ok;
+      });
 }
 
 } // namespace ign::vulkan

@@ -252,6 +252,7 @@ void releaseBuffers(VulkanContext &ctx, CachedKernel &kernel) {
 }
 
 void destroyKernel(VulkanContext &ctx, CachedKernel &kernel) {
+  settleBatch(ctx);
   const DeviceFunctions &vk = ctx.vkd;
   releaseBuffers(ctx, kernel);
   // Destroying the pool frees its sets; null handles are ignored.

@@ -33,6 +33,9 @@ struct CachedKernel {
   std::vector<Buffer> constants; // by constant index, filled once
   bool constantsLoaded = false;
   uint64_t lastUse = 0;
+  /// A launch of it waits in the open batch: its descriptor sets and
+  /// argument buffers must not change before the batch is submitted.
+  bool pending = false;
 };
 
 /// Builds the pipelines and descriptor sets of \p kernel's dispatches.
@@ -42,7 +45,8 @@ bool buildKernel(VulkanContext &ctx, const ignrt_device_call &call,
                  const KernelDescriptor &kernel, CachedKernel &out,
                  std::string &why);
 
-/// Frees every object of \p kernel; it must not be in use on the device.
+/// Frees every object of \p kernel (after submitting the open batch of
+/// deferred launches, which may use it).
 void destroyKernel(VulkanContext &ctx, CachedKernel &kernel);
 
 /// Frees \p kernel's buffers only (they are remade on its next call).

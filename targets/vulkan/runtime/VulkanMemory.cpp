@@ -157,6 +157,8 @@ VkResult allocateBuffer(VulkanContext &ctx, uint64_t bytes, BufferUse use,
 }
 
 void freeBuffer(VulkanContext &ctx, Buffer &b) {
+  if (b.buffer || b.staging) // a deferred launch may still use it
+    settleBatch(ctx);
   // Freeing the memory unmaps it; null handles are ignored.
   ctx.vkd.vkDestroyBuffer(ctx.device, b.buffer, nullptr);
   ctx.vkd.vkFreeMemory(ctx.device, b.memory, nullptr);

@@ -66,7 +66,8 @@ struct Buffer {
 VkResult allocateBuffer(VulkanContext &ctx, uint64_t bytes, BufferUse use,
                         Buffer &b, std::string &why);
 
-/// Frees \p b (and its staging twin); it must not be in use on the device.
+/// Frees \p b (and its staging twin), after submitting the open batch of
+/// deferred launches that may use it.
 void freeBuffer(VulkanContext &ctx, Buffer &b);
 
 /// Reallocates \p b when it holds fewer than \p bytes (its contents are

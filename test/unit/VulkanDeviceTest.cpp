@@ -387,9 +387,9 @@ TEST_F(DeferredLaunchTest, RunsBeforeItsKernelIsCalledAgainOrWhenFinished) {
   expectProduct(first, second);
 }
 
-/// A failing call drops the batch it would have joined: the run stops, so
-/// the deferred launches never run, and later calls start afresh.
-TEST_F(DeferredLaunchTest, FailedCallDropsTheBatch) {
+/// A failing call submits the open batch first: its launches may be another
+/// session's, whose next launches read their outputs.
+TEST_F(DeferredLaunchTest, FailedCallRunsTheBatch) {
   Launch first, second;
   chain(first, second);
   std::string error;
@@ -397,10 +397,9 @@ TEST_F(DeferredLaunchTest, FailedCallDropsTheBatch) {
   ASSERT_EQ(first.deferred, 1);
   Launch bad = binaryLaunch("add", 16);
   EXPECT_NE(bad.runText("{\"format\": \"spirv\"}", error), 0);
-  ASSERT_EQ(finishDeferred(error), 0) << error;
-  EXPECT_EQ(first.stats.device_ns, 0.0); // never ran
-  ASSERT_EQ(first.run(error), 0) << error;
-  ASSERT_EQ(second.run(error), 0) << error;
+  EXPECT_GT(first.stats.device_ns, 0.0);        // it ran
+  ASSERT_EQ(finishDeferred(error), 0) << error; // nothing left: a no-op
+  ASSERT_EQ(second.run(error), 0) << error;     // reads what it made
   expectProduct(first, second);
 }
 

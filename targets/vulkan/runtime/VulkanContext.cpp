@@ -387,7 +387,8 @@ VulkanContext *getVulkanContext(std::string &why) {
 }
 
 VkResult beginCommands(VulkanContext &ctx, std::string &why) {
-  settleBatch(ctx);
+  if (!settleBatch(ctx)) // the batch may still be pending
+    return why = ctx.broken, VK_ERROR_DEVICE_LOST;
   ctx.vkd.vkResetCommandBuffer(ctx.commands, 0);
   auto begin = vkStruct<VkCommandBufferBeginInfo>(
       VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO);
@@ -446,13 +447,19 @@ bool deviceTime(VulkanContext &ctx, uint32_t query, double &ns) {
   return true;
 }
 
-void closeBatch(VulkanContext &ctx, bool ran) {
+void closeBatch(VulkanContext &ctx, VkResult r, const std::string &why) {
+  std::string names;
   for (DeferredLaunch &d : ctx.deferred) {
     double ns = 0;
-    if (ran && d.stats && deviceTime(ctx, d.query, ns))
+    if (r == VK_SUCCESS && deviceTime(ctx, d.query, ns))
       d.stats->device_ns = ns;
     *d.pending = false;
+    names += (names.empty() ? "" : ", ") + d.kernel;
   }
+  if (r != VK_SUCCESS && !names.empty() && ctx.broken.empty())
+    ctx.broken = "the launches deferred to one submission (" + names +
+                 ") did not run (" + why +
+                 "): the Vulkan device is unusable in this process";
   ctx.deferred.clear();
   ctx.batchOpen = false;
 }
@@ -462,25 +469,16 @@ VkResult submitBatch(VulkanContext &ctx, std::string &why) {
     return VK_SUCCESS;
   // Its launches' outputs stay on the device: nothing to copy back.
   VkResult r = submitAndWait(ctx, why);
-  if (r != VK_SUCCESS) {
-    std::string names;
-    for (const DeferredLaunch &d : ctx.deferred)
-      names += (names.empty() ? "" : ", ") + d.kernel;
-    why = "the launches deferred to one submission (" + names + "): " + why;
-  }
-  closeBatch(ctx, r == VK_SUCCESS);
+  closeBatch(ctx, r, why);
+  if (r != VK_SUCCESS)
+    why = ctx.broken;
   return r;
 }
 
-void settleBatch(VulkanContext &ctx) {
+bool settleBatch(VulkanContext &ctx) {
   std::string why;
-  if (submitBatch(ctx, why) != VK_SUCCESS && ctx.batchError.empty())
-    ctx.batchError = why;
-}
-
-void abandonBatch(VulkanContext &ctx) {
-  if (ctx.batchOpen)
-    closeBatch(ctx, /*ran=*/false);
+  submitBatch(ctx, why);
+  return ctx.broken.empty();
 }
 
 } // namespace ign::vulkan

@@ -57,11 +57,10 @@ struct VulkanContext {
   bool batching = true;
   bool batchOpen = false; // `commands` is recording a batch
   std::vector<DeferredLaunch> deferred;
-  /// Why a batch submitted before a buffer was freed or uploaded failed;
-  /// the next launch reports it.
-  std::string batchError;
-  /// Set when a launch timed out or the device was lost: its command
-  /// buffer may still be pending, so nothing may be reused.
+  /// Set when a launch timed out or the device was lost (its command
+  /// buffer may still be pending, so nothing may be reused), or a
+  /// submission carrying deferred launches failed (other sessions' results
+  /// would be missing).
   std::string broken;
 };
 
@@ -89,9 +88,11 @@ VkResult submitAndWait(VulkanContext &ctx, std::string &why);
 /// last submission, in nanoseconds; false when unavailable.
 bool deviceTime(VulkanContext &ctx, uint32_t query, double &ns);
 
-/// After a submission that carried the open batch (\p ran: it completed):
-/// fills the deferred launches' stats from their timestamps and closes it.
-void closeBatch(VulkanContext &ctx, bool ran);
+/// After a submission that carried the open batch: fills the deferred
+/// launches' stats from their timestamps and closes it. When it failed
+/// (\p why) with launches deferred to it, the context is broken: their
+/// outputs, which later launches (of any session) read, were never made.
+void closeBatch(VulkanContext &ctx, VkResult r, const std::string &why);
 
 /// Submits the open batch of deferred launches, if any, waits for it and
 /// fills their stats. Whatever happens the batch is closed; a failure names
@@ -99,13 +100,10 @@ void closeBatch(VulkanContext &ctx, bool ran);
 VkResult submitBatch(VulkanContext &ctx, std::string &why);
 
 /// Submits the open batch before something its launches may use changes
-/// (a buffer freed, an upload through the command buffer); a failure is
-/// kept in `batchError`.
-void settleBatch(VulkanContext &ctx);
-
-/// Drops the open batch unsubmitted (a launch failed, so the run stops):
-/// its launches never run.
-void abandonBatch(VulkanContext &ctx);
+/// (a buffer freed, an upload through the command buffer) or after a call
+/// failed (the batch may hold other sessions' launches). False when the
+/// context is broken then: nothing the batch may use can be freed.
+bool settleBatch(VulkanContext &ctx);
 
 } // namespace ign::vulkan
 

@@ -23,7 +23,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <utility>
 
 namespace ign::vulkan {
 
@@ -167,25 +166,29 @@ bool record(VulkanContext &ctx, const ignrt_device_call &call,
   const VkPipelineStageFlags compute = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT;
   const VkAccessFlags shader =
       VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-  if (ctx.batchOpen) {
-    recordBarrier(ctx, compute, VK_ACCESS_SHADER_WRITE_BIT,
-                  compute | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                  shader | VK_ACCESS_TRANSFER_WRITE_BIT);
-  } else {
+  if (!ctx.batchOpen) {
     if (beginCommands(ctx, why) != VK_SUCCESS)
       return false;
     ctx.batchOpen = true;
   }
+  // After what the launches before it (in the batch, or submitted before)
+  // wrote, and after they read what it overwrites.
+  const VkPipelineStageFlags work = compute | VK_PIPELINE_STAGE_TRANSFER_BIT;
+  recordBarrier(ctx, work,
+                VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, work,
+                shader | VK_ACCESS_TRANSFER_READ_BIT |
+                    VK_ACCESS_TRANSFER_WRITE_BIT);
   bool copiedIn = recordStaging(ctx, call, bound, kernel, /*in=*/true);
   if (copiedIn)
     recordBarrier(ctx, VK_PIPELINE_STAGE_TRANSFER_BIT,
                   VK_ACCESS_TRANSFER_WRITE_BIT, compute, shader);
   if (ctx.info.timestamps) {
     vk.vkCmdResetQueryPool(ctx.commands, ctx.timestamps, query, 2);
-    // After the copies in: the time is the dispatches'.
+    // Once the commands before it are done (the batch's earlier launches,
+    // the copies in): the time is this launch's dispatches'.
     vk.vkCmdWriteTimestamp(ctx.commands,
                            copiedIn ? VK_PIPELINE_STAGE_TRANSFER_BIT
-                                    : VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+                                    : VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT,
                            ctx.timestamps, query);
   }
   for (size_t i = 0; i < desc.dispatches.size(); ++i) {
@@ -236,7 +239,7 @@ bool runAndTime(VulkanContext &ctx, ignrt_device_stats &stats, uint32_t query,
   double ns = 0;
   if (r == VK_SUCCESS && ctx.info.timestamps && deviceTime(ctx, query, ns))
     stats.device_ns = ns;
-  closeBatch(ctx, r == VK_SUCCESS);
+  closeBatch(ctx, r, why);
   return r == VK_SUCCESS;
 }
 
@@ -274,8 +277,8 @@ bool runLocked(const ignrt_device_call &call, ignrt_device_stats &stats,
     return false;
   if (!kernel || !bindWithRetry(*ctx, call, desc, *kernel, why))
     return false;
-  if (!ctx->batchError.empty()) // submitted while binding, and failed
-    return why = std::exchange(ctx->batchError, ""), false;
+  if (!ctx->broken.empty()) // a batch submitted while binding failed
+    return why = ctx->broken, false;
   std::vector<bool> bound = boundArguments(call, desc);
   copyIn(call, bound, *kernel);
   uint32_t query = 2 * uint32_t(ctx->deferred.size());
@@ -304,12 +307,13 @@ bool finishLocked(std::string &why) {
   return submitBatch(*ctx, why) == VK_SUCCESS;
 }
 
-/// After a failed call: the batch it may have joined never runs (the run
-/// stops, and the deferred launches' stats belong to it).
-void abandonAfterFailure() {
+/// After a failed call: the open batch runs now. Its launches may be
+/// another session's, whose later launches read their outputs; and the
+/// stats it fills belong to runs that are still going.
+void settleAfterFailure() {
   std::string why;
   if (VulkanContext *ctx = getVulkanContext(why))
-    abandonBatch(*ctx);
+    settleBatch(*ctx);
 }
 
 int vulkanDriver(void *, const ignrt_device_call *call,
@@ -336,11 +340,21 @@ bool probeVulkanDevice(VulkanDeviceInfo &info, std::string &why) {
 int runVulkanCall(const ignrt_device_call &call, ignrt_device_stats &stats,
                   std::string &error) {
   stats = ignrt_device_stats{0, 0.0, 0.0};
+  // The runtime's finishing call names no kernel; its errors name these.
+  ignrt_device_call named = call;
+  if (!named.kernel)
+    named.kernel = "(the run's deferred launches)";
   return gpu::rt::runGuarded(
-      "vulkan", driverMutex(), call, error, [&](std::string &why) {
-        bool ok = call.kernel ? runLocked(call, stats, why) : finishLocked(why);
+      "vulkan", driverMutex(), named, error, [&](std::string &why) {
+        bool ok = false;
+        try {
+          ok = call.kernel ? runLocked(call, stats, why) : finishLocked(why);
+        } catch (...) {
+          settleAfterFailure();
+          throw;
+        }
         if (!ok)
-          abandonAfterFailure();
+          settleAfterFailure();
         return ok;
       });
 }

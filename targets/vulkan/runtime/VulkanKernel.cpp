@@ -252,7 +252,10 @@ void releaseBuffers(VulkanContext &ctx, CachedKernel &kernel) {
 }
 
 void destroyKernel(VulkanContext &ctx, CachedKernel &kernel) {
-  settleBatch(ctx);
+  if (!settleBatch(ctx)) { // the device may still use it: leaked
+    kernel = CachedKernel();
+    return;
+  }
   const DeviceFunctions &vk = ctx.vkd;
   releaseBuffers(ctx, kernel);
   // Destroying the pool frees its sets; null handles are ignored.

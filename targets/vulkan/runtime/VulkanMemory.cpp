@@ -157,8 +157,12 @@ VkResult allocateBuffer(VulkanContext &ctx, uint64_t bytes, BufferUse use,
 }
 
 void freeBuffer(VulkanContext &ctx, Buffer &b) {
-  if (b.buffer || b.staging) // a deferred launch may still use it
-    settleBatch(ctx);
+  // A deferred launch may use it; after a timeout the device may still
+  // (leaked, as the launch path leaves its buffers then).
+  if ((b.buffer || b.staging) && !settleBatch(ctx)) {
+    b = Buffer();
+    return;
+  }
   // Freeing the memory unmaps it; null handles are ignored.
   ctx.vkd.vkDestroyBuffer(ctx.device, b.buffer, nullptr);
   ctx.vkd.vkFreeMemory(ctx.device, b.memory, nullptr);

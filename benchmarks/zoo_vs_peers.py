@@ -315,13 +315,16 @@ def measure(model, args, ov_core, work):
             fn()  # warm-up
         samples = {k: [] for k in list(calls) + [e for e in engines if f"{e}_error" not in row]}
         runs = {k: runs_for(time_call(fn, 1)) for k, fn in calls.items()}
-        for _ in range(args.rounds):
-            for tag in engines:
-                if f"{tag}_error" not in row:
-                    samples[tag].append(time_ignc(engines[tag], bundles[tag], t, runs["ort"],
-                                                  input_args))
-            for k, fn in calls.items():
-                samples[k].append(time_call(fn, runs[k]))
+        timers = [(tag, lambda tag=tag: time_ignc(engines[tag], bundles[tag], t, runs["ort"],
+                                                   input_args))
+                  for tag in engines if f"{tag}_error" not in row]
+        timers += [(k, lambda k=k, fn=fn: time_call(fn, runs[k])) for k, fn in calls.items()]
+        for i in range(args.rounds):
+            # Every other round in reverse: an engine's place in the round
+            # biased it (two identical ignc bundles, one timed right after
+            # the other: 0.97 over 15 models at two threads, 2 rounds).
+            for k, timer in (timers if i % 2 == 0 else timers[::-1]):
+                samples[k].append(timer())
         for k, v in samples.items():
             if v:
                 row[f"{k}_ms_t{t}"] = statistics.median(v)

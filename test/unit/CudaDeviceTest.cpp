@@ -42,16 +42,17 @@ const bool useFake = [] {
 
 /// The fake's counters (FakeCuda.cpp).
 struct Counters {
-  long allocations, frees, copiesIn, bytesIn, copiesOut, launches, moduleLoads;
+  long allocations, frees, copiesIn, bytesIn, copiesOut, launches, moduleLoads,
+      synchronizations;
 };
 Counters counters() {
   void *lib = dlopen(IGN_FAKE_CUDA, RTLD_NOW | RTLD_LOCAL);
   auto read = reinterpret_cast<void (*)(long *)>(
       lib ? dlsym(lib, "ign_fake_cuda_counters") : nullptr);
-  long v[7] = {0};
+  long v[8] = {0};
   if (read)
     read(v);
-  return {v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+  return {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
 }
 
 /// A call as libignrt makes one: float tensors, inputs first, the last
@@ -68,6 +69,9 @@ struct Call {
   /// Per argument, another call's tensor to pass instead of its own (the
   /// same host address, as a bundle's arena gives both launches).
   std::map<size_t, std::vector<float> *> alias;
+  int mayDefer = 0;
+  int deferred = 0;         // set by the driver when it deferred the call
+  ignrt_device_stats stats; // the last call's, filled late when deferred
 
   std::string blob() const {
     std::string b = ptx + '\0';
@@ -93,7 +97,10 @@ struct Call {
     call.weights = weights.empty() ? nullptr : weights.data();
     call.weights_epoch = epoch;
     call.resident = resident.empty() ? nullptr : resident.data();
-    ignrt_device_stats stats = {-1, -1, -1};
+    call.may_defer = mayDefer;
+    call.deferred = &deferred;
+    deferred = 0;
+    stats = {-1, -1, -1};
     int rc = runCudaCall(call, stats, error);
     if (out)
       *out = stats;
@@ -224,6 +231,44 @@ TEST(CudaDeviceTest, IntermediatesStayOnTheGpuBetweenLaunches) {
   // A reader whose intermediate no launch kept is an error, not stale data.
   EXPECT_NE(reader.run(error), 0);
   EXPECT_NE(error.find("was to be on the device"), std::string::npos) << error;
+}
+
+/// A launch whose outputs stay on the GPU returns without waiting for the
+/// stream; the next launch that copies back waits once for both and fills
+/// the first one's time. A finishing call (no kernel) waits for what is
+/// queued.
+TEST(CudaDeviceTest, LaunchesWhoseOutputsStayOnTheGpuAreNotWaitedFor) {
+  Call producer = addCall(32);
+  producer.kernel = "deferred_producer";
+  producer.resident = {IGNRT_RESIDENT_HOST, IGNRT_RESIDENT_HOST,
+                       IGNRT_RESIDENT};
+  producer.mayDefer = 1;
+  Call reader = addCall(32);
+  reader.kernel = "deferred_reader";
+  reader.alias[0] = &producer.tensors[2];
+  reader.resident = {IGNRT_RESIDENT_LAST, IGNRT_RESIDENT_HOST,
+                     IGNRT_RESIDENT_HOST};
+  std::string error;
+  Counters before = counters();
+  ASSERT_EQ(producer.run(error), 0) << error;
+  EXPECT_EQ(producer.deferred, 1);
+  EXPECT_EQ(producer.stats.device_ns, 0.0); // not waited for yet
+  EXPECT_EQ(counters().synchronizations, before.synchronizations);
+  ASSERT_EQ(reader.run(error), 0) << error;
+  EXPECT_EQ(reader.deferred, 0);
+  EXPECT_EQ(counters().synchronizations, before.synchronizations + 1);
+  EXPECT_EQ(producer.stats.device_ns, 0.25e6); // the fake's 0.25 ms
+  EXPECT_EQ(reader.stats.device_ns, 0.25e6);
+  for (size_t i = 0; i < 32; ++i)
+    EXPECT_EQ(reader.tensors[2][i],
+              (1.0f + float(i)) + (10.0f + float(i)) + (10.0f + float(i)));
+  ASSERT_EQ(producer.run(error), 0) << error;
+  ASSERT_EQ(producer.deferred, 1);
+  ignrt_device_call finish{};
+  ignrt_device_stats unused{};
+  ASSERT_EQ(runCudaCall(finish, unused, error), 0) << error;
+  EXPECT_EQ(producer.stats.device_ns, 0.25e6);
+  ASSERT_EQ(reader.run(error), 0) << error;
 }
 
 TEST(CudaDeviceTest, ArchitecturesTheGpuCannotRunAreRefused) {

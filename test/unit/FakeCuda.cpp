@@ -44,7 +44,7 @@ struct Module {
 
 struct Counters {
   long allocations = 0, frees = 0, copiesIn = 0, bytesIn = 0, copiesOut = 0,
-       launches = 0, moduleLoads = 0;
+       launches = 0, moduleLoads = 0, synchronizations = 0;
 } counters;
 
 } // namespace
@@ -52,11 +52,12 @@ struct Counters {
 extern "C" {
 
 /// allocations, frees, copies in, bytes in, copies out, launches, module
-/// loads.
-void ign_fake_cuda_counters(long out[7]) {
-  long values[] = {counters.allocations, counters.frees,     counters.copiesIn,
-                   counters.bytesIn,     counters.copiesOut, counters.launches,
-                   counters.moduleLoads};
+/// loads, stream synchronizations.
+void ign_fake_cuda_counters(long out[8]) {
+  long values[] = {counters.allocations, counters.frees,
+                   counters.copiesIn,    counters.bytesIn,
+                   counters.copiesOut,   counters.launches,
+                   counters.moduleLoads, counters.synchronizations};
   std::memcpy(out, values, sizeof values);
 }
 
@@ -150,7 +151,10 @@ int cuStreamCreate(void **s, unsigned) {
   *s = &stream;
   return 0;
 }
-int cuStreamSynchronize(void *) { return 0; }
+int cuStreamSynchronize(void *) {
+  ++counters.synchronizations;
+  return 0;
+}
 int cuEventCreate(void **e, unsigned) {
   static int events[2], next;
   *e = &events[next++ % 2];

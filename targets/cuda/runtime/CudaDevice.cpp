@@ -30,6 +30,8 @@ namespace {
 /// go first).
 constexpr size_t kMaxWeightBundles = 4;
 constexpr size_t kMaxCachedKernels = 1024;
+// Launches one synchronization covers at most (each has its own timer).
+constexpr size_t kMaxDeferredLaunches = 64;
 
 struct Buffer {
   CUdeviceptr ptr = 0;
@@ -49,7 +51,12 @@ struct Context {
   CudaDeviceInfo info;
   CUcontext context = nullptr;
   CUstream stream = nullptr;
-  CUevent start = nullptr, stop = nullptr;
+  /// Per launch of a batch: the events around its kernels (its time).
+  std::vector<std::pair<CUevent, CUevent>> timers;
+  /// Launches queued on the stream and returned from before they ran
+  /// (ignrt_device_call::may_defer): their stats, filled at the next
+  /// synchronization, and their timers.
+  std::vector<std::pair<ignrt_device_stats *, size_t>> deferred;
   std::string broken; // set after an error the context cannot recover from
   std::map<std::string, std::unique_ptr<Kernel>> kernels;
   // Weights: (epoch, address, bytes) -> buffer; epochs by recency.
@@ -105,6 +112,54 @@ bool selectDevice(Context &ctx, CUdevice &device, std::string &why) {
   return true;
 }
 
+/// Makes the events of timer `i` (and those before it) where missing.
+bool timerFor(Context &ctx, size_t i, std::string &why) {
+  while (ctx.timers.size() <= i) {
+    std::pair<CUevent, CUevent> t{nullptr, nullptr};
+    IGN_CU(ctx.cu->cuEventCreate(&t.first, 0), "cuEventCreate");
+    IGN_CU(ctx.cu->cuEventCreate(&t.second, 0), "cuEventCreate");
+    ctx.timers.push_back(t);
+  }
+  return true;
+}
+
+/// The time of the launch timed by timer `i`, after a synchronization.
+bool elapsed(Context &ctx, size_t i, double &ns, std::string &why) {
+  float ms = 0;
+  IGN_CU(ctx.cu->cuEventElapsedTime(&ms, ctx.timers[i].first,
+                                    ctx.timers[i].second),
+         "cuEventElapsedTime");
+  ns = double(ms) * 1e6;
+  return true;
+}
+
+/// Waits for the launches queued on the stream and fills the deferred
+/// ones' stats. A failure breaks the context: their outputs, which later
+/// launches (of any session) read, may not have been made.
+bool settle(Context &ctx, std::string &why) {
+  CUresult r = ctx.cu->cuStreamSynchronize(ctx.stream);
+  bool ok = r == CUDA_SUCCESS;
+  if (!ok)
+    why = "running the kernels: " + cudaErrorText(*ctx.cu, r);
+  for (auto [stats, timer] : ctx.deferred) {
+    double ns = 0;
+    if (ok && elapsed(ctx, timer, ns, why))
+      stats->device_ns = ns;
+  }
+  ctx.deferred.clear();
+  if (!ok && ctx.broken.empty())
+    ctx.broken = "an earlier kernel failed on the GPU: " + why;
+  return ok;
+}
+
+/// Before device memory or a module is freed: the deferred launches that
+/// may use it run first.
+void settleBeforeFree(Context &ctx) {
+  std::string why;
+  if (!ctx.deferred.empty())
+    settle(ctx, why);
+}
+
 bool createContext(Context &ctx, std::string &why) {
   if (!(ctx.cu = loadCuda(why)))
     return false;
@@ -115,9 +170,7 @@ bool createContext(Context &ctx, std::string &why) {
          "cuDevicePrimaryCtxRetain");
   IGN_CU(ctx.cu->cuCtxSetCurrent(ctx.context), "cuCtxSetCurrent");
   IGN_CU(ctx.cu->cuStreamCreate(&ctx.stream, 0), "cuStreamCreate");
-  IGN_CU(ctx.cu->cuEventCreate(&ctx.start, 0), "cuEventCreate");
-  IGN_CU(ctx.cu->cuEventCreate(&ctx.stop, 0), "cuEventCreate");
-  return true;
+  return timerFor(ctx, 0, why);
 }
 
 /// The process-wide context, made at first use; null with `why`.
@@ -140,8 +193,10 @@ bool grow(Context &ctx, Buffer &b, size_t bytes, std::string &why) {
   bytes = bytes ? bytes : 1;
   if (b.capacity >= bytes)
     return true;
-  if (b.ptr)
+  if (b.ptr) {
+    settleBeforeFree(ctx);
     ctx.cu->cuMemFree_v2(b.ptr);
+  }
   b = Buffer();
   IGN_CU(ctx.cu->cuMemAlloc_v2(&b.ptr, bytes), "cuMemAlloc");
   b.capacity = bytes;
@@ -149,6 +204,7 @@ bool grow(Context &ctx, Buffer &b, size_t bytes, std::string &why) {
 }
 
 void freeKernel(Context &ctx, Kernel &k) {
+  settleBeforeFree(ctx);
   for (auto *list : {&k.args, &k.scratch, &k.constants})
     for (Buffer &b : *list)
       if (b.ptr)
@@ -214,6 +270,7 @@ void touchEpoch(Context &ctx, uint64_t epoch) {
   while (ctx.epochs.size() > kMaxWeightBundles) {
     uint64_t old = ctx.epochs.back();
     ctx.epochs.pop_back();
+    settleBeforeFree(ctx);
     for (auto it = ctx.weights.begin(); it != ctx.weights.end();)
       if (std::get<0>(it->first) == old) {
         ctx.cu->cuMemFree_v2(it->second.ptr);
@@ -304,9 +361,10 @@ bool copyIn(Context &ctx, const ignrt_device_call &call,
 }
 
 bool launchAll(Context &ctx, const CudaDescriptor &desc, Kernel &k,
-               std::vector<std::vector<CUdeviceptr>> &pointers,
+               std::vector<std::vector<CUdeviceptr>> &pointers, size_t timer,
                std::string &why) {
-  IGN_CU(ctx.cu->cuEventRecord(ctx.start, ctx.stream), "cuEventRecord");
+  IGN_CU(ctx.cu->cuEventRecord(ctx.timers[timer].first, ctx.stream),
+         "cuEventRecord");
   for (size_t i = 0; i < desc.launches.size(); ++i) {
     const CudaLaunch &l = desc.launches[i];
     std::vector<void *> params;
@@ -318,23 +376,34 @@ bool launchAll(Context &ctx, const CudaDescriptor &desc, Kernel &k,
                                   nullptr),
            "launching '" + l.entry + "'");
   }
-  IGN_CU(ctx.cu->cuEventRecord(ctx.stop, ctx.stream), "cuEventRecord");
+  IGN_CU(ctx.cu->cuEventRecord(ctx.timers[timer].second, ctx.stream),
+         "cuEventRecord");
   return true;
 }
 
+/// Copies the outputs back and waits for the stream: this launch's and
+/// the deferred ones' stats are filled (settle).
 bool copyOutAndWait(Context &ctx, const ignrt_device_call &call, Kernel &k,
-                    ignrt_device_stats &stats, std::string &why) {
+                    ignrt_device_stats &stats, size_t timer, std::string &why) {
   for (size_t i = call.num_args - call.results; i < call.num_args; ++i)
     if (k.args[i].ptr && call.args[i].bytes &&
         residency(call, i) == IGNRT_RESIDENT_HOST)
       IGN_CU(ctx.cu->cuMemcpyDtoHAsync_v2(call.data[i], k.args[i].ptr,
                                           call.args[i].bytes, ctx.stream),
              "copying an output from the GPU");
-  IGN_CU(ctx.cu->cuStreamSynchronize(ctx.stream), "running the kernel");
-  float ms = 0;
-  IGN_CU(ctx.cu->cuEventElapsedTime(&ms, ctx.start, ctx.stop),
-         "cuEventElapsedTime");
-  stats.device_ns = double(ms) * 1e6;
+  return settle(ctx, why) && elapsed(ctx, timer, stats.device_ns, why);
+}
+
+/// Whether the launch may stay queued when the call returns: the runtime
+/// allows it (its outputs stay on the GPU: may_defer) and the batch has
+/// room for it and a launch after it.
+bool defers(const Context &ctx, const ignrt_device_call &call) {
+  if (!call.may_defer || !call.deferred ||
+      ctx.deferred.size() + 2 > kMaxDeferredLaunches)
+    return false;
+  for (size_t i = call.num_args - call.results; i < call.num_args; ++i)
+    if (residency(call, i) == IGNRT_RESIDENT_HOST)
+      return false;
   return true;
 }
 
@@ -361,15 +430,27 @@ bool runLocked(const ignrt_device_call &call, ignrt_device_stats &stats,
       if (!bindingPointer(*ctx, call, desc, *k, b, pointers[i].emplace_back(),
                           why))
         return false;
-  if (!copyIn(*ctx, call, desc, *k, why) ||
-      !launchAll(*ctx, desc, *k, pointers, why))
+  size_t timer = ctx->deferred.size();
+  if (!timerFor(*ctx, timer, why) || !copyIn(*ctx, call, desc, *k, why) ||
+      !launchAll(*ctx, desc, *k, pointers, timer, why))
     return false;
-  if (!copyOutAndWait(*ctx, call, *k, stats, why)) {
-    ctx->broken = "an earlier kernel failed on the GPU: " + why;
+  if (defers(*ctx, call)) {
+    ctx->deferred.emplace_back(&stats, timer);
+    *call.deferred = 1;
+  } else if (!copyOutAndWait(*ctx, call, *k, stats, timer, why)) {
+    if (ctx->broken.empty())
+      ctx->broken = "an earlier kernel failed on the GPU: " + why;
     return false;
   }
   ctx->resident.releaseLastUses(call);
   return true;
+}
+
+/// After a failed call, or for the runtime's finishing call (no kernel):
+/// the queued launches run now (they may be another session's).
+bool settleLocked(std::string &why) {
+  Context *ctx = getContext(why);
+  return ctx && settle(*ctx, why);
 }
 
 int cudaDriver(void *, const ignrt_device_call *call, ignrt_device_stats *stats,
@@ -396,9 +477,25 @@ bool probeCudaDevice(CudaDeviceInfo &info, std::string &why) {
 int runCudaCall(const ignrt_device_call &call, ignrt_device_stats &stats,
                 std::string &error) {
   stats = ignrt_device_stats{0, 0.0, 0.0};
+  ignrt_device_call named = call; // the finishing call names no kernel
+  if (!named.kernel)
+    named.kernel = "(the run's deferred launches)";
   return gpu::rt::runGuarded(
-      "cuda", driverMutex(), call, error,
-      [&](std::string &why) { return runLocked(call, stats, why); });
+      "cuda", driverMutex(), named, error, [&](std::string &why) {
+        bool ok = false;
+        try {
+          ok = call.kernel ? runLocked(call, stats, why) : settleLocked(why);
+        } catch (...) {
+          std::string ignored;
+          settleLocked(ignored);
+          throw;
+        }
+        if (!ok && call.kernel) {
+          std::string ignored;
+          settleLocked(ignored);
+        }
+        return ok;
+      });
 }
 
 } // namespace ign::cuda

@@ -233,40 +233,53 @@ TEST(CudaDeviceTest, IntermediatesStayOnTheGpuBetweenLaunches) {
   EXPECT_NE(error.find("was to be on the device"), std::string::npos) << error;
 }
 
-/// A launch whose outputs stay on the GPU returns without waiting for the
-/// stream; the next launch that copies back waits once for both and fills
-/// the first one's time. A finishing call (no kernel) waits for what is
-/// queued.
+/// A launch whose outputs stay on the GPU, and which copies nothing from the
+/// host, returns without waiting for the stream; the next launch that
+/// copies back waits once for both and fills the first one's time. A
+/// finishing call (no kernel) waits for what is queued.
 TEST(CudaDeviceTest, LaunchesWhoseOutputsStayOnTheGpuAreNotWaitedFor) {
-  Call producer = addCall(32);
+  Call source = addCall(32); // c = a + b: its inputs come from the host
+  source.kernel = "deferred_source";
+  source.resident = {IGNRT_RESIDENT_HOST, IGNRT_RESIDENT_HOST, IGNRT_RESIDENT};
+  source.mayDefer = 1;
+  Call producer = addCall(32); // d = c + w, w a weight
   producer.kernel = "deferred_producer";
-  producer.resident = {IGNRT_RESIDENT_HOST, IGNRT_RESIDENT_HOST,
+  producer.alias[0] = &source.tensors[2];
+  producer.weights = {0, 1, 0};
+  producer.epoch = 7;
+  producer.resident = {IGNRT_RESIDENT_LAST, IGNRT_RESIDENT_HOST,
                        IGNRT_RESIDENT};
   producer.mayDefer = 1;
-  Call reader = addCall(32);
+  Call reader = addCall(32); // e = d + b2, back to the host
   reader.kernel = "deferred_reader";
   reader.alias[0] = &producer.tensors[2];
   reader.resident = {IGNRT_RESIDENT_LAST, IGNRT_RESIDENT_HOST,
                      IGNRT_RESIDENT_HOST};
   std::string error;
-  Counters before = counters();
+  auto syncs = [] { return counters().synchronizations; };
+  // Its async copies in might read the host's bytes after it returned.
+  ASSERT_EQ(source.run(error), 0) << error;
+  EXPECT_EQ(source.deferred, 0);
+  long before = syncs();
   ASSERT_EQ(producer.run(error), 0) << error;
   EXPECT_EQ(producer.deferred, 1);
   EXPECT_EQ(producer.stats.device_ns, 0.0); // not waited for yet
-  EXPECT_EQ(counters().synchronizations, before.synchronizations);
+  EXPECT_EQ(syncs(), before);
   ASSERT_EQ(reader.run(error), 0) << error;
   EXPECT_EQ(reader.deferred, 0);
-  EXPECT_EQ(counters().synchronizations, before.synchronizations + 1);
+  EXPECT_EQ(syncs(), before + 1);
   EXPECT_EQ(producer.stats.device_ns, 0.25e6); // the fake's 0.25 ms
   EXPECT_EQ(reader.stats.device_ns, 0.25e6);
   for (size_t i = 0; i < 32; ++i)
-    EXPECT_EQ(reader.tensors[2][i],
-              (1.0f + float(i)) + (10.0f + float(i)) + (10.0f + float(i)));
+    EXPECT_EQ(reader.tensors[2][i], (1.0f + float(i)) + 3 * (10.0f + float(i)));
+  ASSERT_EQ(source.run(error), 0) << error;
   ASSERT_EQ(producer.run(error), 0) << error;
   ASSERT_EQ(producer.deferred, 1);
   ignrt_device_call finish{};
   ignrt_device_stats unused{};
+  before = syncs();
   ASSERT_EQ(runCudaCall(finish, unused, error), 0) << error;
+  EXPECT_EQ(syncs(), before + 1);
   EXPECT_EQ(producer.stats.device_ns, 0.25e6);
   ASSERT_EQ(reader.run(error), 0) << error;
 }

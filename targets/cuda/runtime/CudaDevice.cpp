@@ -174,8 +174,11 @@ bool createContext(Context &ctx, std::string &why) {
 }
 
 /// The process-wide context, made at first use; null with `why`.
+/// The process-wide context once made (null before, or when it failed).
+Context *madeContext = nullptr;
+
 Context *getContext(std::string &why) {
-  static Context *ctx = nullptr;
+  Context *&ctx = madeContext;
   static std::string error;
   if (!ctx && error.empty()) {
     auto made = std::make_unique<Context>();
@@ -404,6 +407,13 @@ bool defers(const Context &ctx, const ignrt_device_call &call) {
   for (size_t i = call.num_args - call.results; i < call.num_args; ++i)
     if (residency(call, i) == IGNRT_RESIDENT_HOST)
       return false;
+  // An input copied from the host: cuMemcpyHtoDAsync may read the host's
+  // (pageable) bytes after the call returns, when a host kernel may have
+  // reused them.
+  for (size_t i = 0; i + call.results < call.num_args; ++i)
+    if (!isWeight(call, i) && call.args[i].bytes &&
+        residency(call, i) == IGNRT_RESIDENT_HOST)
+      return false;
   return true;
 }
 
@@ -447,10 +457,14 @@ bool runLocked(const ignrt_device_call &call, ignrt_device_stats &stats,
 }
 
 /// After a failed call, or for the runtime's finishing call (no kernel):
-/// the queued launches run now (they may be another session's).
+/// the queued launches run now (they may be another session's). A process
+/// whose context was never made has none (and a failed call does not make
+/// it).
 bool settleLocked(std::string &why) {
-  Context *ctx = getContext(why);
-  return ctx && settle(*ctx, why);
+  Context *ctx = madeContext;
+  if (ctx)
+    ctx->cu->cuCtxSetCurrent(ctx->context); // this thread's, too
+  return !ctx || settle(*ctx, why);
 }
 
 int cudaDriver(void *, const ignrt_device_call *call, ignrt_device_stats *stats,

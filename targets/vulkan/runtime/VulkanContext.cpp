@@ -369,11 +369,17 @@ std::unique_ptr<VulkanContext> createContext(std::string &why) {
 
 } // namespace
 
+namespace {
+VulkanContext *madeContext = nullptr; // getVulkanContext's, once made
+} // namespace
+
+VulkanContext *existingVulkanContext() { return madeContext; }
+
 VulkanContext *getVulkanContext(std::string &why) {
   // Leaked on purpose (see the header); a failed attempt leaks its
   // partial objects too, once per process.
   static bool tried = false;
-  static VulkanContext *context = nullptr;
+  VulkanContext *&context = madeContext;
   static std::string failure;
   if (!tried) {
     tried = true;

@@ -70,6 +70,9 @@ struct VulkanContext {
 /// its calls.
 VulkanContext *getVulkanContext(std::string &why);
 
+/// The context if getVulkanContext made it, else null (nothing is made).
+VulkanContext *existingVulkanContext();
+
 /// Resets and begins the context's command buffer for one submission
 /// (submitting an open batch first: settleBatch).
 VkResult beginCommands(VulkanContext &ctx, std::string &why);

@@ -311,8 +311,7 @@ bool finishLocked(std::string &why) {
 /// another session's, whose later launches read their outputs; and the
 /// stats it fills belong to runs that are still going.
 void settleAfterFailure() {
-  std::string why;
-  if (VulkanContext *ctx = getVulkanContext(why))
+  if (VulkanContext *ctx = existingVulkanContext()) // a failed call makes none
     settleBatch(*ctx);
 }
 

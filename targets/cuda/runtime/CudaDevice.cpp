@@ -456,8 +456,8 @@ bool runLocked(const ignrt_device_call &call, ignrt_device_stats &stats,
   return true;
 }
 
-/// After a failed call, or for the runtime's finishing call (no kernel):
-/// the queued launches run now (they may be another session's). A process
+/// Waits for the queued launches: for the runtime's finishing call, and
+/// after a failed call (runDeferring). A process
 /// whose context was never made has none (and a failed call does not make
 /// it).
 bool settleLocked(std::string &why) {
@@ -491,25 +491,10 @@ bool probeCudaDevice(CudaDeviceInfo &info, std::string &why) {
 int runCudaCall(const ignrt_device_call &call, ignrt_device_stats &stats,
                 std::string &error) {
   stats = ignrt_device_stats{0, 0.0, 0.0};
-  ignrt_device_call named = call; // the finishing call names no kernel
-  if (!named.kernel)
-    named.kernel = "(the run's deferred launches)";
-  return gpu::rt::runGuarded(
-      "cuda", driverMutex(), named, error, [&](std::string &why) {
-        bool ok = false;
-        try {
-          ok = call.kernel ? runLocked(call, stats, why) : settleLocked(why);
-        } catch (...) {
-          std::string ignored;
-          settleLocked(ignored);
-          throw;
-        }
-        if (!ok && call.kernel) {
-          std::string ignored;
-          settleLocked(ignored);
-        }
-        return ok;
-      });
+  return gpu::rt::runDeferring(
+      "cuda", driverMutex(), call, error,
+      [&](std::string &why) { return runLocked(call, stats, why); },
+      settleLocked);
 }
 
 } // namespace ign::cuda

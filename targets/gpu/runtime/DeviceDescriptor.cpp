@@ -205,6 +205,30 @@ int runGuarded(const char *target, std::mutex &lock,
   return 1;
 }
 
+int runDeferring(const char *target, std::mutex &lock,
+                 const ignrt_device_call &call, std::string &error,
+                 const std::function<bool(std::string &why)> &launch,
+                 const std::function<bool(std::string &why)> &settle) {
+  ignrt_device_call named = call; // the finishing call names no kernel
+  if (!named.kernel)
+    named.kernel = "(the run's deferred launches)";
+  return runGuarded(target, lock, named, error, [&](std::string &why) {
+    if (!call.kernel)
+      return settle(why);
+    std::string ignored;
+    bool ok = false;
+    try {
+      ok = launch(why);
+    } catch (...) {
+      settle(ignored);
+      throw;
+    }
+    if (!ok)
+      settle(ignored);
+    return ok;
+  });
+}
+
 int reportResult(int rc, const std::string &message, char *error,
                  size_t errorSize) {
   if (rc && error && errorSize)

@@ -85,6 +85,17 @@ int runGuarded(const char *target, std::mutex &lock,
                const ignrt_device_call &call, std::string &error,
                const std::function<bool(std::string &why)> &body);
 
+/// runGuarded for a driver that defers launches (ignrt_device_call::
+/// may_defer): `launch` runs a call's launch, `settle` runs what the driver
+/// holds queued. The runtime's finishing call (no kernel) runs `settle`
+/// alone; a launch that fails or throws settles too, its error kept (the
+/// queue may hold another session's launches, whose next launches read
+/// their outputs, and stats that belong to runs still going).
+int runDeferring(const char *target, std::mutex &lock,
+                 const ignrt_device_call &call, std::string &error,
+                 const std::function<bool(std::string &why)> &launch,
+                 const std::function<bool(std::string &why)> &settle);
+
 /// The tail of a registered ignrt_device_fn: `message` into the caller's
 /// buffer when `rc` is not 0.
 int reportResult(int rc, const std::string &message, char *error,

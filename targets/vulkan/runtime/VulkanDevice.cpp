@@ -298,21 +298,12 @@ bool runLocked(const ignrt_device_call &call, ignrt_device_stats &stats,
   return true;
 }
 
-/// The runtime's call that ends a run stopped with launches deferred: they
-/// run now (their stats are then filled).
-bool finishLocked(std::string &why) {
-  VulkanContext *ctx = getVulkanContext(why);
-  if (!ctx)
-    return false;
-  return submitBatch(*ctx, why) == VK_SUCCESS;
-}
-
-/// After a failed call: the open batch runs now. Its launches may be
-/// another session's, whose later launches read their outputs; and the
-/// stats it fills belong to runs that are still going.
-void settleAfterFailure() {
-  if (VulkanContext *ctx = existingVulkanContext()) // a failed call makes none
-    settleBatch(*ctx);
+/// Runs the open batch, if any: for the runtime's finishing call, and
+/// after a failed call (runDeferring). A process whose context was never
+/// made has none (and a failed call does not make it).
+bool settleLocked(std::string &why) {
+  VulkanContext *ctx = existingVulkanContext();
+  return !ctx || submitBatch(*ctx, why) == VK_SUCCESS;
 }
 
 int vulkanDriver(void *, const ignrt_device_call *call,
@@ -339,23 +330,10 @@ bool probeVulkanDevice(VulkanDeviceInfo &info, std::string &why) {
 int runVulkanCall(const ignrt_device_call &call, ignrt_device_stats &stats,
                   std::string &error) {
   stats = ignrt_device_stats{0, 0.0, 0.0};
-  // The runtime's finishing call names no kernel; its errors name these.
-  ignrt_device_call named = call;
-  if (!named.kernel)
-    named.kernel = "(the run's deferred launches)";
-  return gpu::rt::runGuarded(
-      "vulkan", driverMutex(), named, error, [&](std::string &why) {
-        bool ok = false;
-        try {
-          ok = call.kernel ? runLocked(call, stats, why) : finishLocked(why);
-        } catch (...) {
-          settleAfterFailure();
-          throw;
-        }
-        if (!ok)
-          settleAfterFailure();
-        return ok;
-      });
+  return gpu::rt::runDeferring(
+      "vulkan", driverMutex(), call, error,
+      [&](std::string &why) { return runLocked(call, stats, why); },
+      settleLocked);
 }
 
 } // namespace ign::vulkan

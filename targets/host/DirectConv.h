@@ -98,6 +98,7 @@ std::vector<int64_t> channelChunkChoices(mlir::linalg::GenericOp op,
 /// blocks: ResNet-50's stride-2 3x3 convolution 512 -> 512 over 16 x 16
 /// pixels (a 524 KB input) 5.21 -> 3.82 ms in chunks of 64 channels, its
 /// 2048 -> 512 1x1 over 7 x 7 1.65 -> 1.34 (one thread, Zen 3: 512 KB L2).
+/// None with 16 lanes (AVX-512), where the chunks lost on Zen 4.
 int64_t defaultChannelChunk(mlir::linalg::GenericOp op,
                             const DirectConvLoops &c, int64_t filters,
                             const HostMachine &machine);

@@ -761,6 +761,17 @@ SmallVector<int64_t> chooseSplitCounts(const SplitAnalysis &a, int64_t work,
 
 /// Shortest reduction whose streamed operand the default schedule packs.
 constexpr int64_t kMinPackedReduction = 256;
+/// Fewest row tiles of a workgroup that read each panel of a streamed
+/// operand computed at run time for the default schedule to pack it. The
+/// copy is one more pass over the operand, made again by every workgroup
+/// that splits the rows: one thread, Zen 4, 1x1 convolutions as matmuls
+/// (filters x channels by pixels) ran 0.75-0.98 of their time unpacked
+/// with 2-16 row tiles per workgroup (Inception-v1's 64 x 256 by 729
+/// pixels in 4 workgroups of 16 rows 0.29 -> 0.22 ms; ResNet-50's 512 x
+/// 1024 by 196 in 4 of 128 rows 1.95 -> 1.87), 0.98-0.99 with 32 and
+/// GEMMs of 256-1024 rows by 1024 columns in 1.00-1.03 (32-64 row tiles
+/// per workgroup), where the panels still pay for themselves.
+constexpr int64_t kMinPackedRowTiles = 32;
 /// Shortest reduction whose transposed broadcast operand it packs.
 constexpr int64_t kMinPackedRowsReduction = 64;
 
@@ -1100,11 +1111,14 @@ ContractionKnobs contractionKnobs(const search::Schedule *knobs, unsigned index,
   // as stored, PP-OCRv4's 40 x 120 x 6625 head (under a softmax, 10
   // workgroups) fetched 128 bytes from each of 120 rows 26 KB apart per
   // tile, 1.5-2.8 ms in the model; from panels 0.85-0.94.
-  k.pack =
-      c.streamsArgument && c.reduction &&
-              (c.ranges[*c.reduction] >= kMinPackedReduction || c.streamsWeight)
-          ? 1
-          : 0;
+  // One computed at run time is packed by each workgroup for its own rows,
+  // so only where enough row tiles read each panel (kMinPackedRowTiles).
+  k.pack = c.streamsArgument && c.reduction &&
+                   (c.streamsWeight ||
+                    (c.ranges[*c.reduction] >= kMinPackedReduction &&
+                     c.rows() >= kMinPackedRowTiles * k.rows))
+               ? 1
+               : 0;
   // A transposed broadcast operand read a row of it apart per reduction
   // step, a new page each (4096 rows: 16 KiB): packed into panels of the
   // tile's rows, a ConvTranspose's 4096x256x1024 Gemm with transA ran

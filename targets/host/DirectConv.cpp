@@ -852,7 +852,7 @@ int64_t defaultChannelChunk(linalg::GenericOp op, const DirectConvLoops &c,
   // weights for 64 channels of a 3x3 window (74 KB) do not stay in L1
   // anyway. One thread, Zen 4 (1 MB L2), whole reduction against the
   // chunks below: UNet's and ResNet-50's 3x3 convolutions 0.86-0.98 of
-  // their time in chunks of 64 (1.04-1.11 in chunks of 32), ResNet-50's
+  // their time in chunks of 64 (chunks of 32 were slower still), ResNet-50's
   // pointwise ones over 7 x 7 pixels 0.79-0.84 of theirs in chunks of 128.
   if (machine.lanes() >= 16)
     return 0;

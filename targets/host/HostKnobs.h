@@ -8,7 +8,8 @@
 //   cJ.row_dim   which output loop the rows run along (0 = heuristic's)
 //   cJ.k_tile    reduction chunk (cache block) outside the tiles; 0 = whole
 //   cJ.order     0: row tiles outside column tiles; 1: the reverse
-//   cJ.pack      1: the streamed operand is packed into panels first
+//   cJ.pack      1: the streamed operand is packed into panels first; -1:
+//                as the default decides on the workgroup's rows
 //   cJ.pack_rows 1: the broadcast operand (rows) is packed into panels first
 //   cJ.dot       rows of B per dot-product tile (DotContraction.h); 0 = the
 //                outer-product tiles above
@@ -44,6 +45,10 @@ constexpr const char *kOrder = "order";
 constexpr const char *kPack = "pack";
 constexpr const char *kPackRows = "pack_rows";
 constexpr const char *kDot = "dot";
+/// A contraction's "pack" as the default decides it on the workgroup's op
+/// (kMinPackedRowTiles: the search space is built before the workgroups
+/// exist, so its default record must not fix a value for the whole op).
+constexpr int64_t kHeuristicPack = -1;
 
 /// Rows per block of a workgroup's row loop (blockRows).
 constexpr const char *kBlockRows = "block.rows";

@@ -896,16 +896,15 @@ std::optional<ContractionLoops> analyzeContraction(linalg::GenericOp op) {
 
 /// The default split of a kernel. The column loop of a register-tiled
 /// contraction is split only into whole register tiles. A contraction that
-/// streams its columns from an argument packs them (when its reduction is
-/// long: contractionKnobs) into panels in every workgroup, so its kernel is
-/// split into about two workgroups per core
-/// (when the cores are known: the compiling machine's): a 256x2304x196
-/// convolution matmul ran 4.5 ms in 8 x 7 workgroups and 1.6 ms in 2 x 2
-/// at two threads, 7.0 ms and 2.2 ms (one workgroup) at one; with chunks
-/// of 256 it ran 2.2, 2.4 and 3.6 ms in 1, 2 and 8 workgroups. Others, as a
-/// convolution that computes its im2col columns per workgroup, keep
-/// kTargetWorkgroups: its pieces' columns stay in cache (a 3x3 convolution at
-/// 56x56 ran 10.3 ms in 7 workgroups, 8.1 in 49;
+/// streams its columns from an argument with a long reduction reads them
+/// (or packs them into panels: contractionKnobs) in every workgroup, so its
+/// kernel is split into about two workgroups per core (when the cores are
+/// known: the compiling machine's): a 256x2304x196 convolution matmul ran 4.5
+/// ms in 8 x 7 workgroups and 1.6 ms in 2 x 2 at two threads, 7.0 ms and 2.2 ms
+/// (one workgroup) at one; with chunks of 256 it ran 2.2, 2.4 and 3.6 ms in 1,
+/// 2 and 8 workgroups. Others, as a convolution that computes its im2col
+/// columns per workgroup, keep kTargetWorkgroups: its pieces' columns stay in
+/// cache (a 3x3 convolution at 56x56 ran 10.3 ms in 7 workgroups, 8.1 in 49;
 /// benchmarks/results/2026-12-01-native-tiles.md).
 int64_t defaultReductionChunk(int64_t reduction, int64_t cols,
                               const HostMachine &machine);
@@ -974,8 +973,8 @@ SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
         c->ranges[*c->reduction] < kMinPackedReduction)
       return;
     streamsArgument = true;
-    // Each workgroup packs a chunk of the reduction for all of its columns
-    // and streams it once per row tile: it should stay in L2. A language
+    // Each workgroup reads (or packs) a chunk of the reduction for all of
+    // its columns once per row tile: it should stay in L2. A language
     // model's head (512 x 32000) in 4 workgroups packed 8 MB chunks: 67 ms;
     // in pieces of 640 columns 46-56 ms, of 256 43 (onnxruntime 34). Half
     // of L2 cut a transposed convolution's 256 x 1024 chunk (1 MB of a
@@ -1112,13 +1111,16 @@ ContractionKnobs contractionKnobs(const search::Schedule *knobs, unsigned index,
   // workgroups) fetched 128 bytes from each of 120 rows 26 KB apart per
   // tile, 1.5-2.8 ms in the model; from panels 0.85-0.94.
   // One computed at run time is packed by each workgroup for its own rows,
-  // so only where enough row tiles read each panel (kMinPackedRowTiles).
+  // so only where enough row tiles read each panel (kMinPackedRowTiles) or
+  // it is transposed (its columns would be gathered lane by lane).
   k.pack = c.streamsArgument && c.reduction &&
                    (c.streamsWeight ||
                     (c.ranges[*c.reduction] >= kMinPackedReduction &&
-                     c.rows() >= kMinPackedRowTiles * k.rows))
+                     (c.streamsTransposed ||
+                      c.rows() >= kMinPackedRowTiles * k.rows)))
                ? 1
                : 0;
+  int64_t heuristicPack = k.pack;
   // A transposed broadcast operand read a row of it apart per reduction
   // step, a new page each (4096 rows: 16 KiB): packed into panels of the
   // tile's rows, a ConvTranspose's 4096x256x1024 Gemm with transA ran
@@ -1140,6 +1142,8 @@ ContractionKnobs contractionKnobs(const search::Schedule *knobs, unsigned index,
   get(knobs::kRowDim, k.rowDim);
   get(knobs::kKTile, k.kTile);
   get(knobs::kPack, k.pack);
+  if (k.pack == knobs::kHeuristicPack)
+    k.pack = heuristicPack;
   get(knobs::kPackRows, k.packRows);
   get(knobs::kOrder, k.order);
   return k;
@@ -1456,8 +1460,12 @@ bool streamsOnce(const ContractionLoops &c, const search::Schedule *knobs,
                  unsigned index, const HostMachine &machine) {
   ContractionKnobs k = contractionKnobs(knobs, index, c, machine);
   std::string prefix = knobs::contraction(index);
-  bool asked = knobs && (knobs->count(prefix + knobs::kPack) ||
-                         knobs->count(prefix + knobs::kKTile));
+  bool asked = false;
+  if (knobs) {
+    auto pack = knobs->find(prefix + knobs::kPack);
+    asked = (pack != knobs->end() && pack->second != knobs::kHeuristicPack) ||
+            knobs->count(prefix + knobs::kKTile);
+  }
   return !asked && c.rows() <= k.rows && !c.streamsTransposed;
 }
 
@@ -2402,7 +2410,8 @@ void addContractionKnobs(search::ScheduleSpace &space, func::FuncOp kernel,
         llvm::sort(chunks);
       }
       add(knobs::kKTile, chunks, k.kTile);
-      add(knobs::kPack, {0, 1}, k.pack);
+      // Decided on the workgroup's rows (kHeuristicPack).
+      add(knobs::kPack, {knobs::kHeuristicPack, 0, 1}, knobs::kHeuristicPack);
       if (!c->rowDims.empty())
         add(knobs::kPackRows, {0, 1}, k.packRows);
     }

@@ -769,7 +769,7 @@ constexpr int64_t kMinPackedReduction = 256;
 /// with 2-16 row tiles per workgroup (Inception-v1's 64 x 256 by 729
 /// pixels in 4 workgroups of 16 rows 0.29 -> 0.22 ms; ResNet-50's 512 x
 /// 1024 by 196 in 4 of 128 rows 1.95 -> 1.87), 0.98-0.99 with 32 and
-/// GEMMs of 256-1024 rows by 1024 columns in 1.00-1.03 (32-64 row tiles
+/// GEMMs of 256-1024 rows by 1024 columns in 1.01-1.03 (32-64 row tiles
 /// per workgroup), where the panels still pay for themselves.
 constexpr int64_t kMinPackedRowTiles = 32;
 /// Shortest reduction whose transposed broadcast operand it packs.

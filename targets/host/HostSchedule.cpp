@@ -906,8 +906,6 @@ std::optional<ContractionLoops> analyzeContraction(linalg::GenericOp op) {
 /// columns per workgroup, keep kTargetWorkgroups: its pieces' columns stay in
 /// cache (a 3x3 convolution at 56x56 ran 10.3 ms in 7 workgroups, 8.1 in 49;
 /// benchmarks/results/2026-12-01-native-tiles.md).
-int64_t defaultReductionChunk(int64_t reduction, int64_t cols,
-                              const HostMachine &machine);
 
 SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
   SplitGoal goal;
@@ -978,9 +976,12 @@ SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
     // model's head (512 x 32000) in 4 workgroups packed 8 MB chunks: 67 ms;
     // in pieces of 640 columns 46-56 ms, of 256 43 (onnxruntime 34). Half
     // of L2 cut a transposed convolution's 256 x 1024 chunk (1 MB of a
-    // 1.25 MB L2) in two: 51 -> 56 ms.
+    // 1.25 MB L2) in two: 51 -> 56 ms. The widths were measured with the
+    // chunks of the whole L1: on a 48 KiB one, the head's chunks of 128 in
+    // 8 workgroups of 4000 columns ran 1.27x slower than in 20 of 1600.
     int64_t k = c->ranges[*c->reduction];
-    int64_t chunk = defaultReductionChunk(k, machine.tileColumns(), machine);
+    int64_t chunk = defaultReductionChunk(k, machine.tileColumns(), machine,
+                                          machine.l1Bytes);
     int64_t columns = machine.l2Bytes / (4 * (chunk ? chunk : k));
     if (auto loop = root ? rootLoopOf(root, op, c->inner) : std::nullopt)
       goal.widest[*loop] = std::max<int64_t>(machine.tileColumns(), columns);
@@ -1036,28 +1037,32 @@ int64_t maskedWidth(int64_t range, const HostMachine &machine, bool leftover) {
   return std::max<int64_t>(4, int64_t(llvm::PowerOf2Ceil(range)));
 }
 
-/// The default reduction chunk: none when a whole panel of the streamed
-/// operand (the reduction x the tile's columns, f32) fits in the L1 cache,
-/// else the longest chunk from 64 to 512 dividing the reduction whose panel
-/// fills at most two thirds of it (the broadcast rows and the output tile
-/// use the rest): in one workgroup GEMM 1024^3 ran 32.0 -> 21.3 ms and a
-/// 256x2304x196 convolution matmul 2.85 -> 2.21 ms in chunks of 256 on a
-/// 48 KiB L1
+} // namespace
+
+/// The default reduction chunk (HostSchedule.h): in one workgroup GEMM 1024^3
+/// ran 32.0 -> 21.3 ms and a 256x2304x196 convolution matmul 2.85 -> 2.21 ms in
+/// chunks of 256 on a 48 KiB L1
 /// (benchmarks/results/2026-12-01-native-tiles.md). With bf16 tiles (an
 /// even reduction on a machine computing in bf16) a panel's element is 2
 /// bytes: 128 x 384 x 1536 with GELU in chunks of 128 1.09-1.12 ms, whole
-/// (384) 0.98-1.06 ms on a 32 KiB L1.
+/// (384) 0.98-1.06 ms on a 32 KiB L1. An L1 above 32 KiB counts as 32: on a
+/// 48 KiB one (Emerald Rapids, AVX-512 tiles of 32 columns) panels of 256
+/// steps (32 KiB) ran LLaMA's 128 x 512 x 32000 head in 36.3-37.9 ms, chunks
+/// of 128 in 32.7-33.4 (benchmarks/results/2026-12-06-session39.md).
 int64_t defaultReductionChunk(int64_t reduction, int64_t cols,
-                              const HostMachine &machine) {
+                              const HostMachine &machine, int64_t maxL1Bytes) {
   int64_t element = machine.bf16 && reduction % 2 == 0 ? 2 : 4;
   int64_t rowBytes = std::max<int64_t>(1, cols) * element;
-  if (reduction * rowBytes <= machine.l1Bytes)
+  int64_t l1 = std::min<int64_t>(machine.l1Bytes, maxL1Bytes);
+  if (reduction * rowBytes <= l1)
     return 0;
   for (int64_t t = std::min<int64_t>(512, reduction / 2); t >= 64; --t)
-    if (reduction % t == 0 && t * rowBytes * 3 <= machine.l1Bytes * 2)
+    if (reduction % t == 0 && t * rowBytes * 3 <= l1 * 2)
       return t;
   return 0;
 }
+
+namespace {
 
 /// `rows`, or the largest divisor of `range` down to three quarters of
 /// it (8 rows: 7 or 6; 6 rows: 5): 98 rows are

@@ -61,6 +61,20 @@ struct HostMachine {
   int64_t tileRows() const;
 };
 
+/// The L1 bytes a default reduction chunk's panel is sized for at most
+/// (defaultReductionChunk).
+constexpr int64_t kMaxPanelL1Bytes = 32 << 10;
+
+/// The default reduction chunk of a contraction whose register tile has
+/// `cols` columns: none (0) when a whole panel of the streamed operand (the
+/// reduction x `cols`, f32, or bf16 where the machine computes in it) fits
+/// in the L1 cache, else the longest chunk from 64 to 512 dividing the
+/// reduction whose panel fills at most two thirds of it (the broadcast rows
+/// and the output tile use the rest). The L1 counts as at most `maxL1Bytes`.
+int64_t defaultReductionChunk(int64_t reduction, int64_t cols,
+                              const HostMachine &machine,
+                              int64_t maxL1Bytes = kMaxPanelL1Bytes);
+
 struct KernelSchedule {
   /// Tile of the root op's loops per workgroup (0: the loop is not split).
   std::vector<int64_t> workgroupTile;

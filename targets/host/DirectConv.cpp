@@ -1,6 +1,7 @@
 //===- DirectConv.cpp - register tiles of direct convolutions -------------===//
 
 #include "DirectConv.h"
+#include "GroupedDots.h"
 #include "TileUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -959,6 +960,186 @@ std::vector<int64_t> vectorizeTiles(RewriterBase &rewriter,
   return tileAndVectorize(rewriter, op, *c, filters, pixels, machine);
 }
 
+/// The position of loop `d` among `map`'s results when one of them is that
+/// loop alone (and no other reads it).
+std::optional<unsigned> plainResult(AffineMap map, unsigned d) {
+  std::optional<unsigned> at;
+  for (auto [pos, e] : llvm::enumerate(map.getResults())) {
+    if (!e.isFunctionOfDim(d))
+      continue;
+    auto dim = dyn_cast<AffineDimExpr>(e);
+    if (at || !dim)
+      return std::nullopt;
+    at = pos;
+  }
+  return at;
+}
+
+/// Whether direct convolution `op` (its loops `c`, tiles of `filters`)
+/// computes in bfloat16 pairs of input channels (--precision=bf16): f32
+/// operands of static shapes, an even number of input channels read as
+/// plain dims of both operands, and tiles of whole 16-lane vectors.
+bool takesBf16Pairs(linalg::GenericOp op, const DirectConvLoops &c,
+                    int64_t filters, const HostMachine &machine) {
+  if (!machine.bf16 || machine.lanes() != kDotLanes ||
+      filters % kDotLanes != 0 || c.block % filters != 0 ||
+      op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+    return false;
+  std::optional<unsigned> channels = channelLoop(op, c);
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (!channels || ranges[*channels] % 2 != 0 ||
+      ranges[c.filters] % filters != 0)
+    return false;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+    if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
+      return false;
+  }
+  for (unsigned operand : {c.input, c.weights})
+    if (!plainResult(op.getMatchingIndexingMap(&op->getOpOperand(operand)),
+                     *channels))
+      return false;
+  return true;
+}
+
+/// A bfloat16 copy of f32 tensor `value` whose dim `dim` is in pairs: [...,
+/// D / 2, ..., 2], element [..., i, ..., p] = value[..., 2 i + p, ...].
+Value bf16PairsOf(RewriterBase &rewriter, Location loc, Value value,
+                  unsigned dim) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] /= 2;
+  shape.push_back(2);
+  unsigned rank = shape.size();
+  MLIRContext *ctx = rewriter.getContext();
+  Type bf16 = rewriter.getBF16Type();
+  Value empty = rewriter.create<tensor::EmptyOp>(loc, shape, bf16);
+  SmallVector<AffineExpr> source;
+  for (unsigned d = 0; d + 1 < rank; ++d)
+    source.push_back(d == dim ? 2 * getAffineDimExpr(d, ctx) +
+                                    getAffineDimExpr(rank - 1, ctx)
+                              : getAffineDimExpr(d, ctx));
+  SmallVector<AffineMap> maps{AffineMap::get(rank, 0, source, ctx),
+                              AffineMap::getMultiDimIdentityMap(rank, ctx)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto copy = rewriter.create<linalg::GenericOp>(
+      loc, empty.getType(), ValueRange{value}, ValueRange{empty}, maps,
+      iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+        b.create<linalg::YieldOp>(
+            l, b.create<arith::TruncFOp>(l, bf16, args[0]).getResult());
+      });
+  return copy.getResult(0);
+}
+
+/// `op` (takesBf16Pairs) reading its input and weights as bfloat16 pairs
+/// of input channels: its channel loop runs over the pairs and a last
+/// reduction loop over each pair's two, products summed in f32.
+linalg::GenericOp pairChannels(RewriterBase &rewriter, linalg::GenericOp op,
+                               const DirectConvLoops &c) {
+  unsigned channels = *channelLoop(op, c);
+  unsigned loops = op.getNumLoops();
+  MLIRContext *ctx = rewriter.getContext();
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (OpOperand *in : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(in);
+    inputs.push_back(
+        bf16PairsOf(rewriter, loc, in->get(), *plainResult(map, channels)));
+    SmallVector<AffineExpr> results(map.getResults());
+    results.push_back(getAffineDimExpr(loops, ctx));
+    maps.push_back(AffineMap::get(loops + 1, 0, results, ctx));
+  }
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  maps.push_back(AffineMap::get(loops + 1, 0, out.getResults(), ctx));
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  iterators.push_back(utils::IteratorType::reduction);
+  Type f32 = rewriter.getF32Type();
+  auto paired = rewriter.create<linalg::GenericOp>(
+      loc, op.getResultTypes(), inputs, op.getDpsInits(), maps, iterators,
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        Value x = b.create<arith::ExtFOp>(l, f32, args[0]);
+        Value y = b.create<arith::ExtFOp>(l, f32, args[1]);
+        Value product = b.create<arith::MulFOp>(l, x, y);
+        b.create<linalg::YieldOp>(
+            l, b.create<arith::AddFOp>(l, args[2], product).getResult());
+      });
+  rewriter.replaceOp(op, paired.getResults());
+  return paired;
+}
+
+/// The weights of register tile `tile` (bfloat16 pairs, read in place: its
+/// filters and their pair last, unit elsewhere) as one vector's worth of
+/// groups, filters x 2 long, filter f's pair at 2 f.
+Value weightGroups(RewriterBase &rewriter, linalg::GenericOp tile,
+                   unsigned weights, int64_t filters) {
+  Value w = tile->getOperand(weights);
+  auto type = cast<RankedTensorType>(w.getType());
+  int64_t rank = type.getRank();
+  Location loc = tile.getLoc();
+  rewriter.setInsertionPoint(tile);
+  SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes(rank, rewriter.getIndexAttr(1));
+  SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+  sizes[rank - 2] = rewriter.getIndexAttr(filters);
+  sizes[rank - 1] = rewriter.getIndexAttr(2);
+  auto pairsType = RankedTensorType::get({filters, 2}, type.getElementType());
+  Value pairs = rewriter.create<tensor::ExtractSliceOp>(
+      loc, pairsType, w, offsets, sizes, strides);
+  return rewriter.create<tensor::CollapseShapeOp>(
+      loc, pairs, SmallVector<ReassociationIndices>{{0, 1}});
+}
+
+/// Register tiles of `filters` x `pixels` of `op` (pairChannels' result,
+/// its loops `c`) computed with vdpbf16ps (GroupedDots.h), the rest of the
+/// pixels peeled as vectorizeTiles does. Returns the tile applied over
+/// the convolution's own loops ({} when a tile stayed a linalg op: it
+/// then runs as LLVM's loops, in bfloat16 all the same).
+std::vector<int64_t> emitBf16PairTiles(RewriterBase &rewriter,
+                                       linalg::GenericOp op,
+                                       const DirectConvLoops &c,
+                                       int64_t filters, int64_t pixels) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t range = ranges[c.pixels];
+  std::optional<int64_t> four = tilesOfFour(range, pixels, filters / kDotLanes);
+  if (auto parts = peel(rewriter, op, c.pixels, pixels, four)) {
+    int64_t rest = four ? 4 : range % pixels;
+    emitBf16PairTiles(rewriter, parts->second, c, filters, rest);
+    return emitBf16PairTiles(rewriter, parts->first, c, filters, pixels);
+  }
+  if (ranges[c.filters] % filters || ranges[c.pixels] % pixels)
+    return {};
+  unsigned pair = ranges.size() - 1;
+  std::vector<int64_t> tile(ranges.size(), 1);
+  tile[c.filters] = filters;
+  tile[c.pixels] = pixels;
+  tile[pair] = 2;
+  TypedAttr filled = fillValueOf(op.getDpsInits()[0]);
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  auto tiled = tileInPlace(rewriter, op, tile, parallelFirst(op));
+  if (failed(tiled))
+    return {};
+  markFilledAccumulators(filled, iterators, *tiled);
+  auto t = dyn_cast<linalg::GenericOp>(tiled->tiledOps.back());
+  if (!t || failed(readInputInPlace(rewriter, t, c.input)))
+    return {};
+  readWeightsInPlace(rewriter, t, c.weights, c.filters);
+  auto wType = dyn_cast<RankedTensorType>(t->getOperand(c.weights).getType());
+  int64_t rank = wType ? wType.getRank() : 0;
+  if (rank < 2 || !wType.hasStaticShape() ||
+      wType.getDimSize(rank - 2) < filters || wType.getDimSize(rank - 1) != 2)
+    return {};
+  Value b = weightGroups(rewriter, t, c.weights, filters);
+  Value a = t->getOperand(c.input);
+  AffineMap aMap = t.getMatchingIndexingMap(&t->getOpOperand(c.input));
+  emitDotTile(rewriter, t, DotKind::Bf16Pairs, a, aMap, b, c.pixels, c.filters,
+              pixels, filters, kDotLanes);
+  tile.pop_back();
+  return tile;
+}
+
 } // namespace
 
 std::vector<int64_t> vectorizeDirectConv(RewriterBase &rewriter,
@@ -972,6 +1153,9 @@ std::vector<int64_t> vectorizeDirectConv(RewriterBase &rewriter,
   std::tie(op, channels) = chunkChannels(rewriter, op, *c, channels);
   if (!op)
     return {};
+  if (takesBf16Pairs(op, *c, fittingFilters(*c, filters), machine))
+    return emitBf16PairTiles(rewriter, pairChannels(rewriter, op, *c), *c,
+                             fittingFilters(*c, filters), pixels);
   return vectorizeTiles(rewriter, op, filters, pixels, machine);
 }
 

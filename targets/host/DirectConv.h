@@ -74,7 +74,10 @@ std::pair<int64_t, int64_t> defaultDirectConvTile(const DirectConvLoops &c,
 /// applied ({} when the convolution was left to LLVM's loop vectorizer).
 /// With `channels`, the reduction runs in chunks of that many input
 /// channels (defaultChannelChunk); `channels` is set to the chunk applied
-/// (0 when it does not divide them).
+/// (0 when it does not divide them). On a machine computing in bf16
+/// (--precision=bf16), tiles of whole 16-lane vectors over an even number
+/// of input channels sum bfloat16 pairs of channels with vdpbf16ps
+/// (docs/host-schedule.md, "bf16 tiles").
 std::vector<int64_t> vectorizeDirectConv(mlir::RewriterBase &rewriter,
                                          mlir::linalg::GenericOp op,
                                          int64_t filters, int64_t pixels,

@@ -281,9 +281,10 @@ void emitDotTile(RewriterBase &rewriter, linalg::GenericOp tile, DotKind kind,
     SmallVector<Value> aAt{index(steps * r)};
     if (aMap) {
       aAt.clear();
-      for (AffineExpr e : aMap.getResults())
-        aAt.push_back(
-            index(cast<AffineDimExpr>(e).getPosition() == rowLoop ? r : 0));
+      for (AffineExpr e : aMap.getResults()) {
+        auto dim = dyn_cast<AffineDimExpr>(e);
+        aAt.push_back(index(dim && dim.getPosition() == rowLoop ? r : 0));
+      }
     }
     Value group = rewriter.create<vector::TransferReadOp>(
         loc, VectorType::get({steps}, element), aGroups, aAt, pad,

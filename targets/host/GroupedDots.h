@@ -45,8 +45,9 @@ mlir::Type accumulatorElement(mlir::MLIRContext *ctx, DotKind kind);
 /// output's contiguous loop, one group of reduction steps and unit
 /// elsewhere) by grouped dot products: `aGroups` holds the tile's rows'
 /// groups (a vector of rows * G elements, row r at G r; or, with `aMap`, the
-/// tile's slice of A in A's layout, indexed by `aMap` and contiguous along
-/// the reduction), `bGroups` its columns' (cols * G, column c at G c);
+/// tile's slice of A in A's layout, indexed by `aMap` (loops, or constant
+/// 0 where the tile holds one index) and its groups contiguous along its
+/// last dim), `bGroups` its columns' (cols * G, column c at G c);
 /// `lanes` accumulators a vector (kDotLanes but for word pairs).
 /// With Int8Quads, `aUnsigned` says which operand holds the unsigned bytes
 /// (A's, or else B's). Each output vector is read, accumulated and written

@@ -977,8 +977,10 @@ std::optional<unsigned> plainResult(AffineMap map, unsigned d) {
 
 /// Whether direct convolution `op` (its loops `c`, tiles of `filters`)
 /// computes in bfloat16 pairs of input channels (--precision=bf16): f32
-/// operands of static shapes, an even number of input channels read as
-/// plain dims of both operands, and tiles of whole 16-lane vectors.
+/// operands of static shapes, at least two input channels (an odd count
+/// takes a zero last pair's second) read as plain dims of both operands,
+/// and tiles of whole 16-lane vectors. One channel (CREPE's first
+/// convolution) would take as many dot products as FMAs.
 bool takesBf16Pairs(linalg::GenericOp op, const DirectConvLoops &c,
                     int64_t filters, const HostMachine &machine) {
   if (!machine.bf16 || machine.lanes() != kDotLanes ||
@@ -987,8 +989,7 @@ bool takesBf16Pairs(linalg::GenericOp op, const DirectConvLoops &c,
     return false;
   std::optional<unsigned> channels = channelLoop(op, c);
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (!channels || ranges[*channels] % 2 != 0 ||
-      ranges[c.filters] % filters != 0)
+  if (!channels || ranges[*channels] < 2 || ranges[c.filters] % filters != 0)
     return false;
   for (OpOperand &operand : op->getOpOperands()) {
     auto type = dyn_cast<RankedTensorType>(operand.get().getType());
@@ -1002,10 +1003,11 @@ bool takesBf16Pairs(linalg::GenericOp op, const DirectConvLoops &c,
   return true;
 }
 
-/// A bfloat16 copy of f32 tensor `value` whose dim `dim` is in pairs: [...,
-/// D / 2, ..., 2], element [..., i, ..., p] = value[..., 2 i + p, ...].
-Value bf16PairsOf(RewriterBase &rewriter, Location loc, Value value,
-                  unsigned dim) {
+/// A bfloat16 copy of f32 tensor `value` whose dim `dim` (even) is in
+/// pairs: [..., D / 2, ..., 2], element [..., i, ..., p] = value[..., 2 i +
+/// p, ...].
+Value evenBf16PairsOf(RewriterBase &rewriter, Location loc, Value value,
+                      unsigned dim) {
   auto type = cast<RankedTensorType>(value.getType());
   SmallVector<int64_t> shape(type.getShape());
   shape[dim] /= 2;
@@ -1030,6 +1032,94 @@ Value bf16PairsOf(RewriterBase &rewriter, Location loc, Value value,
             l, b.create<arith::TruncFOp>(l, bf16, args[0]).getResult());
       });
   return copy.getResult(0);
+}
+
+/// The slice of `value` from `offset`, `size` long, along `dim`.
+Value sliceAlong(RewriterBase &rewriter, Location loc, Value value,
+                 unsigned dim, int64_t offset, int64_t size) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes,
+      strides(type.getRank(), rewriter.getIndexAttr(1));
+  for (int64_t d : type.getShape())
+    sizes.push_back(rewriter.getIndexAttr(d));
+  offsets[dim] = rewriter.getIndexAttr(offset);
+  sizes[dim] = rewriter.getIndexAttr(size);
+  return rewriter.create<tensor::ExtractSliceOp>(loc, value, offsets, sizes,
+                                                 strides);
+}
+
+/// `part` inserted into `into` at `offsets` (0 along the other dims).
+Value insertAt(RewriterBase &rewriter, Location loc, Value part, Value into,
+               ArrayRef<std::pair<unsigned, int64_t>> offsets) {
+  auto type = cast<RankedTensorType>(part.getType());
+  SmallVector<OpFoldResult> at(type.getRank(), rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes,
+      strides(type.getRank(), rewriter.getIndexAttr(1));
+  for (int64_t d : type.getShape())
+    sizes.push_back(rewriter.getIndexAttr(d));
+  for (auto [dim, offset] : offsets)
+    at[dim] = rewriter.getIndexAttr(offset);
+  return rewriter.create<tensor::InsertSliceOp>(loc, part, into, at, sizes,
+                                                strides);
+}
+
+/// f32 tensor `value` in bfloat16 with a unit dim appended.
+Value bf16WithUnitDim(RewriterBase &rewriter, Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape.push_back(1);
+  unsigned rank = shape.size();
+  MLIRContext *ctx = rewriter.getContext();
+  Type bf16 = rewriter.getBF16Type();
+  Value empty = rewriter.create<tensor::EmptyOp>(loc, shape, bf16);
+  SmallVector<AffineMap> maps{
+      AffineMap::getMultiDimIdentityMap(rank, ctx).getMajorSubMap(rank - 1),
+      AffineMap::getMultiDimIdentityMap(rank, ctx)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  return rewriter
+      .create<linalg::GenericOp>(
+          loc, empty.getType(), ValueRange{value}, ValueRange{empty}, maps,
+          iterators,
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            b.create<linalg::YieldOp>(
+                l, b.create<arith::TruncFOp>(l, bf16, args[0]).getResult());
+          })
+      .getResult(0);
+}
+
+/// A bfloat16 copy of f32 tensor `value` whose dim `dim` is in pairs: [...,
+/// ceil(D / 2), ..., 2], element [..., i, ..., p] = value[..., 2 i + p,
+/// ...], and 0 past D (an odd D: an RGB stem's 3 channels as 2 pairs, a
+/// third fewer dot products than FMAs).
+Value bf16PairsOf(RewriterBase &rewriter, Location loc, Value value,
+                  unsigned dim) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t range = type.getDimSize(dim);
+  if (range % 2 == 0)
+    return evenBf16PairsOf(rewriter, loc, value, dim);
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] = (range + 1) / 2;
+  shape.push_back(2);
+  unsigned pair = shape.size() - 1;
+  Type bf16 = rewriter.getBF16Type();
+  Value zero =
+      rewriter.create<arith::ConstantOp>(loc, rewriter.getZeroAttr(bf16));
+  Value empty = rewriter.create<tensor::EmptyOp>(loc, shape, bf16);
+  Value pairs = rewriter.create<linalg::FillOp>(loc, zero, empty).getResult(0);
+  if (range > 1) {
+    Value even = evenBf16PairsOf(
+        rewriter, loc, sliceAlong(rewriter, loc, value, dim, 0, range - 1),
+        dim);
+    pairs = insertAt(rewriter, loc, even, pairs, {});
+  }
+  // The last one, the first of the last pair: [..., 1, ..., 1] at [..., D /
+  // 2, ..., 0].
+  Value last = bf16WithUnitDim(
+      rewriter, loc, sliceAlong(rewriter, loc, value, dim, range - 1, 1));
+  return insertAt(rewriter, loc, last, pairs,
+                  {{dim, shape[dim] - 1}, {pair, 0}});
 }
 
 /// `op` (takesBf16Pairs) reading its input and weights as bfloat16 pairs

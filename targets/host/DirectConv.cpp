@@ -1003,26 +1003,15 @@ bool takesBf16Pairs(linalg::GenericOp op, const DirectConvLoops &c,
   return true;
 }
 
-/// A bfloat16 copy of f32 tensor `value` whose dim `dim` (even) is in
-/// pairs: [..., D / 2, ..., 2], element [..., i, ..., p] = value[..., 2 i +
-/// p, ...].
-Value evenBf16PairsOf(RewriterBase &rewriter, Location loc, Value value,
-                      unsigned dim) {
-  auto type = cast<RankedTensorType>(value.getType());
-  SmallVector<int64_t> shape(type.getShape());
-  shape[dim] /= 2;
-  shape.push_back(2);
-  unsigned rank = shape.size();
-  MLIRContext *ctx = rewriter.getContext();
+/// A bfloat16 tensor of `shape` whose element at index i (of the loops
+/// over it) is f32 tensor `value` at `read`(i), rounded.
+Value roundedCopy(RewriterBase &rewriter, Location loc, Value value,
+                  ArrayRef<int64_t> shape, AffineMap read) {
   Type bf16 = rewriter.getBF16Type();
   Value empty = rewriter.create<tensor::EmptyOp>(loc, shape, bf16);
-  SmallVector<AffineExpr> source;
-  for (unsigned d = 0; d + 1 < rank; ++d)
-    source.push_back(d == dim ? 2 * getAffineDimExpr(d, ctx) +
-                                    getAffineDimExpr(rank - 1, ctx)
-                              : getAffineDimExpr(d, ctx));
-  SmallVector<AffineMap> maps{AffineMap::get(rank, 0, source, ctx),
-                              AffineMap::getMultiDimIdentityMap(rank, ctx)};
+  unsigned rank = shape.size();
+  SmallVector<AffineMap> maps{
+      read, AffineMap::getMultiDimIdentityMap(rank, rewriter.getContext())};
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
   auto copy = rewriter.create<linalg::GenericOp>(
@@ -1034,34 +1023,55 @@ Value evenBf16PairsOf(RewriterBase &rewriter, Location loc, Value value,
   return copy.getResult(0);
 }
 
+/// A bfloat16 copy of f32 tensor `value` whose dim `dim` (even) is in
+/// pairs: [..., D / 2, ..., 2], element [..., i, ..., p] = value[..., 2 i +
+/// p, ...].
+Value evenBf16PairsOf(RewriterBase &rewriter, Location loc, Value value,
+                      unsigned dim) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] /= 2;
+  shape.push_back(2);
+  unsigned rank = shape.size();
+  MLIRContext *ctx = rewriter.getContext();
+  SmallVector<AffineExpr> source;
+  for (unsigned d = 0; d + 1 < rank; ++d)
+    source.push_back(d == dim ? 2 * getAffineDimExpr(d, ctx) +
+                                    getAffineDimExpr(rank - 1, ctx)
+                              : getAffineDimExpr(d, ctx));
+  return roundedCopy(rewriter, loc, value, shape,
+                     AffineMap::get(rank, 0, source, ctx));
+}
+
+/// Offsets, sizes and strides of all of a tensor of `type`.
+struct WholeSlice {
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+  WholeSlice(RewriterBase &rewriter, RankedTensorType type)
+      : offsets(type.getRank(), rewriter.getIndexAttr(0)),
+        strides(type.getRank(), rewriter.getIndexAttr(1)) {
+    for (int64_t d : type.getShape())
+      sizes.push_back(rewriter.getIndexAttr(d));
+  }
+};
+
 /// The slice of `value` from `offset`, `size` long, along `dim`.
 Value sliceAlong(RewriterBase &rewriter, Location loc, Value value,
                  unsigned dim, int64_t offset, int64_t size) {
-  auto type = cast<RankedTensorType>(value.getType());
-  SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes,
-      strides(type.getRank(), rewriter.getIndexAttr(1));
-  for (int64_t d : type.getShape())
-    sizes.push_back(rewriter.getIndexAttr(d));
-  offsets[dim] = rewriter.getIndexAttr(offset);
-  sizes[dim] = rewriter.getIndexAttr(size);
-  return rewriter.create<tensor::ExtractSliceOp>(loc, value, offsets, sizes,
-                                                 strides);
+  WholeSlice s(rewriter, cast<RankedTensorType>(value.getType()));
+  s.offsets[dim] = rewriter.getIndexAttr(offset);
+  s.sizes[dim] = rewriter.getIndexAttr(size);
+  return rewriter.create<tensor::ExtractSliceOp>(loc, value, s.offsets, s.sizes,
+                                                 s.strides);
 }
 
 /// `part` inserted into `into` at `offsets` (0 along the other dims).
 Value insertAt(RewriterBase &rewriter, Location loc, Value part, Value into,
                ArrayRef<std::pair<unsigned, int64_t>> offsets) {
-  auto type = cast<RankedTensorType>(part.getType());
-  SmallVector<OpFoldResult> at(type.getRank(), rewriter.getIndexAttr(0));
-  SmallVector<OpFoldResult> sizes,
-      strides(type.getRank(), rewriter.getIndexAttr(1));
-  for (int64_t d : type.getShape())
-    sizes.push_back(rewriter.getIndexAttr(d));
+  WholeSlice s(rewriter, cast<RankedTensorType>(part.getType()));
   for (auto [dim, offset] : offsets)
-    at[dim] = rewriter.getIndexAttr(offset);
-  return rewriter.create<tensor::InsertSliceOp>(loc, part, into, at, sizes,
-                                                strides);
+    s.offsets[dim] = rewriter.getIndexAttr(offset);
+  return rewriter.create<tensor::InsertSliceOp>(loc, part, into, s.offsets,
+                                                s.sizes, s.strides);
 }
 
 /// f32 tensor `value` in bfloat16 with a unit dim appended.
@@ -1070,23 +1080,10 @@ Value bf16WithUnitDim(RewriterBase &rewriter, Location loc, Value value) {
   SmallVector<int64_t> shape(type.getShape());
   shape.push_back(1);
   unsigned rank = shape.size();
-  MLIRContext *ctx = rewriter.getContext();
-  Type bf16 = rewriter.getBF16Type();
-  Value empty = rewriter.create<tensor::EmptyOp>(loc, shape, bf16);
-  SmallVector<AffineMap> maps{
-      AffineMap::getMultiDimIdentityMap(rank, ctx).getMajorSubMap(rank - 1),
-      AffineMap::getMultiDimIdentityMap(rank, ctx)};
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  return rewriter
-      .create<linalg::GenericOp>(
-          loc, empty.getType(), ValueRange{value}, ValueRange{empty}, maps,
-          iterators,
-          [&](OpBuilder &b, Location l, ValueRange args) {
-            b.create<linalg::YieldOp>(
-                l, b.create<arith::TruncFOp>(l, bf16, args[0]).getResult());
-          })
-      .getResult(0);
+  AffineMap read =
+      AffineMap::getMultiDimIdentityMap(rank, rewriter.getContext())
+          .getMajorSubMap(rank - 1);
+  return roundedCopy(rewriter, loc, value, shape, read);
 }
 
 /// A bfloat16 copy of f32 tensor `value` whose dim `dim` is in pairs: [...,

@@ -2,6 +2,7 @@
 
 #include "DirectConv.h"
 #include "GroupedDots.h"
+#include "PrepackedPanels.h"
 #include "TileUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -1133,8 +1134,13 @@ linalg::GenericOp pairChannels(RewriterBase &rewriter, linalg::GenericOp op,
   SmallVector<AffineMap> maps;
   for (OpOperand *in : op.getDpsInputOperands()) {
     AffineMap map = op.getMatchingIndexingMap(in);
-    inputs.push_back(
-        bf16PairsOf(rewriter, loc, in->get(), *plainResult(map, channels)));
+    unsigned dim = *plainResult(map, channels);
+    // A constant weight's pairs are computed at compile time.
+    Value pairs;
+    if (in->getOperandNumber() == c.weights)
+      pairs = prepackedChannelPairs(rewriter, in->get(), dim);
+    inputs.push_back(pairs ? pairs
+                           : bf16PairsOf(rewriter, loc, in->get(), dim));
     SmallVector<AffineExpr> results(map.getResults());
     results.push_back(getAffineDimExpr(loops, ctx));
     maps.push_back(AffineMap::get(loops + 1, 0, results, ctx));

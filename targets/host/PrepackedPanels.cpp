@@ -28,6 +28,12 @@ Type panelElement(Type source, int64_t group) {
 }
 
 std::vector<int64_t> PanelPlan::shape() const {
+  if (pairDim >= 0) {
+    std::vector<int64_t> pairs = weightShape;
+    pairs[pairDim] = (pairs[pairDim] + 1) / 2;
+    pairs.push_back(2);
+    return pairs;
+  }
   return {int64_t(offsets.size()), k / chunk, width / cols, chunk / group,
           cols * group};
 }
@@ -53,13 +59,36 @@ DictionaryAttr PanelPlan::toAttr(MLIRContext *ctx) const {
       b.getNamedAttr("group", b.getI64IntegerAttr(group)),
       b.getNamedAttr("int_bits", b.getI64IntegerAttr(intBits)),
       b.getNamedAttr("offsets", b.getDenseI64ArrayAttr(offsets)),
+      b.getNamedAttr("pair_dim", b.getI64IntegerAttr(pairDim)),
+      b.getNamedAttr("weight_shape", b.getDenseI64ArrayAttr(weightShape)),
   });
+}
+
+/// A channel-pair plan from `dict` (PanelPlan::pairDim), if it is one.
+static std::optional<PanelPlan> channelPairsFromAttr(DictionaryAttr dict) {
+  auto source = dict.getAs<IntegerAttr>("source");
+  auto dim = dict.getAs<IntegerAttr>("pair_dim");
+  auto shape = dict.getAs<DenseI64ArrayAttr>("weight_shape");
+  if (!source || !dim || !shape || dim.getInt() < 0 ||
+      dim.getInt() >= int64_t(shape.size()) || source.getInt() < 0)
+    return std::nullopt;
+  PanelPlan p;
+  p.source = source.getInt();
+  p.pairDim = dim.getInt();
+  p.group = 2;
+  p.weightShape.assign(shape.asArrayRef().begin(), shape.asArrayRef().end());
+  for (int64_t d : p.weightShape)
+    if (d < 1)
+      return std::nullopt;
+  return p;
 }
 
 std::optional<PanelPlan> PanelPlan::fromAttr(Attribute attr) {
   auto dict = dyn_cast_or_null<DictionaryAttr>(attr);
   if (!dict)
     return std::nullopt;
+  if (auto dim = dict.getAs<IntegerAttr>("pair_dim"); dim && dim.getInt() >= 0)
+    return channelPairsFromAttr(dict);
   PanelPlan p;
   auto get = [&](const char *name, int64_t &out) {
     auto a = dict.getAs<IntegerAttr>(name);
@@ -101,7 +130,47 @@ static uint16_t toBf16(float f) {
   return uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
+/// The bytes of channel-pair plan `p` (PanelPlan::pairDim) from its f32
+/// weight: for each element of the pairs, in order, the weight's element
+/// at [..., 2 i + p, ...] rounded to bfloat16, or 0 past the dim.
+static std::string packChannelPairBytes(const PanelPlan &p,
+                                        const char *weight) {
+  std::vector<int64_t> shape = p.shape();
+  int64_t rank = int64_t(p.weightShape.size());
+  int64_t elements = 1;
+  for (int64_t d : shape)
+    elements *= d;
+  std::string bytes(size_t(elements * 2), '\0');
+  std::vector<int64_t> index(shape.size(), 0);
+  for (int64_t e = 0; e < elements; ++e) {
+    int64_t flat = 0;
+    bool inside = true;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t i = index[d];
+      if (d == p.pairDim) {
+        i = 2 * i + index[rank];
+        inside = i < p.weightShape[d];
+      }
+      flat = flat * p.weightShape[d] + i;
+    }
+    if (inside) {
+      float f;
+      std::memcpy(&f, weight + 4 * size_t(flat), sizeof(f));
+      uint16_t h = toBf16(f);
+      std::memcpy(bytes.data() + 2 * size_t(e), &h, sizeof(h));
+    }
+    for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return bytes;
+}
+
 std::string packPanelBytes(const PanelPlan &p, const char *weight) {
+  if (p.pairDim >= 0)
+    return packChannelPairBytes(p, weight);
   std::vector<int64_t> shape = p.shape();
   int64_t elements = 1;
   for (int64_t d : shape)
@@ -379,6 +448,46 @@ Value prepackedPanels(RewriterBase &rewriter, Value source, bool transposed,
       {shape[2], shape[3], shape[4]},
       cast<RankedTensorType>(panels.getType()).getElementType());
   return rewriter.create<tensor::ExtractSliceOp>(loc, sliceType, panels, at,
+                                                 sizes, strides);
+}
+
+Value prepackedChannelPairs(RewriterBase &rewriter, Value source,
+                            unsigned dim) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  auto slice = source.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice || !slice.hasUnitStride())
+    return {};
+  auto arg = dyn_cast<BlockArgument>(slice.getSource());
+  auto kernel = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                    : func::FuncOp();
+  auto type = dyn_cast<RankedTensorType>(slice.getSourceType());
+  if (!kernel || arg.getOwner() != &kernel.getBody().front() ||
+      !kernel.getArgAttr(arg.getArgNumber(), kWeightArgAttr) || !type ||
+      !type.hasStaticShape() || !type.getElementType().isF32() ||
+      slice.getType().getRank() != type.getRank() ||
+      dim >= unsigned(type.getRank()))
+    return {};
+  // All of the paired dim, so that the pairs' slice is a plain one.
+  std::optional<int64_t> offset =
+      getConstantIntValue(slice.getMixedOffsets()[dim]);
+  if (!offset || *offset != 0 ||
+      slice.getType().getDimSize(dim) != type.getDimSize(dim))
+    return {};
+  PanelPlan plan;
+  plan.source = arg.getArgNumber();
+  plan.pairDim = dim;
+  plan.group = 2;
+  plan.weightShape.assign(type.getShape().begin(), type.getShape().end());
+  BlockArgument pairs = panelsArgument(kernel, plan);
+  std::vector<int64_t> shape = plan.shape();
+  SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+  SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+  offsets.push_back(rewriter.getIndexAttr(0));
+  sizes[dim] = rewriter.getIndexAttr(shape[dim]);
+  sizes.push_back(rewriter.getIndexAttr(2));
+  SmallVector<OpFoldResult> strides(sizes.size(), rewriter.getIndexAttr(1));
+  rewriter.setInsertionPoint(slice);
+  return rewriter.create<tensor::ExtractSliceOp>(slice.getLoc(), pairs, offsets,
                                                  sizes, strides);
 }
 

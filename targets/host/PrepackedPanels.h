@@ -54,8 +54,15 @@ struct PanelPlan {
   int64_t group = 1;            // reduction steps adjacent in a panel row
   int64_t intBits = 0;          // an 8- or 16-bit weight (0: f32)
   std::vector<int64_t> offsets; // first column of each piece
+  /// Channel pairs (a direct convolution's bf16 weights, DirectConv.cpp):
+  /// the f32 weight of shape `weightShape` (any rank) in bfloat16 pairs of
+  /// its dim `pairDim`: [..., ceil(D / 2), ..., 2], element [..., i, ...,
+  /// p] the weight's [..., 2 i + p, ...], 0 past D. -1: panels as above.
+  int64_t pairDim = -1;
+  std::vector<int64_t> weightShape;
 
-  /// [pieces, K / chunk, width / cols, chunk / group, cols * group].
+  /// [pieces, K / chunk, width / cols, chunk / group, cols * group], or
+  /// the channel pairs' shape.
   std::vector<int64_t> shape() const;
   int64_t elementBytes() const {
     return intBits ? intBits / 8 : group == 2 ? 2 : 4;
@@ -80,6 +87,14 @@ struct PanelPlan {
 mlir::Value prepackedPanels(mlir::RewriterBase &rewriter, mlir::Value source,
                             bool transposed, int64_t cols,
                             mlir::Operation *outer, int64_t group);
+
+/// The slice `source` (of an `ign.weight` argument, unit strides, all of
+/// its dim `dim`) in bfloat16 pairs of that dim, as a slice of a new
+/// `ign.panels` argument of the kernel holding the whole weight in pairs
+/// (PanelPlan::pairDim), computed at compile time; null, changing nothing,
+/// when `source` is no such slice.
+mlir::Value prepackedChannelPairs(mlir::RewriterBase &rewriter,
+                                  mlir::Value source, unsigned dim);
 
 /// The bytes of the panels of `plan` from the weight's elements as stored
 /// (f32, rounded to bfloat16 as VCVTNEPS2BF16 does for pairs; or integers).

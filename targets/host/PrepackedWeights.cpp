@@ -56,10 +56,15 @@ public:
     const auto &[spec, bytes] = contents.weights[source];
     int64_t rows = plan.transposed ? plan.n : plan.k;
     int64_t columns = plan.transposed ? plan.k : plan.n;
+    std::vector<int64_t> shape{rows, columns};
+    if (plan.pairDim >= 0)
+      shape = plan.weightShape;
+    int64_t elements = 1;
+    for (int64_t d : shape)
+      elements *= d;
     size_t size = size_t(plan.weightElementBytes());
-    if (spec.dtype != plan.weightDtype() ||
-        spec.shape != std::vector<int64_t>{rows, columns} ||
-        bytes.size() != size_t(rows * columns) * size)
+    if (spec.dtype != plan.weightDtype() || spec.shape != shape ||
+        bytes.size() != size_t(elements) * size)
       return emitError(loc, "weight '")
              << spec.name << "' does not match its panels";
     auto packed =

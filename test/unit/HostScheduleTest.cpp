@@ -1,8 +1,13 @@
 //===- HostScheduleTest.cpp - the host's default schedule heuristics ------===//
 
 #include "HostSchedule.h"
+#include "PrepackedPanels.h"
+
+#include "mlir/IR/MLIRContext.h"
 
 #include <gtest/gtest.h>
+
+#include <cstring>
 
 namespace {
 
@@ -57,6 +62,65 @@ TEST(DefaultReductionChunk, Bf16PanelsTakeHalfTheBytes) {
   EXPECT_EQ(defaultReductionChunk(1024, m.tileColumns(), m), 256);
   // An odd reduction computes in f32.
   EXPECT_EQ(defaultReductionChunk(511, m.tileColumns(), m), 73);
+}
+
+} // namespace
+
+namespace {
+
+using ign::host::PanelPlan;
+
+// A direct convolution's constant weight in bfloat16 pairs of its channel
+// dim (PanelPlan::pairDim): [2, 3, 2] paired along dim 1 is [2, 2, 2, 2],
+// element [a, i, b, p] the weight's [a, 2 i + p, b], 0 past the 3 channels.
+TEST(ChannelPairs, PacksPairsOfTheDimAndZeroPastIt) {
+  PanelPlan plan;
+  plan.pairDim = 1;
+  plan.group = 2;
+  plan.weightShape = {2, 3, 2};
+  EXPECT_EQ(plan.shape(), (std::vector<int64_t>{2, 2, 2, 2}));
+  EXPECT_EQ(plan.dtype(), "bf16");
+  // Values exact in bfloat16: w[a, c, b] = 100 a + 10 c + b + 1.
+  std::vector<float> w;
+  for (int a = 0; a < 2; ++a)
+    for (int c = 0; c < 3; ++c)
+      for (int b = 0; b < 2; ++b)
+        w.push_back(float(100 * a + 10 * c + b + 1));
+  std::string bytes =
+      ign::host::packPanelBytes(plan, reinterpret_cast<const char *>(w.data()));
+  ASSERT_EQ(bytes.size(), size_t(16 * 2));
+  auto at = [&](int a, int i, int b, int p) {
+    uint16_t h;
+    std::memcpy(&h, bytes.data() + 2 * (((a * 2 + i) * 2 + b) * 2 + p), 2);
+    uint32_t u = uint32_t(h) << 16;
+    float f;
+    std::memcpy(&f, &u, sizeof(f));
+    return f;
+  };
+  EXPECT_EQ(at(0, 0, 0, 0), 1.0f);   // w[0, 0, 0]
+  EXPECT_EQ(at(0, 0, 0, 1), 11.0f);  // w[0, 1, 0]
+  EXPECT_EQ(at(1, 1, 1, 0), 122.0f); // w[1, 2, 1]
+  EXPECT_EQ(at(1, 1, 1, 1), 0.0f);   // past the channels
+  EXPECT_EQ(at(0, 1, 0, 1), 0.0f);
+}
+
+// The plan travels as the kernel argument's attribute and back.
+TEST(ChannelPairs, AttributeRoundTrip) {
+  mlir::MLIRContext ctx;
+  PanelPlan plan;
+  plan.source = 3;
+  plan.pairDim = 1;
+  plan.group = 2;
+  plan.weightShape = {4, 6, 3, 3, 32};
+  std::optional<PanelPlan> back = PanelPlan::fromAttr(plan.toAttr(&ctx));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->source, 3);
+  EXPECT_EQ(back->pairDim, 1);
+  EXPECT_EQ(back->weightShape, plan.weightShape);
+  EXPECT_EQ(back->shape(), (std::vector<int64_t>{4, 3, 3, 3, 32, 2}));
+  // A pair dim outside the weight is no plan.
+  plan.pairDim = 5;
+  EXPECT_FALSE(PanelPlan::fromAttr(plan.toAttr(&ctx)));
 }
 
 } // namespace

@@ -978,10 +978,12 @@ std::optional<unsigned> plainResult(AffineMap map, unsigned d) {
 
 /// Whether direct convolution `op` (its loops `c`, tiles of `filters`)
 /// computes in bfloat16 pairs of input channels (--precision=bf16): f32
-/// operands of static shapes, at least two input channels (an odd count
-/// takes a zero last pair's second) read as plain dims of both operands,
-/// and tiles of whole 16-lane vectors. One channel (CREPE's first
-/// convolution) would take as many dot products as FMAs.
+/// operands of static shapes, an even number of input channels read as
+/// plain dims of both operands, and tiles of whole 16-lane vectors. An odd
+/// number completed by a zero channel (an RGB stem as 2 pairs) ran
+/// YOLO-CSP-n's stem 4.26 -> 3.61 ms but took PP-OCRv4's detector from
+/// 0.20 to 0.50 relative L2 against fp32 (its image input in bfloat16):
+/// not kept (benchmarks/results/2026-12-06-session39.md).
 bool takesBf16Pairs(linalg::GenericOp op, const DirectConvLoops &c,
                     int64_t filters, const HostMachine &machine) {
   if (!machine.bf16 || machine.lanes() != kDotLanes ||
@@ -990,7 +992,8 @@ bool takesBf16Pairs(linalg::GenericOp op, const DirectConvLoops &c,
     return false;
   std::optional<unsigned> channels = channelLoop(op, c);
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (!channels || ranges[*channels] < 2 || ranges[c.filters] % filters != 0)
+  if (!channels || ranges[*channels] % 2 != 0 ||
+      ranges[c.filters] % filters != 0)
     return false;
   for (OpOperand &operand : op->getOpOperands()) {
     auto type = dyn_cast<RankedTensorType>(operand.get().getType());
@@ -1027,8 +1030,8 @@ Value roundedCopy(RewriterBase &rewriter, Location loc, Value value,
 /// A bfloat16 copy of f32 tensor `value` whose dim `dim` (even) is in
 /// pairs: [..., D / 2, ..., 2], element [..., i, ..., p] = value[..., 2 i +
 /// p, ...].
-Value evenBf16PairsOf(RewriterBase &rewriter, Location loc, Value value,
-                      unsigned dim) {
+Value bf16PairsOf(RewriterBase &rewriter, Location loc, Value value,
+                  unsigned dim) {
   auto type = cast<RankedTensorType>(value.getType());
   SmallVector<int64_t> shape(type.getShape());
   shape[dim] /= 2;
@@ -1042,82 +1045,6 @@ Value evenBf16PairsOf(RewriterBase &rewriter, Location loc, Value value,
                               : getAffineDimExpr(d, ctx));
   return roundedCopy(rewriter, loc, value, shape,
                      AffineMap::get(rank, 0, source, ctx));
-}
-
-/// Offsets, sizes and strides of all of a tensor of `type`.
-struct WholeSlice {
-  SmallVector<OpFoldResult> offsets, sizes, strides;
-  WholeSlice(RewriterBase &rewriter, RankedTensorType type)
-      : offsets(type.getRank(), rewriter.getIndexAttr(0)),
-        strides(type.getRank(), rewriter.getIndexAttr(1)) {
-    for (int64_t d : type.getShape())
-      sizes.push_back(rewriter.getIndexAttr(d));
-  }
-};
-
-/// The slice of `value` from `offset`, `size` long, along `dim`.
-Value sliceAlong(RewriterBase &rewriter, Location loc, Value value,
-                 unsigned dim, int64_t offset, int64_t size) {
-  WholeSlice s(rewriter, cast<RankedTensorType>(value.getType()));
-  s.offsets[dim] = rewriter.getIndexAttr(offset);
-  s.sizes[dim] = rewriter.getIndexAttr(size);
-  return rewriter.create<tensor::ExtractSliceOp>(loc, value, s.offsets, s.sizes,
-                                                 s.strides);
-}
-
-/// `part` inserted into `into` at `offsets` (0 along the other dims).
-Value insertAt(RewriterBase &rewriter, Location loc, Value part, Value into,
-               ArrayRef<std::pair<unsigned, int64_t>> offsets) {
-  WholeSlice s(rewriter, cast<RankedTensorType>(part.getType()));
-  for (auto [dim, offset] : offsets)
-    s.offsets[dim] = rewriter.getIndexAttr(offset);
-  return rewriter.create<tensor::InsertSliceOp>(loc, part, into, s.offsets,
-                                                s.sizes, s.strides);
-}
-
-/// f32 tensor `value` in bfloat16 with a unit dim appended.
-Value bf16WithUnitDim(RewriterBase &rewriter, Location loc, Value value) {
-  auto type = cast<RankedTensorType>(value.getType());
-  SmallVector<int64_t> shape(type.getShape());
-  shape.push_back(1);
-  unsigned rank = shape.size();
-  AffineMap read =
-      AffineMap::getMultiDimIdentityMap(rank, rewriter.getContext())
-          .getMajorSubMap(rank - 1);
-  return roundedCopy(rewriter, loc, value, shape, read);
-}
-
-/// A bfloat16 copy of f32 tensor `value` whose dim `dim` is in pairs: [...,
-/// ceil(D / 2), ..., 2], element [..., i, ..., p] = value[..., 2 i + p,
-/// ...], and 0 past D (an odd D: an RGB stem's 3 channels as 2 pairs, a
-/// third fewer dot products than FMAs).
-Value bf16PairsOf(RewriterBase &rewriter, Location loc, Value value,
-                  unsigned dim) {
-  auto type = cast<RankedTensorType>(value.getType());
-  int64_t range = type.getDimSize(dim);
-  if (range % 2 == 0)
-    return evenBf16PairsOf(rewriter, loc, value, dim);
-  SmallVector<int64_t> shape(type.getShape());
-  shape[dim] = (range + 1) / 2;
-  shape.push_back(2);
-  unsigned pair = shape.size() - 1;
-  Type bf16 = rewriter.getBF16Type();
-  Value zero =
-      rewriter.create<arith::ConstantOp>(loc, rewriter.getZeroAttr(bf16));
-  Value empty = rewriter.create<tensor::EmptyOp>(loc, shape, bf16);
-  Value pairs = rewriter.create<linalg::FillOp>(loc, zero, empty).getResult(0);
-  if (range > 1) {
-    Value even = evenBf16PairsOf(
-        rewriter, loc, sliceAlong(rewriter, loc, value, dim, 0, range - 1),
-        dim);
-    pairs = insertAt(rewriter, loc, even, pairs, {});
-  }
-  // The last one, the first of the last pair: [..., 1, ..., 1] at [..., D /
-  // 2, ..., 0].
-  Value last = bf16WithUnitDim(
-      rewriter, loc, sliceAlong(rewriter, loc, value, dim, range - 1, 1));
-  return insertAt(rewriter, loc, last, pairs,
-                  {{dim, shape[dim] - 1}, {pair, 0}});
 }
 
 /// `op` (takesBf16Pairs) reading its input and weights as bfloat16 pairs

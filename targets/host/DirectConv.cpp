@@ -1007,26 +1007,6 @@ bool takesBf16Pairs(linalg::GenericOp op, const DirectConvLoops &c,
   return true;
 }
 
-/// A bfloat16 tensor of `shape` whose element at index i (of the loops
-/// over it) is f32 tensor `value` at `read`(i), rounded.
-Value roundedCopy(RewriterBase &rewriter, Location loc, Value value,
-                  ArrayRef<int64_t> shape, AffineMap read) {
-  Type bf16 = rewriter.getBF16Type();
-  Value empty = rewriter.create<tensor::EmptyOp>(loc, shape, bf16);
-  unsigned rank = shape.size();
-  SmallVector<AffineMap> maps{
-      read, AffineMap::getMultiDimIdentityMap(rank, rewriter.getContext())};
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  auto copy = rewriter.create<linalg::GenericOp>(
-      loc, empty.getType(), ValueRange{value}, ValueRange{empty}, maps,
-      iterators, [&](OpBuilder &b, Location l, ValueRange args) {
-        b.create<linalg::YieldOp>(
-            l, b.create<arith::TruncFOp>(l, bf16, args[0]).getResult());
-      });
-  return copy.getResult(0);
-}
-
 /// A bfloat16 copy of f32 tensor `value` whose dim `dim` (even) is in
 /// pairs: [..., D / 2, ..., 2], element [..., i, ..., p] = value[..., 2 i +
 /// p, ...].

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -203,6 +204,24 @@ SmallVector<Value, 2> intrinsicOperands(RewriterBase &rewriter,
 }
 
 } // namespace
+
+Value roundedCopy(RewriterBase &rewriter, Location loc, Value value,
+                  ArrayRef<int64_t> shape, AffineMap read) {
+  Type bf16 = rewriter.getBF16Type();
+  Value empty = rewriter.create<tensor::EmptyOp>(loc, shape, bf16);
+  unsigned rank = shape.size();
+  SmallVector<AffineMap> maps{
+      read, AffineMap::getMultiDimIdentityMap(rank, rewriter.getContext())};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto copy = rewriter.create<linalg::GenericOp>(
+      loc, empty.getType(), ValueRange{value}, ValueRange{empty}, maps,
+      iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+        b.create<linalg::YieldOp>(
+            l, b.create<arith::TruncFOp>(l, bf16, args[0]).getResult());
+      });
+  return copy.getResult(0);
+}
 
 void lowerGroupedDots(func::FuncOp kernel) {
   SmallVector<std::pair<vector::ContractionOp, DotKind>> dots;

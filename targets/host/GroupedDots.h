@@ -59,6 +59,13 @@ void emitDotTile(mlir::RewriterBase &rewriter, mlir::linalg::GenericOp tile,
                  int64_t rows, int64_t cols, int64_t lanes,
                  bool aUnsigned = false);
 
+/// A bfloat16 tensor of `shape` whose element at index i (of the loops over
+/// it) is f32 tensor `value` at `read`(i), rounded: a bf16 operand's copy
+/// (an elementwise loop, which LLVM vectorizes).
+mlir::Value roundedCopy(mlir::RewriterBase &rewriter, mlir::Location loc,
+                        mlir::Value value, llvm::ArrayRef<int64_t> shape,
+                        mlir::AffineMap read);
+
 /// After bufferization: makes the tiles' grouped dot products (vector
 /// contractions over lanes x G elements) AVX512-BF16, AVX512-VNNI or
 /// vpmaddwd instructions.

@@ -906,7 +906,6 @@ std::optional<ContractionLoops> analyzeContraction(linalg::GenericOp op) {
 /// columns per workgroup, keep kTargetWorkgroups: its pieces' columns stay in
 /// cache (a 3x3 convolution at 56x56 ran 10.3 ms in 7 workgroups, 8.1 in 49;
 /// benchmarks/results/2026-12-01-native-tiles.md).
-
 SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
   SplitGoal goal;
   goal.cores = machine.cores;
@@ -978,7 +977,7 @@ SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
     // of L2 cut a transposed convolution's 256 x 1024 chunk (1 MB of a
     // 1.25 MB L2) in two: 51 -> 56 ms. The widths were measured with the
     // chunks of the whole L1: on a 48 KiB one, the head's chunks of 128 in
-    // 8 workgroups of 4000 columns ran 1.27x slower than in 20 of 1600.
+    // 8 workgroups of 4000 columns ran 42-44 ms, in 20 of 1600 32.7-33.4.
     int64_t k = c->ranges[*c->reduction];
     int64_t chunk = defaultReductionChunk(k, machine.tileColumns(), machine,
                                           machine.l1Bytes);
@@ -1371,24 +1370,13 @@ Value roundToBf16(RewriterBase &rewriter, OpOperand *a, Operation *outer) {
   Location loc = slice.getLoc();
   rewriter.setInsertionPoint(outer);
   Type bf16 = rewriter.getBF16Type();
-  Value empty = rewriter.create<tensor::EmptyOp>(loc, source.getShape(), bf16);
-  unsigned rank = unsigned(source.getRank());
-  AffineMap id = rewriter.getMultiDimIdentityMap(rank);
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  auto round = rewriter.create<linalg::GenericOp>(
-      loc, empty.getType(), ValueRange{from}, ValueRange{empty},
-      SmallVector<AffineMap>{id, id}, iterators,
-      [&](OpBuilder &nb, Location l, ValueRange args) {
-        nb.create<linalg::YieldOp>(
-            l, nb.create<arith::TruncFOp>(l, bf16, args[0]).getResult());
-      });
+  Value round = roundedCopy(rewriter, loc, from, source.getShape(),
+                            rewriter.getMultiDimIdentityMap(source.getRank()));
   rewriter.setInsertionPoint(slice);
   auto sliceType = cast<RankedTensorType>(slice.getType());
   return rewriter.create<tensor::ExtractSliceOp>(
-      loc, RankedTensorType::get(sliceType.getShape(), bf16),
-      round.getResult(0), slice.getMixedOffsets(), slice.getMixedSizes(),
-      slice.getMixedStrides());
+      loc, RankedTensorType::get(sliceType.getShape(), bf16), round,
+      slice.getMixedOffsets(), slice.getMixedSizes(), slice.getMixedStrides());
 }
 
 /// Makes register tile `op` read its operand `b` from f32 panels

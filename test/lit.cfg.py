@@ -33,6 +33,10 @@ try:
         flags = set(f.read().split())
         if "avx512_bf16" in flags:
             config.available_features.add("avx512bf16")
+        # AMX tiles with bfloat16 dot products (--precision=bf16 computes on
+        # them: AmxTiles.h).
+        if {"amx_tile", "amx_bf16"} <= flags:
+            config.available_features.add("amx")
         if {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"} <= flags:
             config.available_features.add("avx512")
 except OSError:

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -26,6 +27,7 @@
 #include <string>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <system_error>
 #include <thread>
 #include <unistd.h>
@@ -169,6 +171,21 @@ bool hostHasFeature(const std::string &feature, bool &known) {
 #undef IGN_FEATURE
 #endif
   known = false;
+  return true;
+}
+
+/// Asks Linux for the AMX tile registers' state (ARCH_REQ_XCOMP_PERM for
+/// XTILEDATA), which a process must hold before its first tile instruction
+/// (a bundle built for a CPU with amx-tile may use them); false, with the
+/// reason in `error`, when the kernel refuses.
+bool requestTileData(std::string &error) {
+#if defined(__x86_64__) && defined(__linux__)
+  constexpr long kReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  if (syscall(SYS_arch_prctl, kReqXcompPerm, kXfeatureXtiledata) != 0) {
+    error = std::strerror(errno);
+    return false;
+  }
+#endif
   return true;
 }
 
@@ -621,6 +638,12 @@ ignrt_status checkTarget(const json &target, const std::string &triple,
                   "the bundle needs CPU feature '" + feature.substr(1) +
                       "', which this CPU lacks (compiled for cpu '" +
                       target.at("cpu").get<std::string>() + "')");
+    std::string error;
+    if (feature == "+amx-tile" && !requestTileData(error))
+      return fail(IGNRT_ERROR_TARGET,
+                  "the bundle may use AMX tiles, which the operating system "
+                  "did not grant this process (arch_prctl: " +
+                      error + ")");
   }
   return IGNRT_OK;
 }

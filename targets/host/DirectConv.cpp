@@ -1,6 +1,7 @@
 //===- DirectConv.cpp - register tiles of direct convolutions -------------===//
 
 #include "DirectConv.h"
+#include "AmxTiles.h"
 #include "GroupedDots.h"
 #include "PrepackedPanels.h"
 #include "TileUtils.h"
@@ -986,7 +987,7 @@ std::optional<unsigned> plainResult(AffineMap map, unsigned d) {
 /// not kept (benchmarks/results/2026-12-06-session39.md).
 bool takesBf16Pairs(linalg::GenericOp op, const DirectConvLoops &c,
                     int64_t filters, const HostMachine &machine) {
-  if (!machine.bf16 || machine.lanes() != kDotLanes ||
+  if (!machine.bf16Pairs() || machine.lanes() != kDotLanes ||
       filters % kDotLanes != 0 || c.block % filters != 0 ||
       op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
     return false;
@@ -1056,16 +1057,9 @@ linalg::GenericOp pairChannels(RewriterBase &rewriter, linalg::GenericOp op,
   maps.push_back(AffineMap::get(loops + 1, 0, out.getResults(), ctx));
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   iterators.push_back(utils::IteratorType::reduction);
-  Type f32 = rewriter.getF32Type();
   auto paired = rewriter.create<linalg::GenericOp>(
       loc, op.getResultTypes(), inputs, op.getDpsInits(), maps, iterators,
-      [&](OpBuilder &b, Location l, ValueRange args) {
-        Value x = b.create<arith::ExtFOp>(l, f32, args[0]);
-        Value y = b.create<arith::ExtFOp>(l, f32, args[1]);
-        Value product = b.create<arith::MulFOp>(l, x, y);
-        b.create<linalg::YieldOp>(
-            l, b.create<arith::AddFOp>(l, args[2], product).getResult());
-      });
+      widenedMultiplyAdd);
   rewriter.replaceOp(op, paired.getResults());
   return paired;
 }
@@ -1140,19 +1134,349 @@ std::vector<int64_t> emitBf16PairTiles(RewriterBase &rewriter,
   return tile;
 }
 
+/// The loops of a direct convolution that AMX blocks take: out[b, f, oy,
+/// ox] += in[b, c, oy * sy + ky, ox * sx + kx] * w[f / T, c, ky, kx, f %
+/// T] over an input padded before (dilation 1), or a pointwise one over
+/// flattened pixels, out[b, f, x] += in[b, c, x * sx] * w[f / T, c, 0, f %
+/// T] (no row or window loops).
+struct AmxConvLoops {
+  unsigned batch = 0, filters = 0, pixels = 0, channels = 0;
+  std::optional<unsigned> row, windowRow, windowCol;
+  int64_t rowStride = 1, colStride = 1;
+  int64_t windowRows = 1, windowCols = 1; // kh, kw
+};
+
+/// `e` as p * stride + r (loops p parallel, r a reduction, or no r when
+/// `reduction` is false): {p, r, stride}.
+std::optional<std::tuple<unsigned, std::optional<unsigned>, int64_t>>
+stridedSum(AffineExpr e, ArrayRef<utils::IteratorType> iterators,
+           bool reduction) {
+  std::optional<unsigned> r;
+  if (auto add = dyn_cast<AffineBinaryOpExpr>(e);
+      reduction && add && add.getKind() == AffineExprKind::Add) {
+    AffineExpr lhs = add.getLHS(), rhs = add.getRHS();
+    if (!isa<AffineDimExpr>(rhs))
+      std::swap(lhs, rhs);
+    auto dim = dyn_cast<AffineDimExpr>(rhs);
+    if (!dim || iterators[dim.getPosition()] != utils::IteratorType::reduction)
+      return std::nullopt;
+    r = dim.getPosition();
+    e = lhs;
+  } else if (reduction) {
+    return std::nullopt;
+  }
+  int64_t stride = 1;
+  if (auto mul = dyn_cast<AffineBinaryOpExpr>(e);
+      mul && mul.getKind() == AffineExprKind::Mul) {
+    auto c = dyn_cast<AffineConstantExpr>(mul.getRHS());
+    if (!c || c.getValue() < 1)
+      return std::nullopt;
+    stride = c.getValue();
+    e = mul.getLHS();
+  }
+  auto dim = dyn_cast<AffineDimExpr>(e);
+  if (!dim || iterators[dim.getPosition()] != utils::IteratorType::parallel)
+    return std::nullopt;
+  return std::make_tuple(dim.getPosition(), r, stride);
+}
+
+std::optional<AmxConvLoops> amxConvLoops(linalg::GenericOp op,
+                                         const DirectConvLoops &c) {
+  AffineMap in = op.getMatchingIndexingMap(&op->getOpOperand(c.input));
+  AffineMap w = op.getMatchingIndexingMap(&op->getOpOperand(c.weights));
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  auto iterators = op.getIteratorTypesArray();
+  unsigned rank = in.getNumResults();
+  bool pointwise = rank == 3;
+  if ((rank != 3 && rank != 4) || out.getNumResults() != rank ||
+      op.getNumLoops() != (pointwise ? 4 : 7))
+    return std::nullopt;
+  auto dim = [](AffineExpr e) -> std::optional<unsigned> {
+    if (auto d = dyn_cast<AffineDimExpr>(e))
+      return d.getPosition();
+    return std::nullopt;
+  };
+  auto batch = dim(out.getResult(0)), channels = dim(in.getResult(1));
+  auto cols = stridedSum(in.getResult(rank - 1), iterators, !pointwise);
+  if (!batch || !channels || !cols || dim(in.getResult(0)) != batch ||
+      dim(out.getResult(1)) != c.filters ||
+      dim(out.getResult(rank - 1)) != c.pixels ||
+      std::get<0>(*cols) != c.pixels ||
+      iterators[*channels] != utils::IteratorType::reduction)
+    return std::nullopt;
+  AmxConvLoops l;
+  l.batch = *batch;
+  l.filters = c.filters;
+  l.pixels = c.pixels;
+  l.channels = *channels;
+  l.windowCol = std::get<1>(*cols);
+  l.colStride = std::get<2>(*cols);
+  MLIRContext *ctx = op.getContext();
+  auto d = [&](unsigned p) { return getAffineDimExpr(p, ctx); };
+  AffineExpr zero = getAffineConstantExpr(0, ctx);
+  SmallVector<AffineExpr> blocked{d(l.filters).floorDiv(c.block),
+                                  d(l.channels)};
+  if (pointwise) {
+    blocked.push_back(zero);
+  } else {
+    auto rows = stridedSum(in.getResult(2), iterators, true);
+    if (!rows || dim(out.getResult(2)) != std::get<0>(*rows))
+      return std::nullopt;
+    l.row = std::get<0>(*rows);
+    l.windowRow = std::get<1>(*rows);
+    l.rowStride = std::get<2>(*rows);
+    l.windowRows = c.ranges[*l.windowRow];
+    l.windowCols = c.ranges[*l.windowCol];
+    blocked.append({d(*l.windowRow), d(*l.windowCol)});
+  }
+  blocked.push_back(d(l.filters) % c.block);
+  if (w != AffineMap::get(op.getNumLoops(), 0, blocked, ctx))
+    return std::nullopt;
+  return l;
+}
+
+/// Pixels of one AMX block of a row: two tiles of 16 at most.
+constexpr int64_t kAmxBlockPixels = 32;
+/// Tiles of fewer pixels than this waste too much of each tile product.
+constexpr int64_t kMinAmxTilePixels = 4;
+
+/// The pixels of an AMX block over a row of `range`: a divisor of it (every
+/// block of a kernel has tiles of one shape: LLVM configures a tile
+/// register's shape once per function, and blocks of two shapes ran out of
+/// tile registers or, spilled, computed wrong sums), in one tile up to 16
+/// or two equal ones up to kAmxBlockPixels, the widest tiles first, then
+/// the most pixels: 56 as 28 (tiles of 14), 80 as 16, 7 as 7.
+int64_t amxBlockPixels(int64_t range) {
+  int64_t best = 0, bestWidth = 0;
+  for (int64_t p = 1; p <= std::min(range, kAmxBlockPixels); ++p) {
+    if (range % p != 0 || (p > kAmxTileRows && p % 2 != 0))
+      continue;
+    int64_t width = p > kAmxTileRows ? p / 2 : p;
+    if (width >= bestWidth) {
+      best = p;
+      bestWidth = width;
+    }
+  }
+  return bestWidth >= kMinAmxTilePixels ? best : 0;
+}
+
+/// A bfloat16 copy of f32 input `value` ([N, C, H, W], or [N, C, W]) in
+/// channel pairs and phases of the row's stride `s`: [N, C / 2, H, s, W /
+/// s, 2] (H 1 for a flattened input), element [n, c, y, q, x, p] =
+/// value[n, 2 c + p, y, s x + q]. A row of pixels a tile reads is then
+/// contiguous whatever the stride.
+Value amxInputPairs(RewriterBase &rewriter, Location loc, Value value,
+                    int64_t s) {
+  auto type = cast<RankedTensorType>(value.getType());
+  ArrayRef<int64_t> v = type.getShape();
+  bool flat = v.size() == 3;
+  int64_t height = flat ? 1 : v[2], width = v.back();
+  MLIRContext *ctx = rewriter.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  SmallVector<AffineExpr> read{d(0), 2 * d(1) + d(5)};
+  if (!flat)
+    read.push_back(d(2));
+  read.push_back(s * d(4) + d(3));
+  return roundedCopy(rewriter, loc, value,
+                     {v[0], v[1] / 2, height, s, width / s, 2},
+                     AffineMap::get(6, 0, read, ctx));
+}
+
+/// Whether input `value`'s rows are a multiple of the stride `s`, or it is
+/// a slice whose source has the pixels up to the next multiple (a stride-2
+/// window over 28 pixels reads 57 of a padded row of 58).
+bool widensRows(Value value, int64_t s) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t width = type.getShape().back();
+  if (width % s == 0)
+    return true;
+  auto slice = value.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice || !slice.hasUnitStride())
+    return false;
+  std::optional<int64_t> offset =
+      getConstantIntValue(slice.getMixedOffsets().back());
+  return offset && *offset + int64_t(llvm::alignTo(width, s)) <=
+                       slice.getSourceType().getShape().back();
+}
+
+/// Input `value` with rows of a multiple of the stride `s` (widensRows):
+/// itself, or its slice widened (the pixels added are never read); null
+/// when it cannot be.
+Value widenedRows(RewriterBase &rewriter, Value value, int64_t s) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t rank = type.getRank(), width = type.getShape().back();
+  if (!widensRows(value, s))
+    return {};
+  if (width % s == 0)
+    return value;
+  auto slice = value.getDefiningOp<tensor::ExtractSliceOp>();
+  int64_t wide = llvm::alignTo(width, s);
+  SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+  sizes.back() = rewriter.getIndexAttr(wide);
+  SmallVector<int64_t> shape(type.getShape());
+  shape.back() = wide;
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(slice);
+  return rewriter.create<tensor::ExtractSliceOp>(
+      slice.getLoc(), RankedTensorType::get(shape, type.getElementType()),
+      slice.getSource(), slice.getMixedOffsets(), sizes,
+      SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(1)));
+}
+
+/// `op` (amxConvLoops `l`) reading amxInputPairs of its input and the
+/// weights as [kh, kw, F, C / 2, 2] in bfloat16 (permuted at compile
+/// time), a last loop over each pair; null, changing nothing, when the
+/// weights are no constant or the row's stride does not divide the input.
+linalg::GenericOp amxConvOperands(RewriterBase &rewriter, linalg::GenericOp op,
+                                  const DirectConvLoops &c,
+                                  const AmxConvLoops &l) {
+  Value input = widenedRows(rewriter, op->getOperand(c.input), l.colStride);
+  if (!input)
+    return {};
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  // [F / T, C, (kh, kw | 1), T] -> [(kh, kw | 1), F / T, T, C]
+  SmallVector<int64_t> order{2, 3, 0, 4, 1};
+  if (!l.row)
+    order = {2, 0, 3, 1};
+  Value weights =
+      prepackedPermutation(rewriter, op->getOperand(c.weights), order);
+  if (!weights)
+    return {};
+  // -> [kh, kw, F, C / 2, 2]
+  auto wType = cast<RankedTensorType>(weights.getType());
+  ArrayRef<int64_t> ws = wType.getShape();
+  int64_t f = ws[ws.size() - 3] * ws[ws.size() - 2], channels = ws.back();
+  Type bf16 = rewriter.getBF16Type();
+  Value merged = rewriter.create<tensor::CollapseShapeOp>(
+      loc,
+      RankedTensorType::get({l.row ? ws[0] * ws[1] : ws[0], f, channels}, bf16),
+      weights,
+      l.row ? SmallVector<ReassociationIndices>{{0, 1}, {2, 3}, {4}}
+            : SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}});
+  Value w5 = rewriter.create<tensor::ExpandShapeOp>(
+      loc,
+      RankedTensorType::get({l.windowRows, l.windowCols, f, channels / 2, 2},
+                            bf16),
+      merged, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3, 4}});
+  Value pairs = amxInputPairs(rewriter, loc, input, l.colStride);
+  MLIRContext *ctx = rewriter.getContext();
+  unsigned loops = op.getNumLoops();
+  auto d = [&](unsigned p) { return getAffineDimExpr(p, ctx); };
+  AffineExpr zero = getAffineConstantExpr(0, ctx), p = d(loops);
+  AffineMap in = op.getMatchingIndexingMap(&op->getOpOperand(c.input));
+  AffineExpr x = d(l.pixels), phase = zero;
+  if (l.windowCol) {
+    x = x + d(*l.windowCol).floorDiv(l.colStride);
+    phase = d(*l.windowCol) % l.colStride;
+  }
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  SmallVector<AffineMap> maps{
+      AffineMap::get(loops + 1, 0,
+                     {d(l.batch), d(l.channels), l.row ? in.getResult(2) : zero,
+                      phase, x, p},
+                     ctx),
+      AffineMap::get(loops + 1, 0,
+                     {l.windowRow ? d(*l.windowRow) : zero,
+                      l.windowCol ? d(*l.windowCol) : zero, d(l.filters),
+                      d(l.channels), p},
+                     ctx),
+      AffineMap::get(loops + 1, 0, out.getResults(), ctx)};
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  iterators.push_back(utils::IteratorType::reduction);
+  auto paired = rewriter.create<linalg::GenericOp>(
+      loc, op.getResultTypes(), ValueRange{pairs, w5}, op.getDpsInits(), maps,
+      iterators, widenedMultiplyAdd);
+  rewriter.replaceOp(op, paired.getResults());
+  return paired;
+}
+
+/// Tiles `op` (amxConvOperands' result) into blocks of `filters` x
+/// amxBlockPixels pixels of one output row and replaces each by its marker
+/// (AmxTiles.h).
+/// Returns the block applied over the convolution's loops.
+std::vector<int64_t> emitAmxConvBlocks(RewriterBase &rewriter,
+                                       linalg::GenericOp op,
+                                       const AmxConvLoops &l, int64_t filters) {
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t pixels = amxBlockPixels(ranges[l.pixels]);
+  std::vector<int64_t> tile(ranges.size(), 0);
+  tile[l.batch] = 1;
+  if (l.row)
+    tile[*l.row] = 1;
+  tile[l.filters] = filters;
+  tile[l.pixels] = pixels;
+  auto tiled = tileInPlace(rewriter, op, tile, parallelFirst(op));
+  if (failed(tiled))
+    return {};
+  auto block = cast<linalg::GenericOp>(tiled->tiledOps.back());
+  auto slice = block.getDpsInputOperand(0)
+                   ->get()
+                   .getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice)
+    return {};
+  // The block's slab of the pairs [1, C / 2, kh, s, X, 2] with every phase
+  // (tiling sizes the phase, kx mod s, from its ends only: 1 of 2 for kw 3).
+  Location loc = block.getLoc();
+  rewriter.setInsertionPoint(block);
+  SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+  SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+  auto pairsType = slice.getSourceType();
+  offsets[3] = rewriter.getIndexAttr(0);
+  sizes[3] = rewriter.getIndexAttr(pairsType.getDimSize(3));
+  SmallVector<int64_t> shape;
+  for (OpFoldResult size : ArrayRef(sizes).drop_front())
+    shape.push_back(*getConstantIntValue(size));
+  Value slab = rewriter.create<tensor::ExtractSliceOp>(
+      loc, RankedTensorType::get(shape, pairsType.getElementType()),
+      slice.getSource(), offsets, sizes,
+      SmallVector<OpFoldResult>(6, rewriter.getIndexAttr(1)));
+  // (The block stays a correct loop nest should the shapes not match.)
+  (void)buildAmxConvBlock(rewriter, block, block.getDpsInputOperand(1)->get(),
+                          slab, l.colStride);
+  tile.pop_back();
+  return tile;
+}
+
 } // namespace
+
+bool takesAmxConv(linalg::GenericOp op, const HostMachine &machine) {
+  std::optional<DirectConvLoops> c = analyzeDirectConv(op);
+  if (!machine.amx() || !c || op.getNumDpsInputs() != 2)
+    return false;
+  std::optional<AmxConvLoops> l = amxConvLoops(op, *c);
+  if (!l || c->block % kAmxTileRows != 0 ||
+      c->ranges[l->filters] % kAmxTileRows != 0 ||
+      c->ranges[l->channels] % kAmxSteps != 0 ||
+      !amxBlockPixels(c->ranges[l->pixels]))
+    return false;
+  if (!widensRows(op->getOperand(c->input), l->colStride))
+    return false;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+    if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
+      return false;
+  }
+  return true;
+}
 
 std::vector<int64_t> vectorizeDirectConv(RewriterBase &rewriter,
                                          linalg::GenericOp op, int64_t filters,
                                          int64_t pixels,
                                          const HostMachine &machine,
-                                         int64_t &channels) {
+                                         int64_t &channels, bool amx) {
   std::optional<DirectConvLoops> c = analyzeDirectConv(op);
   if (!c)
     return {};
   std::tie(op, channels) = chunkChannels(rewriter, op, *c, channels);
   if (!op)
     return {};
+  if (amx && takesAmxConv(op, machine)) {
+    AmxConvLoops l = *amxConvLoops(op, *c);
+    int64_t blockFilters = c->ranges[l.filters] % 32 == 0 ? 32 : kAmxTileRows;
+    if (linalg::GenericOp paired = amxConvOperands(rewriter, op, *c, l))
+      return emitAmxConvBlocks(rewriter, paired, l, blockFilters);
+  }
   if (takesBf16Pairs(op, *c, fittingFilters(*c, filters), machine))
     return emitBf16PairTiles(rewriter, pairChannels(rewriter, op, *c), *c,
                              fittingFilters(*c, filters), pixels);

@@ -78,11 +78,23 @@ std::pair<int64_t, int64_t> defaultDirectConvTile(const DirectConvLoops &c,
 /// (--precision=bf16), tiles of whole 16-lane vectors over an even number
 /// of input channels sum bfloat16 pairs of channels with vdpbf16ps
 /// (docs/host-schedule.md, "bf16 tiles").
+/// With --precision=bf16 on a CPU with AMX (and `amx`), a convolution
+/// takesAmxConv takes computes in blocks on the tile registers instead
+/// (AmxTiles.h): 16 or 32 filters by up to 32 pixels of an output row,
+/// from the input's channel pairs (copied per run) and the weights
+/// permuted to [kh, kw, F, C] in bfloat16 at compile time.
 std::vector<int64_t> vectorizeDirectConv(mlir::RewriterBase &rewriter,
                                          mlir::linalg::GenericOp op,
                                          int64_t filters, int64_t pixels,
                                          const HostMachine &machine,
-                                         int64_t &channels);
+                                         int64_t &channels, bool amx = true);
+
+/// Whether direct convolution `op` can compute in AMX blocks: --precision=
+/// bf16 on a CPU with AMX, stride and dilation 1 over an input padded
+/// before, blocked weights of whole tiles of 16 filters, input channels in
+/// whole tile steps (kAmxSteps), static f32 operands. (A constant weight
+/// too, which is only known when the blocks are built.)
+bool takesAmxConv(mlir::linalg::GenericOp op, const HostMachine &machine);
 
 /// The chunks of input channels the search may give direct convolution
 /// `op`: 0 (none) and the powers of two from 16 to 256 below and dividing

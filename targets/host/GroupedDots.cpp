@@ -223,6 +223,15 @@ Value roundedCopy(RewriterBase &rewriter, Location loc, Value value,
   return copy.getResult(0);
 }
 
+void widenedMultiplyAdd(OpBuilder &b, Location loc, ValueRange args) {
+  Type f32 = b.getF32Type();
+  Value x = b.create<arith::ExtFOp>(loc, f32, args[0]);
+  Value y = b.create<arith::ExtFOp>(loc, f32, args[1]);
+  Value product = b.create<arith::MulFOp>(loc, x, y);
+  b.create<linalg::YieldOp>(
+      loc, b.create<arith::AddFOp>(loc, args[2], product).getResult());
+}
+
 void lowerGroupedDots(func::FuncOp kernel) {
   SmallVector<std::pair<vector::ContractionOp, DotKind>> dots;
   kernel.walk([&](vector::ContractionOp op) {

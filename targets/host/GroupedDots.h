@@ -66,6 +66,12 @@ mlir::Value roundedCopy(mlir::RewriterBase &rewriter, mlir::Location loc,
                         mlir::Value value, llvm::ArrayRef<int64_t> shape,
                         mlir::AffineMap read);
 
+/// The body of a contraction of bfloat16 operands into f32: yields
+/// args[2] + extf(args[0]) * extf(args[1]) (a linalg.generic's body
+/// builder).
+void widenedMultiplyAdd(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::ValueRange args);
+
 /// After bufferization: makes the tiles' grouped dot products (vector
 /// contractions over lanes x G elements) AVX512-BF16, AVX512-VNNI or
 /// vpmaddwd instructions.

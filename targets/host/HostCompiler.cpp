@@ -16,6 +16,7 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -47,6 +48,7 @@
 #include "mlir/IR/Dominance.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/AMX/AMXToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -319,7 +321,9 @@ void buildCodegenPipeline(PassManager &pm, bool nativeBf16) {
   pm.addPass(createConvertMathToFuncs());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  ConvertVectorToLLVMPassOptions vectorOptions;
+  vectorOptions.amx = true; // AmxTiles.h's tiles
+  pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
@@ -442,6 +446,8 @@ HostMachine hostMachine(const std::string &cpu) {
     machine.vectorBits = 512;
     machine.vectorRegisters = 32;
     machine.hasBf16Dot = sti->checkFeatures("+avx512bf16");
+    machine.hasAmxBf16 =
+        sti->checkFeatures("+amx-tile") && sti->checkFeatures("+amx-bf16");
     machine.hasVnniDot = sti->checkFeatures("+avx512vnni");
     machine.hasWordDot = sti->checkFeatures("+avx512bw");
   } else if (sti->checkFeatures("+avx")) {
@@ -455,6 +461,8 @@ HostMachine hostMachine(const target::TargetConfig &config) {
   HostMachine machine = hostMachine(config.chip);
   if (config.hostCores > 0)
     machine.cores = config.hostCores;
+  // The compile and the search space alike (AMX blocks need their splits).
+  machine.bf16 = config.precision == "bf16" && machine.hasBf16Dot;
   return machine;
 }
 
@@ -473,8 +481,9 @@ static void prepareContext(MLIRContext *ctx) {
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  registerAMXDialectTranslation(registry);
   ctx->appendDialectRegistry(registry);
-  ctx->loadDialect<LLVM::LLVMDialect>();
+  ctx->loadDialect<LLVM::LLVMDialect, amx::AMXDialect>();
 }
 
 FailureOr<search::ScheduleSpace> hostScheduleSpace(ModuleOp task,
@@ -671,7 +680,6 @@ LogicalResult compileHostKernels(
     return success(); // every kernel runs on a device: no host artifact
   prepareKernels(ctx, kernels);
   HostMachine machine = hostMachine(config);
-  machine.bf16 = config.precision == "bf16" && machine.hasBf16Dot;
   if (config.precision == "bf16" && !machine.hasBf16Dot &&
       config.schedule != "reference")
     llvm::errs() << "ignc: warning: --precision=bf16: CPU '" << artifact.cpu

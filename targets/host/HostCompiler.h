@@ -28,7 +28,8 @@ hostScheduleSpace(mlir::ModuleOp task, const HostMachine &machine);
 /// The vector registers of `cpu` ("host": this machine's, else a CPU name
 /// LLVM knows, with that CPU's features).
 HostMachine hostMachine(const std::string &cpu);
-/// The machine of `config.chip`, with `config.hostCores` cores when given.
+/// The machine of `config.chip`, with `config.hostCores` cores when given,
+/// computing in bf16 with --precision=bf16 where the CPU has AVX512-BF16.
 HostMachine hostMachine(const target::TargetConfig &config);
 
 /// A fingerprint of what the host target's code depends on: triple, CPU,

@@ -45,6 +45,9 @@ constexpr const char *kOrder = "order";
 constexpr const char *kPack = "pack";
 constexpr const char *kPackRows = "pack_rows";
 constexpr const char *kDot = "dot";
+/// A contraction computes in blocks on AMX tiles (1) or in register tiles
+/// (0), where it can (--precision=bf16 on a CPU with AMX).
+constexpr const char *kAmx = "amx";
 /// A contraction's "pack" as the default decides it on the workgroup's op
 /// (kMinPackedRowTiles: the search space is built before the workgroups
 /// exist, so its default record must not fix a value for the whole op).

@@ -1,6 +1,7 @@
 //===- HostSchedule.cpp - loop order and workgroups for the host ----------===//
 
 #include "HostSchedule.h"
+#include "AmxTiles.h"
 #include "CollapsedRows.h"
 #include "DirectConv.h"
 #include "DotContraction.h"
@@ -894,6 +895,9 @@ std::optional<ContractionLoops> analyzeContraction(linalg::GenericOp op) {
   return c;
 }
 
+bool takesAmxBlocks(linalg::GenericOp op, const ContractionLoops &c,
+                    const HostMachine &machine);
+
 /// The default split of a kernel. The column loop of a register-tiled
 /// contraction is split only into whole register tiles. A contraction that
 /// streams its columns from an argument with a long reduction reads them
@@ -915,6 +919,11 @@ SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
     for (linalg::GenericOp op : directConvolutions(kernel)) {
       DirectConvLoops c = *analyzeDirectConv(op);
       auto [filters, pixels] = defaultDirectConvTile(c, machine);
+      // AMX blocks: whole rows of pixels, whole blocks of filters.
+      if (takesAmxConv(op, machine)) {
+        pixels = c.ranges[c.pixels];
+        filters = c.ranges[c.filters] % 32 == 0 ? 32 : kAmxTileRows;
+      }
       // Filters that the tile does not divide (48 by 32) are split into
       // whole vectors.
       int64_t f = c.ranges[c.filters];
@@ -966,6 +975,15 @@ SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
     if (root && !c->rowDims.empty())
       if (auto row = rootLoopOf(root, op, c->rowDims.front()))
         goal.narrowest[*row] = std::max<int64_t>(1, machine.tileRows() / 2);
+    // AMX blocks: pieces of whole blocks (32 rows or columns, or 16 where
+    // 32 does not divide), none shorter.
+    if (root && takesAmxBlocks(op, *c, machine))
+      for (unsigned d : {c->rowDims.front(), c->inner})
+        if (auto loop = rootLoopOf(root, op, d)) {
+          int64_t q = c->ranges[d] % 32 == 0 ? 32 : kAmxTileRows;
+          goal.quanta[*loop] = std::max(goal.quanta.lookup(*loop), q);
+          goal.narrowest[*loop] = std::max(goal.narrowest.lookup(*loop), q);
+        }
     if (!c->streamsArgument || !c->reduction ||
         c->ranges[*c->reduction] < kMinPackedReduction)
       return;
@@ -1050,7 +1068,7 @@ int64_t maskedWidth(int64_t range, const HostMachine &machine, bool leftover) {
 /// of 128 in 32.7-33.4 (benchmarks/results/2026-12-06-session39.md).
 int64_t defaultReductionChunk(int64_t reduction, int64_t cols,
                               const HostMachine &machine, int64_t maxL1Bytes) {
-  int64_t element = machine.bf16 && reduction % 2 == 0 ? 2 : 4;
+  int64_t element = machine.bf16Pairs() && reduction % 2 == 0 ? 2 : 4;
   int64_t rowBytes = std::max<int64_t>(1, cols) * element;
   int64_t l1 = std::min<int64_t>(machine.l1Bytes, maxL1Bytes);
   if (reduction * rowBytes <= l1)
@@ -1528,7 +1546,7 @@ std::optional<DotKind> dotKind(linalg::GenericOp op, const ContractionLoops &c,
   if (!out || !c.reduction || !row || masked || cols % machine.lanes() != 0)
     return std::nullopt;
   std::optional<DotKind> kind;
-  if (machine.bf16 && out.getElementType().isF32() &&
+  if (machine.bf16Pairs() && out.getElementType().isF32() &&
       c.rows() > machine.tileRows())
     kind = DotKind::Bf16Pairs;
   SmallVector<std::optional<bool>> bytes = extendedIntegers(op, 8);
@@ -1635,6 +1653,185 @@ vectorizeContraction(RewriterBase &rewriter, linalg::GenericOp op,
                      bool peel = true, bool peelRows = true,
                      bool leftover = false);
 
+/// The tile's view [K / 2, 2 cols] of the pair panels of operand `b` of
+/// AMX block `op` (spanning `cols` of B's columns and all of its reduction;
+/// indexed (..., k, n), or (..., n, k) when `transposed`), packed before the
+/// block loops `outer` as buildPanels packs them (at compile time for a
+/// constant weight); null, changing nothing, unless `b` is a unit-stride
+/// slice of a static tensor defined outside `outer`.
+Value amxPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
+                bool transposed, int64_t cols, Operation *outer) {
+  auto slice = b->get().getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice || !isDefinedOutside(slice.getSource(), outer) ||
+      !slice.hasUnitStride())
+    return {};
+  auto source = dyn_cast<RankedTensorType>(slice.getSource().getType());
+  if (!source || !source.hasStaticShape() || source.getRank() < 2 ||
+      !source.getElementType().isF32())
+    return {};
+  int64_t rank = source.getRank();
+  int64_t nDim = transposed ? rank - 2 : rank - 1;
+  int64_t kDim = transposed ? rank - 1 : rank - 2;
+  int64_t n = source.getDimSize(nDim), kk = source.getDimSize(kDim);
+  SmallVector<int64_t> sizes(slice.getStaticSizes());
+  if (n % cols != 0 || kk % 2 != 0)
+    return {};
+  for (int64_t d = 0; d < rank; ++d)
+    if (sizes[d] != (d == nDim ? cols : d == kDim ? kk : 1))
+      return {};
+  Value panels = prepackedPanels(rewriter, slice.getSource(), transposed, cols,
+                                 outer, /*group=*/2);
+  if (!panels)
+    panels = copyIntoPanels(rewriter, op, slice, transposed, cols, outer,
+                            /*group=*/2);
+  // [..., N / cols, K / 2, 2 cols]: the block's panel.
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(slice);
+  SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+  SmallVector<OpFoldResult> at(offsets.begin(), offsets.end() - 2);
+  at.push_back(
+      rewriter
+          .create<arith::DivUIOp>(
+              loc,
+              getValueOrCreateConstantIndexOp(rewriter, loc, offsets[nDim]),
+              rewriter.create<arith::ConstantIndexOp>(loc, cols))
+          .getResult());
+  at.append({rewriter.getIndexAttr(0), rewriter.getIndexAttr(0)});
+  SmallVector<OpFoldResult> size(rank - 1, rewriter.getIndexAttr(1));
+  size.append({rewriter.getIndexAttr(kk / 2), rewriter.getIndexAttr(2 * cols)});
+  SmallVector<OpFoldResult> strides(rank + 1, rewriter.getIndexAttr(1));
+  return rewriter.create<tensor::ExtractSliceOp>(
+      loc, RankedTensorType::get({kk / 2, 2 * cols}, rewriter.getBF16Type()),
+      panels, at, size, strides);
+}
+
+/// `v` (a tensor whose dims but the last two are 1) as a 2-D tensor.
+Value lastTwoDims(RewriterBase &rewriter, Location loc, Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  int64_t rank = type.getRank();
+  if (rank == 2)
+    return v;
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t s : type.getShape())
+    sizes.push_back(rewriter.getIndexAttr(s));
+  return rewriter.create<tensor::ExtractSliceOp>(
+      loc,
+      RankedTensorType::get(type.getShape().take_back(2),
+                            type.getElementType()),
+      v, SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(0)), sizes,
+      SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(1)));
+}
+
+/// Splits contraction `op` along loop `dim` (of `range`) where its multiples
+/// of `unit` end: the rest gets the usual register tiles, the main part is
+/// returned (null when the split failed).
+linalg::GenericOp splitOffRest(RewriterBase &rewriter, linalg::GenericOp op,
+                               unsigned dim, int64_t range, int64_t unit,
+                               unsigned index, const HostMachine &machine,
+                               const search::Schedule *knobs) {
+  rewriter.setInsertionPoint(op);
+  auto [main, rest] =
+      linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()), dim,
+                      rewriter.getIndexAttr(range - range % unit));
+  auto mainOp = dyn_cast_or_null<linalg::GenericOp>(main.getOperation());
+  auto restOp = dyn_cast_or_null<linalg::GenericOp>(rest.getOperation());
+  if (!mainOp || !restOp)
+    return {};
+  search::Schedule ignored;
+  vectorizeContraction(rewriter, restOp, index, machine, knobs, ignored);
+  return mainOp;
+}
+
+/// Whether contraction `op` (its loops `c`) can compute in blocks on AMX
+/// tiles (amxContraction): --precision=bf16 on a CPU with AMX, an f32
+/// output whose last two dims are the row loop and the columns, a
+/// reduction of whole tile steps (kAmxSteps), at least a tile of rows and
+/// of columns, B streamed and A broadcast as (..., m, k), both static f32.
+bool takesAmxBlocks(linalg::GenericOp op, const ContractionLoops &c,
+                    const HostMachine &machine) {
+  if (!machine.amx() || !c.reduction || c.rowDims.empty() ||
+      c.ranges[*c.reduction] % kAmxSteps != 0)
+    return false;
+  unsigned row = c.rowDims.front();
+  auto out = cast<RankedTensorType>(op.getDpsInitOperand(0)->get().getType());
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  unsigned outRank = outMap.getNumResults();
+  TileOperands t = tileOperands(op, c, row);
+  if (!out.getElementType().isF32() || outRank < 2 ||
+      outMap.getResult(outRank - 2) != getAffineDimExpr(row, op.getContext()) ||
+      !t.streamed || !t.broadcast || !t.broadcastT)
+    return false;
+  for (OpOperand *in : {t.streamed, t.broadcast}) {
+    auto type = dyn_cast<RankedTensorType>(in->get().getType());
+    if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
+      return false;
+  }
+  return c.ranges[row] >= kAmxTileRows && c.ranges[c.inner] >= kAmxTileRows;
+}
+
+/// Tiles contraction `op` (takesAmxBlocks, unless knob "amx" is 0) into
+/// blocks of 16 or 32 rows by 16 or 32 columns over chunks of its
+/// reduction (knob "k_tile" when it divides into tile steps, else at most
+/// kAmxChunk), computed on the tile registers (AmxTiles.h) from B's pair
+/// panels and A rounded in its own layout; rows and columns past the last
+/// multiple of 16 get the usual register tiles. The block applied, or
+/// nullopt, changing nothing.
+std::optional<std::vector<int64_t>>
+amxContraction(RewriterBase &rewriter, linalg::GenericOp op, unsigned index,
+               const HostMachine &machine, const search::Schedule *knobs,
+               search::Schedule &applied) {
+  std::optional<ContractionLoops> c = analyzeContraction(op);
+  std::string prefix = knobs::contraction(index);
+  if (!c || !takesAmxBlocks(op, *c, machine) ||
+      knobOr(knobs, prefix + knobs::kAmx, 1) == 0)
+    return std::nullopt;
+  unsigned row = c->rowDims.front();
+  int64_t rows = c->ranges[row], cols = c->ranges[c->inner];
+  if (rows < kAmxTileRows || cols < kAmxTileRows)
+    return std::nullopt;
+  for (auto [dim, range] : {std::pair(c->inner, cols), std::pair(row, rows)})
+    if (range % kAmxTileRows != 0) {
+      linalg::GenericOp main = splitOffRest(
+          rewriter, op, dim, range, kAmxTileRows, index, machine, knobs);
+      if (!main)
+        return std::nullopt;
+      return amxContraction(rewriter, main, index, machine, knobs, applied);
+    }
+  std::vector<int64_t> tile(c->ranges.size(), 1);
+  tile[row] = rows % 32 == 0 ? 32 : kAmxTileRows;
+  tile[c->inner] = cols % 32 == 0 ? 32 : kAmxTileRows;
+  tile[*c->reduction] = 0;
+  int64_t reduction = c->ranges[*c->reduction];
+  int64_t chunk = knobOr(knobs, prefix + knobs::kKTile, 0);
+  if (chunk <= 0 || chunk % kAmxSteps != 0 || reduction % chunk != 0) {
+    chunk = std::min<int64_t>(reduction, kAmxChunk);
+    while (reduction % chunk != 0)
+      chunk -= kAmxSteps;
+  }
+  auto [target, kTile] = chunkReduction(rewriter, op, *c, chunk);
+  op = target;
+  auto tiled =
+      tileInPlace(rewriter, op, tile, registerTileOrder(op, *c, row, false));
+  if (failed(tiled))
+    return std::nullopt;
+  auto block = cast<linalg::GenericOp>(tiled->tiledOps.back());
+  Operation *outer = tiled->loops.front();
+  TileOperands bt = tileOperands(block, *c, row);
+  Value panels = amxPanels(rewriter, block, bt.streamed, bt.streamedT,
+                           tile[c->inner], outer);
+  Value a = panels ? roundToBf16(rewriter, bt.broadcast, outer) : Value();
+  // (Checked above: the block stays a correct loop nest should this fail.)
+  if (!a || !buildAmxBlock(rewriter, block,
+                           lastTwoDims(rewriter, block.getLoc(), a), panels))
+    return tile;
+  applied[prefix + knobs::kAmx] = 1;
+  applied[prefix + knobs::kRows] = tile[row];
+  applied[prefix + knobs::kCols] = tile[c->inner];
+  applied[prefix + knobs::kKTile] = kTile;
+  applied[prefix + knobs::kPack] = 1;
+  return tile;
+}
+
 /// Rows of contraction `op`'s register tiles that do not divide their loop
 /// (`c`, knobs `k`): the largest multiple of the tile's rows, and the rest
 /// as one tile of what is left. 197 tokens (a prime) are 49 tiles of 4 rows
@@ -1700,6 +1897,9 @@ std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
                                           const search::Schedule *knobs,
                                           search::Schedule &applied, bool peel,
                                           bool peelRows, bool leftover) {
+  if (std::optional<std::vector<int64_t>> block =
+          amxContraction(rewriter, op, index, machine, knobs, applied))
+    return *block;
   std::optional<ContractionLoops> c = analyzeContraction(op);
   if (!c)
     return {};
@@ -1965,8 +2165,12 @@ void vectorizeContractions(RewriterBase &rewriter, func::FuncOp kernel,
     if (channels == knobs::kHeuristicChannelChunk)
       channels =
           defaultChannelChunk(op, *analyzeDirectConv(op), filters, machine);
-    std::vector<int64_t> tile =
-        vectorizeDirectConv(rewriter, op, filters, pixels, machine, channels);
+    bool amx = takesAmxConv(op, machine) &&
+               knobOr(knobs, prefix + knobs::kAmx, 1) != 0;
+    if (amx)
+      schedule.knobs[prefix + knobs::kAmx] = 1;
+    std::vector<int64_t> tile = vectorizeDirectConv(
+        rewriter, op, filters, pixels, machine, channels, amx);
     // Recorded when applied or asked for (a tuned 0 replays as 0).
     if (channels || (knobs && knobs->count(prefix + knobs::kKTile)))
       schedule.knobs[prefix + knobs::kKTile] = channels;
@@ -2365,6 +2569,9 @@ void addContractionKnobs(search::ScheduleSpace &space, func::FuncOp kernel,
       space.defaults[prefix + name] = value;
       space.knobs.push_back({prefix + name, std::move(values)});
     };
+    // AMX blocks (their chunk "k_tile"), or the register tiles below.
+    if (takesAmxBlocks(op, *c, machine))
+      add(knobs::kAmx, {0, 1}, 1);
     // The defaults among the values: a masked tile over the whole loop (64
     // lanes over 49 columns), rows dividing near the default (7 of 98).
     auto withDefault = [](std::vector<int64_t> values, int64_t value) {
@@ -2441,6 +2648,11 @@ void addConvolutionKnobs(search::ScheduleSpace &space, func::FuncOp kernel,
       space.knobs.push_back({prefix + knobs::kKTile, chunks});
     }
     tiles.push_back({prefix + knobs::kPixels, prefix + knobs::kFilters});
+    // AMX blocks, or the register tiles above.
+    if (takesAmxConv(op, machine)) {
+      space.defaults[prefix + knobs::kAmx] = 1;
+      space.knobs.push_back({prefix + knobs::kAmx, {0, 1}});
+    }
   }
   for (auto [index, op] : llvm::enumerate(channelConvolutions(kernel))) {
     std::optional<ChannelConvLoops> c = analyzeChannelConv(op);
@@ -3855,6 +4067,7 @@ void finishSchedule(func::FuncOp kernel, int64_t lanes) {
   reassociateSums(kernel);
   multiplyByReciprocals(kernel);
   lowerGroupedDots(kernel);
+  lowerAmxBlocks(kernel);
 }
 
 } // namespace ign::host

@@ -47,9 +47,22 @@ struct HostMachine {
   /// (vpmaddwd: AVX2, or AVX512BW): without VNNI, quantized matmuls compute
   /// on their integers as words.
   bool hasWordDot = false;
+  /// The CPU has AMX tiles with dot products of bfloat16 pairs (amx-tile,
+  /// amx-bf16).
+  bool hasAmxBf16 = false;
   /// Contractions round their inputs to bfloat16 and sum pairs of products
   /// in f32 (--precision=bf16 on a CPU with hasBf16Dot).
   bool bf16 = false;
+
+  /// bfloat16 contractions take AMX tiles where they fit (AmxTiles.h).
+  bool amx() const { return bf16 && hasAmxBf16; }
+  /// bfloat16 register tiles of vdpbf16ps (GroupedDots.h, DirectConv.h):
+  /// not where AMX is. There (Intel's cores) vdpbf16ps issues on one port,
+  /// no more work per cycle than two FMAs, and pairing the operands costs
+  /// on top: ResNet-50's 3x3 convolutions ran 1.3-1.7x slower than in fp32
+  /// on a Sapphire Rapids (benchmarks/results/2026-12-06-session40.md), so
+  /// what AMX tiles do not take computes in fp32.
+  bool bf16Pairs() const { return bf16 && !hasAmxBf16; }
 
   /// f32 lanes of one vector register.
   int64_t lanes() const { return vectorBits >= 64 ? vectorBits / 32 : 1; }

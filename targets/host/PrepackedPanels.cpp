@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 
 #include <cstring>
@@ -28,6 +29,12 @@ Type panelElement(Type source, int64_t group) {
 }
 
 std::vector<int64_t> PanelPlan::shape() const {
+  if (!permutation.empty()) {
+    std::vector<int64_t> permuted;
+    for (int64_t d : permutation)
+      permuted.push_back(weightShape[d]);
+    return permuted;
+  }
   if (pairDim >= 0) {
     std::vector<int64_t> pairs = weightShape;
     pairs[pairDim] = (pairs[pairDim] + 1) / 2;
@@ -61,7 +68,27 @@ DictionaryAttr PanelPlan::toAttr(MLIRContext *ctx) const {
       b.getNamedAttr("offsets", b.getDenseI64ArrayAttr(offsets)),
       b.getNamedAttr("pair_dim", b.getI64IntegerAttr(pairDim)),
       b.getNamedAttr("weight_shape", b.getDenseI64ArrayAttr(weightShape)),
+      b.getNamedAttr("permutation", b.getDenseI64ArrayAttr(permutation)),
   });
+}
+
+/// A permutation plan from `dict` (PanelPlan::permutation), if it is one.
+static std::optional<PanelPlan> permutationFromAttr(DictionaryAttr dict) {
+  auto source = dict.getAs<IntegerAttr>("source");
+  auto shape = dict.getAs<DenseI64ArrayAttr>("weight_shape");
+  auto order = dict.getAs<DenseI64ArrayAttr>("permutation");
+  if (!source || !shape || !order || source.getInt() < 0 ||
+      order.size() != shape.size() || !isPermutationVector(order.asArrayRef()))
+    return std::nullopt;
+  PanelPlan p;
+  p.source = source.getInt();
+  p.group = 2;
+  p.weightShape.assign(shape.asArrayRef().begin(), shape.asArrayRef().end());
+  p.permutation.assign(order.asArrayRef().begin(), order.asArrayRef().end());
+  for (int64_t d : p.weightShape)
+    if (d < 1)
+      return std::nullopt;
+  return p;
 }
 
 /// A channel-pair plan from `dict` (PanelPlan::pairDim), if it is one.
@@ -89,6 +116,9 @@ std::optional<PanelPlan> PanelPlan::fromAttr(Attribute attr) {
     return std::nullopt;
   if (auto dim = dict.getAs<IntegerAttr>("pair_dim"); dim && dim.getInt() >= 0)
     return channelPairsFromAttr(dict);
+  if (auto order = dict.getAs<DenseI64ArrayAttr>("permutation");
+      order && !order.empty())
+    return permutationFromAttr(dict);
   PanelPlan p;
   auto get = [&](const char *name, int64_t &out) {
     auto a = dict.getAs<IntegerAttr>(name);
@@ -168,7 +198,43 @@ static std::string packChannelPairBytes(const PanelPlan &p,
   return bytes;
 }
 
+/// The bytes of permutation plan `p` (PanelPlan::permutation) from its f32
+/// weight: for each element of the permuted shape, in order, the weight's
+/// element it holds rounded to bfloat16.
+static std::string packPermutedBytes(const PanelPlan &p, const char *weight) {
+  std::vector<int64_t> shape = p.shape();
+  int64_t rank = int64_t(shape.size());
+  // The weight's stride (in elements) of each dim of the permuted shape.
+  std::vector<int64_t> weightStrides(rank, 1), strides(rank);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    weightStrides[d] = weightStrides[d + 1] * p.weightShape[d + 1];
+  int64_t elements = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    strides[d] = weightStrides[p.permutation[d]];
+    elements *= shape[d];
+  }
+  std::string bytes(size_t(elements * 2), '\0');
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t e = 0; e < elements; ++e) {
+    int64_t flat = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      flat += index[d] * strides[d];
+    float f;
+    std::memcpy(&f, weight + 4 * size_t(flat), sizeof(f));
+    uint16_t h = toBf16(f);
+    std::memcpy(bytes.data() + 2 * size_t(e), &h, sizeof(h));
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return bytes;
+}
+
 std::string packPanelBytes(const PanelPlan &p, const char *weight) {
+  if (!p.permutation.empty())
+    return packPermutedBytes(p, weight);
   if (p.pairDim >= 0)
     return packChannelPairBytes(p, weight);
   std::vector<int64_t> shape = p.shape();
@@ -489,6 +555,51 @@ Value prepackedChannelPairs(RewriterBase &rewriter, Value source,
   rewriter.setInsertionPoint(slice);
   return rewriter.create<tensor::ExtractSliceOp>(slice.getLoc(), pairs, offsets,
                                                  sizes, strides);
+}
+
+Value prepackedPermutation(RewriterBase &rewriter, Value source,
+                           ArrayRef<int64_t> permutation) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  // A slice of the weight, or all of it.
+  auto slice = source.getDefiningOp<tensor::ExtractSliceOp>();
+  if (slice && !slice.hasUnitStride())
+    return {};
+  auto arg = dyn_cast<BlockArgument>(slice ? slice.getSource() : source);
+  auto kernel = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                    : func::FuncOp();
+  auto type = dyn_cast<RankedTensorType>(arg ? arg.getType() : Type());
+  if (!kernel || arg.getOwner() != &kernel.getBody().front() ||
+      !kernel.getArgAttr(arg.getArgNumber(), kWeightArgAttr) || !type ||
+      !type.hasStaticShape() || !type.getElementType().isF32() ||
+      cast<RankedTensorType>(source.getType()).getRank() != type.getRank() ||
+      permutation.size() != size_t(type.getRank()) ||
+      !isPermutationVector(permutation))
+    return {};
+  PanelPlan plan;
+  plan.source = arg.getArgNumber();
+  plan.group = 2;
+  plan.weightShape.assign(type.getShape().begin(), type.getShape().end());
+  plan.permutation.assign(permutation.begin(), permutation.end());
+  BlockArgument permuted = panelsArgument(kernel, plan);
+  SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d : type.getShape())
+    sizes.push_back(rewriter.getIndexAttr(d));
+  if (slice) {
+    offsets = slice.getMixedOffsets();
+    sizes = slice.getMixedSizes();
+    rewriter.setInsertionPoint(slice);
+  } else {
+    rewriter.setInsertionPointToStart(&kernel.getBody().front());
+  }
+  SmallVector<OpFoldResult> at, size;
+  for (int64_t d : permutation) {
+    at.push_back(offsets[d]);
+    size.push_back(sizes[d]);
+  }
+  SmallVector<OpFoldResult> strides(size.size(), rewriter.getIndexAttr(1));
+  return rewriter.create<tensor::ExtractSliceOp>(source.getLoc(), permuted, at,
+                                                 size, strides);
 }
 
 } // namespace ign::host

@@ -60,9 +60,13 @@ struct PanelPlan {
   /// p] the weight's [..., 2 i + p, ...], 0 past D. -1: panels as above.
   int64_t pairDim = -1;
   std::vector<int64_t> weightShape;
+  /// A permutation (AMX convolutions' weights, DirectConv.cpp): the f32
+  /// weight of shape `weightShape` in bfloat16 with its dims reordered, dim
+  /// i of the result the weight's dim permutation[i]. Empty: none.
+  std::vector<int64_t> permutation;
 
   /// [pieces, K / chunk, width / cols, chunk / group, cols * group], or
-  /// the channel pairs' shape.
+  /// the channel pairs' or the permuted weight's shape.
   std::vector<int64_t> shape() const;
   int64_t elementBytes() const {
     return intBits ? intBits / 8 : group == 2 ? 2 : 4;
@@ -95,6 +99,16 @@ mlir::Value prepackedPanels(mlir::RewriterBase &rewriter, mlir::Value source,
 /// when `source` is no such slice.
 mlir::Value prepackedChannelPairs(mlir::RewriterBase &rewriter,
                                   mlir::Value source, unsigned dim);
+
+/// The slice `source` (of an `ign.weight` argument, unit strides, or the
+/// argument itself) as a slice of a new `ign.panels` argument holding the
+/// whole weight in
+/// bfloat16 with its dims in the order `permutation` (PanelPlan::
+/// permutation), computed at compile time; null, changing nothing, when
+/// `source` is no such slice.
+mlir::Value prepackedPermutation(mlir::RewriterBase &rewriter,
+                                 mlir::Value source,
+                                 llvm::ArrayRef<int64_t> permutation);
 
 /// The bytes of the panels of `plan` from the weight's elements as stored
 /// (f32, rounded to bfloat16 as VCVTNEPS2BF16 does for pairs; or integers).

@@ -57,7 +57,7 @@ public:
     int64_t rows = plan.transposed ? plan.n : plan.k;
     int64_t columns = plan.transposed ? plan.k : plan.n;
     std::vector<int64_t> shape{rows, columns};
-    if (plan.pairDim >= 0)
+    if (plan.pairDim >= 0 || !plan.permutation.empty())
       shape = plan.weightShape;
     int64_t elements = 1;
     for (int64_t d : shape)

@@ -123,4 +123,58 @@ TEST(ChannelPairs, AttributeRoundTrip) {
   EXPECT_FALSE(PanelPlan::fromAttr(plan.toAttr(&ctx)));
 }
 
+// An AMX convolution's constant weight in bfloat16 with its dims permuted
+// (PanelPlan::permutation): [F / T, C, kh, kw, T] = [2, 3, 1, 2, 2] read as
+// [kh, kw, F / T, T, C] (2, 3, 0, 4, 1).
+TEST(PermutedWeights, PacksTheWeightInTheNewOrder) {
+  PanelPlan plan;
+  plan.group = 2;
+  plan.weightShape = {2, 3, 1, 2, 2};
+  plan.permutation = {2, 3, 0, 4, 1};
+  EXPECT_EQ(plan.shape(), (std::vector<int64_t>{1, 2, 2, 2, 3}));
+  EXPECT_EQ(plan.dtype(), "bf16");
+  // Values exact in bfloat16: w[f, c, 0, x, t] = 100 f + 10 c + 2 x + t.
+  std::vector<float> w;
+  for (int f = 0; f < 2; ++f)
+    for (int c = 0; c < 3; ++c)
+      for (int x = 0; x < 2; ++x)
+        for (int t = 0; t < 2; ++t)
+          w.push_back(float(100 * f + 10 * c + 2 * x + t));
+  std::string bytes =
+      ign::host::packPanelBytes(plan, reinterpret_cast<const char *>(w.data()));
+  ASSERT_EQ(bytes.size(), size_t(24 * 2));
+  // Element [0, x, f, t, c] of the permuted [1, 2, 2, 2, 3].
+  auto at = [&](int x, int f, int t, int c) {
+    uint16_t h;
+    std::memcpy(&h, bytes.data() + 2 * (((x * 2 + f) * 2 + t) * 3 + c), 2);
+    uint32_t u = uint32_t(h) << 16;
+    float v;
+    std::memcpy(&v, &u, sizeof(v));
+    return v;
+  };
+  EXPECT_EQ(at(0, 0, 0, 0), 0.0f);
+  EXPECT_EQ(at(0, 0, 0, 2), 20.0f);
+  EXPECT_EQ(at(1, 0, 1, 1), 13.0f);
+  EXPECT_EQ(at(1, 1, 0, 2), 122.0f);
+  EXPECT_EQ(at(0, 1, 1, 0), 101.0f);
+}
+
+// The permutation travels as the kernel argument's attribute and back; one
+// that is no permutation is no plan.
+TEST(PermutedWeights, AttributeRoundTrip) {
+  mlir::MLIRContext ctx;
+  PanelPlan plan;
+  plan.source = 2;
+  plan.group = 2;
+  plan.weightShape = {4, 64, 3, 3, 32};
+  plan.permutation = {2, 3, 0, 4, 1};
+  std::optional<PanelPlan> back = PanelPlan::fromAttr(plan.toAttr(&ctx));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->source, 2);
+  EXPECT_EQ(back->permutation, plan.permutation);
+  EXPECT_EQ(back->shape(), (std::vector<int64_t>{3, 3, 4, 32, 64}));
+  plan.permutation = {2, 3, 0, 4, 4};
+  EXPECT_FALSE(PanelPlan::fromAttr(plan.toAttr(&ctx)));
+}
+
 } // namespace

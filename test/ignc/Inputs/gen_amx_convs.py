@@ -1,0 +1,33 @@
+"""Writes the ONNX text model of test/ignc/amx-convs*.test: direct
+convolutions with constant weights that AMX blocks take (input channels in
+multiples of 32, too large to keep in the repository as text).
+
+  python3 gen_amx_convs.py DIR
+
+DIR/const.onnxtxt has the weights as constants (the AMX blocks read them
+permuted at compile time); DIR/inputs.onnxtxt and DIR/*.npy as
+weight_models.py writes them.
+"""
+import random
+import sys
+
+from weight_models import write_models
+
+random.seed(11)
+SHAPES = {"w1": [32, 32, 3, 3], "b1": [32], "w2": [16, 32, 3, 3],
+          "w3": [32, 64, 1, 1], "x": [1, 32, 10, 20], "x7": [1, 64, 7, 7]}
+WEIGHTS = ["w1", "b1", "w2", "w3"]
+# A 3x3 convolution with bias and ReLU over rows of 20 pixels (blocks of
+# two tiles of 10), a stride-2 one (the input's pairs in phases of 2) of 16
+# filters, and a 1x1 one over 7 x 7 pixels (flattened: tiles of 7).
+BODY = """  c1 = Conv <kernel_shape = [3, 3], pads = [1, 1, 1, 1]> (x, w1, b1)
+  y1 = Relu (c1)
+  y2 = Conv <kernel_shape = [3, 3], pads = [1, 1, 1, 1], strides = [2, 2]> (x, w2)
+  y3 = Conv <kernel_shape = [1, 1]> (x7, w3)
+}
+"""
+OUTPUTS = ("float[1, 32, 10, 20] y1, float[1, 16, 5, 10] y2, "
+           "float[1, 32, 7, 7] y3")
+
+if __name__ == "__main__":
+    write_models(sys.argv[1], "amx_convs", SHAPES, WEIGHTS, BODY, OUTPUTS)

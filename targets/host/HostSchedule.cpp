@@ -976,11 +976,16 @@ SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
       if (auto row = rootLoopOf(root, op, c->rowDims.front()))
         goal.narrowest[*row] = std::max<int64_t>(1, machine.tileRows() / 2);
     // AMX blocks: pieces of whole blocks (32 rows or columns, or 16 where
-    // 32 does not divide), none shorter.
+    // 32 does not divide), none shorter; B packed per run (no constant
+    // weight) is not split by rows, each piece would pack it again
+    // (ResNet-50's 256 x 1024 x 196 matmul packed its 1024 x 196 input in
+    // each of 4 pieces of rows).
     if (root && takesAmxBlocks(op, *c, machine))
       for (unsigned d : {c->rowDims.front(), c->inner})
         if (auto loop = rootLoopOf(root, op, d)) {
           int64_t q = c->ranges[d] % 32 == 0 ? 32 : kAmxTileRows;
+          if (d != c->inner && !c->streamsWeight)
+            q = c->ranges[d];
           goal.quanta[*loop] = std::max(goal.quanta.lookup(*loop), q);
           goal.narrowest[*loop] = std::max(goal.narrowest.lookup(*loop), q);
         }
@@ -1705,6 +1710,30 @@ Value amxPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
       panels, at, size, strides);
 }
 
+/// The slices that make `v` of `from` (a chain of extract_slice ops,
+/// unit strides) taken the same way of `to` (of `from`'s shape, another
+/// element type); null unless `v` is such a chain.
+Value sliceLikewise(RewriterBase &rewriter, Value v, Value from, Value to) {
+  SmallVector<tensor::ExtractSliceOp> chain;
+  while (v != from) {
+    auto slice = v.getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice || !slice.hasUnitStride())
+      return {};
+    chain.push_back(slice);
+    v = slice.getSource();
+  }
+  Type element = cast<RankedTensorType>(to.getType()).getElementType();
+  for (tensor::ExtractSliceOp slice : llvm::reverse(chain)) {
+    rewriter.setInsertionPoint(slice);
+    RankedTensorType type = slice.getType();
+    to = rewriter.create<tensor::ExtractSliceOp>(
+        slice.getLoc(), RankedTensorType::get(type.getShape(), element), to,
+        slice.getMixedOffsets(), slice.getMixedSizes(),
+        slice.getMixedStrides());
+  }
+  return to;
+}
+
 /// `v` (a tensor whose dims but the last two are 1) as a 2-D tensor.
 Value lastTwoDims(RewriterBase &rewriter, Location loc, Value v) {
   auto type = cast<RankedTensorType>(v.getType());
@@ -1819,7 +1848,18 @@ amxContraction(RewriterBase &rewriter, linalg::GenericOp op, unsigned index,
   TileOperands bt = tileOperands(block, *c, row);
   Value panels = amxPanels(rewriter, block, bt.streamed, bt.streamedT,
                            tile[c->inner], outer);
-  Value a = panels ? roundToBf16(rewriter, bt.broadcast, outer) : Value();
+  // A constant A is rounded at compile time: the slices of the weight that
+  // the block reads, taken of its bf16 copy.
+  Value a, weight = bt.broadcast->get();
+  while (auto slice = weight.getDefiningOp<tensor::ExtractSliceOp>())
+    weight = slice.getSource();
+  auto wType = cast<RankedTensorType>(weight.getType());
+  if (Value rounded = prepackedPermutation(
+          rewriter, weight,
+          llvm::to_vector(llvm::seq<int64_t>(0, wType.getRank()))))
+    a = sliceLikewise(rewriter, bt.broadcast->get(), weight, rounded);
+  if (panels && !a)
+    a = roundToBf16(rewriter, bt.broadcast, outer);
   // (Checked above: the block stays a correct loop nest should this fail.)
   if (!a || !buildAmxBlock(rewriter, block,
                            lastTwoDims(rewriter, block.getLoc(), a), panels))

@@ -565,9 +565,10 @@ Value prepackedPermutation(RewriterBase &rewriter, Value source,
   if (slice && !slice.hasUnitStride())
     return {};
   auto arg = dyn_cast<BlockArgument>(slice ? slice.getSource() : source);
-  auto kernel = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
-                    : func::FuncOp();
-  auto type = dyn_cast<RankedTensorType>(arg ? arg.getType() : Type());
+  if (!arg)
+    return {};
+  auto kernel = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  auto type = dyn_cast<RankedTensorType>(arg.getType());
   if (!kernel || arg.getOwner() != &kernel.getBody().front() ||
       !kernel.getArgAttr(arg.getArgNumber(), kWeightArgAttr) || !type ||
       !type.hasStaticShape() || !type.getElementType().isF32() ||

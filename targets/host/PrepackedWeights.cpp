@@ -29,14 +29,24 @@ template <typename Contents> auto launchesOf(size_t index, Contents &c) {
   return launches;
 }
 
-/// Whether `a` is all of an f32, 8- or 16-bit weight of `c`, as stored.
+/// Elements of a tensor of `shape`.
+int64_t elementsOf(llvm::ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+/// Whether `a` is all of an f32, 8- or 16-bit weight of `c`, as stored or
+/// reshaped (a 1x1 convolution's [F, C, 1, 1] read as [F, C]: the same
+/// elements in the same order).
 bool isWholePanelWeight(const bundle::LaunchArg &a,
                         const bundle::BundleContents &c) {
   return a.kind == "weight" &&
          (a.dtype == "f32" || a.dtype == "i8" || a.dtype == "i16") &&
          a.index < c.weights.size() &&
          c.weights[a.index].first.dtype == a.dtype &&
-         c.weights[a.index].first.shape == a.shape;
+         elementsOf(c.weights[a.index].first.shape) == elementsOf(a.shape);
 }
 
 /// The weight holding `plan`'s panels of weight `source`: made once per
@@ -59,11 +69,10 @@ public:
     std::vector<int64_t> shape{rows, columns};
     if (plan.pairDim >= 0 || !plan.permutation.empty())
       shape = plan.weightShape;
-    int64_t elements = 1;
-    for (int64_t d : shape)
-      elements *= d;
+    int64_t elements = elementsOf(shape);
     size_t size = size_t(plan.weightElementBytes());
-    if (spec.dtype != plan.weightDtype() || spec.shape != shape ||
+    if (spec.dtype != plan.weightDtype() ||
+        elementsOf(spec.shape) != elements ||
         bytes.size() != size_t(elements) * size)
       return emitError(loc, "weight '")
              << spec.name << "' does not match its panels";

@@ -897,6 +897,7 @@ std::optional<ContractionLoops> analyzeContraction(linalg::GenericOp op) {
 
 bool takesAmxBlocks(linalg::GenericOp op, const ContractionLoops &c,
                     const HostMachine &machine);
+bool packsLessWhole(linalg::GenericOp op, const ContractionLoops &c);
 
 /// The default split of a kernel. The column loop of a register-tiled
 /// contraction is split only into whole register tiles. A contraction that
@@ -976,15 +977,18 @@ SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
       if (auto row = rootLoopOf(root, op, c->rowDims.front()))
         goal.narrowest[*row] = std::max<int64_t>(1, machine.tileRows() / 2);
     // AMX blocks: pieces of whole blocks (32 rows or columns, or 16 where
-    // 32 does not divide), none shorter; B packed per run (no constant
-    // weight) is not split by rows, each piece would pack it again
-    // (ResNet-50's 256 x 1024 x 196 matmul packed its 1024 x 196 input in
-    // each of 4 pieces of rows).
+    // 32 does not divide), none shorter. Each piece of the rows packs its
+    // columns of B again (unless a constant weight), each piece of the
+    // columns rounds its rows of A again (likewise): the rows stay whole
+    // where that packs less (ResNet-50's 256 x 1024 x 196 matmul packed its
+    // 1024 x 196 input in each of 4 pieces of rows: 0.77 ms, 0.36 split by
+    // columns; attention's P V over 1500 keys rounds 1500 x 1500 of P and
+    // packs 1500 x 64 of V).
     if (root && takesAmxBlocks(op, *c, machine))
       for (unsigned d : {c->rowDims.front(), c->inner})
         if (auto loop = rootLoopOf(root, op, d)) {
           int64_t q = c->ranges[d] % 32 == 0 ? 32 : kAmxTileRows;
-          if (d != c->inner && !c->streamsWeight)
+          if (d != c->inner && packsLessWhole(op, *c))
             q = c->ranges[d];
           goal.quanta[*loop] = std::max(goal.quanta.lookup(*loop), q);
           goal.narrowest[*loop] = std::max(goal.narrowest.lookup(*loop), q);
@@ -1211,12 +1215,12 @@ bool isDefinedOutside(Value v, Operation *outer) {
   return !outer->isAncestor(where);
 }
 
-/// The copy of the tile slice `slice`'s source into panels (buildPanels),
-/// computed before the tile loops `outer` on every run.
-Value copyIntoPanels(RewriterBase &rewriter, linalg::GenericOp op,
-                     tensor::ExtractSliceOp slice, bool transposed,
-                     int64_t cols, Operation *outer, int64_t group) {
-  auto source = cast<RankedTensorType>(slice.getSource().getType());
+/// The copy of `from` (the tensor a tile's slice is of) into panels
+/// (buildPanels), computed before `outer` on every run.
+Value copyIntoPanels(RewriterBase &rewriter, linalg::GenericOp op, Value from,
+                     bool transposed, int64_t cols, Operation *outer,
+                     int64_t group) {
+  auto source = cast<RankedTensorType>(from.getType());
   int64_t rank = source.getRank();
   int64_t nDim = transposed ? rank - 2 : rank - 1;
   int64_t kDim = transposed ? rank - 1 : rank - 2;
@@ -1259,8 +1263,8 @@ Value copyIntoPanels(RewriterBase &rewriter, linalg::GenericOp op,
     }
   }
   Value expanded = rewriter.create<tensor::ExpandShapeOp>(
-      loc, RankedTensorType::get(expandedShape, source.getElementType()),
-      slice.getSource(), groups);
+      loc, RankedTensorType::get(expandedShape, source.getElementType()), from,
+      groups);
   SmallVector<AffineMap> maps{AffineMap::get(loops, 0, read, ctx),
                               AffineMap::getMultiDimIdentityMap(loops, ctx)};
   SmallVector<utils::IteratorType> iterators(loops,
@@ -1339,8 +1343,8 @@ Value buildPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
   if (!panels && !copy)
     return {};
   if (!panels)
-    panels =
-        copyIntoPanels(rewriter, op, slice, transposed, cols, outer, group);
+    panels = copyIntoPanels(rewriter, op, slice.getSource(), transposed, cols,
+                            outer, group);
 
   // The tile's slice of B: the same elements of the panels.
   rewriter.setInsertionPoint(slice);
@@ -1658,56 +1662,107 @@ vectorizeContraction(RewriterBase &rewriter, linalg::GenericOp op,
                      bool peel = true, bool peelRows = true,
                      bool leftover = false);
 
-/// The tile's view [K / 2, 2 cols] of the pair panels of operand `b` of
-/// AMX block `op` (spanning `cols` of B's columns and all of its reduction;
-/// indexed (..., k, n), or (..., n, k) when `transposed`), packed before the
-/// block loops `outer` as buildPanels packs them (at compile time for a
-/// constant weight); null, changing nothing, unless `b` is a unit-stride
-/// slice of a static tensor defined outside `outer`.
-Value amxPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
-                bool transposed, int64_t cols, Operation *outer) {
-  auto slice = b->get().getDefiningOp<tensor::ExtractSliceOp>();
-  if (!slice || !isDefinedOutside(slice.getSource(), outer) ||
-      !slice.hasUnitStride())
-    return {};
-  auto source = dyn_cast<RankedTensorType>(slice.getSource().getType());
+/// The pair panels [..., N / cols, K / 2, 2 cols] of `b`, operand B of AMX
+/// contraction `op` (indexed (..., k, n), or (..., n, k) when `transposed`;
+/// a static f32 tensor), as buildPanels packs them: at compile time for a
+/// constant weight, else once per run before the outermost loop of the
+/// workgroup that `b` does not change in (attention's P V in blocks of 50
+/// queries and chunks of 64 keys packed V for each: whisper's encoder 208
+/// -> 250 ms). Null when `b` is no such tensor.
+Value amxPanels(RewriterBase &rewriter, linalg::GenericOp op, Value b,
+                bool transposed, int64_t cols) {
+  auto source = dyn_cast<RankedTensorType>(b.getType());
   if (!source || !source.hasStaticShape() || source.getRank() < 2 ||
       !source.getElementType().isF32())
     return {};
   int64_t rank = source.getRank();
-  int64_t nDim = transposed ? rank - 2 : rank - 1;
-  int64_t kDim = transposed ? rank - 1 : rank - 2;
-  int64_t n = source.getDimSize(nDim), kk = source.getDimSize(kDim);
-  SmallVector<int64_t> sizes(slice.getStaticSizes());
+  int64_t n = source.getDimSize(transposed ? rank - 2 : rank - 1);
+  int64_t kk = source.getDimSize(transposed ? rank - 1 : rank - 2);
   if (n % cols != 0 || kk % 2 != 0)
     return {};
-  for (int64_t d = 0; d < rank; ++d)
-    if (sizes[d] != (d == nDim ? cols : d == kDim ? kk : 1))
+  if (Value panels =
+          prepackedPanels(rewriter, b, transposed, cols, op, /*group=*/2))
+    return panels;
+  Operation *before = op;
+  while (auto loop = before->getParentOfType<scf::ForOp>()) {
+    if (!isDefinedOutside(b, loop))
+      break;
+    before = loop;
+  }
+  return copyIntoPanels(rewriter, op, b, transposed, cols, before,
+                        /*group=*/2);
+}
+
+/// The sum of the offsets of the unit-stride slices that make `v` of
+/// `from`, per dim of `from` (rank-preserving slices only); nullopt unless
+/// `v` is such a chain.
+std::optional<SmallVector<OpFoldResult>>
+offsetsWithin(RewriterBase &rewriter, Location loc, Value v, Value from) {
+  auto rank = cast<RankedTensorType>(from.getType()).getRank();
+  SmallVector<OpFoldResult> sum(rank, rewriter.getIndexAttr(0));
+  while (v != from) {
+    auto slice = v.getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice || !slice.hasUnitStride() ||
+        slice.getSourceType().getRank() != rank ||
+        slice.getType().getRank() != rank)
+      return std::nullopt;
+    for (auto [d, offset] : llvm::enumerate(slice.getMixedOffsets())) {
+      std::optional<int64_t> x = getConstantIntValue(sum[d]);
+      std::optional<int64_t> y = getConstantIntValue(offset);
+      if (x && y)
+        sum[d] = rewriter.getIndexAttr(*x + *y);
+      else
+        sum[d] =
+            rewriter
+                .create<arith::AddIOp>(
+                    loc, getValueOrCreateConstantIndexOp(rewriter, loc, sum[d]),
+                    getValueOrCreateConstantIndexOp(rewriter, loc, offset))
+                .getResult();
+    }
+    v = slice.getSource();
+  }
+  return sum;
+}
+
+/// Block `block`'s panel [K / 2, 2 cols] of `panels` (amxPanels of `bRoot`,
+/// the contraction's B before its chunks and blocks were taken: the block
+/// reads a chain of slices of it, `b`); null unless `b` is such a chain.
+Value blockPanel(RewriterBase &rewriter, linalg::GenericOp block, Value b,
+                 Value bRoot, Value panels, bool transposed, int64_t cols) {
+  Location loc = block.getLoc();
+  rewriter.setInsertionPoint(block);
+  std::optional<SmallVector<OpFoldResult>> at =
+      offsetsWithin(rewriter, loc, b, bRoot);
+  auto type = cast<RankedTensorType>(b.getType());
+  int64_t rank = type.getRank();
+  int64_t nDim = transposed ? rank - 2 : rank - 1;
+  int64_t kDim = transposed ? rank - 1 : rank - 2;
+  int64_t kk = type.getDimSize(kDim);
+  if (!at || type.getDimSize(nDim) != cols || kk % 2 != 0)
+    return {};
+  for (int64_t d = 0; d + 2 < rank; ++d)
+    if (type.getDimSize(d) != 1)
       return {};
-  Value panels = prepackedPanels(rewriter, slice.getSource(), transposed, cols,
-                                 outer, /*group=*/2);
-  if (!panels)
-    panels = copyIntoPanels(rewriter, op, slice, transposed, cols, outer,
-                            /*group=*/2);
-  // [..., N / cols, K / 2, 2 cols]: the block's panel.
-  Location loc = op.getLoc();
-  rewriter.setInsertionPoint(slice);
-  SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
-  SmallVector<OpFoldResult> at(offsets.begin(), offsets.end() - 2);
-  at.push_back(
-      rewriter
-          .create<arith::DivUIOp>(
-              loc,
-              getValueOrCreateConstantIndexOp(rewriter, loc, offsets[nDim]),
-              rewriter.create<arith::ConstantIndexOp>(loc, cols))
-          .getResult());
-  at.append({rewriter.getIndexAttr(0), rewriter.getIndexAttr(0)});
-  SmallVector<OpFoldResult> size(rank - 1, rewriter.getIndexAttr(1));
-  size.append({rewriter.getIndexAttr(kk / 2), rewriter.getIndexAttr(2 * cols)});
-  SmallVector<OpFoldResult> strides(rank + 1, rewriter.getIndexAttr(1));
+  auto divide = [&](OpFoldResult v, int64_t by) -> OpFoldResult {
+    return rewriter
+        .create<arith::DivUIOp>(
+            loc, getValueOrCreateConstantIndexOp(rewriter, loc, v),
+            rewriter.create<arith::ConstantIndexOp>(loc, by))
+        .getResult();
+  };
+  // [..., N / cols, K / 2, 2 cols]
+  SmallVector<OpFoldResult> offsets(at->begin(), at->end() - 2);
+  offsets.append({divide((*at)[nDim], cols), divide((*at)[kDim], 2),
+                  rewriter.getIndexAttr(0)});
+  SmallVector<OpFoldResult> sizes(rank - 1, rewriter.getIndexAttr(1));
+  sizes.append(
+      {rewriter.getIndexAttr(kk / 2), rewriter.getIndexAttr(2 * cols)});
+  auto panelsType = cast<RankedTensorType>(panels.getType());
   return rewriter.create<tensor::ExtractSliceOp>(
-      loc, RankedTensorType::get({kk / 2, 2 * cols}, rewriter.getBF16Type()),
-      panels, at, size, strides);
+      loc,
+      RankedTensorType::get({kk / 2, 2 * cols}, panelsType.getElementType()),
+      panels, offsets, sizes,
+      SmallVector<OpFoldResult>(rank + 1, rewriter.getIndexAttr(1)));
 }
 
 /// The slices that make `v` of `from` (a chain of extract_slice ops,
@@ -1776,6 +1831,10 @@ linalg::GenericOp splitOffRest(RewriterBase &rewriter, linalg::GenericOp op,
 /// output whose last two dims are the row loop and the columns, a
 /// reduction of whole tile steps (kAmxSteps), at least a tile of rows and
 /// of columns, B streamed and A broadcast as (..., m, k), both static f32.
+/// (The steps past the last 32 of a longer reduction, as register tiles
+/// accumulating after the blocks, made attention's P V slower than its
+/// fp32 tiles reading P in place: whisper's encoder 199 -> 216 ms, DINOv2
+/// 40.1 -> 45.0, ViT-S/16 37.8 -> 35.4.)
 bool takesAmxBlocks(linalg::GenericOp op, const ContractionLoops &c,
                     const HostMachine &machine) {
   if (!machine.amx() || !c.reduction || c.rowDims.empty() ||
@@ -1796,6 +1855,18 @@ bool takesAmxBlocks(linalg::GenericOp op, const ContractionLoops &c,
       return false;
   }
   return c.ranges[row] >= kAmxTileRows && c.ranges[c.inner] >= kAmxTileRows;
+}
+
+/// Whether AMX contraction `op` (its loops `c`) packs less per run with
+/// its rows whole than with its columns whole: B is packed per run (no
+/// constant weight) and A is a constant weight or B's columns are at least
+/// A's rows (each of the same reduction).
+bool packsLessWhole(linalg::GenericOp op, const ContractionLoops &c) {
+  if (c.streamsWeight)
+    return false;
+  TileOperands t = tileOperands(op, c, c.rowDims.front());
+  return isWeightView(t.broadcast->get()) ||
+         c.ranges[c.inner] >= c.ranges[c.rowDims.front()];
 }
 
 /// Tiles contraction `op` (takesAmxBlocks, unless knob "amx" is 0) into
@@ -1824,7 +1895,9 @@ amxContraction(RewriterBase &rewriter, linalg::GenericOp op, unsigned index,
           rewriter, op, dim, range, kAmxTileRows, index, machine, knobs);
       if (!main)
         return std::nullopt;
-      return amxContraction(rewriter, main, index, machine, knobs, applied);
+      // `op` is gone: the main part gets blocks or, failing those, no tile.
+      return amxContraction(rewriter, main, index, machine, knobs, applied)
+          .value_or(std::vector<int64_t>{});
     }
   std::vector<int64_t> tile(c->ranges.size(), 1);
   tile[row] = rows % 32 == 0 ? 32 : kAmxTileRows;
@@ -1837,17 +1910,23 @@ amxContraction(RewriterBase &rewriter, linalg::GenericOp op, unsigned index,
     while (reduction % chunk != 0)
       chunk -= kAmxSteps;
   }
+  TileOperands ot = tileOperands(op, *c, row);
+  Value bRoot = ot.streamed->get();
+  Value allPanels =
+      amxPanels(rewriter, op, bRoot, ot.streamedT, tile[c->inner]);
   auto [target, kTile] = chunkReduction(rewriter, op, *c, chunk);
   op = target;
   auto tiled =
       tileInPlace(rewriter, op, tile, registerTileOrder(op, *c, row, false));
   if (failed(tiled))
-    return std::nullopt;
+    return std::vector<int64_t>{}; // `op` may be chunked: left to LLVM
   auto block = cast<linalg::GenericOp>(tiled->tiledOps.back());
   Operation *outer = tiled->loops.front();
   TileOperands bt = tileOperands(block, *c, row);
-  Value panels = amxPanels(rewriter, block, bt.streamed, bt.streamedT,
-                           tile[c->inner], outer);
+  Value panels = allPanels
+                     ? blockPanel(rewriter, block, bt.streamed->get(), bRoot,
+                                  allPanels, bt.streamedT, tile[c->inner])
+                     : Value();
   // A constant A is rounded at compile time: the slices of the weight that
   // the block reads, taken of its bf16 copy.
   Value a, weight = bt.broadcast->get();

@@ -1136,9 +1136,9 @@ std::vector<int64_t> emitBf16PairTiles(RewriterBase &rewriter,
 
 /// The loops of a direct convolution that AMX blocks take: out[b, f, oy,
 /// ox] += in[b, c, oy * sy + ky, ox * sx + kx] * w[f / T, c, ky, kx, f %
-/// T] over an input padded before (dilation 1), or a pointwise one over
-/// flattened pixels, out[b, f, x] += in[b, c, x * sx] * w[f / T, c, 0, f %
-/// T] (no row or window loops).
+/// T] over an input padded before (dilation 1), or a 1-D one (or a
+/// pointwise one over flattened pixels), out[b, f, x] += in[b, c, x * sx +
+/// kx] * w[f / T, c, kx, f % T] (no row loop; kx only with a window).
 struct AmxConvLoops {
   unsigned batch = 0, filters = 0, pixels = 0, channels = 0;
   std::optional<unsigned> row, windowRow, windowCol;
@@ -1187,9 +1187,8 @@ std::optional<AmxConvLoops> amxConvLoops(linalg::GenericOp op,
   AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
   auto iterators = op.getIteratorTypesArray();
   unsigned rank = in.getNumResults();
-  bool pointwise = rank == 3;
-  if ((rank != 3 && rank != 4) || out.getNumResults() != rank ||
-      op.getNumLoops() != (pointwise ? 4 : 7))
+  bool flat = rank == 3;
+  if ((rank != 3 && rank != 4) || out.getNumResults() != rank)
     return std::nullopt;
   auto dim = [](AffineExpr e) -> std::optional<unsigned> {
     if (auto d = dyn_cast<AffineDimExpr>(e))
@@ -1197,7 +1196,12 @@ std::optional<AmxConvLoops> amxConvLoops(linalg::GenericOp op,
     return std::nullopt;
   };
   auto batch = dim(out.getResult(0)), channels = dim(in.getResult(1));
-  auto cols = stridedSum(in.getResult(rank - 1), iterators, !pointwise);
+  // A flattened (or 1-D) convolution with or without a window.
+  auto cols = stridedSum(in.getResult(rank - 1), iterators, true);
+  if (!cols && flat)
+    cols = stridedSum(in.getResult(rank - 1), iterators, false);
+  if (op.getNumLoops() != (flat ? 4 : 6) + unsigned(cols && std::get<1>(*cols)))
+    return std::nullopt;
   if (!batch || !channels || !cols || dim(in.getResult(0)) != batch ||
       dim(out.getResult(1)) != c.filters ||
       dim(out.getResult(rank - 1)) != c.pixels ||
@@ -1216,8 +1220,10 @@ std::optional<AmxConvLoops> amxConvLoops(linalg::GenericOp op,
   AffineExpr zero = getAffineConstantExpr(0, ctx);
   SmallVector<AffineExpr> blocked{d(l.filters).floorDiv(c.block),
                                   d(l.channels)};
-  if (pointwise) {
-    blocked.push_back(zero);
+  if (flat) {
+    blocked.push_back(l.windowCol ? d(*l.windowCol) : zero);
+    if (l.windowCol)
+      l.windowCols = c.ranges[*l.windowCol];
   } else {
     auto rows = stridedSum(in.getResult(2), iterators, true);
     if (!rows || dim(out.getResult(2)) != std::get<0>(*rows))

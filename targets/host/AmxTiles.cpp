@@ -198,6 +198,37 @@ Value mergePairs(RewriterBase &rewriter, Location loc, Value view) {
           loc, view, SmallVector<ReassociationIndices>{{0}, {1, 2}}));
 }
 
+/// The C tiles of a block: `rowTiles` of 16 rows by tiles of `width`
+/// columns (`colTiles` of them), tile (i, j) at C[16 i, width j], in that
+/// order.
+struct CTiles {
+  int64_t rowTiles, colTiles, width;
+
+  VectorType type(MLIRContext *ctx) const {
+    return VectorType::get({kAmxTileRows, width}, Float32Type::get(ctx));
+  }
+  SmallVector<Value> origin(RewriterBase &rewriter, Location loc, int64_t i,
+                            int64_t j) const {
+    return {rewriter.create<arith::ConstantIndexOp>(loc, i * kAmxTileRows),
+            rewriter.create<arith::ConstantIndexOp>(loc, j * width)};
+  }
+  SmallVector<Value> load(RewriterBase &rewriter, Location loc, Value c) const {
+    SmallVector<Value> tiles;
+    for (int64_t i = 0; i < rowTiles; ++i)
+      for (int64_t j = 0; j < colTiles; ++j)
+        tiles.push_back(rewriter.create<amx::TileLoadOp>(
+            loc, type(rewriter.getContext()), c, origin(rewriter, loc, i, j)));
+    return tiles;
+  }
+  void store(RewriterBase &rewriter, Location loc, Value c,
+             ArrayRef<Value> tiles) const {
+    for (int64_t i = 0; i < rowTiles; ++i)
+      for (int64_t j = 0; j < colTiles; ++j)
+        rewriter.create<amx::TileStoreOp>(loc, c, origin(rewriter, loc, i, j),
+                                          tiles[i * colTiles + j]);
+  }
+};
+
 /// Lowers one marker (on buffers): for each run of up to kMaxUnrolledSteps
 /// reduction steps, the C tiles are loaded, each step loads the A and B
 /// tiles and sums every pair's products onto its C tile, and the C tiles
@@ -222,8 +253,6 @@ void lowerBlock(RewriterBase &rewriter, linalg::GenericOp op) {
   MLIRContext *ctx = rewriter.getContext();
   auto aTile =
       VectorType::get({kAmxTileRows, kAmxSteps}, BFloat16Type::get(ctx));
-  auto cTile =
-      VectorType::get({kAmxTileRows, kAmxTileRows}, Float32Type::get(ctx));
   auto index = [&](int64_t v) -> Value {
     return rewriter.create<arith::ConstantIndexOp>(loc, v);
   };
@@ -231,12 +260,9 @@ void lowerBlock(RewriterBase &rewriter, linalg::GenericOp op) {
       rewriter.create<scf::ForOp>(loc, index(0), index(steps), index(unroll));
   rewriter.setInsertionPointToStart(run.getBody());
   Value first = run.getInductionVar();
-  SmallVector<Value> acc;
-  for (int64_t i = 0; i < rowTiles; ++i)
-    for (int64_t j = 0; j < colTiles; ++j)
-      acc.push_back(rewriter.create<amx::TileLoadOp>(
-          loc, cTile, c,
-          ValueRange{index(i * kAmxTileRows), index(j * kAmxTileRows)}));
+  CTiles tiles{rowTiles, colTiles, kAmxTileRows};
+  VectorType cTile = tiles.type(ctx);
+  SmallVector<Value> acc = tiles.load(rewriter, loc, c);
   for (int64_t u = 0; u < unroll; ++u) {
     Value step = rewriter.create<arith::AddIOp>(loc, first, index(u));
     // A's columns and B's pair rows of this step.
@@ -256,11 +282,7 @@ void lowerBlock(RewriterBase &rewriter, linalg::GenericOp op) {
         t = rewriter.create<amx::TileMulFOp>(loc, cTile, as[i], bs[j], t);
       }
   }
-  for (int64_t i = 0; i < rowTiles; ++i)
-    for (int64_t j = 0; j < colTiles; ++j)
-      rewriter.create<amx::TileStoreOp>(
-          loc, c, ValueRange{index(i * kAmxTileRows), index(j * kAmxTileRows)},
-          acc[i * colTiles + j]);
+  tiles.store(rewriter, loc, c, acc);
   rewriter.eraseOp(op);
 }
 
@@ -333,7 +355,7 @@ void lowerConvBlock(RewriterBase &rewriter, linalg::GenericOp op) {
   while (chunks % unroll != 0)
     --unroll;
   MLIRContext *ctx = rewriter.getContext();
-  Type bf16 = BFloat16Type::get(ctx), f32 = Float32Type::get(ctx);
+  Type bf16 = BFloat16Type::get(ctx);
   auto aTile = VectorType::get({kAmxTileRows, kAmxSteps}, bf16);
   auto index = [&](int64_t v) -> Value {
     return rewriter.create<arith::ConstantIndexOp>(loc, v);
@@ -342,15 +364,9 @@ void lowerConvBlock(RewriterBase &rewriter, linalg::GenericOp op) {
       rewriter.create<scf::ForOp>(loc, index(0), index(chunks), index(unroll));
   rewriter.setInsertionPointToStart(run.getBody());
   Value first = run.getInductionVar();
-  auto cTile = [&](int64_t j) {
-    return VectorType::get({kAmxTileRows, widths[j]}, f32);
-  };
-  SmallVector<Value> acc;
-  for (int64_t i = 0; i < rowTiles; ++i)
-    for (int64_t j = 0; j < int64_t(widths.size()); ++j)
-      acc.push_back(rewriter.create<amx::TileLoadOp>(
-          loc, cTile(j), c,
-          ValueRange{index(i * kAmxTileRows), index(j * widths[0])}));
+  CTiles tiles{rowTiles, int64_t(widths.size()), widths[0]};
+  VectorType cTile = tiles.type(ctx);
+  SmallVector<Value> acc = tiles.load(rewriter, loc, c);
   for (int64_t u = 0; u < unroll; ++u) {
     Value chunk = rewriter.create<arith::AddIOp>(loc, first, index(u));
     Value channel =
@@ -373,16 +389,11 @@ void lowerConvBlock(RewriterBase &rewriter, linalg::GenericOp op) {
         for (int64_t i = 0; i < rowTiles; ++i)
           for (int64_t j = 0; j < int64_t(widths.size()); ++j) {
             Value &t = acc[i * widths.size() + j];
-            t = rewriter.create<amx::TileMulFOp>(loc, cTile(j), as[i], bs[j],
-                                                 t);
+            t = rewriter.create<amx::TileMulFOp>(loc, cTile, as[i], bs[j], t);
           }
       }
   }
-  for (int64_t i = 0; i < rowTiles; ++i)
-    for (int64_t j = 0; j < int64_t(widths.size()); ++j)
-      rewriter.create<amx::TileStoreOp>(
-          loc, c, ValueRange{index(i * kAmxTileRows), index(j * widths[0])},
-          acc[i * widths.size() + j]);
+  tiles.store(rewriter, loc, c, acc);
   rewriter.eraseOp(op);
 }
 

@@ -38,6 +38,9 @@ inline constexpr llvm::StringLiteral kUnrollWindow = "ign.unroll_window";
 /// loop lowering gives its back edge llvm.loop.unroll.disable): a direct
 /// convolution tile's loop over the window's columns (windowColumnsInside).
 inline constexpr llvm::StringLiteral kKeepLoop = "ign.keep_loop";
+/// An scf.for LLVM's vectorizer interleaves this many times (an i32): a
+/// scalar loop whose body is a long arithmetic chain (KeptLoops.cpp).
+inline constexpr llvm::StringLiteral kInterleaveLoop = "ign.interleave_loop";
 
 /// The loops of a direct convolution's register tile.
 struct DirectConvLoops {

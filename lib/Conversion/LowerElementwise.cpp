@@ -128,7 +128,7 @@ private:
   /// onnxruntime's does); the multiply-adds of p and q are independent, so
   /// it takes about half the time of exp's range reduction, polynomial and
   /// scaling (a SiLU over 1.2M elements on a Zen 1 core: 2.15 -> 1.42 ms;
-  /// docs/host-schedule.md, "Elementwise chains"). Other types keep the exact
+  /// docs/host-schedule.md, "Math functions"). Other types keep the exact
   /// formula (the coefficients underflow in f16; f64 needs more terms).
   Value sigmoid(Value x) {
     if (!t.isF32())

@@ -5,9 +5,11 @@
 
 #include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 
@@ -159,6 +161,43 @@ bool buildAmxConvBlock(RewriterBase &rewriter, linalg::GenericOp tile,
   return true;
 }
 
+bool zeroInitBlocks(RewriterBase &rewriter, Operation *outer) {
+  auto loop = dyn_cast_or_null<scf::ForOp>(outer);
+  if (!loop || loop.getInitArgs().size() != 1)
+    return false;
+  Value init = loop.getInitArgs().front();
+  while (auto slice = init.getDefiningOp<tensor::ExtractSliceOp>())
+    init = slice.getSource();
+  auto fill = init.getDefiningOp<linalg::FillOp>();
+  if (!fill || !matchPattern(fill.getInputs().front(), m_AnyZeroFloat()))
+    return false;
+  // Every tensor op in the loops must be a marker (or a slice).
+  SmallVector<linalg::GenericOp> markers;
+  bool onlyMarkers = true;
+  loop.walk([&](linalg::LinalgOp op) {
+    auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
+    if (generic &&
+        (generic->hasAttr(kAmxBlockAttr) || generic->hasAttr(kAmxConvAttr)))
+      markers.push_back(generic);
+    else if (op.hasPureTensorSemantics() && op.getNumDpsInits() > 0 &&
+             !isa<linalg::FillOp>(op.getOperation()))
+      onlyMarkers = false;
+  });
+  if (!onlyMarkers || markers.empty())
+    return false;
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(loop);
+  Value start = loop.getInitArgs().front();
+  auto type = cast<RankedTensorType>(start.getType());
+  Value empty = rewriter.create<tensor::EmptyOp>(loop.getLoc(), type.getShape(),
+                                                 type.getElementType());
+  rewriter.modifyOpInPlace(loop,
+                           [&] { loop.getInitArgsMutable()[0].assign(empty); });
+  for (linalg::GenericOp marker : markers)
+    marker->setAttr(kAmxZeroInitAttr, rewriter.getUnitAttr());
+  return true;
+}
+
 namespace {
 
 /// 2-D memref `view` (its rows contiguous) as the tile operations read
@@ -220,6 +259,19 @@ struct CTiles {
             loc, type(rewriter.getContext()), c, origin(rewriter, loc, i, j)));
     return tiles;
   }
+  SmallVector<Value> zero(RewriterBase &rewriter, Location loc) const {
+    SmallVector<Value> tiles;
+    for (int64_t i = 0; i < rowTiles * colTiles; ++i)
+      tiles.push_back(
+          rewriter.create<amx::TileZeroOp>(loc, type(rewriter.getContext())));
+    return tiles;
+  }
+  /// The C tiles a run starts from: zero tiles for the only run of a
+  /// marker whose output starts at zero, else C's.
+  SmallVector<Value> start(RewriterBase &rewriter, Location loc, Value c,
+                           bool zero) const {
+    return zero ? this->zero(rewriter, loc) : load(rewriter, loc, c);
+  }
   void store(RewriterBase &rewriter, Location loc, Value c,
              ArrayRef<Value> tiles) const {
     for (int64_t i = 0; i < rowTiles; ++i)
@@ -228,6 +280,25 @@ struct CTiles {
                                           tiles[i * colTiles + j]);
   }
 };
+
+/// Whether marker `op` (on buffers) may start its only run (of `runs`)
+/// from zero tiles; when it starts from zero but cannot (several runs, or
+/// it stays a loop nest: `lowered` false), its output is filled with zeros
+/// first.
+bool startsAtZero(RewriterBase &rewriter, linalg::GenericOp op, int64_t runs,
+                  bool lowered = true) {
+  if (!op->hasAttr(kAmxZeroInitAttr))
+    return false;
+  if (lowered && runs == 1)
+    return true;
+  Location loc = op.getLoc();
+  Value zero =
+      rewriter.create<arith::ConstantOp>(loc, rewriter.getF32FloatAttr(0.0f));
+  rewriter.create<linalg::FillOp>(loc, ValueRange{zero},
+                                  ValueRange{op.getDpsInitOperand(0)->get()});
+  op->removeAttr(kAmxZeroInitAttr);
+  return false;
+}
 
 /// Lowers one marker (on buffers): for each run of up to kMaxUnrolledSteps
 /// reduction steps, the C tiles are loaded, each step loads the A and B
@@ -240,8 +311,10 @@ void lowerBlock(RewriterBase &rewriter, linalg::GenericOp op) {
   Value a = mergePairs(rewriter, loc, op.getDpsInputOperand(0)->get());
   Value b = mergePairs(rewriter, loc, op.getDpsInputOperand(1)->get());
   Value c = rowsAsStrided(rewriter, loc, op.getDpsInitOperand(0)->get());
-  if (!a || !b || !c)
+  if (!a || !b || !c) {
+    startsAtZero(rewriter, op, 0, /*lowered=*/false);
     return;
+  }
   auto aType = cast<MemRefType>(op.getDpsInputOperand(0)->get().getType());
   auto cType = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType());
   int64_t rowTiles = aType.getDimSize(0) / kAmxTileRows;
@@ -250,6 +323,7 @@ void lowerBlock(RewriterBase &rewriter, linalg::GenericOp op) {
   int64_t unroll = std::min(steps, kMaxUnrolledSteps);
   while (steps % unroll != 0)
     --unroll;
+  bool zero = startsAtZero(rewriter, op, steps / unroll);
   MLIRContext *ctx = rewriter.getContext();
   auto aTile =
       VectorType::get({kAmxTileRows, kAmxSteps}, BFloat16Type::get(ctx));
@@ -262,7 +336,7 @@ void lowerBlock(RewriterBase &rewriter, linalg::GenericOp op) {
   Value first = run.getInductionVar();
   CTiles tiles{rowTiles, colTiles, kAmxTileRows};
   VectorType cTile = tiles.type(ctx);
-  SmallVector<Value> acc = tiles.load(rewriter, loc, c);
+  SmallVector<Value> acc = tiles.start(rewriter, loc, c, zero);
   for (int64_t u = 0; u < unroll; ++u) {
     Value step = rewriter.create<arith::AddIOp>(loc, first, index(u));
     // A's columns and B's pair rows of this step.
@@ -348,12 +422,15 @@ void lowerConvBlock(RewriterBase &rewriter, linalg::GenericOp op) {
           rowsAt(rewriter, loc, in, {whole, ky, kx % stride, whole, whole}));
     }
   if (!c || llvm::any_of(aViews, [](Value v) { return !v; }) ||
-      llvm::any_of(bViews, [](Value v) { return !v; }))
+      llvm::any_of(bViews, [](Value v) { return !v; })) {
+    startsAtZero(rewriter, op, 0, /*lowered=*/false);
     return;
+  }
   int64_t unroll = std::max<int64_t>(1, kMaxUnrolledSteps / (kh * kw));
   unroll = std::min(unroll, chunks);
   while (chunks % unroll != 0)
     --unroll;
+  bool zero = startsAtZero(rewriter, op, chunks / unroll);
   MLIRContext *ctx = rewriter.getContext();
   Type bf16 = BFloat16Type::get(ctx);
   auto aTile = VectorType::get({kAmxTileRows, kAmxSteps}, bf16);
@@ -366,7 +443,7 @@ void lowerConvBlock(RewriterBase &rewriter, linalg::GenericOp op) {
   Value first = run.getInductionVar();
   CTiles tiles{rowTiles, int64_t(widths.size()), widths[0]};
   VectorType cTile = tiles.type(ctx);
-  SmallVector<Value> acc = tiles.load(rewriter, loc, c);
+  SmallVector<Value> acc = tiles.start(rewriter, loc, c, zero);
   for (int64_t u = 0; u < unroll; ++u) {
     Value chunk = rewriter.create<arith::AddIOp>(loc, first, index(u));
     Value channel =

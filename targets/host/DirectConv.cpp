@@ -3,6 +3,7 @@
 #include "DirectConv.h"
 #include "AmxTiles.h"
 #include "GroupedDots.h"
+#include "PairCopies.h"
 #include "PrepackedPanels.h"
 #include "TileUtils.h"
 
@@ -1351,9 +1352,13 @@ Value amxInputPairs(RewriterBase &rewriter, Location loc, Value value,
   if (!flat)
     read.push_back(d(2));
   read.push_back(s * d(4) + d(3));
-  return roundedCopy(rewriter, loc, value,
-                     {v[0], v[1] / 2, height, s, width / s, 2},
-                     AffineMap::get(6, 0, read, ctx));
+  Value copy = roundedCopy(rewriter, loc, value,
+                           {v[0], v[1] / 2, height, s, width / s, 2},
+                           AffineMap::get(6, 0, read, ctx));
+  if (Value rows =
+          vectorizePairCopy(rewriter, copy.getDefiningOp<linalg::GenericOp>()))
+    return rows;
+  return copy;
 }
 
 /// Whether input `value`'s rows are a multiple of the stride `s`, or it is
@@ -1506,8 +1511,10 @@ std::vector<int64_t> emitAmxConvBlocks(RewriterBase &rewriter,
       slice.getSource(), offsets, sizes,
       SmallVector<OpFoldResult>(6, rewriter.getIndexAttr(1)));
   // (The block stays a correct loop nest should the shapes not match.)
-  (void)buildAmxConvBlock(rewriter, block, block.getDpsInputOperand(1)->get(),
-                          slab, l.colStride);
+  if (buildAmxConvBlock(rewriter, block, block.getDpsInputOperand(1)->get(),
+                        slab, l.colStride) &&
+      !tiled->loops.empty())
+    zeroInitBlocks(rewriter, tiled->loops.front());
   tile.pop_back();
   return tile;
 }

@@ -8,6 +8,7 @@
 #include "GroupedDots.h"
 #include "HostKnobs.h"
 #include "PaddedWindows.h"
+#include "PairCopies.h"
 #include "PrepackedPanels.h"
 #include "TileUtils.h"
 #include "ign/Conversion/Passes.h"
@@ -1277,7 +1278,9 @@ Value copyIntoPanels(RewriterBase &rewriter, linalg::GenericOp op, Value from,
           v = nb.create<arith::TruncFOp>(l, element, v);
         nb.create<linalg::YieldOp>(l, v);
       });
-  Value panels = vectorizePanelCopy(rewriter, pack, transposed, cols, group);
+  Value panels = vectorizePairCopy(rewriter, pack);
+  if (!panels)
+    panels = vectorizePanelCopy(rewriter, pack, transposed, cols, group);
   if (grouped) {
     // [..., P / cols, K / group, cols * group]: a tile's step reads one
     // row.
@@ -1943,6 +1946,8 @@ amxContraction(RewriterBase &rewriter, linalg::GenericOp op, unsigned index,
   if (!a || !buildAmxBlock(rewriter, block,
                            lastTwoDims(rewriter, block.getLoc(), a), panels))
     return tile;
+  if (kTile == 0) // (no chunk loop: each block sums the whole reduction)
+    zeroInitBlocks(rewriter, outer);
   applied[prefix + knobs::kAmx] = 1;
   applied[prefix + knobs::kRows] = tile[row];
   applied[prefix + knobs::kCols] = tile[c->inner];

@@ -1402,6 +1402,9 @@ Value roundToBf16(RewriterBase &rewriter, OpOperand *a, Operation *outer) {
   Type bf16 = rewriter.getBF16Type();
   Value round = roundedCopy(rewriter, loc, from, source.getShape(),
                             rewriter.getMultiDimIdentityMap(source.getRank()));
+  if (Value rows = vectorizeRoundedCopy(
+          rewriter, round.getDefiningOp<linalg::GenericOp>()))
+    round = rows;
   rewriter.setInsertionPoint(slice);
   auto sliceType = cast<RankedTensorType>(slice.getType());
   return rewriter.create<tensor::ExtractSliceOp>(

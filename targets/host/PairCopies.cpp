@@ -4,6 +4,7 @@
 #include "TileUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -201,6 +202,29 @@ Value vectorizePairCopy(RewriterBase &rewriter, linalg::GenericOp copy) {
   if (sourceType && sourceType.hasStaticShape() &&
       cast<RankedTensorType>(row.getResult(0).getType()).hasStaticShape())
     vectorizeRow(rewriter, row, *r);
+  return tiled->replacements.front();
+}
+
+Value vectorizeRoundedCopy(RewriterBase &rewriter, linalg::GenericOp copy) {
+  if (!copy || copy.getNumDpsInputs() != 1 || copy.getNumDpsInits() != 1 ||
+      copy.getNumReductionLoops() != 0 || !roundsInput(copy) ||
+      !llvm::all_of(copy.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
+    return {};
+  auto in =
+      dyn_cast<RankedTensorType>(copy.getDpsInputOperand(0)->get().getType());
+  auto out = dyn_cast<RankedTensorType>(copy.getResult(0).getType());
+  if (!in || !out || !in.hasStaticShape() || !out.hasStaticShape() ||
+      !in.getElementType().isF32() || !out.getElementType().isBF16() ||
+      out.getShape().back() % kPairLanes != 0)
+    return {};
+  OpBuilder::InsertionGuard guard(rewriter);
+  SmallVector<int64_t> tile(copy.getNumLoops(), 1);
+  tile.back() = kPairLanes;
+  auto tiled = tileInPlace(rewriter, copy, tile, {});
+  if (failed(tiled))
+    return {};
+  (void)linalg::vectorize(rewriter, tiled->tiledOps.back());
   return tiled->replacements.front();
 }
 

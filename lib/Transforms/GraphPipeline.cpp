@@ -48,6 +48,7 @@ static LogicalResult formGraph(ModuleOp module, func::FuncOp graph,
   if (policy.convToMatmul) {
     if (policy.directConvFilterBlock > 0) {
       convTransposeToConv(graph);
+      padChannels(graph, policy.convChannelMultiple);
       directConvolutions(graph, policy.directConvFilterBlock);
     }
     convToMatmul(graph);

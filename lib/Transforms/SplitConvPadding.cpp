@@ -42,12 +42,30 @@ void splitConvPadding(func::FuncOp func) {
       full[rank + 2 + i] = pads[spatial + i];
       shape[2 + i] += pads[i] + pads[spatial + i];
     }
+    // Zero channels padChannels added join the same pad (one copy).
+    Value input = op.getInput();
+    if (auto channels = input.getDefiningOp<PadOp>();
+        channels && channels.getMode() == "constant" &&
+        channels.getValue().isZero() && channels->hasOneUse()) {
+      SmallVector<int64_t> inner;
+      for (const APInt &p : channels.getPads().getAsValueRange<IntegerAttr>())
+        inner.push_back(p.getSExtValue());
+      if (int64_t(inner.size()) == 2 * rank) {
+        for (int64_t i = 0; i < 2 * rank; ++i)
+          full[i] += inner[i];
+        input = channels.getInput();
+      }
+    }
     auto padded = b.create<PadOp>(
-        op.getLoc(), RankedTensorType::get(shape, type.getElementType()),
-        op.getInput(), b.getI64ArrayAttr(full), b.getStringAttr("constant"),
+        op.getLoc(), RankedTensorType::get(shape, type.getElementType()), input,
+        b.getI64ArrayAttr(full), b.getStringAttr("constant"),
         b.getF64FloatAttr(0.0));
+    Operation *joined =
+        input == op.getInput() ? nullptr : op.getInput().getDefiningOp();
     op.getInputMutable().assign(padded);
     op.setPadsAttr(b.getI64ArrayAttr(SmallVector<int64_t>(pads.size(), 0)));
+    if (joined)
+      joined->erase();
   }
 }
 

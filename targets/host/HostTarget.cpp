@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AmxTiles.h"
 #include "HostCompiler.h"
 #include "HostKnobs.h"
 #include "HostPeak.h"
@@ -171,6 +172,10 @@ public:
                               : machine.hasWordDot ? IntegerOperands::Words
                                                    : IntegerOperands::None;
     policy.integerConvsInFloat = policy.convToMatmul;
+    // bf16 convolutions whose channels are no multiple of the AMX tiles'
+    // steps get zero channels up to one (PadChannels.cpp).
+    if (policy.convToMatmul && hostMachine(config).amx())
+      policy.convChannelMultiple = kAmxSteps;
     return policy;
   }
   mlir::LogicalResult

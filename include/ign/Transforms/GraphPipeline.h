@@ -30,6 +30,10 @@ struct GraphPolicy {
   /// of im2col matmuls: the host's direct register tiles read their input
   /// in place and their weights block by block.
   int64_t directConvFilterBlock = 0;
+  /// With M > 0, convolutions get zero input channels up to a multiple of
+  /// M (padChannels): the matrix unit's steps (the host's AMX tiles with
+  /// --precision=bf16: 32).
+  int64_t convChannelMultiple = 0;
   /// Constant weights of Gemms with transB are transposed at compile time
   /// (untransposeConstantWeights).
   bool untransposeWeights = false;

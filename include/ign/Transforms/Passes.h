@@ -73,6 +73,12 @@ void splitConvPadding(mlir::func::FuncOp func);
 /// convToMatmul leaves both alone.
 void directConvolutions(mlir::func::FuncOp func, int64_t filterBlock);
 
+/// Appends zero input channels (an ign.pad of the input, zero weights) to
+/// the ungrouped convolutions of `func` whose channels are no multiple of
+/// `multiple` (a matrix unit's steps: 32 for AMX's bfloat16 tiles), when
+/// that adds at most half their multiplies; nothing for a `multiple` of 0.
+void padChannels(mlir::func::FuncOp func, int64_t multiple);
+
 /// Rewrites ungrouped ign.conv in `func` as an ign.matmul of the weight
 /// with the input (1x1 unit stride, unpadded) or its ign.im2col columns.
 void convToMatmul(mlir::func::FuncOp func);

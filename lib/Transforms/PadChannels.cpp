@@ -24,8 +24,12 @@ namespace ign {
 namespace {
 
 /// Channels are padded when that adds at most this share of multiplies
-/// (24 -> 32, 48 -> 64, 80 -> 96, 112 -> 128; not 16 or 40).
+/// (24 -> 32, 48 -> 64, 80 -> 96, 112 -> 128; not 40) ...
 constexpr double kMaxPaddedChannels = 1.5;
+/// ... or this share for a convolution with a window (16 -> 32: compute
+/// bound, the tiles' products 4x the fp32 kernels' rate; a 1x1 one is a
+/// matmul whose input copy costs as much as the padding saves).
+constexpr double kMaxPaddedWindowChannels = 2.0;
 /// Filters (the tiles' rows) a padded convolution has at least.
 constexpr int64_t kMinPaddedFilters = 16;
 
@@ -41,7 +45,9 @@ int64_t paddedChannels(ConvOp op, int64_t multiple) {
     return 0;
   int64_t c = in.getDimSize(1);
   int64_t padded = llvm::alignTo(c, multiple);
-  if (c % multiple == 0 || padded > kMaxPaddedChannels * c)
+  bool window = w.getNumElements() > w.getDimSize(0) * c;
+  if (c % multiple == 0 ||
+      padded > (window ? kMaxPaddedWindowChannels : kMaxPaddedChannels) * c)
     return 0;
   return padded;
 }

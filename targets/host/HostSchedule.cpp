@@ -2287,13 +2287,15 @@ void vectorizeContractions(RewriterBase &rewriter, func::FuncOp kernel,
     std::string prefix = knobs::directConv(index);
     filters = knobOr(knobs, prefix + knobs::kFilters, filters);
     pixels = knobOr(knobs, prefix + knobs::kPixels, pixels);
+    bool amx = takesAmxConv(op, machine) &&
+               knobOr(knobs, prefix + knobs::kAmx, 1) != 0;
+    // (AMX blocks chunk the channels themselves: amxChannelPairs.)
     int64_t channels =
         knobOr(knobs, prefix + knobs::kKTile, knobs::kHeuristicChannelChunk);
     if (channels == knobs::kHeuristicChannelChunk)
-      channels =
-          defaultChannelChunk(op, *analyzeDirectConv(op), filters, machine);
-    bool amx = takesAmxConv(op, machine) &&
-               knobOr(knobs, prefix + knobs::kAmx, 1) != 0;
+      channels = amx ? 0
+                     : defaultChannelChunk(op, *analyzeDirectConv(op), filters,
+                                           machine);
     if (amx)
       schedule.knobs[prefix + knobs::kAmx] = 1;
     std::vector<int64_t> tile = vectorizeDirectConv(

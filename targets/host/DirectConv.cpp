@@ -947,6 +947,8 @@ int64_t defaultChannelChunk(linalg::GenericOp op, const DirectConvLoops &c,
   // chunks below: UNet's and ResNet-50's 3x3 convolutions 0.86-0.98 of
   // their time in chunks of 64 (chunks of 32 were slower still), ResNet-50's
   // pointwise ones over 7 x 7 pixels 0.79-0.84 of theirs in chunks of 128.
+  // Except where a filter block's weights exceed half of L2
+  // (streamedWeightChunk).
   std::optional<unsigned> loop = channelLoop(op, c);
   auto input = dyn_cast<ShapedType>(op->getOperand(c.input).getType());
   if (!loop || !input || !input.hasStaticShape())
@@ -1514,9 +1516,11 @@ OpFoldResult addOffsets(RewriterBase &rewriter, Location loc, OpFoldResult a,
 /// keep a block's weights of a chunk, kh x kw x filters x 2 pairs x 2
 /// bytes, within 3/4 of L1 while its row loop sweeps the output rows (a
 /// divisor of `pairs` in whole tile steps; all of them when they fit). A 3x3
-/// convolution of 128 or 256 channels over 14 x 14 streamed its 74-147 KiB
-/// of weights from L2 for every row: 640 GFLOP/s, against 1050 for 64
-/// channels.
+/// convolution of 256 channels over 14 x 14 streamed its 147 KiB of weights
+/// from L2 for every row: 0.356 -> 0.341 ms in chunks (128 channels 0.186
+/// -> 0.165), still short of 64 channels' 1050 GFLOP/s: a chunk's weights
+/// lie 2 C bytes apart per filter in [kh, kw, F, C] and use chunk / C of
+/// L1's sets (benchmarks/results/2026-12-07-session42.md).
 int64_t amxChannelPairs(const AmxConvLoops &l, int64_t pairs, int64_t filters,
                         const HostMachine &machine) {
   int64_t perPair = l.windowRows * l.windowCols * filters * 2 * 2;

@@ -20,21 +20,6 @@ using namespace mlir;
 namespace ign::host {
 namespace {
 
-/// Whether `e` is a sum of loops times constants plus a constant.
-bool isLinear(AffineExpr e) {
-  if (isa<AffineDimExpr, AffineConstantExpr>(e))
-    return true;
-  auto bin = dyn_cast<AffineBinaryOpExpr>(e);
-  if (!bin)
-    return false;
-  if (bin.getKind() == AffineExprKind::Add)
-    return isLinear(bin.getLHS()) && isLinear(bin.getRHS());
-  if (bin.getKind() == AffineExprKind::Mul)
-    return (isa<AffineConstantExpr>(bin.getRHS()) && isLinear(bin.getLHS())) ||
-           (isa<AffineConstantExpr>(bin.getLHS()) && isLinear(bin.getRHS()));
-  return false;
-}
-
 /// The filter loop f of a weight map: its last result is f (block 0) or
 /// f % T after f / T first (block T), the rest loops or 0. Else nullopt.
 std::optional<std::pair<unsigned, int64_t>> filterLoop(AffineMap weights) {
@@ -1492,23 +1477,6 @@ linalg::GenericOp amxConvOperands(RewriterBase &rewriter, linalg::GenericOp op,
       iterators, widenedMultiplyAdd);
   rewriter.replaceOp(op, paired.getResults());
   return paired;
-}
-
-/// `a` + `b`, folded when both are constants.
-OpFoldResult addOffsets(RewriterBase &rewriter, Location loc, OpFoldResult a,
-                        OpFoldResult b) {
-  std::optional<int64_t> x = getConstantIntValue(a), y = getConstantIntValue(b);
-  if (x && *x == 0)
-    return b;
-  if (y && *y == 0)
-    return a;
-  if (x && y)
-    return rewriter.getIndexAttr(*x + *y);
-  return rewriter
-      .create<arith::AddIOp>(loc,
-                             getValueOrCreateConstantIndexOp(rewriter, loc, a),
-                             getValueOrCreateConstantIndexOp(rewriter, loc, b))
-      .getResult();
 }
 
 /// The channel pairs of the chunks an AMX convolution's workgroup sums

@@ -1712,19 +1712,8 @@ offsetsWithin(RewriterBase &rewriter, Location loc, Value v, Value from) {
         slice.getSourceType().getRank() != rank ||
         slice.getType().getRank() != rank)
       return std::nullopt;
-    for (auto [d, offset] : llvm::enumerate(slice.getMixedOffsets())) {
-      std::optional<int64_t> x = getConstantIntValue(sum[d]);
-      std::optional<int64_t> y = getConstantIntValue(offset);
-      if (x && y)
-        sum[d] = rewriter.getIndexAttr(*x + *y);
-      else
-        sum[d] =
-            rewriter
-                .create<arith::AddIOp>(
-                    loc, getValueOrCreateConstantIndexOp(rewriter, loc, sum[d]),
-                    getValueOrCreateConstantIndexOp(rewriter, loc, offset))
-                .getResult();
-    }
+    for (auto [d, offset] : llvm::enumerate(slice.getMixedOffsets()))
+      sum[d] = addOffsets(rewriter, loc, sum[d], offset);
     v = slice.getSource();
   }
   return sum;

@@ -25,18 +25,6 @@ struct PairRows {
   int64_t stride, width;
 };
 
-/// Whether `e` is a sum of loops times constants (coefficientOf reads it).
-bool isLinear(AffineExpr e) {
-  bool linear = e.isPureAffine();
-  e.walk([&](AffineExpr sub) {
-    if (sub.getKind() == AffineExprKind::Mod ||
-        sub.getKind() == AffineExprKind::FloorDiv ||
-        sub.getKind() == AffineExprKind::CeilDiv)
-      linear = false;
-  });
-  return linear;
-}
-
 /// Whether `copy`'s body is the input rounded to bfloat16.
 bool roundsInput(linalg::GenericOp copy) {
   Block &body = copy.getRegion().front();

@@ -3,7 +3,10 @@
 #ifndef IGN_TARGETS_HOST_TILEUTILS_H
 #define IGN_TARGETS_HOST_TILEUTILS_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/TilingInterface.h"
@@ -40,6 +43,43 @@ inline mlir::Operation *chunkLoop(mlir::RewriterBase &rewriter,
   tile[loop] = size;
   auto tiled = tileInPlace(rewriter, op, tile, {});
   return mlir::succeeded(tiled) ? tiled->tiledOps.back() : nullptr;
+}
+
+/// Whether `e` is a sum of loops times constants plus a constant (what
+/// coefficientOf reads).
+inline bool isLinear(mlir::AffineExpr e) {
+  if (llvm::isa<mlir::AffineDimExpr, mlir::AffineConstantExpr>(e))
+    return true;
+  auto bin = llvm::dyn_cast<mlir::AffineBinaryOpExpr>(e);
+  if (!bin)
+    return false;
+  if (bin.getKind() == mlir::AffineExprKind::Add)
+    return isLinear(bin.getLHS()) && isLinear(bin.getRHS());
+  if (bin.getKind() == mlir::AffineExprKind::Mul)
+    return (llvm::isa<mlir::AffineConstantExpr>(bin.getRHS()) &&
+            isLinear(bin.getLHS())) ||
+           (llvm::isa<mlir::AffineConstantExpr>(bin.getLHS()) &&
+            isLinear(bin.getRHS()));
+  return false;
+}
+
+/// `a` + `b` (slice offsets), folded when both are constants.
+inline mlir::OpFoldResult addOffsets(mlir::RewriterBase &rewriter,
+                                     mlir::Location loc, mlir::OpFoldResult a,
+                                     mlir::OpFoldResult b) {
+  std::optional<int64_t> x = mlir::getConstantIntValue(a);
+  std::optional<int64_t> y = mlir::getConstantIntValue(b);
+  if (x && y)
+    return rewriter.getIndexAttr(*x + *y);
+  if (x && *x == 0)
+    return b;
+  if (y && *y == 0)
+    return a;
+  return rewriter
+      .create<mlir::arith::AddIOp>(
+          loc, mlir::getValueOrCreateConstantIndexOp(rewriter, loc, a),
+          mlir::getValueOrCreateConstantIndexOp(rewriter, loc, b))
+      .getResult();
 }
 
 /// The coefficient of loop `d` in linear expression `e` (of `dims` loops).

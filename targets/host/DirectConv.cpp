@@ -1411,13 +1411,52 @@ Value widenedRows(RewriterBase &rewriter, Value value, int64_t s) {
       SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(1)));
 }
 
+/// The channel pairs of the chunks an AMX convolution's workgroup sums
+/// over one at a time (of `pairs`; its blocks of `filters`): as many as
+/// keep a block's weights of a chunk, kh x kw x filters x 2 pairs x 2
+/// bytes, within 3/4 of L1 while its row loop sweeps the output rows (a
+/// divisor of `pairs` in whole tile steps; all of them when they fit). A 3x3
+/// convolution of 256 channels over 14 x 14 streamed its 147 KiB of weights
+/// from L2 for every row: 0.356 -> 0.341 ms in chunks (128 channels 0.186
+/// -> 0.165), still short of 64 channels' 1050 GFLOP/s until the weights'
+/// rows were padded (amxWeightRowPad).
+int64_t amxChannelPairs(const AmxConvLoops &l, int64_t pairs, int64_t filters,
+                        const HostMachine &machine) {
+  int64_t perPair = l.windowRows * l.windowCols * filters * 2 * 2;
+  int64_t step = kAmxSteps / 2;
+  int64_t fit = std::max<int64_t>(step, machine.l1Bytes * 3 / 4 / perPair);
+  for (int64_t chunk = fit / step * step; chunk > step; chunk -= step)
+    if (pairs % chunk == 0)
+      return chunk;
+  return std::min(pairs, step);
+}
+
+/// Zero channels after each filter's row of an AMX convolution's weights
+/// ([kh, kw, F, C]): 32 where the blocks read C in chunks (amxChannelPairs)
+/// and a row is a multiple of 128 bytes, else 0. A chunk's 128 bytes of
+/// each row then lie 2 C bytes apart and map to chunk / C of L1's sets (a
+/// quarter for 256 channels), so its weights, sized to fit L1, did not:
+/// 3x3 convolutions of 128, 256 and 384 channels over 14 x 14 ran at
+/// 670-740 GFLOP/s, those of 160, 192 and 320 at 970-1030
+/// (benchmarks/results/2026-12-07-session43.md). With rows of 2 C + 64
+/// bytes, an odd count of cache lines, the chunk's rows cover every set.
+int64_t amxWeightRowPad(const AmxConvLoops &l, int64_t channels,
+                        int64_t filters, const HostMachine &machine) {
+  if (channels % 64 != 0 ||
+      amxChannelPairs(l, channels / 2, filters, machine) >= channels / 2)
+    return 0;
+  return 32;
+}
+
 /// `op` (amxConvLoops `l`) reading amxInputPairs of its input and the
 /// weights as [kh, kw, F, C / 2, 2] in bfloat16 (permuted at compile
-/// time), a last loop over each pair; null, changing nothing, when the
-/// weights are no constant or the row's stride does not divide the input.
+/// time, rows padded as amxWeightRowPad says for blocks of `filters`), a
+/// last loop over each pair; null, changing nothing, when the weights are
+/// no constant or the row's stride does not divide the input.
 linalg::GenericOp amxConvOperands(RewriterBase &rewriter, linalg::GenericOp op,
                                   const DirectConvLoops &c,
-                                  const AmxConvLoops &l) {
+                                  const AmxConvLoops &l, int64_t filters,
+                                  const HostMachine &machine) {
   Value input = widenedRows(rewriter, op->getOperand(c.input), l.colStride);
   if (!input)
     return {};
@@ -1427,8 +1466,9 @@ linalg::GenericOp amxConvOperands(RewriterBase &rewriter, linalg::GenericOp op,
   SmallVector<int64_t> order{2, 3, 0, 4, 1};
   if (!l.row)
     order = {2, 0, 3, 1};
+  int64_t pad = amxWeightRowPad(l, c.ranges[l.channels], filters, machine);
   Value weights =
-      prepackedPermutation(rewriter, op->getOperand(c.weights), order);
+      prepackedPermutation(rewriter, op->getOperand(c.weights), order, pad);
   if (!weights)
     return {};
   // -> [kh, kw, F, C / 2, 2]
@@ -1477,27 +1517,6 @@ linalg::GenericOp amxConvOperands(RewriterBase &rewriter, linalg::GenericOp op,
       iterators, widenedMultiplyAdd);
   rewriter.replaceOp(op, paired.getResults());
   return paired;
-}
-
-/// The channel pairs of the chunks an AMX convolution's workgroup sums
-/// over one at a time (of `pairs`; its blocks of `filters`): as many as
-/// keep a block's weights of a chunk, kh x kw x filters x 2 pairs x 2
-/// bytes, within 3/4 of L1 while its row loop sweeps the output rows (a
-/// divisor of `pairs` in whole tile steps; all of them when they fit). A 3x3
-/// convolution of 256 channels over 14 x 14 streamed its 147 KiB of weights
-/// from L2 for every row: 0.356 -> 0.341 ms in chunks (128 channels 0.186
-/// -> 0.165), still short of 64 channels' 1050 GFLOP/s: a chunk's weights
-/// lie 2 C bytes apart per filter in [kh, kw, F, C] and use chunk / C of
-/// L1's sets (benchmarks/results/2026-12-07-session42.md).
-int64_t amxChannelPairs(const AmxConvLoops &l, int64_t pairs, int64_t filters,
-                        const HostMachine &machine) {
-  int64_t perPair = l.windowRows * l.windowCols * filters * 2 * 2;
-  int64_t step = kAmxSteps / 2;
-  int64_t fit = std::max<int64_t>(step, machine.l1Bytes * 3 / 4 / perPair);
-  for (int64_t chunk = fit / step * step; chunk > step; chunk -= step)
-    if (pairs % chunk == 0)
-      return chunk;
-  return std::min(pairs, step);
 }
 
 /// Tiles `op` (amxConvOperands' result) into blocks of `filters` x
@@ -1603,7 +1622,8 @@ std::vector<int64_t> vectorizeDirectConv(RewriterBase &rewriter,
   if (amx && takesAmxConv(op, machine)) {
     AmxConvLoops l = *amxConvLoops(op, *c);
     int64_t blockFilters = c->ranges[l.filters] % 32 == 0 ? 32 : kAmxTileRows;
-    if (linalg::GenericOp paired = amxConvOperands(rewriter, op, *c, l))
+    if (linalg::GenericOp paired =
+            amxConvOperands(rewriter, op, *c, l, blockFilters, machine))
       return emitAmxConvBlocks(rewriter, paired, l, blockFilters, machine);
   }
   if (takesBf16Pairs(op, *c, fittingFilters(*c, filters), machine))

@@ -33,6 +33,7 @@ std::vector<int64_t> PanelPlan::shape() const {
     std::vector<int64_t> permuted;
     for (int64_t d : permutation)
       permuted.push_back(weightShape[d]);
+    permuted.back() += padLast;
     return permuted;
   }
   if (pairDim >= 0) {
@@ -69,6 +70,7 @@ DictionaryAttr PanelPlan::toAttr(MLIRContext *ctx) const {
       b.getNamedAttr("pair_dim", b.getI64IntegerAttr(pairDim)),
       b.getNamedAttr("weight_shape", b.getDenseI64ArrayAttr(weightShape)),
       b.getNamedAttr("permutation", b.getDenseI64ArrayAttr(permutation)),
+      b.getNamedAttr("pad_last", b.getI64IntegerAttr(padLast)),
   });
 }
 
@@ -85,6 +87,10 @@ static std::optional<PanelPlan> permutationFromAttr(DictionaryAttr dict) {
   p.group = 2;
   p.weightShape.assign(shape.asArrayRef().begin(), shape.asArrayRef().end());
   p.permutation.assign(order.asArrayRef().begin(), order.asArrayRef().end());
+  if (auto pad = dict.getAs<IntegerAttr>("pad_last"))
+    p.padLast = pad.getInt();
+  if (p.padLast < 0)
+    return std::nullopt;
   for (int64_t d : p.weightShape)
     if (d < 1)
       return std::nullopt;
@@ -200,7 +206,7 @@ static std::string packChannelPairBytes(const PanelPlan &p,
 
 /// The bytes of permutation plan `p` (PanelPlan::permutation) from its f32
 /// weight: for each element of the permuted shape, in order, the weight's
-/// element it holds rounded to bfloat16.
+/// element it holds rounded to bfloat16 (0 in a row's padding).
 static std::string packPermutedBytes(const PanelPlan &p, const char *weight) {
   std::vector<int64_t> shape = p.shape();
   int64_t rank = int64_t(shape.size());
@@ -215,14 +221,17 @@ static std::string packPermutedBytes(const PanelPlan &p, const char *weight) {
   }
   std::string bytes(size_t(elements * 2), '\0');
   std::vector<int64_t> index(rank, 0);
+  int64_t row = shape.back() - p.padLast;
   for (int64_t e = 0; e < elements; ++e) {
     int64_t flat = 0;
     for (int64_t d = 0; d < rank; ++d)
       flat += index[d] * strides[d];
-    float f;
-    std::memcpy(&f, weight + 4 * size_t(flat), sizeof(f));
-    uint16_t h = toBf16(f);
-    std::memcpy(bytes.data() + 2 * size_t(e), &h, sizeof(h));
+    if (index[rank - 1] < row) {
+      float f;
+      std::memcpy(&f, weight + 4 * size_t(flat), sizeof(f));
+      uint16_t h = toBf16(f);
+      std::memcpy(bytes.data() + 2 * size_t(e), &h, sizeof(h));
+    }
     for (int64_t d = rank - 1; d >= 0; --d) {
       if (++index[d] < shape[d])
         break;
@@ -558,7 +567,7 @@ Value prepackedChannelPairs(RewriterBase &rewriter, Value source,
 }
 
 Value prepackedPermutation(RewriterBase &rewriter, Value source,
-                           ArrayRef<int64_t> permutation) {
+                           ArrayRef<int64_t> permutation, int64_t padLast) {
   OpBuilder::InsertionGuard guard(rewriter);
   // A slice of the weight, or all of it.
   auto slice = source.getDefiningOp<tensor::ExtractSliceOp>();
@@ -574,13 +583,14 @@ Value prepackedPermutation(RewriterBase &rewriter, Value source,
       !type.hasStaticShape() || !type.getElementType().isF32() ||
       cast<RankedTensorType>(source.getType()).getRank() != type.getRank() ||
       permutation.size() != size_t(type.getRank()) ||
-      !isPermutationVector(permutation))
+      !isPermutationVector(permutation) || padLast < 0)
     return {};
   PanelPlan plan;
   plan.source = arg.getArgNumber();
   plan.group = 2;
   plan.weightShape.assign(type.getShape().begin(), type.getShape().end());
   plan.permutation.assign(permutation.begin(), permutation.end());
+  plan.padLast = padLast;
   BlockArgument permuted = panelsArgument(kernel, plan);
   SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
   SmallVector<OpFoldResult> sizes;

@@ -64,6 +64,10 @@ struct PanelPlan {
   /// weight of shape `weightShape` in bfloat16 with its dims reordered, dim
   /// i of the result the weight's dim permutation[i]. Empty: none.
   std::vector<int64_t> permutation;
+  /// Zero elements after each row of the permuted weight (its last dim):
+  /// rows of a power-of-two length a tile reads part of at a time map to a
+  /// fraction of L1's sets (DirectConv.cpp's amxWeightRowPad). 0: none.
+  int64_t padLast = 0;
 
   /// [pieces, K / chunk, width / cols, chunk / group, cols * group], or
   /// the channel pairs' or the permuted weight's shape.
@@ -104,11 +108,13 @@ mlir::Value prepackedChannelPairs(mlir::RewriterBase &rewriter,
 /// argument itself) as a slice of a new `ign.panels` argument holding the
 /// whole weight in
 /// bfloat16 with its dims in the order `permutation` (PanelPlan::
-/// permutation), computed at compile time; null, changing nothing, when
-/// `source` is no such slice.
+/// permutation), computed at compile time, its rows `padLast` elements
+/// longer (PanelPlan::padLast; the slice leaves them out); null, changing
+/// nothing, when `source` is no such slice.
 mlir::Value prepackedPermutation(mlir::RewriterBase &rewriter,
                                  mlir::Value source,
-                                 llvm::ArrayRef<int64_t> permutation);
+                                 llvm::ArrayRef<int64_t> permutation,
+                                 int64_t padLast = 0);
 
 /// The bytes of the panels of `plan` from the weight's elements as stored
 /// (f32, rounded to bfloat16 as VCVTNEPS2BF16 does for pairs; or integers).

@@ -159,6 +159,38 @@ TEST(PermutedWeights, PacksTheWeightInTheNewOrder) {
   EXPECT_EQ(at(0, 1, 1, 0), 101.0f);
 }
 
+// Rows of the permuted weight padded with zeros (PanelPlan::padLast: AMX
+// convolutions' weights read in chunks of channels): [2, 3] read as [3, 2]
+// with rows of 2 + 3, the last three elements of each 0.
+TEST(PermutedWeights, PadsEachRowWithZeros) {
+  PanelPlan plan;
+  plan.group = 2;
+  plan.weightShape = {2, 3};
+  plan.permutation = {1, 0};
+  plan.padLast = 3;
+  EXPECT_EQ(plan.shape(), (std::vector<int64_t>{3, 5}));
+  std::vector<float> w{1, 2, 3, 4, 5, 6};
+  std::string bytes =
+      ign::host::packPanelBytes(plan, reinterpret_cast<const char *>(w.data()));
+  ASSERT_EQ(bytes.size(), size_t(15 * 2));
+  std::vector<float> got;
+  for (int e = 0; e < 15; ++e) {
+    uint16_t h;
+    std::memcpy(&h, bytes.data() + 2 * e, 2);
+    uint32_t u = uint32_t(h) << 16;
+    float v;
+    std::memcpy(&v, &u, sizeof(v));
+    got.push_back(v);
+  }
+  EXPECT_EQ(got,
+            (std::vector<float>{1, 4, 0, 0, 0, 2, 5, 0, 0, 0, 3, 6, 0, 0, 0}));
+  mlir::MLIRContext ctx;
+  std::optional<PanelPlan> back = PanelPlan::fromAttr(plan.toAttr(&ctx));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->padLast, 3);
+  EXPECT_EQ(back->shape(), plan.shape());
+}
+
 // The permutation travels as the kernel argument's attribute and back; one
 // that is no permutation is no plan.
 TEST(PermutedWeights, AttributeRoundTrip) {

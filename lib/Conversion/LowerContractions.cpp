@@ -264,6 +264,47 @@ struct ConvLowering : OpRewritePattern<ConvOp> {
   }
 };
 
+/// Columns of a window one row high over an unpadded 2-D input (a stem's
+/// columns folded into channels, PadChannels.cpp): [N, C, kw, H, OW],
+/// element [n, c, kx, y, x] the input's [n, c, y, sx x + dx kx], collapsed
+/// to [N, C * kw, H * OW]. A strided copy, where the gather below took
+/// 2.6 ns per element (ResNet-50's stem: 1.4 ms); null when `op` is no
+/// such window.
+static Value rowWindowColumns(PatternRewriter &b, Im2ColOp op) {
+  auto it = tensorType(op.getInput());
+  auto kernel = toI64Vector(op.getKernelShape()),
+       strides = toI64Vector(op.getStrides()), pads = toI64Vector(op.getPads()),
+       dilations = toI64Vector(op.getDilations());
+  if (it.getRank() != 4 || kernel.size() != 2 || kernel[0] != 1 ||
+      strides[0] != 1 || dilations[0] != 1 ||
+      llvm::any_of(pads, [](int64_t p) { return p != 0; }))
+    return {};
+  int64_t n = it.getDimSize(0), c = it.getDimSize(1), h = it.getDimSize(2);
+  int64_t kw = kernel[1];
+  int64_t ow =
+      (it.getDimSize(3) - (kw - 1) * dilations[1] - 1) / strides[1] + 1;
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+  Type et = it.getElementType();
+  Value init =
+      b.create<tensor::EmptyOp>(loc, SmallVector<int64_t>{n, c, kw, h, ow}, et);
+  auto copy = b.create<linalg::GenericOp>(
+      loc, TypeRange{init.getType()}, ValueRange{op.getInput()},
+      ValueRange{init},
+      SmallVector<AffineMap>{
+          AffineMap::get(
+              5, 0, {d(0), d(1), d(3), d(4) * strides[1] + d(2) * dilations[1]},
+              ctx),
+          AffineMap::getMultiDimIdentityMap(5, ctx)},
+      iterators(5, 0), [](OpBuilder &nb, Location nl, ValueRange a) {
+        nb.create<linalg::YieldOp>(nl, a[0]);
+      });
+  return b.create<tensor::CollapseShapeOp>(
+      loc, rtype(op), copy.getResult(0),
+      SmallVector<ReassociationIndices>{{0}, {1, 2}, {3, 4}});
+}
+
 /// Columns of a convolution: one parallel generic over [N, C*K, P] whose
 /// body decomposes its indices into a channel, a kernel offset and an
 /// output position and reads the input pixel there (0 in the padding).
@@ -272,6 +313,10 @@ struct Im2ColLowering : OpRewritePattern<Im2ColOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(Im2ColOp op,
                                 PatternRewriter &b) const override {
+    if (Value columns = rowWindowColumns(b, op)) {
+      b.replaceOp(op, columns);
+      return success();
+    }
     Location loc = op.getLoc();
     Value input = op.getInput();
     auto it = tensorType(input);

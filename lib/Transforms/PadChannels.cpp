@@ -9,6 +9,11 @@
 // and zero weights for them, it takes the tiles: the products added are
 // exact zeros, so the sums are those of the unpadded convolution.
 //
+// An RGB stem (3 channels, a 7 x 7 window of stride 2) has too few channels
+// to pad: its window's columns are folded into the channels first (an
+// ign.im2col of a one-row window, [N, C * kw, H, OW]), leaving a kh x 1
+// window over C * kw = 21 channels, which are then padded to 32.
+//
 //===----------------------------------------------------------------------===//
 
 #include "ign/Dialect/Ign/IR/IgnOps.h"
@@ -69,11 +74,101 @@ Value paddedWeight(OpBuilder &b, Location loc, Value weight, int64_t padded) {
                     weightName(weight, ".channels" + std::to_string(padded)));
 }
 
+/// The folded input of a stem is at most this many times its input's
+/// bytes (a 7 x 7 stride-2 stem's: 21 x 230 x 112 of 3 x 224 x 224, 3.6).
+constexpr double kMaxFoldedBytes = 4.0;
+
+/// Whether `op`'s window columns fold into its channels (foldColumns): a
+/// 2-D ungrouped, undilated convolution of a constant weight whose channels
+/// are too few to pad, over overlapping windows (stride below kw: a patch
+/// embedding's columns are a plain im2col matmul), whose folded channels
+/// pad within kMaxPaddedWindowChannels and input within kMaxFoldedBytes.
+bool foldsColumns(ConvOp op, int64_t multiple) {
+  auto in = dyn_cast<RankedTensorType>(op.getInput().getType());
+  auto w = dyn_cast<RankedTensorType>(op.getWeight().getType());
+  auto out = dyn_cast<RankedTensorType>(op.getType());
+  if (!in || !w || !out || !in.hasStaticShape() || !w.hasStaticShape() ||
+      !out.hasStaticShape() || in.getRank() != 4 || op.getGroup() != 1 ||
+      op.getFilterBlock() != 0 || !in.getElementType().isF32() ||
+      out.getDimSize(1) < kMinPaddedFilters || !constantFloats(op.getWeight()))
+    return false;
+  SmallVector<int64_t> strides = toI64Vector(op.getStrides()),
+                       pads = toI64Vector(op.getPads()),
+                       dilations = toI64Vector(op.getDilations());
+  int64_t c = in.getDimSize(1), kh = w.getDimSize(2), kw = w.getDimSize(3);
+  if (strides.size() != 2 || pads.size() != 4 ||
+      llvm::any_of(dilations, [](int64_t d) { return d != 1; }) || kh < 2 ||
+      kw < 2 || strides[1] >= kw || c % multiple == 0 ||
+      paddedChannels(op, multiple))
+    return false;
+  int64_t folded = c * kw;
+  int64_t rows = in.getDimSize(2) + pads[0] + pads[2];
+  return llvm::alignTo(folded, multiple) <=
+             kMaxPaddedWindowChannels * double(folded) &&
+         folded * rows * out.getDimSize(3) <=
+             kMaxFoldedBytes * double(in.getNumElements() / in.getDimSize(0));
+}
+
+/// `op` (foldsColumns) as a kh x 1 convolution of stride [sh, 1], unpadded,
+/// over its input's columns ([N, C * kw, H + pads, OW]: element [n, c kw +
+/// kx, y, x] the padded input's [n, c, y, sw x + kx]), its weight's
+/// [f, c kw + kx, ky, 0] the weight's [f, c, ky, kx].
+void foldColumns(ConvOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  auto in = cast<RankedTensorType>(op.getInput().getType());
+  auto w = cast<RankedTensorType>(op.getWeight().getType());
+  auto out = cast<RankedTensorType>(op.getType());
+  SmallVector<int64_t> strides = toI64Vector(op.getStrides());
+  int64_t n = in.getDimSize(0), c = in.getDimSize(1);
+  int64_t f = w.getDimSize(0), kh = w.getDimSize(2), kw = w.getDimSize(3);
+  // The padding first (a kernel of its own; ign.pad takes ONNX's layout),
+  // then the columns of the padded input (a strided copy).
+  SmallVector<int64_t> pads = toI64Vector(op.getPads());
+  int64_t rows = in.getDimSize(2) + pads[0] + pads[2], ow = out.getDimSize(3);
+  Value input = op.getInput();
+  if (llvm::any_of(pads, [](int64_t p) { return p != 0; }))
+    input = b.create<PadOp>(
+        loc,
+        RankedTensorType::get(
+            {n, c, rows, in.getDimSize(3) + pads[1] + pads[3]},
+            in.getElementType()),
+        input,
+        b.getI64ArrayAttr({0, 0, pads[0], pads[1], 0, 0, pads[2], pads[3]}),
+        b.getStringAttr("constant"), b.getF64FloatAttr(0.0));
+  auto cols = b.create<Im2ColOp>(loc, input, b.getI64ArrayAttr({1, kw}),
+                                 b.getI64ArrayAttr({1, strides[1]}),
+                                 b.getI64ArrayAttr({0, 0, 0, 0}),
+                                 b.getI64ArrayAttr({1, 1}));
+  Value x = b.create<ReshapeOp>(loc, cols.getResult(),
+                                b.getI64ArrayAttr({n, c * kw, rows, ow}));
+  std::vector<float> values = *constantFloats(op.getWeight());
+  std::vector<float> folded(values.size());
+  for (int64_t i = 0; i < f * c; ++i)
+    for (int64_t ky = 0; ky < kh; ++ky)
+      for (int64_t kx = 0; kx < kw; ++kx)
+        folded[((i * kw + kx) * kh + ky)] = values[(i * kh + ky) * kw + kx];
+  Value weight = makeWeight(
+      b, loc, RankedTensorType::get({f, c * kw, kh, 1}, w.getElementType()),
+      std::move(folded), weightName(op.getWeight(), ".columns"));
+  op.getInputMutable().assign(x);
+  op.getWeightMutable().assign(weight);
+  op.setStridesAttr(b.getI64ArrayAttr({strides[0], 1}));
+  op.setPadsAttr(b.getI64ArrayAttr({0, 0, 0, 0}));
+}
+
 } // namespace
 
 void padChannels(func::FuncOp func, int64_t multiple) {
   if (multiple <= 1)
     return;
+  SmallVector<ConvOp> stems;
+  func.walk([&](ConvOp op) {
+    if (foldsColumns(op, multiple))
+      stems.push_back(op);
+  });
+  for (ConvOp op : stems)
+    foldColumns(op);
   SmallVector<std::pair<ConvOp, int64_t>> convs;
   func.walk([&](ConvOp op) {
     if (int64_t padded = paddedChannels(op, multiple))

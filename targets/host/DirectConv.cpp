@@ -1216,7 +1216,8 @@ std::vector<int64_t> emitBf16PairTiles(RewriterBase &rewriter,
 /// ox] += in[b, c, oy * sy + ky, ox * sx + kx] * w[f / T, c, ky, kx, f %
 /// T] over an input padded before (dilation 1), or a 1-D one (or a
 /// pointwise one over flattened pixels), out[b, f, x] += in[b, c, x * sx +
-/// kx] * w[f / T, c, kx, f % T] (no row loop; kx only with a window).
+/// kx] * w[f / T, c, kx, f % T] (no row loop). kx only with a window's
+/// columns (a 2-D window of kh x 1 has none).
 struct AmxConvLoops {
   unsigned batch = 0, filters = 0, pixels = 0, channels = 0;
   std::optional<unsigned> row, windowRow, windowCol;
@@ -1274,9 +1275,11 @@ std::optional<AmxConvLoops> amxConvLoops(linalg::GenericOp op,
     return std::nullopt;
   };
   auto batch = dim(out.getResult(0)), channels = dim(in.getResult(1));
-  // A flattened (or 1-D) convolution with or without a window.
+  // A flattened (or 1-D) convolution with or without a window; a 2-D one
+  // with or without a window's columns (kh x 1: an RGB stem with its
+  // columns folded into channels, FoldColumns.cpp).
   auto cols = stridedSum(in.getResult(rank - 1), iterators, true);
-  if (!cols && flat)
+  if (!cols)
     cols = stridedSum(in.getResult(rank - 1), iterators, false);
   if (op.getNumLoops() != (flat ? 4 : 6) + unsigned(cols && std::get<1>(*cols)))
     return std::nullopt;
@@ -1310,8 +1313,8 @@ std::optional<AmxConvLoops> amxConvLoops(linalg::GenericOp op,
     l.windowRow = std::get<1>(*rows);
     l.rowStride = std::get<2>(*rows);
     l.windowRows = c.ranges[*l.windowRow];
-    l.windowCols = c.ranges[*l.windowCol];
-    blocked.append({d(*l.windowRow), d(*l.windowCol)});
+    l.windowCols = l.windowCol ? c.ranges[*l.windowCol] : 1;
+    blocked.append({d(*l.windowRow), l.windowCol ? d(*l.windowCol) : zero});
   }
   blocked.push_back(d(l.filters) % c.block);
   if (w != AffineMap::get(op.getNumLoops(), 0, blocked, ctx))

@@ -77,6 +77,8 @@ void directConvolutions(mlir::func::FuncOp func, int64_t filterBlock);
 /// the ungrouped convolutions of `func` whose channels are no multiple of
 /// `multiple` (a matrix unit's steps: 32 for AMX's bfloat16 tiles), when
 /// that adds at most half their multiplies; nothing for a `multiple` of 0.
+/// Stems of too few channels (RGB) first fold their window's columns into
+/// the channels (a kh x 1 convolution of their im2col over one row).
 void padChannels(mlir::func::FuncOp func, int64_t multiple);
 
 /// Rewrites ungrouped ign.conv in `func` as an ign.matmul of the weight

@@ -77,12 +77,22 @@ Value paddedWeight(OpBuilder &b, Location loc, Value weight, int64_t padded) {
 /// The folded input of a stem is at most this many times its input's
 /// bytes (a 7 x 7 stride-2 stem's: 21 x 230 x 112 of 3 x 224 x 224, 3.6).
 constexpr double kMaxFoldedBytes = 4.0;
+/// Multiplies per folded input element (filters x kh / sh) a folded stem
+/// has at least: the fold, its channel padding and the pair copy pass over
+/// the folded input three times, which the tiles must win back. ResNet's
+/// 64 x 7 / 2 = 224 gained (1.91 -> 1.26 ms); YOLO-CSP-n's 6 x 6 stride-2
+/// stem of 16 filters over 640 x 640, 16 x 6 / 2 = 48, lost (4.4 -> 8.2).
+constexpr int64_t kMinFoldedWork = 128;
 
 /// Whether `op`'s window columns fold into its channels (foldColumns): a
 /// 2-D ungrouped, undilated convolution of a constant weight whose channels
-/// are too few to pad, over overlapping windows (stride below kw: a patch
-/// embedding's columns are a plain im2col matmul), whose folded channels
-/// pad within kMaxPaddedWindowChannels and input within kMaxFoldedBytes.
+/// are too few to pad, over overlapping windows of a column stride of 2 or
+/// more (stride below kw: a patch embedding's columns are a plain im2col
+/// matmul; at stride 1 the folded input is kw times the input: DDDDOCR's
+/// 3x3 convolution of 12 channels over 208 x 208, folded to 36 padded to
+/// 64, ran 2.0 -> 5.8 ms with its copies), whose folded channels pad
+/// within kMaxPaddedWindowChannels and input within kMaxFoldedBytes, with
+/// kMinFoldedWork multiplies per folded element.
 bool foldsColumns(ConvOp op, int64_t multiple) {
   auto in = dyn_cast<RankedTensorType>(op.getInput().getType());
   auto w = dyn_cast<RankedTensorType>(op.getWeight().getType());
@@ -98,11 +108,13 @@ bool foldsColumns(ConvOp op, int64_t multiple) {
   int64_t c = in.getDimSize(1), kh = w.getDimSize(2), kw = w.getDimSize(3);
   if (strides.size() != 2 || pads.size() != 4 ||
       llvm::any_of(dilations, [](int64_t d) { return d != 1; }) || kh < 2 ||
-      kw < 2 || strides[1] >= kw || c % multiple == 0 ||
+      kw < 2 || strides[1] < 2 || strides[1] >= kw || c % multiple == 0 ||
       paddedChannels(op, multiple))
     return false;
   int64_t folded = c * kw;
   int64_t rows = in.getDimSize(2) + pads[0] + pads[2];
+  if (out.getDimSize(1) * kh / strides[0] < kMinFoldedWork)
+    return false;
   return llvm::alignTo(folded, multiple) <=
              kMaxPaddedWindowChannels * double(folded) &&
          folded * rows * out.getDimSize(3) <=

@@ -47,7 +47,7 @@ static LogicalResult formGraph(ModuleOp module, func::FuncOp graph,
   // columns; the padding of the rest becomes a kernel of its own.
   if (policy.convToMatmul) {
     if (policy.directConvFilterBlock > 0) {
-      convTransposeToConv(graph);
+      convTransposeToConv(graph, policy.convChannelMultiple > 0);
       padChannels(graph, policy.convChannelMultiple);
       directConvolutions(graph, policy.directConvFilterBlock);
     }

@@ -95,8 +95,11 @@ void hoistRecurrentProjections(mlir::func::FuncOp func);
 /// Transposed convolutions (one group, no dilation, constant weight) as an
 /// ign.conv with a filter per output channel and stride phase over the
 /// input, followed by a pixel shuffle (reshape, transpose, reshape, slice);
-/// only those whose convolution adds at most 40% more multiplies.
-void convTransposeToConv(mlir::func::FuncOp func);
+/// only those whose convolution adds at most 40% more multiplies. With
+/// `evenRows` (a matrix unit whose tiles divide a row evenly: the host's AMX
+/// blocks), rows of a prime count between 16 and 32 pixels get one more
+/// (cropped) pixel.
+void convTransposeToConv(mlir::func::FuncOp func, bool evenRows = false);
 
 /// Transposed convolutions (one group, batch 1) as a Gemm of the transposed
 /// weight with the input and an ign.col2im of its columns.

@@ -11,7 +11,6 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/bit.h"
@@ -1523,124 +1522,6 @@ linalg::GenericOp amxConvOperands(RewriterBase &rewriter, linalg::GenericOp op,
   return paired;
 }
 
-/// The elementwise consumer of loops `outer` that fuseEpilogue moves into
-/// them, and its operand reading their result: the loops' only user, of
-/// their result's shape, reading it and writing through identity maps.
-std::pair<linalg::GenericOp, OpOperand *> epilogueOf(scf::ForOp outer) {
-  Value result = outer->getResult(0);
-  if (outer->getNumResults() != 1 || !result.hasOneUse())
-    return {};
-  auto consumer = dyn_cast<linalg::GenericOp>(*result.getUsers().begin());
-  if (!consumer || consumer.getNumReductionLoops() != 0 ||
-      consumer.getNumDpsInits() != 1 || consumer->getNumResults() != 1 ||
-      consumer->getResult(0).getType() != result.getType() ||
-      consumer->getBlock() != outer->getBlock() ||
-      consumer.getDpsInitOperand(0)->get() == result ||
-      !consumer.getMatchingIndexingMap(consumer.getDpsInitOperand(0))
-           .isIdentity())
-    return {};
-  OpOperand *read = nullptr;
-  for (OpOperand *in : consumer.getDpsInputOperands())
-    if (in->get() == result) {
-      if (read)
-        return {};
-      read = in;
-    }
-  if (!read || !consumer.getMatchingIndexingMap(read).isIdentity())
-    return {};
-  return {consumer, read};
-}
-
-/// Whether the filter rows of `output` (through its slices: the kernel's
-/// whole output) lie a multiple of 4 KiB apart (planes of 32 x 32 pixels
-/// and more by powers of two): a block's 16-32 rows then map to one L1 set.
-bool rowsShareL1Set(Value output) {
-  while (auto slice = output.getDefiningOp<tensor::ExtractSliceOp>())
-    output = slice.getSource();
-  int64_t plane = 4;
-  for (int64_t d :
-       cast<RankedTensorType>(output.getType()).getShape().drop_front(2))
-    plane *= d;
-  return plane % 4096 == 0;
-}
-
-/// The elementwise consumer of zero-initialized AMX blocks' loops `outer`
-/// (zeroInitBlocks; a bias, residual and activation epilogue, epilogueOf)
-/// applied in each block, `marker`, to the filters x pixels it computed
-/// while they are in cache: the loops then write the consumer's output in
-/// place of their own temporary, and the second pass over the workgroup's
-/// output is gone (ResNet-50 bf16 22.8 -> 21.6 ms, UNet 52 -> 47.5, one
-/// thread). Where the output's rows share an L1 set (rowsShareL1Set) the
-/// tiles go to a contiguous scratch buffer that the epilogue reads; else
-/// it rewrites them in place (faster there: ResNet-50 21.9 against 22.6
-/// ms; a 3x3 convolution of 32 channels over 128 x 128 0.39 ms from
-/// scratch, 0.46 in place, 0.49 not fused). Returns whether it did;
-/// changes nothing otherwise.
-bool fuseEpilogue(RewriterBase &rewriter, scf::ForOp outer,
-                  linalg::GenericOp marker) {
-  auto [consumer, read] = epilogueOf(outer);
-  if (!consumer || !marker->hasAttr(kAmxZeroInitAttr) ||
-      !marker->getResult(0).hasOneUse())
-    return false;
-  // The block's value and where the innermost loop stores it.
-  auto inserted =
-      dyn_cast<tensor::InsertSliceOp>(*marker->getResult(0).getUsers().begin());
-  if (!inserted || !inserted.getResult().hasOneUse())
-    return false;
-  Value block = inserted.getResult();
-  auto store = dyn_cast<tensor::InsertSliceOp>(*block.getUsers().begin());
-  auto blockType = cast<RankedTensorType>(block.getType());
-  auto tileType = cast<RankedTensorType>(marker->getResult(0).getType());
-  std::optional<SmallVector<ReassociationIndices>> expansion =
-      getReassociationIndicesForReshape(tileType, blockType);
-  if (!store || store.getType() != outer->getResult(0).getType() ||
-      blockType != store.getSourceType() || !expansion)
-    return false;
-  // The consumer's operands must be there before the loops: the loops move
-  // down to it (nothing between reads their result).
-  rewriter.moveOpBefore(outer, consumer);
-  rewriter.setInsertionPoint(store);
-  auto tiled = cast<TilingInterface>(consumer.getOperation())
-                   .getTiledImplementation(rewriter, store.getMixedOffsets(),
-                                           store.getMixedSizes());
-  if (failed(tiled) || tiled->tiledOps.size() != 1)
-    return false;
-  auto epilogue = cast<linalg::GenericOp>(tiled->tiledOps.front());
-  unsigned operand = read->getOperandNumber();
-  SmallVector<Operation *> dead{
-      epilogue->getOperand(operand).getDefiningOp(),
-      epilogue.getDpsInitOperand(0)->get().getDefiningOp()};
-  Value init = consumer.getDpsInitOperand(0)->get();
-  Value tiles = block, into = block;
-  if (rowsShareL1Set(init)) {
-    OpOperand &tileInit = *marker.getDpsInitOperand(0);
-    dead.push_back(tileInit.get().getDefiningOp());
-    rewriter.setInsertionPoint(marker);
-    Value scratch = rewriter.create<tensor::EmptyOp>(
-        marker.getLoc(), tileType.getShape(), tileType.getElementType());
-    rewriter.modifyOpInPlace(marker, [&] { tileInit.set(scratch); });
-    rewriter.setInsertionPoint(epilogue);
-    tiles = rewriter.create<tensor::ExpandShapeOp>(
-        marker.getLoc(), blockType, marker->getResult(0), *expansion);
-    into = inserted.getDest();
-  }
-  rewriter.modifyOpInPlace(epilogue, [&] {
-    epilogue->setOperand(operand, tiles);
-    epilogue.getDpsInitOperand(0)->set(into);
-  });
-  rewriter.modifyOpInPlace(
-      store, [&] { store.getSourceMutable().assign(epilogue->getResult(0)); });
-  if (inserted.getResult().use_empty())
-    rewriter.eraseOp(inserted);
-  for (Operation *op : dead)
-    if (op && op->use_empty())
-      rewriter.eraseOp(op);
-  rewriter.modifyOpInPlace(outer,
-                           [&] { outer.getInitArgsMutable()[0].assign(init); });
-  rewriter.replaceOp(consumer, outer->getResults());
-  return true;
-}
-
 /// Tiles `op` (amxConvOperands' result) into blocks of `filters` x
 /// amxBlockPixels pixels of one output row and replaces each by its marker
 /// (AmxTiles.h).
@@ -1703,14 +1584,8 @@ std::vector<int64_t> emitAmxConvBlocks(RewriterBase &rewriter,
   if (buildAmxConvBlock(rewriter, block, block.getDpsInputOperand(1)->get(),
                         slab, l.colStride) &&
       !tiled->loops.empty()) {
-    SmallVector<linalg::GenericOp> markers;
-    tiled->loops.front()->walk([&](linalg::GenericOp g) {
-      if (g->hasAttr(kAmxConvAttr))
-        markers.push_back(g);
-    });
-    auto outer = dyn_cast<scf::ForOp>(tiled->loops.front().getOperation());
-    if (zeroInitBlocks(rewriter, outer) && outer && markers.size() == 1)
-      fuseEpilogue(rewriter, outer, markers.front());
+    if (zeroInitBlocks(rewriter, tiled->loops.front()))
+      fuseEpilogue(rewriter, tiled->loops.front(), /*rowDim=*/1);
   }
   tile.pop_back();
   return tile;

@@ -1938,8 +1938,11 @@ amxContraction(RewriterBase &rewriter, linalg::GenericOp op, unsigned index,
   if (!a || !buildAmxBlock(rewriter, block,
                            lastTwoDims(rewriter, block.getLoc(), a), panels))
     return tile;
-  if (kTile == 0) // (no chunk loop: each block sums the whole reduction)
-    zeroInitBlocks(rewriter, outer);
+  // (No chunk loop: each block sums the whole reduction.)
+  if (kTile == 0 && zeroInitBlocks(rewriter, outer))
+    fuseEpilogue(
+        rewriter, outer,
+        cast<RankedTensorType>(outer->getResult(0).getType()).getRank() - 2);
   applied[prefix + knobs::kAmx] = 1;
   applied[prefix + knobs::kRows] = tile[row];
   applied[prefix + knobs::kCols] = tile[c->inner];

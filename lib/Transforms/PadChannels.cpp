@@ -38,17 +38,26 @@ constexpr double kMaxPaddedWindowChannels = 2.0;
 /// Filters (the tiles' rows) a padded convolution has at least.
 constexpr int64_t kMinPaddedFilters = 16;
 
-/// The channel count `op`'s input is padded to, or 0 when it is not.
-int64_t paddedChannels(ConvOp op, int64_t multiple) {
+/// Whether `op`'s channels may be padded or folded: static f32 shapes (its
+/// input of rank 3 or more), one group, no filter blocks yet, at least
+/// kMinPaddedFilters filters and a constant weight.
+bool takesChannels(ConvOp op) {
   auto in = dyn_cast<RankedTensorType>(op.getInput().getType());
   auto w = dyn_cast<RankedTensorType>(op.getWeight().getType());
   auto out = dyn_cast<RankedTensorType>(op.getType());
-  if (!in || !w || !out || !in.hasStaticShape() || !w.hasStaticShape() ||
-      !out.hasStaticShape() || in.getRank() < 3 || op.getGroup() != 1 ||
-      op.getFilterBlock() != 0 || !in.getElementType().isF32() ||
-      out.getDimSize(1) < kMinPaddedFilters || !constantFloats(op.getWeight()))
+  return in && w && out && in.hasStaticShape() && w.hasStaticShape() &&
+         out.hasStaticShape() && in.getRank() >= 3 && op.getGroup() == 1 &&
+         op.getFilterBlock() == 0 && in.getElementType().isF32() &&
+         out.getDimSize(1) >= kMinPaddedFilters &&
+         constantFloats(op.getWeight());
+}
+
+/// The channel count `op`'s input is padded to, or 0 when it is not.
+int64_t paddedChannels(ConvOp op, int64_t multiple) {
+  if (!takesChannels(op))
     return 0;
-  int64_t c = in.getDimSize(1);
+  auto w = cast<RankedTensorType>(op.getWeight().getType());
+  int64_t c = cast<RankedTensorType>(op.getInput().getType()).getDimSize(1);
   int64_t padded = llvm::alignTo(c, multiple);
   bool window = w.getNumElements() > w.getDimSize(0) * c;
   if (c % multiple == 0 ||
@@ -94,13 +103,12 @@ constexpr int64_t kMinFoldedWork = 128;
 /// within kMaxPaddedWindowChannels and input within kMaxFoldedBytes, with
 /// kMinFoldedWork multiplies per folded element.
 bool foldsColumns(ConvOp op, int64_t multiple) {
-  auto in = dyn_cast<RankedTensorType>(op.getInput().getType());
-  auto w = dyn_cast<RankedTensorType>(op.getWeight().getType());
-  auto out = dyn_cast<RankedTensorType>(op.getType());
-  if (!in || !w || !out || !in.hasStaticShape() || !w.hasStaticShape() ||
-      !out.hasStaticShape() || in.getRank() != 4 || op.getGroup() != 1 ||
-      op.getFilterBlock() != 0 || !in.getElementType().isF32() ||
-      out.getDimSize(1) < kMinPaddedFilters || !constantFloats(op.getWeight()))
+  if (!takesChannels(op))
+    return false;
+  auto in = cast<RankedTensorType>(op.getInput().getType());
+  auto w = cast<RankedTensorType>(op.getWeight().getType());
+  auto out = cast<RankedTensorType>(op.getType());
+  if (in.getRank() != 4)
     return false;
   SmallVector<int64_t> strides = toI64Vector(op.getStrides()),
                        pads = toI64Vector(op.getPads()),

@@ -171,9 +171,9 @@ namespace {
 /// their result's shape, reading it and writing through identity maps,
 /// calling no math function.
 std::pair<linalg::GenericOp, OpOperand *> epilogueOf(scf::ForOp outer) {
-  Value result = outer->getResult(0);
-  if (outer->getNumResults() != 1 || !result.hasOneUse())
+  if (outer->getNumResults() != 1 || !outer->getResult(0).hasOneUse())
     return {};
+  Value result = outer->getResult(0);
   auto consumer = dyn_cast<linalg::GenericOp>(*result.getUsers().begin());
   if (!consumer || consumer.getNumReductionLoops() != 0 ||
       consumer.getNumDpsInits() != 1 || consumer->getNumResults() != 1 ||
@@ -232,7 +232,6 @@ bool fuseEpilogue(RewriterBase &rewriter, Operation *loops, unsigned rowDim) {
     return false;
   linalg::GenericOp marker = markers.front();
   auto [consumer, read] = epilogueOf(outer);
-
   if (!consumer || !marker->hasAttr(kAmxZeroInitAttr) ||
       !marker->getResult(0).hasOneUse())
     return false;

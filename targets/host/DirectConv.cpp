@@ -1277,7 +1277,7 @@ std::optional<AmxConvLoops> amxConvLoops(linalg::GenericOp op,
   auto batch = dim(out.getResult(0)), channels = dim(in.getResult(1));
   // A flattened (or 1-D) convolution with or without a window; a 2-D one
   // with or without a window's columns (kh x 1: an RGB stem with its
-  // columns folded into channels, FoldColumns.cpp).
+  // columns folded into channels: PadChannels.cpp's foldColumns).
   auto cols = stridedSum(in.getResult(rank - 1), iterators, true);
   if (!cols)
     cols = stridedSum(in.getResult(rank - 1), iterators, false);

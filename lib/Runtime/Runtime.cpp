@@ -8,6 +8,7 @@
 #include "ign/Runtime/ignrt.h"
 
 #include "Residency.h"
+#include "ScratchCache.h"
 
 #include <nlohmann/json.hpp>
 
@@ -945,6 +946,15 @@ ignrt_status loadKernels(ignrt_bundle &b, const Sections &s) {
   if (!b.library)
     return fail(IGNRT_ERROR_RUNTIME,
                 std::string("cannot load the kernels: ") + dlerror());
+  // Kernel temporaries from the thread's cache, not fresh pages per call
+  // (an artifact from before the table allocates with malloc).
+  struct Allocator {
+    void *(*alloc)(size_t);
+    void (*free)(void *);
+  };
+  if (auto *allocator = static_cast<Allocator *>(
+          dlsym(b.library, ign::bundle::kKernelAllocatorSymbol)))
+    *allocator = {ignrt_detail::scratchAlloc, ignrt_detail::scratchFree};
   for (auto &k : b.kernels) {
     if (k.deviceFn)
       continue;

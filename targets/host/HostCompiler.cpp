@@ -13,6 +13,8 @@
 #include "ign/Transforms/KernelTasks.h"
 #include "ign/Transforms/Passes.h"
 
+#include "ign/Bundle/BundleFormat.h"
+
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
@@ -324,7 +326,9 @@ void buildCodegenPipeline(PassManager &pm, bool nativeBf16) {
   ConvertVectorToLLVMPassOptions vectorOptions;
   vectorOptions.amx = true; // AmxTiles.h's tiles
   pm.addPass(createConvertVectorToLLVMPass(vectorOptions));
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  FinalizeMemRefToLLVMConversionPassOptions memrefOptions;
+  memrefOptions.useGenericFunctions = true; // defineKernelAllocator
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefOptions));
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
@@ -610,6 +614,56 @@ static void preferWidestVectors(llvm::Module &module,
       f.addFnAttr("prefer-vector-width", "512");
 }
 
+/// Defines the functions the kernels allocate and free their temporaries
+/// with (MLIR's generic `_mlir_memref_to_llvm_alloc` and `..._free`): each
+/// calls through the artifact's allocator table (BundleFormat.h's
+/// kKernelAllocatorSymbol, which libignrt fills after loading it), or malloc
+/// and free while the table is empty.
+static void defineKernelAllocator(llvm::Module &module) {
+  llvm::LLVMContext &ctx = module.getContext();
+  auto *ptr = llvm::PointerType::getUnqual(ctx);
+  auto *size = llvm::Type::getInt64Ty(ctx);
+  auto *table = new llvm::GlobalVariable(
+      module, llvm::ArrayType::get(ptr, 2), /*isConstant=*/false,
+      llvm::GlobalValue::ExternalLinkage,
+      llvm::ConstantAggregateZero::get(llvm::ArrayType::get(ptr, 2)),
+      bundle::kKernelAllocatorSymbol);
+  auto define = [&](llvm::StringRef name, llvm::FunctionType *type,
+                    llvm::StringRef fallback, unsigned slot) {
+    llvm::Function *f = module.getFunction(name);
+    if (!f || !f->isDeclaration())
+      return;
+    f->setLinkage(llvm::GlobalValue::InternalLinkage);
+    auto *entry = llvm::BasicBlock::Create(ctx, "entry", f);
+    auto *viaTable = llvm::BasicBlock::Create(ctx, "table", f);
+    auto *viaLibc = llvm::BasicBlock::Create(ctx, "libc", f);
+    llvm::IRBuilder<> b(entry);
+    llvm::Value *fn =
+        b.CreateLoad(ptr, b.CreateConstInBoundsGEP2_32(table->getValueType(),
+                                                       table, 0, slot));
+    b.CreateCondBr(b.CreateIsNull(fn), viaLibc, viaTable);
+    llvm::SmallVector<llvm::Value *> args;
+    for (llvm::Argument &a : f->args())
+      args.push_back(&a);
+    for (auto [block, callee] :
+         {std::pair(viaTable, fn),
+          std::pair(viaLibc,
+                    module.getOrInsertFunction(fallback, type).getCallee())}) {
+      b.SetInsertPoint(block);
+      llvm::CallInst *call = b.CreateCall(type, callee, args);
+      if (type->getReturnType()->isVoidTy())
+        b.CreateRetVoid();
+      else
+        b.CreateRet(call);
+    }
+  };
+  define("_mlir_memref_to_llvm_alloc",
+         llvm::FunctionType::get(ptr, size, false), "malloc", 0);
+  define("_mlir_memref_to_llvm_free",
+         llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), ptr, false),
+         "free", 1);
+}
+
 /// LLVM IR of the lowered module, optimized for `artifact`, as an object
 /// file; `llvmIR` receives the optimized IR when set.
 static FailureOr<std::string>
@@ -627,6 +681,7 @@ emitObject(ModuleOp module, llvm::ArrayRef<bundle::KernelSpec *> specs,
             addPackedEntry(*llvmModule, k->name, k->symbol, module.getLoc())))
       return failure();
   }
+  defineKernelAllocator(*llvmModule);
   std::string error;
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(artifact.triple, error);

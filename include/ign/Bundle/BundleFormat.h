@@ -27,6 +27,12 @@ constexpr uint32_t kOldestFormatVersion = 2;
 /// from an mmapped bundle with any element alignment.
 constexpr uint64_t kSectionAlignment = 64;
 
+/// The host artifact's allocator table (a global of two pointers: void
+/// *(*)(size_t), void (*)(void *)), through which its kernels allocate and
+/// free their temporaries; malloc and free while null. libignrt fills it
+/// after loading the artifact (lib/Runtime/ScratchCache.h).
+constexpr char kKernelAllocatorSymbol[] = "ign_kernel_allocator";
+
 enum class SectionKind : uint32_t {
   Manifest = 1, // JSON, UTF-8
   Weights = 2,  // raw little-endian tensors, each 64-byte aligned

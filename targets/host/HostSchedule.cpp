@@ -1216,6 +1216,29 @@ bool isDefinedOutside(Value v, Operation *outer) {
   return !outer->isAncestor(where);
 }
 
+/// Moves the chain of slices that makes `v` in loop `loop` before it when
+/// each slice takes the same part on every iteration (its offsets and
+/// sizes defined outside the loop): the slice that splitting off a rest of
+/// columns takes of a block's B (attention's keys, 1488 of 1500) then no
+/// longer makes every block pack B again. Returns whether `v` is then
+/// defined outside the loop; changes nothing otherwise.
+bool hoistSlices(Value v, Operation *loop) {
+  SmallVector<tensor::ExtractSliceOp> chain;
+  while (!isDefinedOutside(v, loop)) {
+    auto slice = v.getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice)
+      return false;
+    for (Value operand : slice->getOperands().drop_front())
+      if (!isDefinedOutside(operand, loop))
+        return false;
+    chain.push_back(slice);
+    v = slice.getSource();
+  }
+  for (tensor::ExtractSliceOp slice : llvm::reverse(chain))
+    slice->moveBefore(loop);
+  return true;
+}
+
 /// The copy of `from` (the tensor a tile's slice is of) into panels
 /// (buildPanels), computed before `outer` on every run.
 Value copyIntoPanels(RewriterBase &rewriter, linalg::GenericOp op, Value from,
@@ -1383,13 +1406,64 @@ Value buildPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
       loc, viewType, panels, packedOffsets, packedSizes, strides);
 }
 
+/// A tensor of `shape` (element `type`) with dim `dim` extended to
+/// `padded`, zero past the original size: its zero part filled, and the
+/// slice of the original shape that a copy writes before it is inserted
+/// back (`whole`, `part`).
+struct ZeroPadded {
+  Value whole, part;
+};
+ZeroPadded zeroPadded(RewriterBase &rewriter, Location loc,
+                      ArrayRef<int64_t> shape, Type type, int64_t dim,
+                      int64_t padded) {
+  SmallVector<int64_t> wide(shape);
+  wide[dim] = padded;
+  Value whole = rewriter.create<tensor::EmptyOp>(loc, wide, type);
+  auto sliceOf = [&](Value from, int64_t offset, int64_t size) {
+    SmallVector<OpFoldResult> offsets(shape.size(), rewriter.getIndexAttr(0)),
+        sizes, strides(shape.size(), rewriter.getIndexAttr(1));
+    for (int64_t s : wide)
+      sizes.push_back(rewriter.getIndexAttr(s));
+    offsets[dim] = rewriter.getIndexAttr(offset);
+    sizes[dim] = rewriter.getIndexAttr(size);
+    return std::pair(offsets, sizes);
+  };
+  auto [padAt, padSizes] = sliceOf(whole, shape[dim], padded - shape[dim]);
+  SmallVector<OpFoldResult> ones(shape.size(), rewriter.getIndexAttr(1));
+  Value pad = rewriter.create<tensor::ExtractSliceOp>(loc, whole, padAt,
+                                                      padSizes, ones);
+  Value zero =
+      rewriter.create<arith::ConstantOp>(loc, type, rewriter.getZeroAttr(type));
+  Value zeros = rewriter.create<linalg::FillOp>(loc, zero, pad).getResult(0);
+  whole = rewriter.create<tensor::InsertSliceOp>(loc, zeros, whole, padAt,
+                                                 padSizes, ones);
+  auto [at, sizes] = sliceOf(whole, 0, shape[dim]);
+  Value part =
+      rewriter.create<tensor::ExtractSliceOp>(loc, whole, at, sizes, ones);
+  return {whole, part};
+}
+
+/// `copy`'s result (written into `padded.part`) inserted back into the
+/// whole of `padded`.
+Value insertPart(RewriterBase &rewriter, Location loc, Value copy,
+                 ZeroPadded padded) {
+  auto slice = padded.part.getDefiningOp<tensor::ExtractSliceOp>();
+  return rewriter.create<tensor::InsertSliceOp>(
+      loc, copy, padded.whole, slice.getMixedOffsets(), slice.getMixedSizes(),
+      slice.getMixedStrides());
+}
+
 /// Rounds the tensor that operand `a` of register tile `op` slices (before
 /// the tile loops `outer`) to bfloat16 in its own layout, and returns the
 /// tile's slice of it: for an operand contiguous along the reduction (A as
 /// usual, (..., m, k)), whose pairs are already adjacent. An elementwise
 /// loop, which LLVM vectorizes; null, changing nothing, unless `a` is a
-/// slice of a static f32 tensor defined outside the tile loops.
-Value roundToBf16(RewriterBase &rewriter, OpOperand *a, Operation *outer) {
+/// slice of a static f32 tensor defined outside the tile loops. With
+/// `paddedK` past its last dim (an AMX block's reduction of no whole tile
+/// steps: attention's P over 1500 keys), the copy's rows are that long,
+/// zero past the end, and the tile's slice spans them.
+Value roundToBf16(RewriterBase &rewriter, OpOperand *a, Operation *outer,
+                  int64_t paddedK = 0) {
   auto slice = a->get().getDefiningOp<tensor::ExtractSliceOp>();
   if (!slice || !isDefinedOutside(slice.getSource(), outer))
     return {};
@@ -1397,19 +1471,44 @@ Value roundToBf16(RewriterBase &rewriter, OpOperand *a, Operation *outer) {
   auto source = dyn_cast<RankedTensorType>(from.getType());
   if (!source || !source.hasStaticShape() || !source.getElementType().isF32())
     return {};
+  if (paddedK && slice.getStaticSizes().back() != source.getShape().back())
+    return {};
   Location loc = slice.getLoc();
   rewriter.setInsertionPoint(outer);
   Type bf16 = rewriter.getBF16Type();
-  Value round = roundedCopy(rewriter, loc, from, source.getShape(),
-                            rewriter.getMultiDimIdentityMap(source.getRank()));
-  if (Value rows = vectorizeRoundedCopy(
-          rewriter, round.getDefiningOp<linalg::GenericOp>()))
-    round = rows;
+  int64_t rank = source.getRank();
+  Value round;
+  if (paddedK > source.getShape().back()) {
+    ZeroPadded padded =
+        zeroPadded(rewriter, loc, source.getShape(), bf16, rank - 1, paddedK);
+    AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
+    auto copy = rewriter.create<linalg::GenericOp>(
+        loc, padded.part.getType(), ValueRange{from}, ValueRange{padded.part},
+        SmallVector<AffineMap>{identity, identity},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          b.create<linalg::YieldOp>(
+              l, b.create<arith::TruncFOp>(l, bf16, args[0]).getResult());
+        });
+    round = insertPart(rewriter, loc, copy.getResult(0), padded);
+  } else {
+    round = roundedCopy(rewriter, loc, from, source.getShape(),
+                        rewriter.getMultiDimIdentityMap(rank));
+    if (Value rows = vectorizeRoundedCopy(
+            rewriter, round.getDefiningOp<linalg::GenericOp>()))
+      round = rows;
+  }
   rewriter.setInsertionPoint(slice);
   auto sliceType = cast<RankedTensorType>(slice.getType());
+  SmallVector<int64_t> shape(sliceType.getShape());
+  SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+  if (paddedK > source.getShape().back()) {
+    shape.back() = paddedK;
+    sizes.back() = rewriter.getIndexAttr(paddedK);
+  }
   return rewriter.create<tensor::ExtractSliceOp>(
-      loc, RankedTensorType::get(sliceType.getShape(), bf16), round,
-      slice.getMixedOffsets(), slice.getMixedSizes(), slice.getMixedStrides());
+      loc, RankedTensorType::get(shape, bf16), round, slice.getMixedOffsets(),
+      sizes, slice.getMixedStrides());
 }
 
 /// Makes register tile `op` read its operand `b` from f32 panels
@@ -1674,26 +1773,40 @@ vectorizeContraction(RewriterBase &rewriter, linalg::GenericOp op,
 /// constant weight, else once per run before the outermost loop of the
 /// workgroup that `b` does not change in (attention's P V in blocks of 50
 /// queries and chunks of 64 keys packed V for each: whisper's encoder 208
-/// -> 250 ms). Null when `b` is no such tensor.
+/// -> 250 ms). With `paddedK` past K (a reduction of no whole tile steps;
+/// never a constant), B is copied with zeros up to it first. Null when `b`
+/// is no such tensor.
 Value amxPanels(RewriterBase &rewriter, linalg::GenericOp op, Value b,
-                bool transposed, int64_t cols) {
+                bool transposed, int64_t cols, int64_t paddedK = 0) {
   auto source = dyn_cast<RankedTensorType>(b.getType());
   if (!source || !source.hasStaticShape() || source.getRank() < 2 ||
       !source.getElementType().isF32())
     return {};
   int64_t rank = source.getRank();
+  int64_t kDim = transposed ? rank - 1 : rank - 2;
   int64_t n = source.getDimSize(transposed ? rank - 2 : rank - 1);
-  int64_t kk = source.getDimSize(transposed ? rank - 1 : rank - 2);
-  if (n % cols != 0 || kk % 2 != 0)
+  int64_t kk = source.getDimSize(kDim);
+  bool pad = paddedK > kk;
+  if (n % cols != 0 || (kk % 2 != 0 && !pad))
     return {};
-  if (Value panels =
-          prepackedPanels(rewriter, b, transposed, cols, op, /*group=*/2))
-    return panels;
+  if (!pad)
+    if (Value panels =
+            prepackedPanels(rewriter, b, transposed, cols, op, /*group=*/2))
+      return panels;
   Operation *before = op;
   while (auto loop = before->getParentOfType<scf::ForOp>()) {
-    if (!isDefinedOutside(b, loop))
+    if (!isDefinedOutside(b, loop) && !hoistSlices(b, loop))
       break;
     before = loop;
+  }
+  if (pad) {
+    Location loc = op.getLoc();
+    rewriter.setInsertionPoint(before);
+    ZeroPadded padded = zeroPadded(rewriter, loc, source.getShape(),
+                                   source.getElementType(), kDim, paddedK);
+    Value copy =
+        rewriter.create<linalg::CopyOp>(loc, b, padded.part).getResult(0);
+    b = insertPart(rewriter, loc, copy, padded);
   }
   return copyIntoPanels(rewriter, op, b, transposed, cols, before,
                         /*group=*/2);
@@ -1721,9 +1834,11 @@ offsetsWithin(RewriterBase &rewriter, Location loc, Value v, Value from) {
 
 /// Block `block`'s panel [K / 2, 2 cols] of `panels` (amxPanels of `bRoot`,
 /// the contraction's B before its chunks and blocks were taken: the block
-/// reads a chain of slices of it, `b`); null unless `b` is such a chain.
+/// reads a chain of slices of it, `b`; [paddedK / 2, 2 cols] with
+/// `paddedK`, the whole reduction padded); null unless `b` is such a chain.
 Value blockPanel(RewriterBase &rewriter, linalg::GenericOp block, Value b,
-                 Value bRoot, Value panels, bool transposed, int64_t cols) {
+                 Value bRoot, Value panels, bool transposed, int64_t cols,
+                 int64_t paddedK = 0) {
   Location loc = block.getLoc();
   rewriter.setInsertionPoint(block);
   std::optional<SmallVector<OpFoldResult>> at =
@@ -1733,6 +1848,8 @@ Value blockPanel(RewriterBase &rewriter, linalg::GenericOp block, Value b,
   int64_t nDim = transposed ? rank - 2 : rank - 1;
   int64_t kDim = transposed ? rank - 1 : rank - 2;
   int64_t kk = type.getDimSize(kDim);
+  if (paddedK > kk)
+    kk = paddedK; // the block reads the whole reduction, zeros past it
   if (!at || type.getDimSize(nDim) != cols || kk % 2 != 0)
     return {};
   for (int64_t d = 0; d + 2 < rank; ++d)
@@ -1821,19 +1938,26 @@ linalg::GenericOp splitOffRest(RewriterBase &rewriter, linalg::GenericOp op,
   return mainOp;
 }
 
+/// The shortest reduction of no whole tile steps that AMX blocks take,
+/// padded: shorter ones lose more to the padding than the tiles gain (40 x
+/// 70 x 32: 1.2 us in fp32 register tiles, 2.1 padded to 96).
+constexpr int64_t kMinPaddedReduction = 4 * kAmxSteps;
+
 /// Whether contraction `op` (its loops `c`) can compute in blocks on AMX
 /// tiles (amxContraction): --precision=bf16 on a CPU with AMX, an f32
 /// output whose last two dims are the row loop and the columns, a
-/// reduction of whole tile steps (kAmxSteps), at least a tile of rows and
-/// of columns, B streamed and A broadcast as (..., m, k), both static f32.
-/// (The steps past the last 32 of a longer reduction, as register tiles
-/// accumulating after the blocks, made attention's P V slower than its
-/// fp32 tiles reading P in place: whisper's encoder 199 -> 216 ms, DINOv2
-/// 40.1 -> 45.0, ViT-S/16 37.8 -> 35.4.)
+/// reduction of at least one tile step (kAmxSteps), at least a tile of rows and
+/// of columns, B streamed and A broadcast as (..., m, k), both static f32,
+/// neither a constant when the reduction is no whole tile steps (their copies
+/// are padded per run; a constant's are made at compile time, unpadded) and
+/// then at least kMinPaddedReduction. (Those steps as register tiles
+/// accumulating after the blocks made attention's P V slower than its fp32
+/// tiles reading P in place: whisper's encoder 199 -> 216 ms, DINOv2 40.1
+/// -> 45.0, ViT-S/16 37.8 -> 35.4.)
 bool takesAmxBlocks(linalg::GenericOp op, const ContractionLoops &c,
                     const HostMachine &machine) {
   if (!machine.amx() || !c.reduction || c.rowDims.empty() ||
-      c.ranges[*c.reduction] % kAmxSteps != 0)
+      c.ranges[*c.reduction] < kAmxSteps)
     return false;
   unsigned row = c.rowDims.front();
   auto out = cast<RankedTensorType>(op.getDpsInitOperand(0)->get().getType());
@@ -1849,6 +1973,10 @@ bool takesAmxBlocks(linalg::GenericOp op, const ContractionLoops &c,
     if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
       return false;
   }
+  if (c.ranges[*c.reduction] % kAmxSteps != 0 &&
+      (c.ranges[*c.reduction] < kMinPaddedReduction || c.streamsWeight ||
+       isWeightView(t.broadcast->get())))
+    return false;
   return c.ranges[row] >= kAmxTileRows && c.ranges[c.inner] >= kAmxTileRows;
 }
 
@@ -1864,13 +1992,52 @@ bool packsLessWhole(linalg::GenericOp op, const ContractionLoops &c) {
          c.ranges[c.inner] >= c.ranges[c.rowDims.front()];
 }
 
+/// The A operand of AMX block `block` (of contraction loops `c`) in
+/// bfloat16: a constant weight's slices of its copy rounded at compile
+/// time, else the slices of A rounded before the tile loops `outer` (rows
+/// `paddedK` long when set: roundToBf16). Null when neither applies.
+Value amxBlockRows(RewriterBase &rewriter, linalg::GenericOp block,
+                   const ContractionLoops &c, Operation *outer,
+                   int64_t paddedK) {
+  TileOperands bt = tileOperands(block, c, c.rowDims.front());
+  Value weight = bt.broadcast->get();
+  while (auto slice = weight.getDefiningOp<tensor::ExtractSliceOp>())
+    weight = slice.getSource();
+  auto wType = cast<RankedTensorType>(weight.getType());
+  if (!paddedK)
+    if (Value rounded = prepackedPermutation(
+            rewriter, weight,
+            llvm::to_vector(llvm::seq<int64_t>(0, wType.getRank()))))
+      return sliceLikewise(rewriter, bt.broadcast->get(), weight, rounded);
+  return roundToBf16(rewriter, bt.broadcast, outer, paddedK);
+}
+
+/// The reduction chunk of AMX contraction `op` (its loops `c`): knob
+/// "k_tile" when it divides into tile steps, else at most kAmxChunk; none
+/// for a reduction of no whole tile steps (padded: chunks would each hold
+/// a part step).
+int64_t amxChunk(const ContractionLoops &c, const search::Schedule *knobs,
+                 const std::string &prefix) {
+  int64_t reduction = c.ranges[*c.reduction];
+  if (reduction % kAmxSteps != 0)
+    return 0;
+  int64_t chunk = knobOr(knobs, prefix + knobs::kKTile, 0);
+  if (chunk > 0 && chunk % kAmxSteps == 0 && reduction % chunk == 0)
+    return chunk;
+  chunk = std::min<int64_t>(reduction, kAmxChunk);
+  while (reduction % chunk != 0)
+    chunk -= kAmxSteps;
+  return chunk;
+}
+
 /// Tiles contraction `op` (takesAmxBlocks, unless knob "amx" is 0) into
 /// blocks of 16 or 32 rows by 16 or 32 columns over chunks of its
-/// reduction (knob "k_tile" when it divides into tile steps, else at most
-/// kAmxChunk), computed on the tile registers (AmxTiles.h) from B's pair
-/// panels and A rounded in its own layout; rows and columns past the last
-/// multiple of 16 get the usual register tiles. The block applied, or
-/// nullopt, changing nothing.
+/// reduction (amxChunk), computed on the tile registers (AmxTiles.h) from
+/// B's pair panels and A rounded in its own layout; rows and columns past
+/// the last multiple of 16 get the usual register tiles. A reduction of no
+/// whole tile steps (attention's P V over 1500 keys) is padded with zeros
+/// in both copies to the next. The block applied, or nullopt, changing
+/// nothing.
 std::optional<std::vector<int64_t>>
 amxContraction(RewriterBase &rewriter, linalg::GenericOp op, unsigned index,
                const HostMachine &machine, const search::Schedule *knobs,
@@ -1882,8 +2049,6 @@ amxContraction(RewriterBase &rewriter, linalg::GenericOp op, unsigned index,
     return std::nullopt;
   unsigned row = c->rowDims.front();
   int64_t rows = c->ranges[row], cols = c->ranges[c->inner];
-  if (rows < kAmxTileRows || cols < kAmxTileRows)
-    return std::nullopt;
   for (auto [dim, range] : {std::pair(c->inner, cols), std::pair(row, rows)})
     if (range % kAmxTileRows != 0) {
       linalg::GenericOp main = splitOffRest(
@@ -1899,17 +2064,14 @@ amxContraction(RewriterBase &rewriter, linalg::GenericOp op, unsigned index,
   tile[c->inner] = cols % 32 == 0 ? 32 : kAmxTileRows;
   tile[*c->reduction] = 0;
   int64_t reduction = c->ranges[*c->reduction];
-  int64_t chunk = knobOr(knobs, prefix + knobs::kKTile, 0);
-  if (chunk <= 0 || chunk % kAmxSteps != 0 || reduction % chunk != 0) {
-    chunk = std::min<int64_t>(reduction, kAmxChunk);
-    while (reduction % chunk != 0)
-      chunk -= kAmxSteps;
-  }
+  int64_t paddedK =
+      reduction % kAmxSteps == 0 ? 0 : llvm::alignTo(reduction, kAmxSteps);
   TileOperands ot = tileOperands(op, *c, row);
   Value bRoot = ot.streamed->get();
   Value allPanels =
-      amxPanels(rewriter, op, bRoot, ot.streamedT, tile[c->inner]);
-  auto [target, kTile] = chunkReduction(rewriter, op, *c, chunk);
+      amxPanels(rewriter, op, bRoot, ot.streamedT, tile[c->inner], paddedK);
+  auto [target, kTile] =
+      chunkReduction(rewriter, op, *c, amxChunk(*c, knobs, prefix));
   op = target;
   auto tiled =
       tileInPlace(rewriter, op, tile, registerTileOrder(op, *c, row, false));
@@ -1918,22 +2080,12 @@ amxContraction(RewriterBase &rewriter, linalg::GenericOp op, unsigned index,
   auto block = cast<linalg::GenericOp>(tiled->tiledOps.back());
   Operation *outer = tiled->loops.front();
   TileOperands bt = tileOperands(block, *c, row);
-  Value panels = allPanels
-                     ? blockPanel(rewriter, block, bt.streamed->get(), bRoot,
-                                  allPanels, bt.streamedT, tile[c->inner])
-                     : Value();
-  // A constant A is rounded at compile time: the slices of the weight that
-  // the block reads, taken of its bf16 copy.
-  Value a, weight = bt.broadcast->get();
-  while (auto slice = weight.getDefiningOp<tensor::ExtractSliceOp>())
-    weight = slice.getSource();
-  auto wType = cast<RankedTensorType>(weight.getType());
-  if (Value rounded = prepackedPermutation(
-          rewriter, weight,
-          llvm::to_vector(llvm::seq<int64_t>(0, wType.getRank()))))
-    a = sliceLikewise(rewriter, bt.broadcast->get(), weight, rounded);
-  if (panels && !a)
-    a = roundToBf16(rewriter, bt.broadcast, outer);
+  Value panels =
+      allPanels ? blockPanel(rewriter, block, bt.streamed->get(), bRoot,
+                             allPanels, bt.streamedT, tile[c->inner], paddedK)
+                : Value();
+  Value a =
+      panels ? amxBlockRows(rewriter, block, *c, outer, paddedK) : Value();
   // (Checked above: the block stays a correct loop nest should this fail.)
   if (!a || !buildAmxBlock(rewriter, block,
                            lastTwoDims(rewriter, block.getLoc(), a), panels))

@@ -46,7 +46,10 @@ bool buildAmxBlock(RewriterBase &rewriter, linalg::GenericOp tile, Value a,
   int64_t rank = outType.getRank();
   int64_t rows = aType.getDimSize(0), steps = aType.getDimSize(1);
   int64_t cols = outType.getDimSize(rank - 1);
-  if (!isAmxBlock(rows, cols) || outType.getDimSize(rank - 2) != rows ||
+  // A rest of rows short of a tile: A padded to one, C a scratch tile.
+  int64_t outRows = outType.getDimSize(rank - 2);
+  bool scratch = outRows < rows && rows == kAmxTileRows;
+  if (!isAmxBlock(rows, cols) || (outRows != rows && !scratch) ||
       steps % kAmxSteps != 0 || bType.getDimSize(0) != steps / 2 ||
       bType.getDimSize(1) != 2 * cols)
     return false;
@@ -72,8 +75,17 @@ bool buildAmxBlock(RewriterBase &rewriter, linalg::GenericOp tile, Value a,
   for (int64_t s : outType.getShape())
     sizes.push_back(rewriter.getIndexAttr(s));
   auto blockType = RankedTensorType::get({rows, cols}, f32);
-  Value block = rewriter.create<tensor::ExtractSliceOp>(loc, blockType, init,
+  auto outBlockType = RankedTensorType::get({outRows, cols}, f32);
+  Value block = rewriter.create<tensor::ExtractSliceOp>(loc, outBlockType, init,
                                                         zeros, sizes, ones);
+  SmallVector<OpFoldResult> origin(2, rewriter.getIndexAttr(0)),
+      units(2, rewriter.getIndexAttr(1)),
+      outSizes{rewriter.getIndexAttr(outRows), rewriter.getIndexAttr(cols)};
+  if (scratch)
+    block = rewriter.create<tensor::InsertSliceOp>(
+        loc, block,
+        rewriter.create<tensor::EmptyOp>(loc, blockType.getShape(), f32),
+        origin, outSizes, units);
   auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
   SmallVector<AffineMap> maps{AffineMap::get(4, 0, {d(0), d(2), d(3)}, ctx),
                               AffineMap::get(4, 0, {d(2), d(1), d(3)}, ctx),
@@ -85,8 +97,12 @@ bool buildAmxBlock(RewriterBase &rewriter, linalg::GenericOp tile, Value a,
       loc, blockType, ValueRange{a3, b3}, ValueRange{block}, maps, iterators,
       widenedMultiplyAdd);
   marker->setAttr(kAmxBlockAttr, rewriter.getUnitAttr());
-  Value result = rewriter.create<tensor::InsertSliceOp>(
-      loc, marker.getResult(0), init, zeros, sizes, ones);
+  Value computed = marker.getResult(0);
+  if (scratch)
+    computed = rewriter.create<tensor::ExtractSliceOp>(
+        loc, outBlockType, computed, origin, outSizes, units);
+  Value result = rewriter.create<tensor::InsertSliceOp>(loc, computed, init,
+                                                        zeros, sizes, ones);
   rewriter.replaceOp(tile, result);
   return true;
 }

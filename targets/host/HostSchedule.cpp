@@ -897,7 +897,7 @@ std::optional<ContractionLoops> analyzeContraction(linalg::GenericOp op) {
 }
 
 bool takesAmxBlocks(linalg::GenericOp op, const ContractionLoops &c,
-                    const HostMachine &machine);
+                    const HostMachine &machine, int64_t minRows = kAmxTileRows);
 bool packsLessWhole(linalg::GenericOp op, const ContractionLoops &c);
 
 /// The default split of a kernel. The column loop of a register-tiled
@@ -1406,40 +1406,43 @@ Value buildPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
       loc, viewType, panels, packedOffsets, packedSizes, strides);
 }
 
-/// A tensor of `shape` (element `type`) with dim `dim` extended to
-/// `padded`, zero past the original size: its zero part filled, and the
-/// slice of the original shape that a copy writes before it is inserted
-/// back (`whole`, `part`).
+/// A tensor of `shape` (element `type`) extended to `padded` (no dim
+/// shorter), zero past the original sizes: its zero parts filled (one slab
+/// per extended dim), and the slice of the original shape that a copy
+/// writes before it is inserted back (`whole`, `part`).
 struct ZeroPadded {
   Value whole, part;
 };
 ZeroPadded zeroPadded(RewriterBase &rewriter, Location loc,
-                      ArrayRef<int64_t> shape, Type type, int64_t dim,
-                      int64_t padded) {
-  SmallVector<int64_t> wide(shape);
-  wide[dim] = padded;
-  Value whole = rewriter.create<tensor::EmptyOp>(loc, wide, type);
-  auto sliceOf = [&](Value from, int64_t offset, int64_t size) {
-    SmallVector<OpFoldResult> offsets(shape.size(), rewriter.getIndexAttr(0)),
-        sizes, strides(shape.size(), rewriter.getIndexAttr(1));
-    for (int64_t s : wide)
-      sizes.push_back(rewriter.getIndexAttr(s));
-    offsets[dim] = rewriter.getIndexAttr(offset);
-    sizes[dim] = rewriter.getIndexAttr(size);
-    return std::pair(offsets, sizes);
-  };
-  auto [padAt, padSizes] = sliceOf(whole, shape[dim], padded - shape[dim]);
-  SmallVector<OpFoldResult> ones(shape.size(), rewriter.getIndexAttr(1));
-  Value pad = rewriter.create<tensor::ExtractSliceOp>(loc, whole, padAt,
-                                                      padSizes, ones);
+                      ArrayRef<int64_t> shape, Type type,
+                      ArrayRef<int64_t> padded) {
+  size_t rank = shape.size();
+  Value whole = rewriter.create<tensor::EmptyOp>(loc, padded, type);
+  SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
   Value zero =
       rewriter.create<arith::ConstantOp>(loc, type, rewriter.getZeroAttr(type));
-  Value zeros = rewriter.create<linalg::FillOp>(loc, zero, pad).getResult(0);
-  whole = rewriter.create<tensor::InsertSliceOp>(loc, zeros, whole, padAt,
-                                                 padSizes, ones);
-  auto [at, sizes] = sliceOf(whole, 0, shape[dim]);
-  Value part =
-      rewriter.create<tensor::ExtractSliceOp>(loc, whole, at, sizes, ones);
+  // Slab d: dims before d within the original sizes, d past them, the
+  // dims after it whole.
+  for (size_t d = 0; d < rank; ++d) {
+    if (padded[d] == shape[d])
+      continue;
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)), sizes;
+    for (size_t e = 0; e < rank; ++e)
+      sizes.push_back(rewriter.getIndexAttr(e < d ? shape[e] : padded[e]));
+    offsets[d] = rewriter.getIndexAttr(shape[d]);
+    sizes[d] = rewriter.getIndexAttr(padded[d] - shape[d]);
+    Value slab = rewriter.create<tensor::ExtractSliceOp>(loc, whole, offsets,
+                                                         sizes, ones);
+    Value zeros = rewriter.create<linalg::FillOp>(loc, zero, slab).getResult(0);
+    whole = rewriter.create<tensor::InsertSliceOp>(loc, zeros, whole, offsets,
+                                                   sizes, ones);
+  }
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t size : shape)
+    sizes.push_back(rewriter.getIndexAttr(size));
+  Value part = rewriter.create<tensor::ExtractSliceOp>(
+      loc, whole, SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(0)),
+      sizes, ones);
   return {whole, part};
 }
 
@@ -1459,11 +1462,12 @@ Value insertPart(RewriterBase &rewriter, Location loc, Value copy,
 /// usual, (..., m, k)), whose pairs are already adjacent. An elementwise
 /// loop, which LLVM vectorizes; null, changing nothing, unless `a` is a
 /// slice of a static f32 tensor defined outside the tile loops. With
-/// `paddedK` past its last dim (an AMX block's reduction of no whole tile
-/// steps: attention's P over 1500 keys), the copy's rows are that long,
-/// zero past the end, and the tile's slice spans them.
+/// `padded` [rows, k] beyond its last two dims (an AMX block's reduction of
+/// no whole tile steps: attention's P over 1500 keys; a rest of rows short
+/// of a tile), the copy is that large, zero past the source, and the tile's
+/// slice, whole along those dims, spans it.
 Value roundToBf16(RewriterBase &rewriter, OpOperand *a, Operation *outer,
-                  int64_t paddedK = 0) {
+                  std::array<int64_t, 2> padded = {0, 0}) {
   auto slice = a->get().getDefiningOp<tensor::ExtractSliceOp>();
   if (!slice || !isDefinedOutside(slice.getSource(), outer))
     return {};
@@ -1471,41 +1475,48 @@ Value roundToBf16(RewriterBase &rewriter, OpOperand *a, Operation *outer,
   auto source = dyn_cast<RankedTensorType>(from.getType());
   if (!source || !source.hasStaticShape() || !source.getElementType().isF32())
     return {};
-  if (paddedK && slice.getStaticSizes().back() != source.getShape().back())
-    return {};
+  int64_t rank = source.getRank();
+  SmallVector<int64_t> wide(source.getShape());
+  ArrayRef<int64_t> sliceSizes = slice.getStaticSizes();
+  for (int64_t i = 0; i < 2; ++i) {
+    int64_t d = rank - 2 + i;
+    if (padded[i] <= wide[d])
+      continue;
+    if (sliceSizes[d] != wide[d])
+      return {}; // the tile must span the padded dim
+    wide[d] = padded[i];
+  }
   Location loc = slice.getLoc();
   rewriter.setInsertionPoint(outer);
   Type bf16 = rewriter.getBF16Type();
-  int64_t rank = source.getRank();
-  Value round;
-  if (paddedK > source.getShape().back()) {
-    ZeroPadded padded =
-        zeroPadded(rewriter, loc, source.getShape(), bf16, rank - 1, paddedK);
-    AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
-    auto copy = rewriter.create<linalg::GenericOp>(
-        loc, padded.part.getType(), ValueRange{from}, ValueRange{padded.part},
-        SmallVector<AffineMap>{identity, identity},
-        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
-        [&](OpBuilder &b, Location l, ValueRange args) {
-          b.create<linalg::YieldOp>(
-              l, b.create<arith::TruncFOp>(l, bf16, args[0]).getResult());
-        });
-    round = insertPart(rewriter, loc, copy.getResult(0), padded);
-  } else {
-    round = roundedCopy(rewriter, loc, from, source.getShape(),
-                        rewriter.getMultiDimIdentityMap(rank));
-    if (Value rows = vectorizeRoundedCopy(
-            rewriter, round.getDefiningOp<linalg::GenericOp>()))
-      round = rows;
-  }
+  AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
+  bool pad = ArrayRef<int64_t>(wide) != source.getShape();
+  ZeroPadded zeros;
+  if (pad)
+    zeros = zeroPadded(rewriter, loc, source.getShape(), bf16, wide);
+  else
+    zeros.part = rewriter.create<tensor::EmptyOp>(loc, source.getShape(), bf16);
+  auto copy = rewriter.create<linalg::GenericOp>(
+      loc, zeros.part.getType(), ValueRange{from}, ValueRange{zeros.part},
+      SmallVector<AffineMap>{identity, identity},
+      SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        b.create<linalg::YieldOp>(
+            l, b.create<arith::TruncFOp>(l, bf16, args[0]).getResult());
+      });
+  Value round = copy.getResult(0);
+  if (Value rows = vectorizeRoundedCopy(rewriter, copy))
+    round = rows;
+  if (pad)
+    round = insertPart(rewriter, loc, round, zeros);
   rewriter.setInsertionPoint(slice);
-  auto sliceType = cast<RankedTensorType>(slice.getType());
-  SmallVector<int64_t> shape(sliceType.getShape());
   SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
-  if (paddedK > source.getShape().back()) {
-    shape.back() = paddedK;
-    sizes.back() = rewriter.getIndexAttr(paddedK);
-  }
+  SmallVector<int64_t> shape(slice.getType().getShape());
+  for (int64_t d = rank - 2; d < rank; ++d)
+    if (wide[d] != source.getDimSize(d)) {
+      sizes[d] = rewriter.getIndexAttr(wide[d]);
+      shape[d] = wide[d];
+    }
   return rewriter.create<tensor::ExtractSliceOp>(
       loc, RankedTensorType::get(shape, bf16), round, slice.getMixedOffsets(),
       sizes, slice.getMixedStrides());
@@ -1802,8 +1813,10 @@ Value amxPanels(RewriterBase &rewriter, linalg::GenericOp op, Value b,
   if (pad) {
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(before);
+    SmallVector<int64_t> wide(source.getShape());
+    wide[kDim] = paddedK;
     ZeroPadded padded = zeroPadded(rewriter, loc, source.getShape(),
-                                   source.getElementType(), kDim, paddedK);
+                                   source.getElementType(), wide);
     Value copy =
         rewriter.create<linalg::CopyOp>(loc, b, padded.part).getResult(0);
     b = insertPart(rewriter, loc, copy, padded);
@@ -1946,16 +1959,18 @@ constexpr int64_t kMinPaddedReduction = 4 * kAmxSteps;
 /// Whether contraction `op` (its loops `c`) can compute in blocks on AMX
 /// tiles (amxContraction): --precision=bf16 on a CPU with AMX, an f32
 /// output whose last two dims are the row loop and the columns, a
-/// reduction of at least one tile step (kAmxSteps), at least a tile of rows and
-/// of columns, B streamed and A broadcast as (..., m, k), both static f32,
-/// neither a constant when the reduction is no whole tile steps (their copies
-/// are padded per run; a constant's are made at compile time, unpadded) and
-/// then at least kMinPaddedReduction. (Those steps as register tiles
+/// reduction of at least one tile step (kAmxSteps), at least `minRows` rows
+/// (fewer than a tile: a rest of rows split off a contraction that has
+/// more, computed in a padded tile) and a tile of columns, B streamed and A
+/// broadcast as (..., m, k), both static f32, neither a constant when the
+/// reduction is no whole tile steps (their copies are padded per run; a
+/// constant's are made at compile time, unpadded) and then at least
+/// kMinPaddedReduction. (Those steps as register tiles
 /// accumulating after the blocks made attention's P V slower than its fp32
 /// tiles reading P in place: whisper's encoder 199 -> 216 ms, DINOv2 40.1
 /// -> 45.0, ViT-S/16 37.8 -> 35.4.)
 bool takesAmxBlocks(linalg::GenericOp op, const ContractionLoops &c,
-                    const HostMachine &machine) {
+                    const HostMachine &machine, int64_t minRows) {
   if (!machine.amx() || !c.reduction || c.rowDims.empty() ||
       c.ranges[*c.reduction] < kAmxSteps)
     return false;
@@ -1977,7 +1992,7 @@ bool takesAmxBlocks(linalg::GenericOp op, const ContractionLoops &c,
       (c.ranges[*c.reduction] < kMinPaddedReduction || c.streamsWeight ||
        isWeightView(t.broadcast->get())))
     return false;
-  return c.ranges[row] >= kAmxTileRows && c.ranges[c.inner] >= kAmxTileRows;
+  return c.ranges[row] >= minRows && c.ranges[c.inner] >= kAmxTileRows;
 }
 
 /// Whether AMX contraction `op` (its loops `c`) packs less per run with
@@ -1995,21 +2010,22 @@ bool packsLessWhole(linalg::GenericOp op, const ContractionLoops &c) {
 /// The A operand of AMX block `block` (of contraction loops `c`) in
 /// bfloat16: a constant weight's slices of its copy rounded at compile
 /// time, else the slices of A rounded before the tile loops `outer` (rows
-/// `paddedK` long when set: roundToBf16). Null when neither applies.
+/// `paddedRows` and `paddedK` long when set: roundToBf16). Null when
+/// neither applies.
 Value amxBlockRows(RewriterBase &rewriter, linalg::GenericOp block,
                    const ContractionLoops &c, Operation *outer,
-                   int64_t paddedK) {
+                   int64_t paddedRows, int64_t paddedK) {
   TileOperands bt = tileOperands(block, c, c.rowDims.front());
   Value weight = bt.broadcast->get();
   while (auto slice = weight.getDefiningOp<tensor::ExtractSliceOp>())
     weight = slice.getSource();
   auto wType = cast<RankedTensorType>(weight.getType());
-  if (!paddedK)
+  if (!paddedK && !paddedRows)
     if (Value rounded = prepackedPermutation(
             rewriter, weight,
             llvm::to_vector(llvm::seq<int64_t>(0, wType.getRank()))))
       return sliceLikewise(rewriter, bt.broadcast->get(), weight, rounded);
-  return roundToBf16(rewriter, bt.broadcast, outer, paddedK);
+  return roundToBf16(rewriter, bt.broadcast, outer, {paddedRows, paddedK});
 }
 
 /// The reduction chunk of AMX contraction `op` (its loops `c`): knob
@@ -2030,46 +2046,104 @@ int64_t amxChunk(const ContractionLoops &c, const search::Schedule *knobs,
   return chunk;
 }
 
-/// Tiles contraction `op` (takesAmxBlocks, unless knob "amx" is 0) into
-/// blocks of 16 or 32 rows by 16 or 32 columns over chunks of its
-/// reduction (amxChunk), computed on the tile registers (AmxTiles.h) from
-/// B's pair panels and A rounded in its own layout; rows and columns past
-/// the last multiple of 16 get the usual register tiles. A reduction of no
-/// whole tile steps (attention's P V over 1500 keys) is padded with zeros
-/// in both copies to the next. The block applied, or nullopt, changing
-/// nothing.
+/// B's pair panels (amxPanels of `root`, the B of a contraction before its
+/// rows were split): the main part's blocks and the rest's padded block
+/// slice the same panels instead of each packing B.
+struct SharedPanels {
+  Value root, panels;
+};
+
 std::optional<std::vector<int64_t>>
 amxContraction(RewriterBase &rewriter, linalg::GenericOp op, unsigned index,
                const HostMachine &machine, const search::Schedule *knobs,
-               search::Schedule &applied) {
+               search::Schedule &applied, SharedPanels shared = {});
+
+/// Splits AMX contraction `op` (loops `c`, its columns whole tiles) where
+/// its rows' multiples of 16 end: both parts slice B's panels packed once,
+/// the main part in blocks, the rest (1-15 rows: 2 of a block of 50
+/// queries, 5 of ViT's 197 tokens) in blocks of one tile padded to 16 rows
+/// (buildAmxBlock), or the usual register tiles should those fail. Returns
+/// what amxContraction returns for the main part.
+std::optional<std::vector<int64_t>>
+amxSplitRows(RewriterBase &rewriter, linalg::GenericOp op,
+             const ContractionLoops &c, unsigned index,
+             const HostMachine &machine, const search::Schedule *knobs,
+             search::Schedule &applied) {
+  unsigned row = c.rowDims.front();
+  int64_t rows = c.ranges[row], cols = c.ranges[c.inner];
+  int64_t reduction = c.ranges[*c.reduction];
+  TileOperands ot = tileOperands(op, c, row);
+  SharedPanels shared{ot.streamed->get(), Value()};
+  shared.panels = amxPanels(
+      rewriter, op, shared.root, ot.streamedT, cols % 32 == 0 ? 32 : 16,
+      reduction % kAmxSteps ? llvm::alignTo(reduction, kAmxSteps) : 0);
+  rewriter.setInsertionPoint(op);
+  auto [main, rest] =
+      linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()), row,
+                      rewriter.getIndexAttr(rows - rows % kAmxTileRows));
+  auto mainOp = dyn_cast_or_null<linalg::GenericOp>(main.getOperation());
+  auto restOp = dyn_cast_or_null<linalg::GenericOp>(rest.getOperation());
+  if (!mainOp || !restOp)
+    return std::nullopt;
+  search::Schedule ignored;
+  std::optional<std::vector<int64_t>> restTile;
+  if (shared.panels)
+    restTile = amxContraction(rewriter, restOp, index, machine, knobs, ignored,
+                              shared);
+  if (!restTile)
+    vectorizeContraction(rewriter, restOp, index, machine, knobs, ignored);
+  // `op` is gone: the main part gets blocks or, failing those, no tile.
+  return amxContraction(rewriter, mainOp, index, machine, knobs, applied,
+                        shared)
+      .value_or(std::vector<int64_t>{});
+}
+
+/// Tiles contraction `op` (takesAmxBlocks, unless knob "amx" is 0) into
+/// blocks of 16 or 32 rows by 16 or 32 columns over chunks of its
+/// reduction (amxChunk), computed on the tile registers (AmxTiles.h) from
+/// B's pair panels and A rounded in its own layout; columns past the last
+/// multiple of 16 get the usual register tiles, rows past it blocks of
+/// padded tiles (amxSplitRows). A reduction of no whole tile steps
+/// (attention's P V over 1500 keys) is padded with zeros in both copies to
+/// the next. With `shared` panels, `op` is such a part of a contraction
+/// (its rows may be fewer than 16) whose blocks slice them. The block
+/// applied, or nullopt, changing nothing.
+std::optional<std::vector<int64_t>>
+amxContraction(RewriterBase &rewriter, linalg::GenericOp op, unsigned index,
+               const HostMachine &machine, const search::Schedule *knobs,
+               search::Schedule &applied, SharedPanels shared) {
   std::optional<ContractionLoops> c = analyzeContraction(op);
   std::string prefix = knobs::contraction(index);
-  if (!c || !takesAmxBlocks(op, *c, machine) ||
+  if (!c ||
+      !takesAmxBlocks(op, *c, machine, shared.panels ? 1 : kAmxTileRows) ||
       knobOr(knobs, prefix + knobs::kAmx, 1) == 0)
     return std::nullopt;
   unsigned row = c->rowDims.front();
   int64_t rows = c->ranges[row], cols = c->ranges[c->inner];
-  for (auto [dim, range] : {std::pair(c->inner, cols), std::pair(row, rows)})
-    if (range % kAmxTileRows != 0) {
-      linalg::GenericOp main = splitOffRest(
-          rewriter, op, dim, range, kAmxTileRows, index, machine, knobs);
-      if (!main)
-        return std::nullopt;
-      // `op` is gone: the main part gets blocks or, failing those, no tile.
-      return amxContraction(rewriter, main, index, machine, knobs, applied)
-          .value_or(std::vector<int64_t>{});
-    }
+  if (cols % kAmxTileRows != 0) {
+    linalg::GenericOp main = splitOffRest(rewriter, op, c->inner, cols,
+                                          kAmxTileRows, index, machine, knobs);
+    if (!main)
+      return std::nullopt;
+    // `op` is gone: the main part gets blocks or, failing those, no tile.
+    return amxContraction(rewriter, main, index, machine, knobs, applied)
+        .value_or(std::vector<int64_t>{});
+  }
+  if (rows > kAmxTileRows && rows % kAmxTileRows != 0)
+    return amxSplitRows(rewriter, op, *c, index, machine, knobs, applied);
+  bool padRows = rows < kAmxTileRows;
   std::vector<int64_t> tile(c->ranges.size(), 1);
-  tile[row] = rows % 32 == 0 ? 32 : kAmxTileRows;
+  tile[row] = rows % 32 == 0 ? 32 : std::min(rows, kAmxTileRows);
   tile[c->inner] = cols % 32 == 0 ? 32 : kAmxTileRows;
   tile[*c->reduction] = 0;
   int64_t reduction = c->ranges[*c->reduction];
   int64_t paddedK =
       reduction % kAmxSteps == 0 ? 0 : llvm::alignTo(reduction, kAmxSteps);
   TileOperands ot = tileOperands(op, *c, row);
-  Value bRoot = ot.streamed->get();
-  Value allPanels =
-      amxPanels(rewriter, op, bRoot, ot.streamedT, tile[c->inner], paddedK);
+  Value bRoot = shared.panels ? shared.root : ot.streamed->get();
+  Value allPanels = shared.panels ? shared.panels
+                                  : amxPanels(rewriter, op, bRoot, ot.streamedT,
+                                              tile[c->inner], paddedK);
   auto [target, kTile] =
       chunkReduction(rewriter, op, *c, amxChunk(*c, knobs, prefix));
   op = target;
@@ -2078,20 +2152,21 @@ amxContraction(RewriterBase &rewriter, linalg::GenericOp op, unsigned index,
   if (failed(tiled))
     return std::vector<int64_t>{}; // `op` may be chunked: left to LLVM
   auto block = cast<linalg::GenericOp>(tiled->tiledOps.back());
-  Operation *outer = tiled->loops.front();
+  Operation *outer = tiled->loops.empty() ? block : tiled->loops.front();
   TileOperands bt = tileOperands(block, *c, row);
   Value panels =
       allPanels ? blockPanel(rewriter, block, bt.streamed->get(), bRoot,
                              allPanels, bt.streamedT, tile[c->inner], paddedK)
                 : Value();
-  Value a =
-      panels ? amxBlockRows(rewriter, block, *c, outer, paddedK) : Value();
+  Value a = panels ? amxBlockRows(rewriter, block, *c, outer,
+                                  padRows ? kAmxTileRows : 0, paddedK)
+                   : Value();
   // (Checked above: the block stays a correct loop nest should this fail.)
   if (!a || !buildAmxBlock(rewriter, block,
                            lastTwoDims(rewriter, block.getLoc(), a), panels))
     return tile;
   // (No chunk loop: each block sums the whole reduction.)
-  if (kTile == 0 && zeroInitBlocks(rewriter, outer))
+  if (kTile == 0 && !padRows && zeroInitBlocks(rewriter, outer))
     fuseEpilogue(
         rewriter, outer,
         cast<RankedTensorType>(outer->getResult(0).getType()).getRank() - 2);

@@ -947,13 +947,17 @@ ignrt_status loadKernels(ignrt_bundle &b, const Sections &s) {
     return fail(IGNRT_ERROR_RUNTIME,
                 std::string("cannot load the kernels: ") + dlerror());
   // Kernel temporaries from the thread's cache, not fresh pages per call
-  // (an artifact from before the table allocates with malloc).
+  // (an artifact from before the table allocates with malloc; so does
+  // every artifact with IGNRT_MALLOC_TEMPORARIES set, to compare).
   struct Allocator {
     void *(*alloc)(size_t);
     void (*free)(void *);
   };
+  const char *malloced = std::getenv("IGNRT_MALLOC_TEMPORARIES");
+  bool cached = !malloced || !*malloced || std::string(malloced) == "0";
   if (auto *allocator = static_cast<Allocator *>(
-          dlsym(b.library, ign::bundle::kKernelAllocatorSymbol)))
+          dlsym(b.library, ign::bundle::kKernelAllocatorSymbol));
+      allocator && cached)
     *allocator = {ignrt_detail::scratchAlloc, ignrt_detail::scratchFree};
   for (auto &k : b.kernels) {
     if (k.deviceFn)

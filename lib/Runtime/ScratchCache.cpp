@@ -36,11 +36,15 @@ size_t sizeOf(void *base) {
 } // namespace
 
 void *scratchAlloc(size_t bytes) {
+  // The most recently freed block that fits, as malloc's free lists would
+  // hand it out: still in cache. (Exactly sized blocks kept each kernel's
+  // temporaries apart: DenseNet-121's 220 kernels 7% slower than malloc.)
   for (auto it = cache.blocks.rbegin(); it != cache.blocks.rend(); ++it) {
     void *base = *it;
-    if (sizeOf(base) != bytes)
+    size_t size = sizeOf(base);
+    if (size < bytes || size / 2 > bytes)
       continue;
-    cache.bytes -= bytes;
+    cache.bytes -= size;
     cache.blocks.erase(std::next(it).base());
     return static_cast<char *>(base) + kHeader;
   }

@@ -10,9 +10,9 @@
 // model 15% slower. The kernel library calls its allocator through a table
 // the runtime fills after loading it (`ign_kernel_allocator`, HostCompiler's
 // defineKernelAllocator); libignrt's allocator keeps each thread's freed
-// blocks, up to kScratchCacheBytes, and hands them out again for requests
-// of the same size. Plain C++ (libignrt links no LLVM); the unit tests call
-// it.
+// blocks, up to kScratchCacheBytes, and hands the most recently freed one
+// that fits (at most twice the size asked) out again. Plain C++ (libignrt
+// links no LLVM); the unit tests call it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,8 +27,9 @@ namespace ignrt_detail {
 /// malloc's free (the oldest kept block first).
 constexpr size_t kScratchCacheBytes = size_t(64) << 20;
 
-/// A block of at least `bytes` (malloc's alignment): one the calling thread
-/// freed before with that size, else a new one. Null when out of memory.
+/// A block of at least `bytes` (malloc's alignment): the one of at most
+/// twice that size the calling thread freed last, else a new one. Null
+/// when out of memory.
 void *scratchAlloc(size_t bytes);
 
 /// Returns a block of scratchAlloc (any thread's) to the calling thread's

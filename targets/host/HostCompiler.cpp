@@ -634,6 +634,8 @@ static void defineKernelAllocator(llvm::Module &module) {
     if (!f || !f->isDeclaration())
       return;
     f->setLinkage(llvm::GlobalValue::InternalLinkage);
+    if (!f->getReturnType()->isVoidTy())
+      f->addRetAttr(llvm::Attribute::NoAlias);
     auto *entry = llvm::BasicBlock::Create(ctx, "entry", f);
     auto *viaTable = llvm::BasicBlock::Create(ctx, "table", f);
     auto *viaLibc = llvm::BasicBlock::Create(ctx, "libc", f);
@@ -651,10 +653,15 @@ static void defineKernelAllocator(llvm::Module &module) {
                     module.getOrInsertFunction(fallback, type).getCallee())}) {
       b.SetInsertPoint(block);
       llvm::CallInst *call = b.CreateCall(type, callee, args);
-      if (type->getReturnType()->isVoidTy())
+      if (type->getReturnType()->isVoidTy()) {
         b.CreateRetVoid();
-      else
-        b.CreateRet(call);
+        continue;
+      }
+      // A fresh block, as malloc's: loops writing a temporary need no alias
+      // checks against the kernel's arguments (UNet's convolutions ran 3-7%
+      // slower through the table without it).
+      call->addRetAttr(llvm::Attribute::NoAlias);
+      b.CreateRet(call);
     }
   };
   define("_mlir_memref_to_llvm_alloc",

@@ -2,8 +2,9 @@
 //
 // libignrt's allocator for kernel temporaries (lib/Runtime/ScratchCache.h):
 // a block freed by a thread comes back for that thread's next request of
-// the same size (no fresh pages per kernel call); other sizes get blocks of
-// their own; the cache never holds more than kScratchCacheBytes.
+// up to its size and at least half of it, the block freed last first (no
+// fresh pages per kernel call, and memory still in cache); the cache never
+// holds more than kScratchCacheBytes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +35,21 @@ TEST(ScratchCache, FreedBlockServesTheNextRequestOfItsSize) {
   scratchFree(a);
   scratchRelease();
   EXPECT_EQ(scratchCachedBytes(), 0u);
+}
+
+TEST(ScratchCache, SmallerRequestTakesTheLastFreedBlockUpToTwiceItsSize) {
+  scratchRelease();
+  void *older = scratchAlloc(1000);
+  void *last = scratchAlloc(1100);
+  scratchFree(older);
+  scratchFree(last);
+  EXPECT_EQ(scratchAlloc(600), last); // freed last, still in cache
+  void *tiny = scratchAlloc(400);     // 1000 is more than twice 400
+  EXPECT_NE(tiny, older);
+  EXPECT_EQ(scratchCachedBytes(), 1000u);
+  scratchFree(tiny);
+  scratchFree(last);
+  scratchRelease();
 }
 
 TEST(ScratchCache, BlocksAreAlignedAsMallocs) {

@@ -1456,6 +1456,45 @@ Value insertPart(RewriterBase &rewriter, Location loc, Value copy,
       slice.getMixedStrides());
 }
 
+/// `copy` (a rounding copy of a slice) with the elementwise producer of the
+/// sliced tensor computed inside it, when that producer is a linalg op of
+/// the kernel read only through slices (attention's P, the softmax's
+/// division by the row sums): one pass then writes bfloat16 where two
+/// wrote f32 and read it back. `copy` itself otherwise.
+linalg::GenericOp fuseRoundedProducer(RewriterBase &rewriter,
+                                      linalg::GenericOp copy) {
+  OpOperand *in = copy.getDpsInputOperand(0);
+  auto slice = in->get().getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice)
+    return copy;
+  auto producer = slice.getSource().getDefiningOp<linalg::GenericOp>();
+  if (!producer || producer->getNumResults() != 1 ||
+      producer.getNumReductionLoops() != 0 ||
+      !llvm::all_of(producer->getUsers(), [](Operation *user) {
+        return isa<tensor::ExtractSliceOp>(user);
+      }))
+    return copy;
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(copy);
+  FailureOr<TilingResult> tiled = tensor::replaceExtractSliceWithTiledProducer(
+      rewriter, slice, cast<OpResult>(slice.getSource()));
+  if (failed(tiled) || tiled->tiledValues.size() != 1)
+    return copy;
+  rewriter.modifyOpInPlace(copy, [&] { in->set(tiled->tiledValues.front()); });
+  if (!linalg::areElementwiseOpsFusable(in))
+    return copy;
+  FailureOr<linalg::ElementwiseOpFusionResult> fused =
+      linalg::fuseElementwiseOps(rewriter, in);
+  if (failed(fused))
+    return copy;
+  auto fusedOp = cast<linalg::GenericOp>(fused->fusedOp);
+  Operation *tiledProducer = tiled->tiledOps.front();
+  rewriter.replaceOp(copy, fused->replacements.lookup(copy.getResult(0)));
+  if (tiledProducer->use_empty())
+    rewriter.eraseOp(tiledProducer);
+  return fusedOp;
+}
+
 /// Rounds the tensor that operand `a` of register tile `op` slices (before
 /// the tile loops `outer`) to bfloat16 in its own layout, and returns the
 /// tile's slice of it: for an operand contiguous along the reduction (A as
@@ -1504,9 +1543,11 @@ Value roundToBf16(RewriterBase &rewriter, OpOperand *a, Operation *outer,
         b.create<linalg::YieldOp>(
             l, b.create<arith::TruncFOp>(l, bf16, args[0]).getResult());
       });
-  Value round = copy.getResult(0);
-  if (Value rows = vectorizeRoundedCopy(rewriter, copy))
-    round = rows;
+  linalg::GenericOp fused = fuseRoundedProducer(rewriter, copy);
+  Value round = fused->getResults().back();
+  if (fused == copy)
+    if (Value rows = vectorizeRoundedCopy(rewriter, copy))
+      round = rows;
   if (pad)
     round = insertPart(rewriter, loc, round, zeros);
   rewriter.setInsertionPoint(slice);

@@ -1979,14 +1979,10 @@ linalg::GenericOp splitOffRest(RewriterBase &rewriter, linalg::GenericOp op,
                                unsigned dim, int64_t range, int64_t unit,
                                unsigned index, const HostMachine &machine,
                                const search::Schedule *knobs) {
-  rewriter.setInsertionPoint(op);
-  auto [main, rest] =
-      linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()), dim,
-                      rewriter.getIndexAttr(range - range % unit));
-  auto mainOp = dyn_cast_or_null<linalg::GenericOp>(main.getOperation());
-  auto restOp = dyn_cast_or_null<linalg::GenericOp>(rest.getOperation());
-  if (!mainOp || !restOp)
+  auto parts = splitAt(rewriter, op, dim, range - range % unit);
+  if (!parts)
     return {};
+  auto [mainOp, restOp] = *parts;
   search::Schedule ignored;
   vectorizeContraction(rewriter, restOp, index, machine, knobs, ignored);
   return mainOp;
@@ -2118,14 +2114,10 @@ amxSplitRows(RewriterBase &rewriter, linalg::GenericOp op,
   shared.panels = amxPanels(
       rewriter, op, shared.root, ot.streamedT, cols % 32 == 0 ? 32 : 16,
       reduction % kAmxSteps ? llvm::alignTo(reduction, kAmxSteps) : 0);
-  rewriter.setInsertionPoint(op);
-  auto [main, rest] =
-      linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()), row,
-                      rewriter.getIndexAttr(rows - rows % kAmxTileRows));
-  auto mainOp = dyn_cast_or_null<linalg::GenericOp>(main.getOperation());
-  auto restOp = dyn_cast_or_null<linalg::GenericOp>(rest.getOperation());
-  if (!mainOp || !restOp)
+  auto parts = splitAt(rewriter, op, row, rows - rows % kAmxTileRows);
+  if (!parts)
     return std::nullopt;
+  auto [mainOp, restOp] = *parts;
   search::Schedule ignored;
   std::optional<std::vector<int64_t>> restTile;
   if (shared.panels)
@@ -2254,14 +2246,10 @@ peelRowsOff(RewriterBase &rewriter, linalg::GenericOp op, unsigned index,
   if (restRows == rowRange)
     return vectorizeContraction(rewriter, op, index, machine, &restKnobs,
                                 applied, peel, /*peelRows=*/true, leftover);
-  rewriter.setInsertionPoint(op);
-  auto [main, rest] =
-      linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()),
-                      rowLoop, rewriter.getIndexAttr(rowRange - restRows));
-  auto mainOp = dyn_cast_or_null<linalg::GenericOp>(main.getOperation());
-  auto restOp = dyn_cast_or_null<linalg::GenericOp>(rest.getOperation());
-  if (!mainOp || !restOp)
+  auto parts = splitAt(rewriter, op, rowLoop, rowRange - restRows);
+  if (!parts)
     return std::nullopt;
+  auto [mainOp, restOp] = *parts;
   search::Schedule ignored;
   vectorizeContraction(rewriter, restOp, index, machine, &restKnobs, ignored,
                        peel, /*peelRows=*/even, leftover);
@@ -2321,13 +2309,8 @@ std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
                 k.cols < range + lanes && llvm::isPowerOf2_64(k.cols);
   int64_t masked = covers ? k.cols : maskedWidth(range, machine, leftover);
   if (peel && !masked && want >= 4 && want < range && range % want != 0) {
-    rewriter.setInsertionPoint(op);
-    auto [main, rest] =
-        linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()),
-                        c->inner, rewriter.getIndexAttr(range - range % want));
-    auto mainOp = dyn_cast_or_null<linalg::GenericOp>(main.getOperation());
-    auto restOp = dyn_cast_or_null<linalg::GenericOp>(rest.getOperation());
-    if (mainOp && restOp) {
+    if (auto parts = splitAt(rewriter, op, c->inner, range - range % want)) {
+      auto [mainOp, restOp] = *parts;
       // The rest: the widest power of two that fits, peeled again (12
       // columns are 8 + 4: a vector<12xf32> would be shuffled lane by lane).
       search::Schedule restKnobs = knobs ? *knobs : search::Schedule{};

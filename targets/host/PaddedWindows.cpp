@@ -81,21 +81,6 @@ std::optional<Inside> insideRange(linalg::GenericOp op, AffineExpr e,
   return inside;
 }
 
-/// Splits `op` along `loop` at `point`; nullopt when that failed.
-std::optional<std::pair<linalg::GenericOp, linalg::GenericOp>>
-splitAt(RewriterBase &rewriter, linalg::GenericOp op, unsigned loop,
-        int64_t point) {
-  rewriter.setInsertionPoint(op);
-  auto [first, second] =
-      linalg::splitOp(rewriter, cast<TilingInterface>(op.getOperation()), loop,
-                      rewriter.getIndexAttr(point));
-  auto a = dyn_cast_or_null<linalg::GenericOp>(first.getOperation());
-  auto b = dyn_cast_or_null<linalg::GenericOp>(second.getOperation());
-  if (!a || !b)
-    return std::nullopt;
-  return std::make_pair(a, b);
-}
-
 /// Makes `part` (a piece of a split op) read its operand `input`, a slice
 /// of a pad, as the pad of a slice of the source, or the slice alone.
 void readPieceOfPad(RewriterBase &rewriter, linalg::GenericOp part,

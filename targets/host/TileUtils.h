@@ -5,6 +5,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/AffineExpr.h"
@@ -31,6 +32,25 @@ tileInPlace(mlir::RewriterBase &rewriter, mlir::Operation *op,
     return mlir::failure();
   rewriter.replaceOp(op, tiled->replacements);
   return tiled;
+}
+
+/// Splits `op` along `loop` at `point` (linalg::splitOp, which replaces it
+/// by the two parts); nullopt when that failed.
+inline std::optional<
+    std::pair<mlir::linalg::GenericOp, mlir::linalg::GenericOp>>
+splitAt(mlir::RewriterBase &rewriter, mlir::linalg::GenericOp op, unsigned loop,
+        int64_t point) {
+  rewriter.setInsertionPoint(op);
+  auto [first, second] = mlir::linalg::splitOp(
+      rewriter, mlir::cast<mlir::TilingInterface>(op.getOperation()), loop,
+      rewriter.getIndexAttr(point));
+  auto a =
+      llvm::dyn_cast_or_null<mlir::linalg::GenericOp>(first.getOperation());
+  auto b =
+      llvm::dyn_cast_or_null<mlir::linalg::GenericOp>(second.getOperation());
+  if (!a || !b)
+    return std::nullopt;
+  return std::make_pair(a, b);
 }
 
 /// Tiles loop `loop` of `op` (of `loops` loops) into chunks of `size`, in

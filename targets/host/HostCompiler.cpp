@@ -526,6 +526,31 @@ prepareKernels(MLIRContext *ctx,
   }
 }
 
+/// Names and orders the constants' memref.globals by their first use, the
+/// kernels in module order. One-shot bufferization visits functions in an
+/// order that a map of pointers sets: the same model compiled twice placed
+/// Swin-T's attention masks in other orders (other bundle bytes), and
+/// constants of one shape could take each other's names.
+static void orderConstantGlobals(ModuleOp module) {
+  SmallVector<memref::GlobalOp> order;
+  llvm::DenseSet<Operation *> seen;
+  module.walk([&](memref::GetGlobalOp get) {
+    auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+        get, get.getNameAttr());
+    if (global && seen.insert(global).second)
+      order.push_back(global);
+  });
+  Block &body = module.getBodyRegion().front();
+  for (auto [i, global] : llvm::enumerate(llvm::reverse(order))) {
+    std::string name = "__ign_constant_" + std::to_string(order.size() - 1 - i);
+    if (failed(SymbolTable::replaceAllSymbolUses(
+            global, StringAttr::get(module.getContext(), name), module)))
+      continue;
+    global.setSymName(name);
+    global->moveBefore(&body, body.begin());
+  }
+}
+
 /// The schedules on tensors, bufferization, workgroup distribution and
 /// codegen down to the LLVM dialect.
 static LogicalResult lowerKernels(
@@ -562,6 +587,7 @@ static LogicalResult lowerKernels(
   buildKernelBufferizationPipeline(bufferizing);
   if (failed(bufferizing.run(module)))
     return failure();
+  orderConstantGlobals(module);
   for (auto [k, schedule] : llvm::zip(kernels, schedules)) {
     func::FuncOp kernel = k.kernel;
     // No kernel argument is written through another one: outputs never

@@ -1521,8 +1521,9 @@ Value roundToBf16(RewriterBase &rewriter, OpOperand *a, Operation *outer,
     int64_t d = rank - 2 + i;
     if (padded[i] <= wide[d])
       continue;
-    if (sliceSizes[d] != wide[d])
-      return {}; // the tile must span the padded dim
+    // The tile must span the padded dim, in a slice of the source's rank.
+    if (sliceSizes[d] != wide[d] || slice.getType().getRank() != rank)
+      return {};
     wide[d] = padded[i];
   }
   Location loc = slice.getLoc();

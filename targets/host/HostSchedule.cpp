@@ -2084,6 +2084,18 @@ int64_t amxChunk(const ContractionLoops &c, const search::Schedule *knobs,
   return chunk;
 }
 
+/// Columns of an AMX contraction's blocks over `cols` columns (a multiple
+/// of 16): 32 where they divide, else 16.
+int64_t amxBlockCols(int64_t cols) {
+  return cols % 32 == 0 ? 32 : kAmxTileRows;
+}
+
+/// The reduction an AMX contraction's copies are padded to: the next whole
+/// tile step, or 0 where it is whole already.
+int64_t amxPaddedReduction(int64_t reduction) {
+  return reduction % kAmxSteps == 0 ? 0 : llvm::alignTo(reduction, kAmxSteps);
+}
+
 /// B's pair panels (amxPanels of `root`, the B of a contraction before its
 /// rows were split): the main part's blocks and the rest's padded block
 /// slice the same panels instead of each packing B.
@@ -2112,9 +2124,8 @@ amxSplitRows(RewriterBase &rewriter, linalg::GenericOp op,
   int64_t reduction = c.ranges[*c.reduction];
   TileOperands ot = tileOperands(op, c, row);
   SharedPanels shared{ot.streamed->get(), Value()};
-  shared.panels = amxPanels(
-      rewriter, op, shared.root, ot.streamedT, cols % 32 == 0 ? 32 : 16,
-      reduction % kAmxSteps ? llvm::alignTo(reduction, kAmxSteps) : 0);
+  shared.panels = amxPanels(rewriter, op, shared.root, ot.streamedT,
+                            amxBlockCols(cols), amxPaddedReduction(reduction));
   auto parts = splitAt(rewriter, op, row, rows - rows % kAmxTileRows);
   if (!parts)
     return std::nullopt;
@@ -2168,11 +2179,10 @@ amxContraction(RewriterBase &rewriter, linalg::GenericOp op, unsigned index,
   bool padRows = rows < kAmxTileRows;
   std::vector<int64_t> tile(c->ranges.size(), 1);
   tile[row] = rows % 32 == 0 ? 32 : std::min(rows, kAmxTileRows);
-  tile[c->inner] = cols % 32 == 0 ? 32 : kAmxTileRows;
+  tile[c->inner] = amxBlockCols(cols);
   tile[*c->reduction] = 0;
   int64_t reduction = c->ranges[*c->reduction];
-  int64_t paddedK =
-      reduction % kAmxSteps == 0 ? 0 : llvm::alignTo(reduction, kAmxSteps);
+  int64_t paddedK = amxPaddedReduction(reduction);
   TileOperands ot = tileOperands(op, *c, row);
   Value bRoot = shared.panels ? shared.root : ot.streamed->get();
   Value allPanels = shared.panels ? shared.panels

@@ -45,13 +45,17 @@ bool buildAmxBlock(RewriterBase &rewriter, linalg::GenericOp tile, Value a,
     return false;
   int64_t rank = outType.getRank();
   int64_t rows = aType.getDimSize(0), steps = aType.getDimSize(1);
-  int64_t cols = outType.getDimSize(rank - 1);
-  // A rest of rows short of a tile: A padded to one, C a scratch tile.
+  int64_t cols = bType.getDimSize(1) / 2;
+  // A rest of rows or columns short of a tile: A or B padded to one, C a
+  // scratch tile.
   int64_t outRows = outType.getDimSize(rank - 2);
-  bool scratch = outRows < rows && rows == kAmxTileRows;
-  if (!isAmxBlock(rows, cols) || (outRows != rows && !scratch) ||
-      steps % kAmxSteps != 0 || bType.getDimSize(0) != steps / 2 ||
-      bType.getDimSize(1) != 2 * cols)
+  int64_t outCols = outType.getDimSize(rank - 1);
+  bool scratch = (outRows < rows && rows == kAmxTileRows) ||
+                 (outCols < cols && cols == kAmxTileRows);
+  if (!isAmxBlock(rows, cols) ||
+      ((outRows != rows || outCols != cols) && !scratch) || outRows > rows ||
+      outCols > cols || steps % kAmxSteps != 0 ||
+      bType.getDimSize(0) != steps / 2 || bType.getDimSize(1) % 2 != 0)
     return false;
   for (int64_t d = 0; d + 2 < rank; ++d)
     if (outType.getDimSize(d) != 1)
@@ -75,12 +79,12 @@ bool buildAmxBlock(RewriterBase &rewriter, linalg::GenericOp tile, Value a,
   for (int64_t s : outType.getShape())
     sizes.push_back(rewriter.getIndexAttr(s));
   auto blockType = RankedTensorType::get({rows, cols}, f32);
-  auto outBlockType = RankedTensorType::get({outRows, cols}, f32);
+  auto outBlockType = RankedTensorType::get({outRows, outCols}, f32);
   Value block = rewriter.create<tensor::ExtractSliceOp>(loc, outBlockType, init,
                                                         zeros, sizes, ones);
   SmallVector<OpFoldResult> origin(2, rewriter.getIndexAttr(0)),
       units(2, rewriter.getIndexAttr(1)),
-      outSizes{rewriter.getIndexAttr(outRows), rewriter.getIndexAttr(cols)};
+      outSizes{rewriter.getIndexAttr(outRows), rewriter.getIndexAttr(outCols)};
   if (scratch)
     block = rewriter.create<tensor::InsertSliceOp>(
         loc, block,

@@ -49,9 +49,10 @@ bool isAmxBlock(int64_t rows, int64_t cols);
 /// Replaces the result of `tile` (a register block of a contraction, its
 /// output's last two dims the block's rows and columns, unit elsewhere) by
 /// the marker summing `a` [rows, K] (bf16) times `bPairs` [K / 2, 2 cols]
-/// (bf16) onto its output. A block of fewer rows than one tile (the rest of
-/// a contraction's rows) reads `a` padded to 16 rows and sums onto a
-/// scratch tile holding its output's rows first, copied back after.
+/// (bf16) onto its output. A block of fewer rows or columns than one tile
+/// (the rest of a contraction's rows or columns) reads `a` padded to 16
+/// rows or `bPairs` padded to 16 columns and sums onto a scratch tile
+/// holding its output's rows and columns first, copied back after.
 /// Returns false, changing nothing, when the shapes do not match or the
 /// block does not fit (isAmxBlock).
 bool buildAmxBlock(mlir::RewriterBase &rewriter, mlir::linalg::GenericOp tile,

@@ -897,7 +897,8 @@ std::optional<ContractionLoops> analyzeContraction(linalg::GenericOp op) {
 }
 
 bool takesAmxBlocks(linalg::GenericOp op, const ContractionLoops &c,
-                    const HostMachine &machine, int64_t minRows = kAmxTileRows);
+                    const HostMachine &machine, int64_t minRows = kAmxTileRows,
+                    int64_t minCols = kAmxTileRows);
 bool packsLessWhole(linalg::GenericOp op, const ContractionLoops &c);
 
 /// The default split of a kernel. The column loop of a register-tiled
@@ -1827,8 +1828,9 @@ vectorizeContraction(RewriterBase &rewriter, linalg::GenericOp op,
 /// workgroup that `b` does not change in (attention's P V in blocks of 50
 /// queries and chunks of 64 keys packed V for each: whisper's encoder 208
 /// -> 250 ms). With `paddedK` past K (a reduction of no whole tile steps;
-/// never a constant), B is copied with zeros up to it first. Null when `b`
-/// is no such tensor.
+/// never a constant), and for fewer than `cols` columns (the rest of a
+/// contraction's columns: amxSplitCols), B is copied with zeros up to them
+/// first. Null when `b` is no such tensor.
 Value amxPanels(RewriterBase &rewriter, linalg::GenericOp op, Value b,
                 bool transposed, int64_t cols, int64_t paddedK = 0) {
   auto source = dyn_cast<RankedTensorType>(b.getType());
@@ -1837,10 +1839,12 @@ Value amxPanels(RewriterBase &rewriter, linalg::GenericOp op, Value b,
     return {};
   int64_t rank = source.getRank();
   int64_t kDim = transposed ? rank - 1 : rank - 2;
-  int64_t n = source.getDimSize(transposed ? rank - 2 : rank - 1);
+  int64_t nDim = transposed ? rank - 2 : rank - 1;
+  int64_t n = source.getDimSize(nDim);
   int64_t kk = source.getDimSize(kDim);
-  bool pad = paddedK > kk;
-  if (n % cols != 0 || (kk % 2 != 0 && !pad))
+  bool padCols = n < cols;
+  bool pad = paddedK > kk || padCols;
+  if ((n % cols != 0 && !padCols) || (kk % 2 != 0 && paddedK <= kk))
     return {};
   if (!pad)
     if (Value panels =
@@ -1856,7 +1860,8 @@ Value amxPanels(RewriterBase &rewriter, linalg::GenericOp op, Value b,
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(before);
     SmallVector<int64_t> wide(source.getShape());
-    wide[kDim] = paddedK;
+    wide[kDim] = std::max(kk, paddedK);
+    wide[nDim] = std::max(n, cols);
     ZeroPadded padded = zeroPadded(rewriter, loc, source.getShape(),
                                    source.getElementType(), wide);
     Value copy =
@@ -1890,7 +1895,9 @@ offsetsWithin(RewriterBase &rewriter, Location loc, Value v, Value from) {
 /// Block `block`'s panel [K / 2, 2 cols] of `panels` (amxPanels of `bRoot`,
 /// the contraction's B before its chunks and blocks were taken: the block
 /// reads a chain of slices of it, `b`; [paddedK / 2, 2 cols] with
-/// `paddedK`, the whole reduction padded); null unless `b` is such a chain.
+/// `paddedK`, the whole reduction padded; a block of fewer than `cols`
+/// columns reads a panel padded with zero columns: amxPanels); null unless
+/// `b` is such a chain.
 Value blockPanel(RewriterBase &rewriter, linalg::GenericOp block, Value b,
                  Value bRoot, Value panels, bool transposed, int64_t cols,
                  int64_t paddedK = 0) {
@@ -1905,7 +1912,7 @@ Value blockPanel(RewriterBase &rewriter, linalg::GenericOp block, Value b,
   int64_t kk = type.getDimSize(kDim);
   if (paddedK > kk)
     kk = paddedK; // the block reads the whole reduction, zeros past it
-  if (!at || type.getDimSize(nDim) != cols || kk % 2 != 0)
+  if (!at || type.getDimSize(nDim) > cols || kk % 2 != 0)
     return {};
   for (int64_t d = 0; d + 2 < rank; ++d)
     if (type.getDimSize(d) != 1)
@@ -1998,8 +2005,8 @@ constexpr int64_t kMinPaddedReduction = 4 * kAmxSteps;
 /// tiles (amxContraction): --precision=bf16 on a CPU with AMX, an f32
 /// output whose last two dims are the row loop and the columns, a
 /// reduction of at least one tile step (kAmxSteps), at least `minRows` rows
-/// (fewer than a tile: a rest of rows split off a contraction that has
-/// more, computed in a padded tile) and a tile of columns, B streamed and A
+/// and `minCols` columns (fewer than a tile: a rest split off a contraction
+/// that has more, computed in padded tiles), B streamed and A
 /// broadcast as (..., m, k), both static f32, neither a constant when the
 /// reduction is no whole tile steps (their copies are padded per run; a
 /// constant's are made at compile time, unpadded) and then at least
@@ -2008,7 +2015,8 @@ constexpr int64_t kMinPaddedReduction = 4 * kAmxSteps;
 /// tiles reading P in place: whisper's encoder 199 -> 216 ms, DINOv2 40.1
 /// -> 45.0, ViT-S/16 37.8 -> 35.4.)
 bool takesAmxBlocks(linalg::GenericOp op, const ContractionLoops &c,
-                    const HostMachine &machine, int64_t minRows) {
+                    const HostMachine &machine, int64_t minRows,
+                    int64_t minCols) {
   if (!machine.amx() || !c.reduction || c.rowDims.empty() ||
       c.ranges[*c.reduction] < kAmxSteps)
     return false;
@@ -2030,7 +2038,7 @@ bool takesAmxBlocks(linalg::GenericOp op, const ContractionLoops &c,
       (c.ranges[*c.reduction] < kMinPaddedReduction || c.streamsWeight ||
        isWeightView(t.broadcast->get())))
     return false;
-  return c.ranges[row] >= minRows && c.ranges[c.inner] >= kAmxTileRows;
+  return c.ranges[row] >= minRows && c.ranges[c.inner] >= minCols;
 }
 
 /// Whether AMX contraction `op` (its loops `c`) packs less per run with
@@ -2085,7 +2093,8 @@ int64_t amxChunk(const ContractionLoops &c, const search::Schedule *knobs,
 }
 
 /// Columns of an AMX contraction's blocks over `cols` columns (a multiple
-/// of 16): 32 where they divide, else 16.
+/// of 16, or fewer: a rest padded to one tile): 32 where they divide, else
+/// 16.
 int64_t amxBlockCols(int64_t cols) {
   return cols % 32 == 0 ? 32 : kAmxTileRows;
 }
@@ -2096,11 +2105,14 @@ int64_t amxPaddedReduction(int64_t reduction) {
   return reduction % kAmxSteps == 0 ? 0 : llvm::alignTo(reduction, kAmxSteps);
 }
 
+/// Which part of a split AMX contraction amxContraction tiles. `panels`:
 /// B's pair panels (amxPanels of `root`, the B of a contraction before its
-/// rows were split): the main part's blocks and the rest's padded block
-/// slice the same panels instead of each packing B.
+/// rows were split), which the main part's blocks and the rest's padded
+/// block slice instead of each packing B. `colsRest`: the columns past a
+/// contraction's last 16 (amxSplitCols), in blocks padded to 16 columns.
 struct SharedPanels {
   Value root, panels;
+  bool colsRest = false;
 };
 
 std::optional<std::vector<int64_t>>
@@ -2108,22 +2120,50 @@ amxContraction(RewriterBase &rewriter, linalg::GenericOp op, unsigned index,
                const HostMachine &machine, const search::Schedule *knobs,
                search::Schedule &applied, SharedPanels shared = {});
 
+/// Splits AMX contraction `op` (loops `c`) where its columns' multiples of
+/// 16 end: the main part in blocks, the rest (1-15 columns: 4 of a 14 x 14
+/// feature map's 196 pixels, 5 of ViT's 197 keys) in blocks of one tile
+/// padded to 16 columns, B's rest copied with zero columns (amxPanels), or
+/// the usual register tiles should those fail (those took a quarter of
+/// ResNet-50's 1 x 1 convolutions over 196 pixels). Returns what
+/// amxContraction returns for the main part.
+std::optional<std::vector<int64_t>>
+amxSplitCols(RewriterBase &rewriter, linalg::GenericOp op,
+             const ContractionLoops &c, unsigned index,
+             const HostMachine &machine, const search::Schedule *knobs,
+             search::Schedule &applied) {
+  int64_t cols = c.ranges[c.inner];
+  auto parts = splitAt(rewriter, op, c.inner, cols - cols % kAmxTileRows);
+  if (!parts)
+    return std::nullopt;
+  auto [mainOp, restOp] = *parts;
+  search::Schedule ignored;
+  SharedPanels rest;
+  rest.colsRest = true;
+  if (!amxContraction(rewriter, restOp, index, machine, knobs, ignored, rest))
+    vectorizeContraction(rewriter, restOp, index, machine, knobs, ignored);
+  // `op` is gone: the main part gets blocks or, failing those, no tile.
+  return amxContraction(rewriter, mainOp, index, machine, knobs, applied)
+      .value_or(std::vector<int64_t>{});
+}
+
 /// Splits AMX contraction `op` (loops `c`, its columns whole tiles) where
 /// its rows' multiples of 16 end: both parts slice B's panels packed once,
 /// the main part in blocks, the rest (1-15 rows: 2 of a block of 50
 /// queries, 5 of ViT's 197 tokens) in blocks of one tile padded to 16 rows
-/// (buildAmxBlock), or the usual register tiles should those fail. Returns
-/// what amxContraction returns for the main part.
+/// (buildAmxBlock), or the usual register tiles should those fail;
+/// `colsRest` as SharedPanels says. Returns what amxContraction returns for
+/// the main part.
 std::optional<std::vector<int64_t>>
 amxSplitRows(RewriterBase &rewriter, linalg::GenericOp op,
              const ContractionLoops &c, unsigned index,
              const HostMachine &machine, const search::Schedule *knobs,
-             search::Schedule &applied) {
+             search::Schedule &applied, bool colsRest) {
   unsigned row = c.rowDims.front();
   int64_t rows = c.ranges[row], cols = c.ranges[c.inner];
   int64_t reduction = c.ranges[*c.reduction];
   TileOperands ot = tileOperands(op, c, row);
-  SharedPanels shared{ot.streamed->get(), Value()};
+  SharedPanels shared{ot.streamed->get(), Value(), colsRest};
   shared.panels = amxPanels(rewriter, op, shared.root, ot.streamedT,
                             amxBlockCols(cols), amxPaddedReduction(reduction));
   auto parts = splitAt(rewriter, op, row, rows - rows % kAmxTileRows);
@@ -2160,26 +2200,22 @@ amxContraction(RewriterBase &rewriter, linalg::GenericOp op, unsigned index,
   std::optional<ContractionLoops> c = analyzeContraction(op);
   std::string prefix = knobs::contraction(index);
   if (!c ||
-      !takesAmxBlocks(op, *c, machine, shared.panels ? 1 : kAmxTileRows) ||
+      !takesAmxBlocks(op, *c, machine, shared.panels ? 1 : kAmxTileRows,
+                      shared.colsRest ? 1 : kAmxTileRows) ||
       knobOr(knobs, prefix + knobs::kAmx, 1) == 0)
     return std::nullopt;
   unsigned row = c->rowDims.front();
   int64_t rows = c->ranges[row], cols = c->ranges[c->inner];
-  if (cols % kAmxTileRows != 0) {
-    linalg::GenericOp main = splitOffRest(rewriter, op, c->inner, cols,
-                                          kAmxTileRows, index, machine, knobs);
-    if (!main)
-      return std::nullopt;
-    // `op` is gone: the main part gets blocks or, failing those, no tile.
-    return amxContraction(rewriter, main, index, machine, knobs, applied)
-        .value_or(std::vector<int64_t>{});
-  }
+  if (cols > kAmxTileRows && cols % kAmxTileRows != 0)
+    return amxSplitCols(rewriter, op, *c, index, machine, knobs, applied);
   if (rows > kAmxTileRows && rows % kAmxTileRows != 0)
-    return amxSplitRows(rewriter, op, *c, index, machine, knobs, applied);
-  bool padRows = rows < kAmxTileRows;
+    return amxSplitRows(rewriter, op, *c, index, machine, knobs, applied,
+                        shared.colsRest);
+  bool padRows = rows < kAmxTileRows, padCols = cols < kAmxTileRows;
   std::vector<int64_t> tile(c->ranges.size(), 1);
   tile[row] = rows % 32 == 0 ? 32 : std::min(rows, kAmxTileRows);
-  tile[c->inner] = amxBlockCols(cols);
+  int64_t blockCols = amxBlockCols(cols);
+  tile[c->inner] = std::min(cols, blockCols);
   tile[*c->reduction] = 0;
   int64_t reduction = c->ranges[*c->reduction];
   int64_t paddedK = amxPaddedReduction(reduction);
@@ -2187,7 +2223,7 @@ amxContraction(RewriterBase &rewriter, linalg::GenericOp op, unsigned index,
   Value bRoot = shared.panels ? shared.root : ot.streamed->get();
   Value allPanels = shared.panels ? shared.panels
                                   : amxPanels(rewriter, op, bRoot, ot.streamedT,
-                                              tile[c->inner], paddedK);
+                                              blockCols, paddedK);
   auto [target, kTile] =
       chunkReduction(rewriter, op, *c, amxChunk(*c, knobs, prefix));
   op = target;
@@ -2198,10 +2234,10 @@ amxContraction(RewriterBase &rewriter, linalg::GenericOp op, unsigned index,
   auto block = cast<linalg::GenericOp>(tiled->tiledOps.back());
   Operation *outer = tiled->loops.empty() ? block : tiled->loops.front();
   TileOperands bt = tileOperands(block, *c, row);
-  Value panels =
-      allPanels ? blockPanel(rewriter, block, bt.streamed->get(), bRoot,
-                             allPanels, bt.streamedT, tile[c->inner], paddedK)
-                : Value();
+  Value panels = allPanels
+                     ? blockPanel(rewriter, block, bt.streamed->get(), bRoot,
+                                  allPanels, bt.streamedT, blockCols, paddedK)
+                     : Value();
   Value a = panels ? amxBlockRows(rewriter, block, *c, outer,
                                   padRows ? kAmxTileRows : 0, paddedK)
                    : Value();
@@ -2210,7 +2246,7 @@ amxContraction(RewriterBase &rewriter, linalg::GenericOp op, unsigned index,
                            lastTwoDims(rewriter, block.getLoc(), a), panels))
     return tile;
   // (No chunk loop: each block sums the whole reduction.)
-  if (kTile == 0 && !padRows && zeroInitBlocks(rewriter, outer))
+  if (kTile == 0 && !padRows && !padCols && zeroInitBlocks(rewriter, outer))
     fuseEpilogue(
         rewriter, outer,
         cast<RankedTensorType>(outer->getResult(0).getType()).getRank() - 2);

@@ -36,6 +36,7 @@ static LogicalResult formGraph(ModuleOp module, func::FuncOp graph,
   if (!graph.getBody().hasOneBlock())
     return graph.emitError("a graph function must have a single block");
   cleanUpGraph(graph);
+  constantDivisions(graph);
   foldBatchNorm(graph);
   hoistRecurrentProjections(graph);
   if (policy.integerMatmuls != IntegerOperands::None ||

@@ -37,6 +37,10 @@ mlir::LogicalResult outlineKernels(mlir::ModuleOp module,
 /// where their weights and parameters are constants.
 void foldBatchNorm(mlir::func::FuncOp func);
 
+/// Rewrites `func`'s f32 divisions by constants as products with their
+/// reciprocals (ConstantDivisions.cpp).
+void constantDivisions(mlir::func::FuncOp func);
+
 /// The operands integerMatmuls gives quantized matmuls: none (they stay
 /// f32 as written), their bytes (a CPU with VNNI's byte quads), or the
 /// same integers as 16-bit words (a CPU with vpmaddwd's pairs: AVX2).

@@ -16,6 +16,16 @@ def FoldBatchNorm : Pass<"ign-fold-batch-norm", "mlir::func::FuncOp"> {
   }];
 }
 
+def ConstantDivisions : Pass<"ign-constant-divisions", "mlir::func::FuncOp"> {
+  let summary = "Float divisions by constants as products with reciprocals";
+  let description = [{
+    `x / c` with a constant f32 divisor `c` becomes `x * (1 / c)`, the
+    reciprocals computed at compile time (within an ulp of the quotient);
+    a divisor with an element whose reciprocal is not a normal finite float
+    keeps its division.
+  }];
+}
+
 def IntegerMatmuls : Pass<"ign-integer-matmuls", "mlir::func::FuncOp"> {
   let summary = "Compute quantized contractions in integers";
   let description = [{

@@ -899,6 +899,7 @@ std::optional<ContractionLoops> analyzeContraction(linalg::GenericOp op) {
 bool takesAmxBlocks(linalg::GenericOp op, const ContractionLoops &c,
                     const HostMachine &machine, int64_t minRows = kAmxTileRows,
                     int64_t minCols = kAmxTileRows);
+bool keepsColumnsWhole(const ContractionLoops &c, const HostMachine &machine);
 bool packsLessWhole(linalg::GenericOp op, const ContractionLoops &c);
 
 /// The default split of a kernel. The column loop of a register-tiled
@@ -985,13 +986,19 @@ SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
     // where that packs less (ResNet-50's 256 x 1024 x 196 matmul packed its
     // 1024 x 196 input in each of 4 pieces of rows: 0.77 ms, 0.36 split by
     // columns; attention's P V over 1500 keys rounds 1500 x 1500 of P and
-    // packs 1500 x 64 of V).
+    // packs 1500 x 64 of V), the columns where B is a constant weight
+    // that stays in L2 (keepsColumnsWhole).
     if (root && takesAmxBlocks(op, *c, machine))
       for (unsigned d : {c->rowDims.front(), c->inner})
         if (auto loop = rootLoopOf(root, op, d)) {
           int64_t q = c->ranges[d] % 32 == 0 ? 32 : kAmxTileRows;
           if (d != c->inner && packsLessWhole(op, *c))
             q = c->ranges[d];
+          // Its rows then split in pieces of whole blocks of 32 (an uneven
+          // split where they do not divide: ViT's 197 tokens as 6 x 32 and
+          // 5, not 4 x 48 in blocks of 16 and 5).
+          if (keepsColumnsWhole(*c, machine))
+            q = d == c->inner ? c->ranges[d] : 32;
           goal.quanta[*loop] = std::max(goal.quanta.lookup(*loop), q);
           goal.narrowest[*loop] = std::max(goal.narrowest.lookup(*loop), q);
         }
@@ -2041,6 +2048,28 @@ bool takesAmxBlocks(linalg::GenericOp op, const ContractionLoops &c,
   return c.ranges[row] >= minRows && c.ranges[c.inner] >= minCols;
 }
 
+/// Rows an AMX contraction needs for its workgroups to keep the columns
+/// whole (keepsColumnsWhole): pieces of 64 rows (two blocks) for 4
+/// workgroups. ViT's 197 tokens in 6 pieces of 32 and a rest of 5 ran
+/// its 197 x 384 x 384 matmuls at 0.17 ms, in 4 pieces of 96 columns 0.12.
+constexpr int64_t kMinWholeColumnsRows = 256;
+
+/// Whether the workgroups of an AMX contraction (loops `c`) keep its
+/// columns whole: B is a constant weight (its panels packed at compile
+/// time) of at most half of L2, so that each piece of the rows re-reads
+/// it from cache, where each piece of the columns would round its rows of
+/// A again, and there are kMinWholeColumnsRows rows (256 x 1536 x 384 and
+/// 256 x 384 x 1536, DINOv2's MLP matmuls: 0.43 -> 0.36 ms at one thread
+/// split by rows than by columns; a language model's head of 32000
+/// columns still splits them).
+bool keepsColumnsWhole(const ContractionLoops &c, const HostMachine &machine) {
+  if (!c.streamsWeight || !c.reduction || c.rowDims.empty() ||
+      c.ranges[c.rowDims.front()] < kMinWholeColumnsRows)
+    return false;
+  int64_t panelBytes = 2 * c.ranges[*c.reduction] * c.ranges[c.inner];
+  return panelBytes <= machine.l2Bytes / 2;
+}
+
 /// Whether AMX contraction `op` (its loops `c`) packs less per run with
 /// its rows whole than with its columns whole: B is packed per run (no
 /// constant weight) and A is a constant weight or B's columns are at least
@@ -2193,11 +2222,33 @@ amxSplitRows(RewriterBase &rewriter, linalg::GenericOp op,
 /// the next. With `shared` panels, `op` is such a part of a contraction
 /// (its rows may be fewer than 16) whose blocks slice them. The block
 /// applied, or nullopt, changing nothing.
+/// Loops `c` of a rest of one row split off an AMX contraction (a part
+/// with shared panels): analyzeContraction takes no loop of one iteration
+/// for a row, so the output's row dim is taken back when no input reads it
+/// with the columns (DINOv2's 257 tokens: the last one multiplied in fp32,
+/// a tenth of its MLP matmuls).
+void takeUnitRow(linalg::GenericOp op, ContractionLoops &c) {
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (!c.rowDims.empty() || out.getNumResults() < 2)
+    return;
+  auto row = dyn_cast<AffineDimExpr>(out.getResult(out.getNumResults() - 2));
+  if (!row || c.ranges[row.getPosition()] != 1 ||
+      llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *in) {
+        AffineMap m = op.getMatchingIndexingMap(in);
+        return m.isFunctionOfDim(c.inner) &&
+               m.isFunctionOfDim(row.getPosition());
+      }))
+    return;
+  c.rowDims.push_back(row.getPosition());
+}
+
 std::optional<std::vector<int64_t>>
 amxContraction(RewriterBase &rewriter, linalg::GenericOp op, unsigned index,
                const HostMachine &machine, const search::Schedule *knobs,
                search::Schedule &applied, SharedPanels shared) {
   std::optional<ContractionLoops> c = analyzeContraction(op);
+  if (c && shared.panels)
+    takeUnitRow(op, *c);
   std::string prefix = knobs::contraction(index);
   if (!c ||
       !takesAmxBlocks(op, *c, machine, shared.panels ? 1 : kAmxTileRows,

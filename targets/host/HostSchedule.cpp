@@ -3488,10 +3488,18 @@ static bool scheduleTimeSteps(func::FuncOp kernel, KernelSchedule &schedule) {
 }
 
 /// A split of root loop `loop` that no count divides evenly: `parts`
-/// pieces of `piece` iterations, then one of the rest.
+/// pieces of `piece` iterations, then the rest. From three pieces on, the
+/// last piece takes the rest (its own workgroup: 257 rows as 64, 64, 64
+/// and 65, not 4 x 64 and a workgroup of one row, which in an AMX
+/// contraction streamed the weight in f32 for that row alone); the others
+/// are a workgroup loop.
 struct UnevenSplit {
   unsigned loop = 0;
   int64_t piece = 0, parts = 0;
+  /// The pieces of the workgroup loop.
+  int64_t looped() const { return parts >= 3 ? parts - 1 : parts; }
+  /// The workgroups: the loop's and the one of the rest.
+  int64_t workgroups() const { return looped() + 1; }
 };
 
 /// The uneven split the default takes when no even split is left (257
@@ -3617,15 +3625,15 @@ scf::ForallOp wrapInWorkgroup(RewriterBase &rewriter, Operation *after,
 /// Splits `root` (splitsUnevenly) along `split.loop` into its even pieces
 /// and the rest, each on static slices with its producers, inserted into
 /// the tensor.empty the root's result starts from: the even part tiled
-/// into a workgroup loop of `split.parts` pieces, the rest a workgroup
-/// loop of its own. Returns the workgroup loops, or nothing when a step
-/// fails: the kernel then computes the same values, in ops no workgroup
-/// loop holds.
+/// into a workgroup loop of `split.looped()` pieces, the rest (with the
+/// last piece, from three on) a workgroup loop of its own. Returns the
+/// workgroup loops, or nothing when a step fails: the kernel then computes the
+/// same values, in ops no workgroup loop holds.
 SmallVector<scf::ForallOp> splitUnevenly(RewriterBase &rewriter,
                                          linalg::LinalgOp root,
                                          const UnevenSplit &split) {
   int64_t range = root.getStaticLoopRanges()[split.loop];
-  int64_t even = split.piece * split.parts;
+  int64_t even = split.piece * split.looped();
   Value empty = emptyInit(root);
   tensor::InsertSliceOp first =
       slicePiece(rewriter, root, split.loop, 0, even, empty);
@@ -3709,15 +3717,15 @@ KernelSchedule applySchedule(func::FuncOp kernel, const HostMachine &machine,
         chooseUnevenSplit(a, kernelWork(kernel), splitGoal(kernel, machine));
   // Knobs replay it by its count (the default a tuning run measures).
   if (uneven && knobs &&
-      knobOr(knobs, knobs::split(uneven->loop), 1) != uneven->parts + 1)
+      knobOr(knobs, knobs::split(uneven->loop), 1) != uneven->workgroups())
     uneven.reset();
   if (uneven) {
     if (splitUnevenly(rewriter, root, *uneven).empty()) {
       schedule.serialReason = "uneven split failed";
     } else {
-      schedule.workgroups = uneven->parts + 1;
+      schedule.workgroups = uneven->workgroups();
       schedule.workgroupTile[uneven->loop] = uneven->piece;
-      schedule.knobs[knobs::split(uneven->loop)] = uneven->parts + 1;
+      schedule.knobs[knobs::split(uneven->loop)] = uneven->workgroups();
     }
     eraseDeadProducers(rewriter, kernel);
     vectorizeContractions(rewriter, kernel, machine, knobs, schedule);

@@ -384,7 +384,8 @@ void squeezeUnitColumns(ConvOp op) {
 
 } // namespace
 
-void directConvolutions(func::FuncOp func, int64_t filterBlock) {
+void directConvolutions(func::FuncOp func, int64_t filterBlock,
+                        bool padFiltersFirst) {
   SmallVector<ConvOp> columns;
   func.walk([&](ConvOp op) { columns.push_back(op); });
   for (ConvOp op : columns)
@@ -397,8 +398,14 @@ void directConvolutions(func::FuncOp func, int64_t filterBlock) {
     bool rows = isConvertible(op) && !isPointwise(op) &&
                 out.getShape().back() >= kMinPixelTiledRow;
     int64_t stride = values(op.getStrides()).back();
+    // With a matrix unit, 24 filters padded to 32 take its blocks: PP-OCRv4
+    // det's 96 -> 24 3x3 convolutions over 160 x 160 ran pixel tiles in
+    // fp32 at 113 GFLOP/s (9.4 ms each, a third of the model).
+    int64_t first = padFiltersFirst ? paddedFilterCount(op, filterBlock) : 0;
     if (takesDirectKernel(op) && block)
       convs.push_back({op, block});
+    else if (first)
+      padded.push_back({op, first});
     else if (rows && stride == 1)
       op->setAttr(kPixelTiledAttr, UnitAttr::get(op.getContext()));
     else if (int64_t p = paddedFilterCount(op, filterBlock))

@@ -50,7 +50,8 @@ static LogicalResult formGraph(ModuleOp module, func::FuncOp graph,
     if (policy.directConvFilterBlock > 0) {
       convTransposeToConv(graph, policy.convChannelMultiple > 0);
       padChannels(graph, policy.convChannelMultiple);
-      directConvolutions(graph, policy.directConvFilterBlock);
+      directConvolutions(graph, policy.directConvFilterBlock,
+                         policy.convChannelMultiple > 0);
     }
     convToMatmul(graph);
     convTransposeToMatmul(graph);

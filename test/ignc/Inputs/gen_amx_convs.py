@@ -22,9 +22,10 @@ SHAPES = {"w1": [32, 32, 3, 3], "b1": [32], "w2": [16, 32, 3, 3],
           "x4": [1, 80, 6, 20], "w10": [32, 16, 3, 3], "w11": [32, 16, 1, 1],
           "x5": [1, 16, 6, 20], "w12": [64, 3, 7, 7], "b12": [64],
           "x6": [1, 3, 48, 48], "x7b": [1, 32, 32, 32], "w14": [32, 16, 4, 4],
-          "x8": [1, 32, 16, 16]}
+          "x8": [1, 32, 16, 16], "w15": [24, 32, 3, 3],
+          "x9": [1, 32, 6, 20]}
 WEIGHTS = ["w1", "b1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10",
-           "w11", "w12", "b12", "w14"]
+           "w11", "w12", "b12", "w14", "w15"]
 # A 3x3 convolution with bias and ReLU over rows of 20 pixels (blocks of
 # two tiles of 10), a stride-2 one (the input's pairs in phases of 2) of 16
 # filters, a 1x1 one over 7 x 7 pixels (flattened: tiles of 7), and a 1x1
@@ -40,7 +41,9 @@ WEIGHTS = ["w1", "b1", "w2", "w3", "w4", "w5", "w6", "w7", "w8", "w9", "w10",
 # convolution again over 32 x 32 pixels, whose filters' planes are 4 KiB
 # apart (its fused epilogue reads the tiles from a scratch buffer); a 4x4
 # stride-2 ConvTranspose over 16 x 16 pixels, whose phases' rows of 17
-# pixels (a prime: no AMX blocks) are computed 18 long and cropped.
+# pixels (a prime: no AMX blocks) are computed 18 long and cropped; a 3x3
+# one of 24 filters over rows of 20 pixels, padded to 32 filters for AMX
+# blocks (in fp32 it keeps its 24 in pixel tiles).
 BODY = """  c1 = Conv <kernel_shape = [3, 3], pads = [1, 1, 1, 1]> (x, w1, b1)
   y1 = Relu (c1)
   y2 = Conv <kernel_shape = [3, 3], pads = [1, 1, 1, 1], strides = [2, 2]> (x, w2)
@@ -58,6 +61,7 @@ BODY = """  c1 = Conv <kernel_shape = [3, 3], pads = [1, 1, 1, 1]> (x, w1, b1)
   c13 = Conv <kernel_shape = [3, 3], pads = [1, 1, 1, 1]> (x7b, w1, b1)
   y13 = Relu (c13)
   y14 = ConvTranspose <kernel_shape = [4, 4], pads = [1, 1, 1, 1], strides = [2, 2]> (x8, w14)
+  y15 = Conv <kernel_shape = [3, 3], pads = [1, 1, 1, 1]> (x9, w15)
 }
 """
 OUTPUTS = ("float[1, 32, 10, 20] y1, float[1, 16, 5, 10] y2, "
@@ -66,7 +70,8 @@ OUTPUTS = ("float[1, 32, 10, 20] y1, float[1, 16, 5, 10] y2, "
            "float[1, 32, 4, 9] y7, float[1, 32, 8, 16] y8, "
            "float[1, 32, 6, 20] y9, float[1, 32, 6, 20] y10, "
            "float[1, 32, 6, 20] y11, float[1, 64, 24, 24] y12, "
-           "float[1, 32, 32, 32] y13, float[1, 16, 32, 32] y14")
+           "float[1, 32, 32, 32] y13, float[1, 16, 32, 32] y14, "
+           "float[1, 24, 6, 20] y15")
 
 if __name__ == "__main__":
     write_models(sys.argv[1], "amx_convs", SHAPES, WEIGHTS, BODY, OUTPUTS)

@@ -385,7 +385,7 @@ void squeezeUnitColumns(ConvOp op) {
 } // namespace
 
 void directConvolutions(func::FuncOp func, int64_t filterBlock,
-                        bool padFiltersFirst) {
+                        int64_t padFiltersFirst) {
   SmallVector<ConvOp> columns;
   func.walk([&](ConvOp op) { columns.push_back(op); });
   for (ConvOp op : columns)
@@ -398,10 +398,14 @@ void directConvolutions(func::FuncOp func, int64_t filterBlock,
     bool rows = isConvertible(op) && !isPointwise(op) &&
                 out.getShape().back() >= kMinPixelTiledRow;
     int64_t stride = values(op.getStrides()).back();
-    // With a matrix unit, 24 filters padded to 32 take its blocks: PP-OCRv4
-    // det's 96 -> 24 3x3 convolutions over 160 x 160 ran pixel tiles in
-    // fp32 at 113 GFLOP/s (9.4 ms each, a third of the model).
-    int64_t first = padFiltersFirst ? paddedFilterCount(op, filterBlock) : 0;
+    // With a matrix unit or bf16 pairs, 24 filters padded to 32 take their
+    // blocks: PP-OCRv4 det's 96 -> 24 3x3 convolutions over 160 x 160 ran
+    // pixel tiles in fp32 at 113 GFLOP/s (9.4 ms each, a third of the model).
+    int64_t channels =
+        cast<RankedTensorType>(op.getInput().getType()).getDimSize(1);
+    int64_t first = padFiltersFirst > 0 && channels % padFiltersFirst == 0
+                        ? paddedFilterCount(op, filterBlock)
+                        : 0;
     if (takesDirectKernel(op) && block)
       convs.push_back({op, block});
     else if (first)

@@ -51,7 +51,7 @@ static LogicalResult formGraph(ModuleOp module, func::FuncOp graph,
       convTransposeToConv(graph, policy.convChannelMultiple > 0);
       padChannels(graph, policy.convChannelMultiple);
       directConvolutions(graph, policy.directConvFilterBlock,
-                         policy.convChannelMultiple > 0);
+                         policy.padFiltersFirst);
     }
     convToMatmul(graph);
     convTransposeToMatmul(graph);

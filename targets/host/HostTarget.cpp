@@ -173,9 +173,16 @@ public:
                                                    : IntegerOperands::None;
     policy.integerConvsInFloat = policy.convToMatmul;
     // bf16 convolutions whose channels are no multiple of the AMX tiles'
-    // steps get zero channels up to one (PadChannels.cpp).
-    if (policy.convToMatmul && hostMachine(config).amx())
+    // steps get zero channels up to one (PadChannels.cpp). Filters no block
+    // divides (24, 40, 72), padded, take AMX blocks or bf16 pair tiles
+    // (channels in pairs) rather than fp32 pixel tiles.
+    HostMachine bf16 = hostMachine(config);
+    if (policy.convToMatmul && bf16.amx()) {
       policy.convChannelMultiple = kAmxSteps;
+      policy.padFiltersFirst = 1;
+    } else if (policy.convToMatmul && bf16.bf16Pairs()) {
+      policy.padFiltersFirst = 2;
+    }
     return policy;
   }
   mlir::LogicalResult

@@ -34,6 +34,12 @@ struct GraphPolicy {
   /// M (padChannels): the matrix unit's steps (the host's AMX tiles with
   /// --precision=bf16: 32).
   int64_t convChannelMultiple = 0;
+  /// With M > 0, filters that no block divides are padded to whole blocks
+  /// before pixel tiles are considered (directConvolutions'
+  /// padFiltersFirst) when the input channels are a multiple of M: where the
+  /// padded convolution computes faster than pixel tiles would (the host's
+  /// AMX blocks: 1; bf16 pair tiles, which take channels in pairs: 2).
+  int64_t padFiltersFirst = 0;
   /// Constant weights of Gemms with transB are transposed at compile time
   /// (untransposeConstantWeights).
   bool untransposeWeights = false;

@@ -74,11 +74,12 @@ void splitConvPadding(mlir::func::FuncOp func);
 /// a block (fewer than 16 filters, or no block divides them) that have
 /// unit-stride rows of at least 16 pixels are marked `ign.pixel_tiled` and
 /// kept as they are (the host tiles them by pixels), unless
-/// `padFiltersFirst` (a matrix unit's blocks: AMX's 16 filters a tile),
-/// which pads such filters to a multiple of half the block first.
-/// convToMatmul leaves both alone.
+/// `padFiltersFirst` > 0 and the input channels are a multiple of it (where
+/// the padded convolution computes faster than pixel tiles: AMX's blocks,
+/// bf16 pair tiles), which pads such filters to a multiple of half the
+/// block first. convToMatmul leaves both alone.
 void directConvolutions(mlir::func::FuncOp func, int64_t filterBlock,
-                        bool padFiltersFirst = false);
+                        int64_t padFiltersFirst = 0);
 
 /// Appends zero input channels (an ign.pad of the input, zero weights) to
 /// the ungrouped convolutions of `func` whose channels are no multiple of

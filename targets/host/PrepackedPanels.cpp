@@ -526,44 +526,71 @@ Value prepackedPanels(RewriterBase &rewriter, Value source, bool transposed,
                                                  sizes, strides);
 }
 
+/// Whether `li` is even wherever its loop takes it.
+bool alwaysEven(const LinearIndex &li) {
+  if (!li.iv)
+    return li.constant % 2 == 0;
+  std::optional<LoopRange> r = rangeOf(li.iv);
+  return r && (li.constant + li.coeff * r->lb) % 2 == 0 &&
+         (li.coeff * r->step) % 2 == 0;
+}
+
 Value prepackedChannelPairs(RewriterBase &rewriter, Value source,
                             unsigned dim) {
   OpBuilder::InsertionGuard guard(rewriter);
   auto slice = source.getDefiningOp<tensor::ExtractSliceOp>();
-  if (!slice || !slice.hasUnitStride())
+  if (!slice || dim >= unsigned(slice.getType().getRank()))
     return {};
-  auto arg = dyn_cast<BlockArgument>(slice.getSource());
+  // Slices of slices (a workgroup's filters, then a chunk of the channels)
+  // of one rank, the paired dim's offsets summed as a LinearIndex.
+  int64_t rank = slice.getType().getRank();
+  SmallVector<tensor::ExtractSliceOp> chain;
+  LinearIndex pairOffset;
+  Value v = source;
+  while (auto s = v.getDefiningOp<tensor::ExtractSliceOp>()) {
+    auto li = linearIndex(s.getMixedOffsets()[dim]);
+    auto total = li ? add(pairOffset, *li) : std::nullopt;
+    if (!s.hasUnitStride() || s.getSourceType().getRank() != rank || !total)
+      return {};
+    pairOffset = *total;
+    chain.push_back(s);
+    v = s.getSource();
+  }
+  auto arg = dyn_cast<BlockArgument>(v);
   auto kernel = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
                     : func::FuncOp();
-  auto type = dyn_cast<RankedTensorType>(slice.getSourceType());
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  // Whole pairs: an even offset (all the channels, or a chunk of them
+  // stepping by an even size) and an even size.
   if (!kernel || arg.getOwner() != &kernel.getBody().front() ||
       !kernel.getArgAttr(arg.getArgNumber(), kWeightArgAttr) || !type ||
       !type.hasStaticShape() || !type.getElementType().isF32() ||
-      slice.getType().getRank() != type.getRank() ||
-      dim >= unsigned(type.getRank()))
+      slice.getType().getDimSize(dim) % 2 != 0 || !alwaysEven(pairOffset))
     return {};
-  // All of the paired dim, so that the pairs' slice is a plain one.
-  std::optional<int64_t> offset =
-      getConstantIntValue(slice.getMixedOffsets()[dim]);
-  if (!offset || *offset != 0 ||
-      slice.getType().getDimSize(dim) != type.getDimSize(dim))
-    return {};
+  Location loc = slice.getLoc();
+  rewriter.setInsertionPoint(slice);
+  AffineExpr d0 = rewriter.getAffineDimExpr(0);
+  SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
+  for (tensor::ExtractSliceOp s : chain)
+    for (int64_t d = 0; d < rank; ++d)
+      offsets[d] = affine::makeComposedFoldedAffineApply(
+          rewriter, loc, d0 + rewriter.getAffineDimExpr(1),
+          {offsets[d], s.getMixedOffsets()[d]});
   PanelPlan plan;
   plan.source = arg.getArgNumber();
   plan.pairDim = dim;
   plan.group = 2;
   plan.weightShape.assign(type.getShape().begin(), type.getShape().end());
   BlockArgument pairs = panelsArgument(kernel, plan);
-  std::vector<int64_t> shape = plan.shape();
-  SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
   SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+  offsets[dim] = affine::makeComposedFoldedAffineApply(
+      rewriter, loc, d0.floorDiv(2), {offsets[dim]});
   offsets.push_back(rewriter.getIndexAttr(0));
-  sizes[dim] = rewriter.getIndexAttr(shape[dim]);
+  sizes[dim] = rewriter.getIndexAttr(slice.getType().getDimSize(dim) / 2);
   sizes.push_back(rewriter.getIndexAttr(2));
   SmallVector<OpFoldResult> strides(sizes.size(), rewriter.getIndexAttr(1));
-  rewriter.setInsertionPoint(slice);
-  return rewriter.create<tensor::ExtractSliceOp>(slice.getLoc(), pairs, offsets,
-                                                 sizes, strides);
+  return rewriter.create<tensor::ExtractSliceOp>(loc, pairs, offsets, sizes,
+                                                 strides);
 }
 
 Value prepackedPermutation(RewriterBase &rewriter, Value source,

@@ -96,11 +96,12 @@ mlir::Value prepackedPanels(mlir::RewriterBase &rewriter, mlir::Value source,
                             bool transposed, int64_t cols,
                             mlir::Operation *outer, int64_t group);
 
-/// The slice `source` (of an `ign.weight` argument, unit strides, all of
-/// its dim `dim`) in bfloat16 pairs of that dim, as a slice of a new
-/// `ign.panels` argument of the kernel holding the whole weight in pairs
-/// (PanelPlan::pairDim), computed at compile time; null, changing nothing,
-/// when `source` is no such slice.
+/// The slice `source` (of an `ign.weight` argument, or of slices of one:
+/// unit strides, whole pairs of dim `dim`: an even size at an offset even
+/// wherever its loop takes it) in bfloat16 pairs of that dim, as a slice
+/// of a new `ign.panels` argument of the kernel holding the whole weight in
+/// pairs (PanelPlan::pairDim), computed at compile time; null, changing
+/// nothing, when `source` is no such slice.
 mlir::Value prepackedChannelPairs(mlir::RewriterBase &rewriter,
                                   mlir::Value source, unsigned dim);
 

@@ -1247,6 +1247,63 @@ bool hoistSlices(Value v, Operation *loop) {
   return true;
 }
 
+/// The sum of the offsets of the unit-stride slices that make `v` of
+/// `from`, per dim of `from` (rank-preserving slices only); nullopt unless
+/// `v` is such a chain.
+std::optional<SmallVector<OpFoldResult>>
+offsetsWithin(RewriterBase &rewriter, Location loc, Value v, Value from) {
+  auto rank = cast<RankedTensorType>(from.getType()).getRank();
+  SmallVector<OpFoldResult> sum(rank, rewriter.getIndexAttr(0));
+  while (v != from) {
+    auto slice = v.getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice || !slice.hasUnitStride() ||
+        slice.getSourceType().getRank() != rank ||
+        slice.getType().getRank() != rank)
+      return std::nullopt;
+    for (auto [d, offset] : llvm::enumerate(slice.getMixedOffsets()))
+      sum[d] = addOffsets(rewriter, loc, sum[d], offset);
+    v = slice.getSource();
+  }
+  return sum;
+}
+
+/// The outermost of the loops around `op` (itself when none) that `v` does
+/// not change in, its slices moved before them (hoistSlices): where
+/// panels of `v` are packed once per workgroup instead of per iteration
+/// (attention's K and V, per block of 50 queries otherwise).
+Operation *outermostInvariantLoop(Value v, Operation *op) {
+  Operation *before = op;
+  while (auto loop = before->getParentOfType<scf::ForOp>()) {
+    if (!isDefinedOutside(v, loop) && !hoistSlices(v, loop))
+      break;
+    before = loop;
+  }
+  return before;
+}
+
+/// The tensor whose panels a tile's operand (`slice`, in loops around
+/// `outer`) is read from: the slice's source, or a tensor (`packable`) that
+/// source is a unit-stride slice of, where the source changes in a loop
+/// around `outer` and that tensor does not (a reduction chunk of
+/// attention's V): packed once before that loop instead of on each of its
+/// iterations (whisper's P V in chunks of 300 keys).
+Value panelSource(tensor::ExtractSliceOp slice, Operation *outer,
+                  function_ref<bool(RankedTensorType)> packable) {
+  Value from = slice.getSource();
+  for (auto loop = outer->getParentOfType<scf::ForOp>(); loop;
+       loop = loop->getParentOfType<scf::ForOp>()) {
+    if (isDefinedOutside(from, loop))
+      continue;
+    auto s = from.getDefiningOp<tensor::ExtractSliceOp>();
+    if (!s || !s.hasUnitStride() ||
+        s.getSourceType().getRank() != s.getType().getRank() ||
+        !isDefinedOutside(s.getSource(), loop) || !packable(s.getSourceType()))
+      break;
+    from = s.getSource();
+  }
+  return from;
+}
+
 /// The copy of `from` (the tensor a tile's slice is of) into panels
 /// (buildPanels), computed before `outer` on every run.
 Value copyIntoPanels(RewriterBase &rewriter, linalg::GenericOp op, Value from,
@@ -1376,13 +1433,27 @@ Value buildPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
                                  outer, group);
   if (!panels && !copy)
     return {};
-  if (!panels)
-    panels = copyIntoPanels(rewriter, op, slice.getSource(), transposed, cols,
-                            outer, group);
+  SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+  if (!panels) {
+    auto packable = [&](RankedTensorType t) {
+      return t.hasStaticShape() && t.getDimSize(nDim) % cols == 0 &&
+             t.getDimSize(kDim) % group == 0;
+    };
+    Value from = panelSource(slice, outer, packable);
+    rewriter.setInsertionPoint(slice);
+    if (from != slice.getSource()) {
+      auto within = offsetsWithin(rewriter, loc, slice.getResult(), from);
+      if (within)
+        offsets = *within;
+      else
+        from = slice.getSource();
+    }
+    panels = copyIntoPanels(rewriter, op, from, transposed, cols,
+                            outermostInvariantLoop(from, outer), group);
+  }
 
   // The tile's slice of B: the same elements of the panels.
   rewriter.setInsertionPoint(slice);
-  SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
   auto divide = [&](OpFoldResult v, int64_t by) -> OpFoldResult {
     if (by == 1)
       return v;
@@ -1857,12 +1928,7 @@ Value amxPanels(RewriterBase &rewriter, linalg::GenericOp op, Value b,
     if (Value panels =
             prepackedPanels(rewriter, b, transposed, cols, op, /*group=*/2))
       return panels;
-  Operation *before = op;
-  while (auto loop = before->getParentOfType<scf::ForOp>()) {
-    if (!isDefinedOutside(b, loop) && !hoistSlices(b, loop))
-      break;
-    before = loop;
-  }
+  Operation *before = outermostInvariantLoop(b, op);
   if (pad) {
     Location loc = op.getLoc();
     rewriter.setInsertionPoint(before);
@@ -1877,26 +1943,6 @@ Value amxPanels(RewriterBase &rewriter, linalg::GenericOp op, Value b,
   }
   return copyIntoPanels(rewriter, op, b, transposed, cols, before,
                         /*group=*/2);
-}
-
-/// The sum of the offsets of the unit-stride slices that make `v` of
-/// `from`, per dim of `from` (rank-preserving slices only); nullopt unless
-/// `v` is such a chain.
-std::optional<SmallVector<OpFoldResult>>
-offsetsWithin(RewriterBase &rewriter, Location loc, Value v, Value from) {
-  auto rank = cast<RankedTensorType>(from.getType()).getRank();
-  SmallVector<OpFoldResult> sum(rank, rewriter.getIndexAttr(0));
-  while (v != from) {
-    auto slice = v.getDefiningOp<tensor::ExtractSliceOp>();
-    if (!slice || !slice.hasUnitStride() ||
-        slice.getSourceType().getRank() != rank ||
-        slice.getType().getRank() != rank)
-      return std::nullopt;
-    for (auto [d, offset] : llvm::enumerate(slice.getMixedOffsets()))
-      sum[d] = addOffsets(rewriter, loc, sum[d], offset);
-    v = slice.getSource();
-  }
-  return sum;
 }
 
 /// Block `block`'s panel [K / 2, 2 cols] of `panels` (amxPanels of `bRoot`,
@@ -4328,14 +4374,48 @@ std::optional<unsigned> transposedCopyLoop(linalg::GenericOp op,
   unsigned inner = op.getNumLoops() - 1;
   unsigned read = cast<AffineDimExpr>(inMap.getResults().back()).getPosition();
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-  if (read == inner || ranges[read] % lanes || ranges[inner] % lanes)
+  if (read == inner || ranges[read] < lanes || ranges[inner] < lanes)
     return std::nullopt;
   return read;
 }
 
+/// Splits copy `op` (transposedCopyLoop's: buffers, permutation maps) along
+/// loop `loop` at `point`: `op` keeps the part before it and a copy of it
+/// on subviews the part from it on. Returns `op` on the first part.
+linalg::GenericOp splitCopyAt(RewriterBase &rewriter, linalg::GenericOp op,
+                              unsigned loop, int64_t point) {
+  int64_t range = op.getStaticLoopRanges()[loop];
+  rewriter.setInsertionPoint(op);
+  IRMapping rest;
+  SmallVector<Value> firsts;
+  for (OpOperand &o : op->getOpOperands()) {
+    auto type = cast<MemRefType>(o.get().getType());
+    unsigned dim = *op.getMatchingIndexingMap(&o).getResultPosition(
+        rewriter.getAffineDimExpr(loop));
+    auto part = [&](int64_t offset, int64_t size) -> Value {
+      SmallVector<OpFoldResult> offsets(type.getRank(),
+                                        rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> sizes,
+          strides(type.getRank(), rewriter.getIndexAttr(1));
+      for (int64_t d : type.getShape())
+        sizes.push_back(rewriter.getIndexAttr(d));
+      offsets[dim] = rewriter.getIndexAttr(offset);
+      sizes[dim] = rewriter.getIndexAttr(size);
+      return rewriter.create<memref::SubViewOp>(op.getLoc(), o.get(), offsets,
+                                                sizes, strides);
+    };
+    firsts.push_back(part(0, point));
+    rest.map(o.get(), part(point, range - point));
+  }
+  rewriter.clone(*op, rest);
+  rewriter.modifyOpInPlace(op, [&] { op->setOperands(firsts); });
+  return op;
+}
+
 /// Transposing copies (an attention kernel's keys, transposed once per
 /// workgroup; a Transpose kernel) in blocks of lanes x lanes: each block
-/// read as `lanes` vectors and transposed in registers (TransposeShuffles.h).
+/// read as `lanes` vectors and transposed in registers (TransposeShuffles.h),
+/// the rest of rows or columns no whole block fills split off.
 /// Left to LLVM, the loop along the output's rows was vectorized with a
 /// gather per vector: 43% of BERT's attention over 128 tokens.
 void vectorizeTransposes(RewriterBase &rewriter, func::FuncOp kernel,
@@ -4347,6 +4427,13 @@ void vectorizeTransposes(RewriterBase &rewriter, func::FuncOp kernel,
   });
   for (auto [op, read] : ops) {
     unsigned loops = op.getNumLoops();
+    // Rows and columns past the last whole block stay LLVM's (whisper's
+    // 1500 keys: 1488 in blocks, 12 gathered).
+    for (unsigned loop : {loops - 1, read}) {
+      int64_t range = op.getStaticLoopRanges()[loop];
+      if (range % lanes)
+        op = splitCopyAt(rewriter, op, loop, range - range % lanes);
+    }
     SmallVector<int64_t> sizes(loops, 1);
     sizes[read] = lanes;
     sizes.back() = lanes;

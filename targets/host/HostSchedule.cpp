@@ -963,12 +963,19 @@ SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
         goal.quanta[*loop] = std::max<int64_t>(goal.quanta.lookup(*loop),
                                                std::min<int64_t>(tile.rows, 4));
     }
-  bool contracts = false, streamsArgument = false;
+  bool contracts = false, streamsArgument = false, computesStreamed = false;
   kernel.walk([&](linalg::GenericOp op) {
     std::optional<ContractionLoops> c = analyzeContraction(op);
     if (!c)
       return;
     contracts = true;
+    // B computed in the kernel (attention's keys and values, transposed
+    // from its inputs): each piece of the rows computes and packs all of it
+    // again. Whisper's 1500 queries per head in 6 pieces transposed and
+    // packed the head's 1500 keys and values 6 times (17% of the kernel).
+    if (root && !c->streamsArgument && !c->rowDims.empty() &&
+        rootLoopOf(root, op, c->rowDims.front()))
+      computesStreamed = true;
     // Its rows are not cut shorter than half a register tile: SqueezeNet's
     // 32 x 128 weights over 729 pixels were 32 workgroups of one row (tiles
     // of one row, the pixels streamed once per row: 167 us; 8 pieces of 4
@@ -1027,7 +1034,7 @@ SplitGoal splitGoal(func::FuncOp kernel, const HostMachine &machine) {
   // weights for every piece of its pixels (ResNet-50's last 3x3, 9.4 MB of
   // weights over 7x7 pixels, in 112 workgroups of one row each).
   bool directConv = !directConvolutions(kernel).empty();
-  if (streamsArgument || directConv) {
+  if (streamsArgument || directConv || computesStreamed) {
     goal.repeatsPerWorkgroup = true;
     if (machine.cores > 0)
       goal.workgroups = std::min(kTargetWorkgroups, 2 * machine.cores);

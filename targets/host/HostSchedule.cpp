@@ -1254,26 +1254,6 @@ bool hoistSlices(Value v, Operation *loop) {
   return true;
 }
 
-/// The sum of the offsets of the unit-stride slices that make `v` of
-/// `from`, per dim of `from` (rank-preserving slices only); nullopt unless
-/// `v` is such a chain.
-std::optional<SmallVector<OpFoldResult>>
-offsetsWithin(RewriterBase &rewriter, Location loc, Value v, Value from) {
-  auto rank = cast<RankedTensorType>(from.getType()).getRank();
-  SmallVector<OpFoldResult> sum(rank, rewriter.getIndexAttr(0));
-  while (v != from) {
-    auto slice = v.getDefiningOp<tensor::ExtractSliceOp>();
-    if (!slice || !slice.hasUnitStride() ||
-        slice.getSourceType().getRank() != rank ||
-        slice.getType().getRank() != rank)
-      return std::nullopt;
-    for (auto [d, offset] : llvm::enumerate(slice.getMixedOffsets()))
-      sum[d] = addOffsets(rewriter, loc, sum[d], offset);
-    v = slice.getSource();
-  }
-  return sum;
-}
-
 /// The outermost of the loops around `op` (itself when none) that `v` does
 /// not change in, its slices moved before them (hoistSlices): where
 /// panels of `v` are packed once per workgroup instead of per iteration

@@ -1,6 +1,7 @@
 //===- PrepackedPanels.cpp - constant weights in panels at compile time ---===//
 
 #include "PrepackedPanels.h"
+#include "TileUtils.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -544,7 +545,6 @@ Value prepackedChannelPairs(RewriterBase &rewriter, Value source,
   // Slices of slices (a workgroup's filters, then a chunk of the channels)
   // of one rank, the paired dim's offsets summed as a LinearIndex.
   int64_t rank = slice.getType().getRank();
-  SmallVector<tensor::ExtractSliceOp> chain;
   LinearIndex pairOffset;
   Value v = source;
   while (auto s = v.getDefiningOp<tensor::ExtractSliceOp>()) {
@@ -553,7 +553,6 @@ Value prepackedChannelPairs(RewriterBase &rewriter, Value source,
     if (!s.hasUnitStride() || s.getSourceType().getRank() != rank || !total)
       return {};
     pairOffset = *total;
-    chain.push_back(s);
     v = s.getSource();
   }
   auto arg = dyn_cast<BlockArgument>(v);
@@ -569,13 +568,10 @@ Value prepackedChannelPairs(RewriterBase &rewriter, Value source,
     return {};
   Location loc = slice.getLoc();
   rewriter.setInsertionPoint(slice);
-  AffineExpr d0 = rewriter.getAffineDimExpr(0);
-  SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0));
-  for (tensor::ExtractSliceOp s : chain)
-    for (int64_t d = 0; d < rank; ++d)
-      offsets[d] = affine::makeComposedFoldedAffineApply(
-          rewriter, loc, d0 + rewriter.getAffineDimExpr(1),
-          {offsets[d], s.getMixedOffsets()[d]});
+  auto within = offsetsWithin(rewriter, loc, source, v);
+  if (!within)
+    return {};
+  SmallVector<OpFoldResult> offsets = *within;
   PanelPlan plan;
   plan.source = arg.getArgNumber();
   plan.pairDim = dim;
@@ -584,7 +580,7 @@ Value prepackedChannelPairs(RewriterBase &rewriter, Value source,
   BlockArgument pairs = panelsArgument(kernel, plan);
   SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
   offsets[dim] = affine::makeComposedFoldedAffineApply(
-      rewriter, loc, d0.floorDiv(2), {offsets[dim]});
+      rewriter, loc, rewriter.getAffineDimExpr(0).floorDiv(2), {offsets[dim]});
   offsets.push_back(rewriter.getIndexAttr(0));
   sizes[dim] = rewriter.getIndexAttr(slice.getType().getDimSize(dim) / 2);
   sizes.push_back(rewriter.getIndexAttr(2));

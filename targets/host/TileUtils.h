@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/AffineExpr.h"
 #include "mlir/IR/PatternMatch.h"
@@ -100,6 +101,27 @@ inline mlir::OpFoldResult addOffsets(mlir::RewriterBase &rewriter,
           loc, mlir::getValueOrCreateConstantIndexOp(rewriter, loc, a),
           mlir::getValueOrCreateConstantIndexOp(rewriter, loc, b))
       .getResult();
+}
+
+/// The sum of the offsets of the unit-stride slices that make `v` of
+/// `from`, per dim of `from` (rank-preserving slices only); nullopt unless
+/// `v` is such a chain.
+inline std::optional<llvm::SmallVector<mlir::OpFoldResult>>
+offsetsWithin(mlir::RewriterBase &rewriter, mlir::Location loc, mlir::Value v,
+              mlir::Value from) {
+  auto rank = llvm::cast<mlir::RankedTensorType>(from.getType()).getRank();
+  llvm::SmallVector<mlir::OpFoldResult> sum(rank, rewriter.getIndexAttr(0));
+  while (v != from) {
+    auto slice = v.getDefiningOp<mlir::tensor::ExtractSliceOp>();
+    if (!slice || !slice.hasUnitStride() ||
+        slice.getSourceType().getRank() != rank ||
+        slice.getType().getRank() != rank)
+      return std::nullopt;
+    for (auto [d, offset] : llvm::enumerate(slice.getMixedOffsets()))
+      sum[d] = addOffsets(rewriter, loc, sum[d], offset);
+    v = slice.getSource();
+  }
+  return sum;
 }
 
 /// The coefficient of loop `d` in linear expression `e` (of `dims` loops).

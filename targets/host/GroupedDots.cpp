@@ -299,9 +299,25 @@ void emitDotTile(RewriterBase &rewriter, linalg::GenericOp tile, DotKind kind,
   auto tileMap = AffineMap::get(outMap.getNumResults(), 0, tileDims, ctx);
   SmallVector<Value> origin(outMap.getNumResults(), index(0));
   auto tileType = VectorType::get({rows, cols}, accElement);
-  Value acc = rewriter.create<vector::TransferReadOp>(
-      loc, tileType, out, origin, AffineMapAttr::get(tileMap), accPad,
-      /*mask=*/Value(), rewriter.getBoolArrayAttr({true, true}));
+  // A tile of fewer columns than its vectors (zero-padded panels) reads
+  // and writes its own under a mask.
+  int64_t have =
+      cast<RankedTensorType>(out.getType())
+          .getDimSize(cast<AffineDimExpr>(tileDims[1]).getPosition());
+  Value mask;
+  if (!ShapedType::isDynamic(have) && have < cols)
+    mask = rewriter.create<vector::ConstantMaskOp>(
+        loc, VectorType::get({rows, cols}, rewriter.getI1Type()),
+        rewriter.getI64ArrayAttr({rows, have}));
+  auto masked = [&](Operation *op) {
+    return mask ? vector::maskOperation(rewriter, op, mask) : op;
+  };
+  Value acc =
+      masked(rewriter.create<vector::TransferReadOp>(
+                 loc, tileType, out, origin, AffineMapAttr::get(tileMap),
+                 accPad,
+                 /*mask=*/Value(), rewriter.getBoolArrayAttr({true, true})))
+          ->getResult(0);
   Value result = acc;
   auto i32 = rewriter.getI32Type();
   for (int64_t r = 0; r < rows; ++r) {
@@ -337,11 +353,10 @@ void emitDotTile(RewriterBase &rewriter, linalg::GenericOp tile, DotKind kind,
           result, at, ArrayRef<int64_t>{1, 1});
     }
   }
-  out = rewriter
-            .create<vector::TransferWriteOp>(
-                loc, result, out, origin, AffineMapAttr::get(tileMap),
-                /*mask=*/Value(), rewriter.getBoolArrayAttr({true, true}))
-            .getResult();
+  out = masked(rewriter.create<vector::TransferWriteOp>(
+                   loc, result, out, origin, AffineMapAttr::get(tileMap),
+                   /*mask=*/Value(), rewriter.getBoolArrayAttr({true, true})))
+            ->getResult(0);
   rewriter.replaceOp(tile, out);
 }
 

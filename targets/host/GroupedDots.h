@@ -52,7 +52,8 @@ mlir::Type accumulatorElement(mlir::MLIRContext *ctx, DotKind kind);
 /// With Int8Quads, `aUnsigned` says which operand holds the unsigned bytes
 /// (A's, or else B's). Each output vector is read, accumulated and written
 /// back; the schedule's finish keeps it in registers across the reduction
-/// loop.
+/// loop. A tile whose output has fewer than `cols` columns (B's panels
+/// zero-padded past them) reads and writes those under a mask.
 void emitDotTile(mlir::RewriterBase &rewriter, mlir::linalg::GenericOp tile,
                  DotKind kind, mlir::Value aGroups, mlir::AffineMap aMap,
                  mlir::Value bGroups, unsigned rowLoop, unsigned colLoop,

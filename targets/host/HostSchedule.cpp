@@ -1291,6 +1291,71 @@ Value panelSource(tensor::ExtractSliceOp slice, Operation *outer,
   return from;
 }
 
+/// A tensor of `shape` (element `type`) extended to `padded` (no dim
+/// shorter), zero past the original sizes: its zero parts filled (one slab
+/// per extended dim), and the slice of the original shape that a copy
+/// writes before it is inserted back (`whole`, `part`).
+struct ZeroPadded {
+  Value whole, part;
+};
+ZeroPadded zeroPadded(RewriterBase &rewriter, Location loc,
+                      ArrayRef<int64_t> shape, Type type,
+                      ArrayRef<int64_t> padded) {
+  size_t rank = shape.size();
+  Value whole = rewriter.create<tensor::EmptyOp>(loc, padded, type);
+  SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
+  Value zero =
+      rewriter.create<arith::ConstantOp>(loc, type, rewriter.getZeroAttr(type));
+  // Slab d: dims before d within the original sizes, d past them, the
+  // dims after it whole.
+  for (size_t d = 0; d < rank; ++d) {
+    if (padded[d] == shape[d])
+      continue;
+    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)), sizes;
+    for (size_t e = 0; e < rank; ++e)
+      sizes.push_back(rewriter.getIndexAttr(e < d ? shape[e] : padded[e]));
+    offsets[d] = rewriter.getIndexAttr(shape[d]);
+    sizes[d] = rewriter.getIndexAttr(padded[d] - shape[d]);
+    Value slab = rewriter.create<tensor::ExtractSliceOp>(loc, whole, offsets,
+                                                         sizes, ones);
+    Value zeros = rewriter.create<linalg::FillOp>(loc, zero, slab).getResult(0);
+    whole = rewriter.create<tensor::InsertSliceOp>(loc, zeros, whole, offsets,
+                                                   sizes, ones);
+  }
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t size : shape)
+    sizes.push_back(rewriter.getIndexAttr(size));
+  Value part = rewriter.create<tensor::ExtractSliceOp>(
+      loc, whole, SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(0)),
+      sizes, ones);
+  return {whole, part};
+}
+
+/// `copy`'s result (written into `padded.part`) inserted back into the
+/// whole of `padded`.
+Value insertPart(RewriterBase &rewriter, Location loc, Value copy,
+                 ZeroPadded padded) {
+  auto slice = padded.part.getDefiningOp<tensor::ExtractSliceOp>();
+  return rewriter.create<tensor::InsertSliceOp>(
+      loc, copy, padded.whole, slice.getMixedOffsets(), slice.getMixedSizes(),
+      slice.getMixedStrides());
+}
+
+/// `from` copied before `before` into zeros of `cols` along its dim
+/// `nDim` (static, shorter).
+Value zeroPaddedColumns(RewriterBase &rewriter, Location loc, Value from,
+                        int64_t nDim, int64_t cols, Operation *before) {
+  auto type = cast<RankedTensorType>(from.getType());
+  SmallVector<int64_t> wide(type.getShape());
+  wide[nDim] = cols;
+  rewriter.setInsertionPoint(before);
+  ZeroPadded padded =
+      zeroPadded(rewriter, loc, type.getShape(), type.getElementType(), wide);
+  Value copy =
+      rewriter.create<linalg::CopyOp>(loc, from, padded.part).getResult(0);
+  return insertPart(rewriter, loc, copy, padded);
+}
+
 /// The copy of `from` (the tensor a tile's slice is of) into panels
 /// (buildPanels), computed before `outer` on every run.
 Value copyIntoPanels(RewriterBase &rewriter, linalg::GenericOp op, Value from,
@@ -1388,7 +1453,9 @@ Value copyIntoPanels(RewriterBase &rewriter, linalg::GenericOp op, Value from,
 /// unless `b` is indexed so, with unit tiles on its leading dims, statically
 /// shaped, and read through a slice of a tensor defined outside the tile
 /// loops; null too when the panels are not packed at compile time and
-/// `copy` is false.
+/// `copy` is false. A tile of fewer columns than `cols` (all of them: an
+/// integer dot tile of whole vectors over 49 pixels) reads panels of
+/// `cols` whose columns past its own are zeros, copied per run.
 Value buildPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
                   bool transposed, int64_t cols, Operation *outer,
                   int64_t group, bool copy = true) {
@@ -1405,25 +1472,29 @@ Value buildPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
   int64_t nDim = transposed ? rank - 2 : rank - 1;
   int64_t kDim = transposed ? rank - 1 : rank - 2;
   int64_t n = source.getDimSize(nDim), kk = source.getDimSize(kDim);
-  if (n % cols != 0 || kk % group != 0)
+  bool padCols = n < cols;
+  if ((n % cols != 0 && !padCols) || kk % group != 0)
     return {};
   SmallVector<int64_t> sizes(slice.getStaticSizes());
   for (int64_t d = 0; d < rank; ++d)
-    if (sizes[d] != (d == nDim ? cols : d == kDim ? group : 1))
+    if (sizes[d] != (d == nDim ? std::min(n, cols) : d == kDim ? group : 1))
       return {};
 
   Location loc = op.getLoc();
   Type element = panelElement(source.getElementType(), group);
   // Constant weights were packed at compile time; the rest is copied into
   // panels before the tile loops.
-  Value panels = prepackedPanels(rewriter, slice.getSource(), transposed, cols,
-                                 outer, group);
+  Value panels = padCols ? Value()
+                         : prepackedPanels(rewriter, slice.getSource(),
+                                           transposed, cols, outer, group);
   if (!panels && !copy)
     return {};
   SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
   if (!panels) {
     auto packable = [&](RankedTensorType t) {
-      return t.hasStaticShape() && t.getDimSize(nDim) % cols == 0 &&
+      return t.hasStaticShape() &&
+             (padCols ? t.getDimSize(nDim) == n
+                      : t.getDimSize(nDim) % cols == 0) &&
              t.getDimSize(kDim) % group == 0;
     };
     Value from = panelSource(slice, outer, packable);
@@ -1435,8 +1506,11 @@ Value buildPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
       else
         from = slice.getSource();
     }
-    panels = copyIntoPanels(rewriter, op, from, transposed, cols,
-                            outermostInvariantLoop(from, outer), group);
+    Operation *before = outermostInvariantLoop(from, outer);
+    if (padCols)
+      from = zeroPaddedColumns(rewriter, loc, from, nDim, cols, before);
+    panels =
+        copyIntoPanels(rewriter, op, from, transposed, cols, before, group);
   }
 
   // The tile's slice of B: the same elements of the panels.
@@ -1470,56 +1544,6 @@ Value buildPanels(RewriterBase &rewriter, linalg::GenericOp op, OpOperand *b,
   }
   return rewriter.create<tensor::ExtractSliceOp>(
       loc, viewType, panels, packedOffsets, packedSizes, strides);
-}
-
-/// A tensor of `shape` (element `type`) extended to `padded` (no dim
-/// shorter), zero past the original sizes: its zero parts filled (one slab
-/// per extended dim), and the slice of the original shape that a copy
-/// writes before it is inserted back (`whole`, `part`).
-struct ZeroPadded {
-  Value whole, part;
-};
-ZeroPadded zeroPadded(RewriterBase &rewriter, Location loc,
-                      ArrayRef<int64_t> shape, Type type,
-                      ArrayRef<int64_t> padded) {
-  size_t rank = shape.size();
-  Value whole = rewriter.create<tensor::EmptyOp>(loc, padded, type);
-  SmallVector<OpFoldResult> ones(rank, rewriter.getIndexAttr(1));
-  Value zero =
-      rewriter.create<arith::ConstantOp>(loc, type, rewriter.getZeroAttr(type));
-  // Slab d: dims before d within the original sizes, d past them, the
-  // dims after it whole.
-  for (size_t d = 0; d < rank; ++d) {
-    if (padded[d] == shape[d])
-      continue;
-    SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)), sizes;
-    for (size_t e = 0; e < rank; ++e)
-      sizes.push_back(rewriter.getIndexAttr(e < d ? shape[e] : padded[e]));
-    offsets[d] = rewriter.getIndexAttr(shape[d]);
-    sizes[d] = rewriter.getIndexAttr(padded[d] - shape[d]);
-    Value slab = rewriter.create<tensor::ExtractSliceOp>(loc, whole, offsets,
-                                                         sizes, ones);
-    Value zeros = rewriter.create<linalg::FillOp>(loc, zero, slab).getResult(0);
-    whole = rewriter.create<tensor::InsertSliceOp>(loc, zeros, whole, offsets,
-                                                   sizes, ones);
-  }
-  SmallVector<OpFoldResult> sizes;
-  for (int64_t size : shape)
-    sizes.push_back(rewriter.getIndexAttr(size));
-  Value part = rewriter.create<tensor::ExtractSliceOp>(
-      loc, whole, SmallVector<OpFoldResult>(rank, rewriter.getIndexAttr(0)),
-      sizes, ones);
-  return {whole, part};
-}
-
-/// `copy`'s result (written into `padded.part`) inserted back into the
-/// whole of `padded`.
-Value insertPart(RewriterBase &rewriter, Location loc, Value copy,
-                 ZeroPadded padded) {
-  auto slice = padded.part.getDefiningOp<tensor::ExtractSliceOp>();
-  return rewriter.create<tensor::InsertSliceOp>(
-      loc, copy, padded.whole, slice.getMixedOffsets(), slice.getMixedSizes(),
-      slice.getMixedStrides());
 }
 
 /// `copy` (a rounding copy of a slice) with the elementwise producer of the
@@ -1828,6 +1852,17 @@ bool vectorizeDotTile(RewriterBase &rewriter, const scf::SCFTilingResult &tiled,
   if (!t.broadcastT)
     aGroups = buildPanels(rewriter, op, t.broadcast, t.broadcastT, rows, outer,
                           group);
+  else if (kind == DotKind::Int8Quads)
+    // A constant weight's rows packed at compile time, [M / rows, K / 4,
+    // rows * 4]: a tile streams through one panel where in place it read
+    // 4 bytes from each of its rows 512 bytes apart (quantized ResNet-50's
+    // 2048 x 512 x 49 matmul waited on those loads, its weights in memory).
+    aGroups = buildPanels(rewriter, op, t.broadcast, /*transposed=*/true, rows,
+                          outer, group, /*copy=*/false);
+  if (aGroups)
+    aMap = AffineMap();
+  else if (!t.broadcastT)
+    return false;
   else if (kind == DotKind::Bf16Pairs)
     aGroups = roundToBf16(rewriter, t.broadcast, outer);
   else
@@ -1837,8 +1872,8 @@ bool vectorizeDotTile(RewriterBase &rewriter, const scf::SCFTilingResult &tiled,
   bool aUnsigned = false;
   if (kind == DotKind::Int8Quads)
     aUnsigned = *extendedIntegers(op, 8)[t.broadcast->getOperandNumber()];
-  emitDotTile(rewriter, op, kind, aGroups, t.broadcastT ? aMap : AffineMap(),
-              bGroups, row, c.inner, rows, cols, lanes, aUnsigned);
+  emitDotTile(rewriter, op, kind, aGroups, aMap, bGroups, row, c.inner, rows,
+              cols, lanes, aUnsigned);
   return true;
 }
 
@@ -1877,6 +1912,10 @@ std::pair<linalg::GenericOp, int64_t> chunkReduction(RewriterBase &rewriter,
       return {inner, kTile};
   return {op, 0};
 }
+
+/// The fewest rows of a contraction's workgroup whose integer dot tiles
+/// pad the columns (vectorizeContraction).
+constexpr int64_t kMinPaddedDotRows = 32;
 
 /// Register tiles of a contraction (defined below).
 std::vector<int64_t>
@@ -2474,16 +2513,30 @@ std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
   if (c->reduction)
     applied[prefix + knobs::kKTile] = kTile;
 
-  // (A covering tile as wide as the loop masks nothing.)
+  // (A covering tile as wide as the loop masks nothing.) Integer dot
+  // tiles mask no lanes: over all of columns that are no whole vectors
+  // (49 pixels, or the 4 past 192 of 196) they compute whole vectors of
+  // zero-padded panels of the streamed activations (a constant's are
+  // packed at compile time, unpadded). Quantized ResNet-50's 2048 x 512 x
+  // 49 matmul ran 1.96 ms as a masked i32 linalg tile, 0.41 padded. Each
+  // workgroup pads and packs the columns: not for fewer than
+  // kMinPaddedDotRows rows (24 x 512 x 49: 18 us masked, 57 padded).
+  bool padsCols = cols == range && cols % machine.lanes() != 0 &&
+                  !c->streamsWeight && row &&
+                  c->ranges[*row] >= kMinPaddedDotRows;
+  int64_t dotCols = padsCols ? llvm::alignTo(range, machine.lanes()) : cols;
   std::optional<DotKind> dot =
-      dotKind(target, *c, row, masked && masked != cols, cols, kTile, machine);
+      dotKind(target, *c, row, !padsCols && masked && masked != cols, dotCols,
+              kTile, machine);
+  if (dot && dotCols != cols && *dot == DotKind::Bf16Pairs)
+    dot.reset();
   if (dot)
     tile[*c->reduction] = groupSteps(*dot);
   auto tiled = tileInPlace(rewriter, target, tile, order);
   if (failed(tiled))
     return {};
   if (dot && vectorizeDotTile(rewriter, *tiled, *c, *dot, *row, tile[*row],
-                              cols, machine.lanes())) {
+                              dotCols, machine.lanes())) {
     applied[prefix + knobs::kPack] = 1;
     applied[prefix + knobs::kPackRows] = 1;
     return tile;

@@ -472,9 +472,10 @@ std::vector<int8_t> withZeroChannels(const QuantizedWeight &w, int64_t extra) {
   return q;
 }
 
-/// A 1x1 unit-stride unpadded convolution of dequantized activations by
+/// A 1x1 unpadded convolution of dequantized activations by
 /// dequantized filters (per filter): the integer matmul of the int8 filters
-/// [F, C] by the input [N, C, P], then the epilogue per filter, the bias
+/// [F, C] by the input [N, C, P] (its bytes subsampled first when strided),
+/// then the epilogue per filter, the bias
 /// and the output's shape. Channels are padded (with the zero point, and
 /// zero filters) to whole groups of 4 for VNNI.
 ///
@@ -500,9 +501,12 @@ bool rewriteConv(ConvOp op, IntegerOperands operands) {
       !wType.hasStaticShape() || !out.hasStaticShape() || op.getGroup() != 1 ||
       op.getFilterBlock() != 0 || in.getRank() < 3 ||
       !llvm::all_of(wType.getShape().drop_front(2), isOne) ||
-      !llvm::all_of(toI64Vector(op.getStrides()), isOne) ||
       !llvm::all_of(toI64Vector(op.getPads()),
                     [](int64_t v) { return v == 0; }))
+    return false;
+  SmallVector<int64_t> strides = toI64Vector(op.getStrides());
+  if (strides.size() + 2 != size_t(in.getRank()) ||
+      llvm::any_of(strides, [](int64_t s) { return s < 1; }))
     return false;
   auto a = matchActivations(op.getInput());
   int64_t f = wType.getDimSize(0), c = wType.getDimSize(1);
@@ -518,6 +522,19 @@ bool rewriteConv(ConvOp op, IntegerOperands operands) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   Value x = a->unsignedBytes(b, loc);
+  // A strided one (ResNet's downsampling shortcuts) reads every stride-th
+  // pixel: its bytes subsampled, where the f32 activations were before.
+  if (!llvm::all_of(strides, isOne)) {
+    SmallVector<int64_t> starts(in.getRank(), 0),
+        sizes{in.getDimSize(0), in.getDimSize(1)}, steps{1, 1};
+    llvm::append_range(sizes, out.getShape().drop_front(2));
+    llvm::append_range(steps, strides);
+    auto xType = cast<RankedTensorType>(x.getType());
+    x = b.create<SliceOp>(loc,
+                          RankedTensorType::get(sizes, xType.getElementType()),
+                          x, b.getI64ArrayAttr(starts),
+                          b.getI64ArrayAttr(sizes), b.getI64ArrayAttr(steps));
+  }
   if (int64_t extra = (4 - c % 4) % 4) {
     w->q = withZeroChannels(*w, extra);
     w->k = c += extra;

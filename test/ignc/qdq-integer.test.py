@@ -100,8 +100,14 @@ nodes.append(helper.make_node("Conv", [c, weight("w4", [16, 6, 3, 3], 0)], ["sp"
 # A 1x1 convolution over 7 x 7 pixels (no whole vectors of 16): with VNNI,
 # byte tiles of zero-padded panels of 64 columns, its weight's rows packed
 # at compile time.
-nodes.append(helper.make_node("Conv", [qdq("small", 0.05, 0, "s7"),
-                                       weight("w9", [256, 256, 1, 1], 0)], ["p49"]))
+s7 = qdq("small", 0.05, 77, "s7")
+nodes.append(helper.make_node("Conv", [s7, weight("w9", [256, 256, 1, 1], 0)], ["p49"]))
+# A strided one of the same activations (ResNet's downsampling shortcuts,
+# beside the block's first convolution): its bytes subsampled.
+nodes.append(helper.make_node("Conv", [s7, weight("w10", [64, 256, 1, 1], 0),
+                                       const("b10", rng.standard_normal(64).astype(np.float32))],
+                              ["s2"],
+                              strides=[2, 2]))
 graph = helper.make_graph(
     nodes, "qdq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 40]),
                    helper.make_tensor_value_info("img", TensorProto.FLOAT, [1, 6, 8, 12]),
@@ -111,7 +117,7 @@ graph = helper.make_graph(
                       ("dyn", [16, 24]),
                       ("gemm", [16, 48]),
                       ("dconv", [1, 8, 8, 12]), ("pw", [1, 32, 8, 12]),
-                      ("sp", [1, 16, 8, 12]), ("p49", [1, 256, 7, 7])]], inits)
+                      ("sp", [1, 16, 8, 12]), ("p49", [1, 256, 7, 7]), ("s2", [1, 64, 4, 4])]], inits)
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 pair = CompiledPair(model, "qdq", work, ignc, optimize=False)
 
@@ -152,7 +158,7 @@ here = ("znver4" if "avx512_vnni" in flags else
         "skylake-avx512" if "avx512bw" in flags else
         "x86-64-v3" if "avx2" in flags else "x86-64")
 expected = {  # (integer matmuls, of them in words, dot instructions)
-    "znver4": (7, 0, {"avx512.vpdpbusd.512"}),
+    "znver4": (8, 0, {"avx512.vpdpbusd.512"}),
     # (words: the 1x1 convolution stays f32)
     "x86-64-v3": (5, 5, {"avx2.pmadd.wd"}),
     "skylake-avx512": (5, 5, {"avx512.pmaddw.d.512"}),

@@ -210,7 +210,7 @@ void makeSignless(ModuleOp module) {
         (!isa<CastOp>(op) &&
          llvm::any_of(op->getResultTypes(), isUnsignedTensor)))
       op->setAttr(kUnsignedAttr, UnitAttr::get(ctx));
-    if (isa<MatMulOp>(op))
+    if (isa<MatMulOp, ConvOp>(op))
       op->setAttr(kUnsignedOperandsAttr,
                   DenseBoolArrayAttr::get(
                       ctx, {isUnsignedTensor(op->getOperand(0).getType()),

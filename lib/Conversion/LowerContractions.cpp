@@ -153,12 +153,26 @@ Value multiplyAdd(OpBuilder &b, Location loc, Value lhs, Value rhs, Value acc) {
 /// Grouped N-d convolution of an already padded input:
 /// out[n, g, f, o...] = sum_{c, k...} in[n, g, c, o*s + k*d] * w[g, f, c, k...]
 /// (w[f / T, c, k..., f % T] when `filterBlock` T > 0, with one group).
+/// Bytes (`resultType` i32) are extended to it first, each by its
+/// signedness (`unsignedInput`, `unsignedWeight`).
 Value groupedConv(OpBuilder &b, Location loc, Value input, Value weight,
                   int64_t groups, ArrayRef<int64_t> strides,
                   ArrayRef<int64_t> dilations, ArrayRef<int64_t> outSpatial,
-                  int64_t filterBlock) {
+                  int64_t filterBlock, Type resultType = {},
+                  bool unsignedInput = false, bool unsignedWeight = false) {
   auto it = tensorType(input), wt = tensorType(weight);
-  Type et = it.getElementType();
+  Type et = resultType ? resultType : it.getElementType();
+  auto body = [&](OpBuilder &nb, Location nl, Value x, Value w, Value acc) {
+    auto extend = [&](Value v, bool isUnsigned) -> Value {
+      if (v.getType() == et)
+        return v;
+      if (isUnsigned)
+        return nb.create<arith::ExtUIOp>(nl, et, v);
+      return nb.create<arith::ExtSIOp>(nl, et, v);
+    };
+    return multiplyAdd(nb, nl, extend(x, unsignedInput),
+                       extend(w, unsignedWeight), acc);
+  };
   int64_t s = it.getRank() - 2, N = it.getDimSize(0), C = it.getDimSize(1),
           F = filterBlock ? wt.getDimSize(0) * filterBlock : wt.getDimSize(0),
           Cg = C / groups, Fg = F / groups;
@@ -204,7 +218,7 @@ Value groupedConv(OpBuilder &b, Location loc, Value input, Value weight,
     llvm::append_range(outShape, outSpatial);
     return reduceGeneric(b, loc, RankedTensorType::get(outShape, et),
                          scalar(b, loc, et, 0), input, inE, weight, wE, outE,
-                         2 + s, red, multiplyAdd);
+                         2 + s, red, body);
   }
   SmallVector<int64_t> inShape{N, groups, Cg}, wShape{groups, Fg, Cg};
   llvm::append_range(inShape, it.getShape().drop_front(2));
@@ -223,7 +237,7 @@ Value groupedConv(OpBuilder &b, Location loc, Value input, Value weight,
   llvm::append_range(outShape, outSpatial);
   Value r = reduceGeneric(b, loc, RankedTensorType::get(outShape, et),
                           scalar(b, loc, et, 0), in, inE, w, wE, outE, 3 + s,
-                          1 + s, multiplyAdd);
+                          1 + s, body);
   SmallVector<int64_t> flat{N, F};
   llvm::append_range(flat, outSpatial);
   return reshape(b, loc, r, flat);
@@ -253,10 +267,14 @@ struct ConvLowering : OpRewritePattern<ConvOp> {
     hi.append(pads.begin() + s, pads.end());
     Value in = padConstant(b, loc, op.getInput(), lo, hi,
                            scalar(b, loc, it.getElementType(), 0));
+    SmallVector<bool, 2> uns{false, false};
+    if (auto a = op->getAttrOfType<DenseBoolArrayAttr>(kUnsignedOperandsAttr);
+        a && a.size() == 2)
+      uns.assign(a.asArrayRef().begin(), a.asArrayRef().end());
     Value r = groupedConv(
         b, loc, in, op.getWeight(), op.getGroup(), toI64Vector(op.getStrides()),
         toI64Vector(op.getDilations()), rtype(op).getShape().drop_front(2),
-        op.getFilterBlock());
+        op.getFilterBlock(), rtype(op).getElementType(), uns[0], uns[1]);
     if (op.getBias())
       r = addBias(b, loc, r, op.getBias());
     b.replaceOp(op, r);

@@ -201,6 +201,12 @@ LogicalResult importConv(NodeImporter &n) {
   auto operands = inputs(n, n.hasInput(2) ? 3 : 2);
   if (failed(operands))
     return failure();
+  // ONNX's Conv takes floats (ConvInteger and QLinearConv take integers;
+  // ign.conv of bytes accumulates in i32, which Conv's output is not).
+  for (Value v : *operands)
+    if (auto t = dyn_cast<ShapedType>(v.getType());
+        !t || !isa<FloatType>(t.getElementType()))
+      return n.error() << "Conv takes float tensors, got " << v.getType();
   std::optional<Value> bias;
   if (operands->size() == 3)
     bias = (*operands)[2];

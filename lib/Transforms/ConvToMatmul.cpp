@@ -146,18 +146,28 @@ Value blockedWeight(OpBuilder &b, Location loc, Value w, int64_t block) {
   for (int64_t d : perm)
     shape.push_back(split[d]);
   auto to = RankedTensorType::get(shape, type.getElementType());
-  std::optional<std::vector<float>> values = constantFloats(w);
-  if (!values) {
-    Value r = b.create<ReshapeOp>(loc, w, b.getI64ArrayAttr(split));
-    return b.create<TransposeOp>(loc, to, r, b.getI64ArrayAttr(perm));
-  }
   int64_t rest = type.getNumElements() / f;
-  std::vector<float> t(values->size());
-  for (int64_t i = 0; i < f; ++i)
-    for (int64_t j = 0; j < rest; ++j)
-      t[((i / block) * rest + j) * block + i % block] = (*values)[i * rest + j];
-  return makeWeight(b, loc, to, std::move(t),
-                    weightName(w, ".blocked" + std::to_string(block)));
+  auto reorder = [&](const auto &values) {
+    std::remove_const_t<std::remove_reference_t<decltype(values)>> t(
+        values.size());
+    for (int64_t i = 0; i < f; ++i)
+      for (int64_t j = 0; j < rest; ++j)
+        t[((i / block) * rest + j) * block + i % block] = values[i * rest + j];
+    return t;
+  };
+  // (weightName only for a constant.)
+  auto name = [&] { return weightName(w, ".blocked" + std::to_string(block)); };
+  if (std::optional<std::vector<float>> values = constantFloats(w))
+    return makeWeight(b, loc, to, reorder(*values), name());
+  // The int8 filters of a quantized convolution (IntegerMatmuls.cpp).
+  if (type.getElementType().isSignlessInteger(8))
+    if (std::optional<std::vector<int64_t>> values = constantIntegers(w)) {
+      std::vector<int64_t> t = reorder(*values);
+      return makeWeight(b, loc, to, std::vector<int8_t>(t.begin(), t.end()),
+                        name());
+    }
+  Value r = b.create<ReshapeOp>(loc, w, b.getI64ArrayAttr(split));
+  return b.create<TransposeOp>(loc, to, r, b.getI64ArrayAttr(perm));
 }
 
 /// A pointwise convolution over one pixel with at least this many channels,

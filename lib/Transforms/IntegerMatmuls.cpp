@@ -472,6 +472,22 @@ std::vector<int8_t> withZeroChannels(const QuantizedWeight &w, int64_t extra) {
   return q;
 }
 
+/// Replaces convolution `op` by its integer sums `acc` [N, F, P] rescaled
+/// per filter (rescale), its bias added, in its output's shape.
+void replaceByRescaled(OpBuilder &b, ConvOp op, Value acc,
+                       const DequantizedActivations &a,
+                       const QuantizedWeight &w) {
+  Location loc = op.getLoc();
+  Value y = rescale(b, loc, acc, a, w, /*column=*/true);
+  if (Value bias = op.getBias())
+    y = b.create<AddOp>(
+        loc, y, b.create<ReshapeOp>(loc, bias, b.getI64ArrayAttr({w.n, 1})));
+  auto out = cast<RankedTensorType>(op.getType());
+  y = b.create<ReshapeOp>(loc, y, b.getI64ArrayAttr(out.getShape()));
+  op.getResult().replaceAllUsesWith(y);
+  op.erase();
+}
+
 /// A 1x1 unpadded convolution of dequantized activations by
 /// dequantized filters (per filter): the integer matmul of the int8 filters
 /// [F, C] by the input [N, C, P] (its bytes subsampled first when strided),
@@ -544,14 +560,74 @@ bool rewriteConv(ConvOp op, IntegerOperands operands) {
   x = b.create<ReshapeOp>(loc, x, b.getI64ArrayAttr({n, c, p}));
   Value wq = integerWeight(b, loc, *w, /*leading=*/true, op.getWeight(),
                            IntegerOperands::Bytes);
-  Value acc = b.create<MatMulOp>(loc, wq, x);
-  Value y = rescale(b, loc, acc, *a, *w, /*column=*/true);
-  if (Value bias = op.getBias())
-    y = b.create<AddOp>(
-        loc, y, b.create<ReshapeOp>(loc, bias, b.getI64ArrayAttr({f, 1})));
-  y = b.create<ReshapeOp>(loc, y, b.getI64ArrayAttr(out.getShape()));
-  op.getResult().replaceAllUsesWith(y);
-  op.erase();
+  replaceByRescaled(b, op, b.create<MatMulOp>(loc, wq, x), *a, *w);
+  return true;
+}
+
+/// A spatial convolution (one group, a window larger than 1x1, channels in
+/// whole groups of 4) of dequantized activations by dequantized filters,
+/// with VNNI's bytes: the convolution of the unsigned bytes, padded with
+/// their zero point, by the int8 filters [F, C, k...] into i32 (the host's
+/// direct kernels take it in quads of channels), less the zero point times
+/// each filter's sum, then the epilogue per filter and the bias, as the
+/// 1x1 ones (rewriteConv). The padding's bytes stand for zero, so the
+/// integers are exactly those of the dequantized convolution.
+bool rewriteSpatialConv(ConvOp op, IntegerOperands operands) {
+  if (operands != IntegerOperands::Bytes)
+    return false;
+  auto in = dyn_cast<RankedTensorType>(op.getInput().getType());
+  auto wType = dyn_cast<RankedTensorType>(op.getWeight().getType());
+  auto out = dyn_cast<RankedTensorType>(op.getType());
+  if (!in || !wType || !out || !in.hasStaticShape() ||
+      !wType.hasStaticShape() || !out.hasStaticShape() || op.getGroup() != 1 ||
+      op.getFilterBlock() != 0 || in.getRank() < 3 ||
+      wType.getRank() != in.getRank() ||
+      llvm::all_of(wType.getShape().drop_front(2),
+                   [](int64_t k) { return k == 1; }))
+    return false;
+  int64_t f = wType.getDimSize(0), c = wType.getDimSize(1);
+  int64_t window = wType.getNumElements() / std::max<int64_t>(1, f * c);
+  auto biasType = op.getBias() ? cast<RankedTensorType>(op.getBias().getType())
+                               : RankedTensorType();
+  auto a = matchActivations(op.getInput());
+  if (!a || c % 4 != 0 || !sumFits(c * window, operands) ||
+      (biasType &&
+       (!biasType.getElementType().isF32() || biasType.getNumElements() != f)))
+    return false;
+  auto w = matchWeight(op.getWeight(), c * window, f, /*outputsLeading=*/true);
+  if (!w)
+    return false;
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value x = a->unsignedBytes(b, loc);
+  SmallVector<int64_t> pads = toI64Vector(op.getPads());
+  if (llvm::any_of(pads, [](int64_t p) { return p != 0; })) {
+    // ign.pad's layout: all begins, then all ends, per dim.
+    int64_t rank = in.getRank(), spatial = rank - 2;
+    SmallVector<int64_t> all(2 * rank, 0), shape(in.getShape());
+    for (int64_t d = 0; d < spatial; ++d) {
+      all[2 + d] = pads[d];
+      all[rank + 2 + d] = pads[spatial + d];
+      shape[2 + d] += pads[d] + pads[spatial + d];
+    }
+    auto xType = cast<RankedTensorType>(x.getType());
+    x = b.create<PadOp>(loc,
+                        RankedTensorType::get(shape, xType.getElementType()), x,
+                        b.getI64ArrayAttr(all), b.getStringAttr("constant"),
+                        b.getF64FloatAttr(double(a->zero)));
+  }
+  Value wq =
+      makeWeight(b, loc, wType.clone(b.getI8Type()), std::vector<int8_t>(w->q),
+                 weightName(op.getWeight(), ".int8"));
+  auto acc = b.create<ConvOp>(
+      loc, out.clone(b.getI32Type()), x, wq, /*bias=*/Value(), op.getStrides(),
+      b.getI64ArrayAttr(SmallVector<int64_t>(pads.size(), 0)),
+      op.getDilations(), b.getI64IntegerAttr(1), b.getI64IntegerAttr(0));
+  int64_t n = out.getDimSize(0), p = out.getNumElements() / (n * f);
+  replaceByRescaled(
+      b, op,
+      b.create<ReshapeOp>(loc, acc.getResult(), b.getI64ArrayAttr({n, f, p})),
+      *a, *w);
   return true;
 }
 
@@ -671,8 +747,10 @@ void integerMatmuls(func::FuncOp func, IntegerOperands operands) {
       changed |= rewriteMatmul(m, operands);
     else if (auto g = dyn_cast<GemmOp>(op))
       changed |= rewriteGemm(g, operands);
+    else if (rewriteConv(conv, operands))
+      changed = true;
     else
-      changed |= rewriteConv(conv, operands);
+      changed |= rewriteSpatialConv(conv, operands);
   }
   if (!changed)
     return;

@@ -84,24 +84,35 @@ int64_t windowColumns(AffineMap input, unsigned pixels,
 }
 
 /// Whether `body` (of a generic with two inputs and one output) yields
-/// out + in0 * in1.
+/// out + in0 * in1: in floats, or in i32 of bytes each extended by its
+/// signedness (a quantized convolution, IntegerMatmuls.cpp).
 bool isMultiplyAccumulate(Block &body) {
   if (body.getNumArguments() != 3)
     return false;
   auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
   if (!yield || yield->getNumOperands() != 1)
     return false;
-  auto add = yield->getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add)
+  Operation *add = yield->getOperand(0).getDefiningOp();
+  if (!add || !isa<arith::AddFOp, arith::AddIOp>(add))
     return false;
   Value acc = body.getArgument(2);
-  Value product = add.getLhs() == acc   ? add.getRhs()
-                  : add.getRhs() == acc ? add.getLhs()
-                                        : Value();
-  auto mul = product ? product.getDefiningOp<arith::MulFOp>() : nullptr;
-  if (!mul || mul->getBlock() != &body)
+  Value product = add->getOperand(0) == acc   ? add->getOperand(1)
+                  : add->getOperand(1) == acc ? add->getOperand(0)
+                                              : Value();
+  Operation *mul = product ? product.getDefiningOp() : nullptr;
+  if (!mul || mul->getBlock() != &body ||
+      !(isa<arith::MulFOp>(mul) && isa<arith::AddFOp>(add)) &&
+          !(isa<arith::MulIOp>(mul) && isa<arith::AddIOp>(add)))
     return false;
-  Value a = mul.getLhs(), b = mul.getRhs();
+  auto extended = [&](Value v) {
+    if (isa<arith::MulIOp>(mul))
+      if (auto ext = v.getDefiningOp();
+          ext && isa<arith::ExtUIOp, arith::ExtSIOp>(ext) &&
+          ext->getBlock() == &body)
+        return ext->getOperand(0);
+    return v;
+  };
+  Value a = extended(mul->getOperand(0)), b = extended(mul->getOperand(1));
   return (a == body.getArgument(0) && b == body.getArgument(1)) ||
          (a == body.getArgument(1) && b == body.getArgument(0));
 }
@@ -1097,31 +1108,86 @@ bool takesBf16Pairs(linalg::GenericOp op, const DirectConvLoops &c,
   return true;
 }
 
-/// A bfloat16 copy of f32 tensor `value` whose dim `dim` (even) is in
-/// pairs: [..., D / 2, ..., 2], element [..., i, ..., p] = value[..., 2 i +
-/// p, ...].
-Value bf16PairsOf(RewriterBase &rewriter, Location loc, Value value,
-                  unsigned dim) {
+/// Whether direct convolution `op` (its loops `c`, tiles of `filters`)
+/// computes in quads of bytes (VNNI's vpdpbusd): a quantized convolution
+/// (IntegerMatmuls.cpp) of unsigned input bytes by signed weight bytes
+/// into i32, static shapes, input channels in whole quads read as plain
+/// dims of both operands, and tiles of whole 16-lane vectors.
+bool takesByteQuads(linalg::GenericOp op, const DirectConvLoops &c,
+                    int64_t filters, const HostMachine &machine) {
+  if (!machine.hasVnniDot || machine.lanes() != kDotLanes ||
+      filters % kDotLanes != 0 || c.block % filters != 0 ||
+      op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+    return false;
+  std::optional<unsigned> channels = channelLoop(op, c);
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  if (!channels || ranges[*channels] % 4 != 0 ||
+      ranges[c.filters] % filters != 0)
+    return false;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+    unsigned bits = operand.getOperandNumber() < 2 ? 8 : 32;
+    if (!type || !type.hasStaticShape() ||
+        !type.getElementType().isSignlessInteger(bits))
+      return false;
+  }
+  auto extendedBy = [&](unsigned operand, bool isUnsigned) {
+    BlockArgument arg = op.getBlock()->getArgument(operand);
+    if (!arg.hasOneUse())
+      return false;
+    Operation *user = *arg.getUsers().begin();
+    return isUnsigned ? isa<arith::ExtUIOp>(user) : isa<arith::ExtSIOp>(user);
+  };
+  if (!extendedBy(c.input, true) || !extendedBy(c.weights, false))
+    return false;
+  for (unsigned operand : {c.input, c.weights})
+    if (!plainResult(op.getMatchingIndexingMap(&op->getOpOperand(operand)),
+                     *channels))
+      return false;
+  return true;
+}
+
+/// A copy of tensor `value` whose dim `dim` (a multiple of `group`) is in
+/// groups: [..., D / G, ..., G], element [..., i, ..., p] = value[..., G i
+/// + p, ...]; f32 rounded to bfloat16 in pairs, bytes as they are in quads.
+Value channelGroupsOf(RewriterBase &rewriter, Location loc, Value value,
+                      unsigned dim, int64_t group) {
   auto type = cast<RankedTensorType>(value.getType());
   SmallVector<int64_t> shape(type.getShape());
-  shape[dim] /= 2;
-  shape.push_back(2);
+  shape[dim] /= group;
+  shape.push_back(group);
   unsigned rank = shape.size();
   MLIRContext *ctx = rewriter.getContext();
   SmallVector<AffineExpr> source;
   for (unsigned d = 0; d + 1 < rank; ++d)
-    source.push_back(d == dim ? 2 * getAffineDimExpr(d, ctx) +
+    source.push_back(d == dim ? group * getAffineDimExpr(d, ctx) +
                                     getAffineDimExpr(rank - 1, ctx)
                               : getAffineDimExpr(d, ctx));
-  return roundedCopy(rewriter, loc, value, shape,
-                     AffineMap::get(rank, 0, source, ctx));
+  AffineMap read = AffineMap::get(rank, 0, source, ctx);
+  if (group == 2)
+    return roundedCopy(rewriter, loc, value, shape, read);
+  Value empty =
+      rewriter.create<tensor::EmptyOp>(loc, shape, type.getElementType());
+  SmallVector<AffineMap> maps{read,
+                              AffineMap::getMultiDimIdentityMap(rank, ctx)};
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  return rewriter
+      .create<linalg::GenericOp>(loc, empty.getType(), ValueRange{value},
+                                 ValueRange{empty}, maps, iterators,
+                                 [](OpBuilder &b, Location l, ValueRange args) {
+                                   b.create<linalg::YieldOp>(l, args[0]);
+                                 })
+      .getResult(0);
 }
 
-/// `op` (takesBf16Pairs) reading its input and weights as bfloat16 pairs
-/// of input channels: its channel loop runs over the pairs and a last
-/// reduction loop over each pair's two, products summed in f32.
+/// `op` (takesBf16Pairs, or takesByteQuads with `group` 4) reading its
+/// input and weights in groups of input channels: its channel loop runs
+/// over the groups and a last reduction loop over each group's members,
+/// products summed in f32 (bfloat16 pairs) or i32 (byte quads, the body as
+/// it was).
 linalg::GenericOp pairChannels(RewriterBase &rewriter, linalg::GenericOp op,
-                               const DirectConvLoops &c) {
+                               const DirectConvLoops &c, int64_t group = 2) {
   unsigned channels = *channelLoop(op, c);
   unsigned loops = op.getNumLoops();
   MLIRContext *ctx = rewriter.getContext();
@@ -1132,12 +1198,12 @@ linalg::GenericOp pairChannels(RewriterBase &rewriter, linalg::GenericOp op,
   for (OpOperand *in : op.getDpsInputOperands()) {
     AffineMap map = op.getMatchingIndexingMap(in);
     unsigned dim = *plainResult(map, channels);
-    // A constant weight's pairs are computed at compile time.
+    // A constant weight's groups are computed at compile time.
     Value pairs;
     if (in->getOperandNumber() == c.weights)
-      pairs = prepackedChannelPairs(rewriter, in->get(), dim);
-    inputs.push_back(pairs ? pairs
-                           : bf16PairsOf(rewriter, loc, in->get(), dim));
+      pairs = prepackedChannelPairs(rewriter, in->get(), dim, group);
+    inputs.push_back(
+        pairs ? pairs : channelGroupsOf(rewriter, loc, in->get(), dim, group));
     SmallVector<AffineExpr> results(map.getResults());
     results.push_back(getAffineDimExpr(loops, ctx));
     maps.push_back(AffineMap::get(loops + 1, 0, results, ctx));
@@ -1146,18 +1212,31 @@ linalg::GenericOp pairChannels(RewriterBase &rewriter, linalg::GenericOp op,
   maps.push_back(AffineMap::get(loops + 1, 0, out.getResults(), ctx));
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   iterators.push_back(utils::IteratorType::reduction);
-  auto paired = rewriter.create<linalg::GenericOp>(
-      loc, op.getResultTypes(), inputs, op.getDpsInits(), maps, iterators,
-      widenedMultiplyAdd);
+  auto sameBody = [&](OpBuilder &b, Location l, ValueRange args) {
+    IRMapping map;
+    map.map(op.getBlock()->getArguments(), args);
+    for (Operation &inner : op.getBlock()->without_terminator())
+      b.clone(inner, map);
+    b.create<linalg::YieldOp>(
+        l, map.lookup(op.getBlock()->getTerminator()->getOperand(0)));
+  };
+  auto paired =
+      group == 2
+          ? rewriter.create<linalg::GenericOp>(loc, op.getResultTypes(), inputs,
+                                               op.getDpsInits(), maps,
+                                               iterators, widenedMultiplyAdd)
+          : rewriter.create<linalg::GenericOp>(loc, op.getResultTypes(), inputs,
+                                               op.getDpsInits(), maps,
+                                               iterators, sameBody);
   rewriter.replaceOp(op, paired.getResults());
   return paired;
 }
 
-/// The weights of register tile `tile` (bfloat16 pairs, read in place: its
-/// filters and their pair last, unit elsewhere) as one vector's worth of
-/// groups, filters x 2 long, filter f's pair at 2 f.
+/// The weights of register tile `tile` (groups of `group`, read in place:
+/// its filters and their group last, unit elsewhere) as one vector's worth
+/// of groups, filters x group long, filter f's group at group f.
 Value weightGroups(RewriterBase &rewriter, linalg::GenericOp tile,
-                   unsigned weights, int64_t filters) {
+                   unsigned weights, int64_t filters, int64_t group) {
   Value w = tile->getOperand(weights);
   auto type = cast<RankedTensorType>(w.getType());
   int64_t rank = type.getRank();
@@ -1167,8 +1246,9 @@ Value weightGroups(RewriterBase &rewriter, linalg::GenericOp tile,
   SmallVector<OpFoldResult> sizes(rank, rewriter.getIndexAttr(1));
   SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
   sizes[rank - 2] = rewriter.getIndexAttr(filters);
-  sizes[rank - 1] = rewriter.getIndexAttr(2);
-  auto pairsType = RankedTensorType::get({filters, 2}, type.getElementType());
+  sizes[rank - 1] = rewriter.getIndexAttr(group);
+  auto pairsType =
+      RankedTensorType::get({filters, group}, type.getElementType());
   Value pairs = rewriter.create<tensor::ExtractSliceOp>(
       loc, pairsType, w, offsets, sizes, strides);
   return rewriter.create<tensor::CollapseShapeOp>(
@@ -1176,29 +1256,32 @@ Value weightGroups(RewriterBase &rewriter, linalg::GenericOp tile,
 }
 
 /// Register tiles of `filters` x `pixels` of `op` (pairChannels' result,
-/// its loops `c`) computed with vdpbf16ps (GroupedDots.h), the rest of the
-/// pixels peeled as vectorizeTiles does. Returns the tile applied over
-/// the convolution's own loops ({} when a tile stayed a linalg op: it
-/// then runs as LLVM's loops, in bfloat16 all the same).
+/// its loops `c`) computed with grouped dot products of `kind` (vdpbf16ps
+/// or vpdpbusd, GroupedDots.h), the rest of the pixels peeled as
+/// vectorizeTiles does. Returns the tile applied over the convolution's
+/// own loops ({} when a tile stayed a linalg op: it then runs as LLVM's
+/// loops, in the same arithmetic).
 std::vector<int64_t> emitBf16PairTiles(RewriterBase &rewriter,
                                        linalg::GenericOp op,
                                        const DirectConvLoops &c,
-                                       int64_t filters, int64_t pixels) {
+                                       int64_t filters, int64_t pixels,
+                                       DotKind kind = DotKind::Bf16Pairs) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t range = ranges[c.pixels];
   std::optional<int64_t> four = tilesOfFour(range, pixels, filters / kDotLanes);
   if (auto parts = peel(rewriter, op, c.pixels, pixels, four)) {
     int64_t rest = four ? 4 : range % pixels;
-    emitBf16PairTiles(rewriter, parts->second, c, filters, rest);
-    return emitBf16PairTiles(rewriter, parts->first, c, filters, pixels);
+    emitBf16PairTiles(rewriter, parts->second, c, filters, rest, kind);
+    return emitBf16PairTiles(rewriter, parts->first, c, filters, pixels, kind);
   }
   if (ranges[c.filters] % filters || ranges[c.pixels] % pixels)
     return {};
   unsigned pair = ranges.size() - 1;
+  int64_t group = groupSteps(kind);
   std::vector<int64_t> tile(ranges.size(), 1);
   tile[c.filters] = filters;
   tile[c.pixels] = pixels;
-  tile[pair] = 2;
+  tile[pair] = group;
   TypedAttr filled = fillValueOf(op.getDpsInits()[0]);
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   auto tiled = tileInPlace(rewriter, op, tile, parallelFirst(op));
@@ -1212,13 +1295,15 @@ std::vector<int64_t> emitBf16PairTiles(RewriterBase &rewriter,
   auto wType = dyn_cast<RankedTensorType>(t->getOperand(c.weights).getType());
   int64_t rank = wType ? wType.getRank() : 0;
   if (rank < 2 || !wType.hasStaticShape() ||
-      wType.getDimSize(rank - 2) < filters || wType.getDimSize(rank - 1) != 2)
+      wType.getDimSize(rank - 2) < filters ||
+      wType.getDimSize(rank - 1) != group)
     return {};
-  Value b = weightGroups(rewriter, t, c.weights, filters);
+  Value b = weightGroups(rewriter, t, c.weights, filters, group);
   Value a = t->getOperand(c.input);
   AffineMap aMap = t.getMatchingIndexingMap(&t->getOpOperand(c.input));
-  emitDotTile(rewriter, t, DotKind::Bf16Pairs, a, aMap, b, c.pixels, c.filters,
-              pixels, filters, kDotLanes);
+  // The input's bytes are the unsigned ones (takesByteQuads).
+  emitDotTile(rewriter, t, kind, a, aMap, b, c.pixels, c.filters, pixels,
+              filters, kDotLanes, /*aUnsigned=*/kind == DotKind::Int8Quads);
   tile.pop_back();
   return tile;
 }
@@ -1645,6 +1730,10 @@ std::vector<int64_t> vectorizeDirectConv(RewriterBase &rewriter,
   if (takesBf16Pairs(op, *c, fittingFilters(*c, filters), machine))
     return emitBf16PairTiles(rewriter, pairChannels(rewriter, op, *c), *c,
                              fittingFilters(*c, filters), pixels);
+  if (takesByteQuads(op, *c, fittingFilters(*c, filters), machine))
+    return emitBf16PairTiles(rewriter, pairChannels(rewriter, op, *c, 4), *c,
+                             fittingFilters(*c, filters), pixels,
+                             DotKind::Int8Quads);
   return vectorizeTiles(rewriter, op, filters, pixels, machine);
 }
 

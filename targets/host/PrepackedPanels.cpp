@@ -39,8 +39,8 @@ std::vector<int64_t> PanelPlan::shape() const {
   }
   if (pairDim >= 0) {
     std::vector<int64_t> pairs = weightShape;
-    pairs[pairDim] = (pairs[pairDim] + 1) / 2;
-    pairs.push_back(2);
+    pairs[pairDim] = (pairs[pairDim] + group - 1) / group;
+    pairs.push_back(group);
     return pairs;
   }
   return {int64_t(offsets.size()), k / chunk, width / cols, chunk / group,
@@ -110,6 +110,13 @@ static std::optional<PanelPlan> channelPairsFromAttr(DictionaryAttr dict) {
   p.source = source.getInt();
   p.pairDim = dim.getInt();
   p.group = 2;
+  if (auto group = dict.getAs<IntegerAttr>("group"))
+    p.group = group.getInt();
+  if (auto bits = dict.getAs<IntegerAttr>("int_bits"))
+    p.intBits = bits.getInt();
+  // bfloat16 pairs of an f32 weight, or quads of an int8 one.
+  if (!(p.group == 2 && p.intBits == 0) && !(p.group == 4 && p.intBits == 8))
+    return std::nullopt;
   p.weightShape.assign(shape.asArrayRef().begin(), shape.asArrayRef().end());
   for (int64_t d : p.weightShape)
     if (d < 1)
@@ -167,9 +174,10 @@ static uint16_t toBf16(float f) {
   return uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
-/// The bytes of channel-pair plan `p` (PanelPlan::pairDim) from its f32
-/// weight: for each element of the pairs, in order, the weight's element
-/// at [..., 2 i + p, ...] rounded to bfloat16, or 0 past the dim.
+/// The bytes of channel-group plan `p` (PanelPlan::pairDim) from its
+/// weight: for each element of the groups of G, in order, the weight's
+/// element at [..., G i + p, ...] (f32 rounded to bfloat16 in pairs, int8
+/// as it is in quads), or 0 past the dim.
 static std::string packChannelPairBytes(const PanelPlan &p,
                                         const char *weight) {
   std::vector<int64_t> shape = p.shape();
@@ -177,7 +185,7 @@ static std::string packChannelPairBytes(const PanelPlan &p,
   int64_t elements = 1;
   for (int64_t d : shape)
     elements *= d;
-  std::string bytes(size_t(elements * 2), '\0');
+  std::string bytes(size_t(elements * p.elementBytes()), '\0');
   std::vector<int64_t> index(shape.size(), 0);
   for (int64_t e = 0; e < elements; ++e) {
     int64_t flat = 0;
@@ -185,12 +193,14 @@ static std::string packChannelPairBytes(const PanelPlan &p,
     for (int64_t d = 0; d < rank; ++d) {
       int64_t i = index[d];
       if (d == p.pairDim) {
-        i = 2 * i + index[rank];
+        i = p.group * i + index[rank];
         inside = i < p.weightShape[d];
       }
       flat = flat * p.weightShape[d] + i;
     }
-    if (inside) {
+    if (inside && p.intBits == 8) {
+      bytes[size_t(e)] = weight[size_t(flat)];
+    } else if (inside) {
       float f;
       std::memcpy(&f, weight + 4 * size_t(flat), sizeof(f));
       uint16_t h = toBf16(f);
@@ -527,17 +537,17 @@ Value prepackedPanels(RewriterBase &rewriter, Value source, bool transposed,
                                                  sizes, strides);
 }
 
-/// Whether `li` is even wherever its loop takes it.
-bool alwaysEven(const LinearIndex &li) {
+/// Whether `li` is a multiple of `g` wherever its loop takes it.
+bool alwaysMultipleOf(const LinearIndex &li, int64_t g) {
   if (!li.iv)
-    return li.constant % 2 == 0;
+    return li.constant % g == 0;
   std::optional<LoopRange> r = rangeOf(li.iv);
-  return r && (li.constant + li.coeff * r->lb) % 2 == 0 &&
-         (li.coeff * r->step) % 2 == 0;
+  return r && (li.constant + li.coeff * r->lb) % g == 0 &&
+         (li.coeff * r->step) % g == 0;
 }
 
-Value prepackedChannelPairs(RewriterBase &rewriter, Value source,
-                            unsigned dim) {
+Value prepackedChannelPairs(RewriterBase &rewriter, Value source, unsigned dim,
+                            int64_t group) {
   OpBuilder::InsertionGuard guard(rewriter);
   auto slice = source.getDefiningOp<tensor::ExtractSliceOp>();
   if (!slice || dim >= unsigned(slice.getType().getRank()))
@@ -559,12 +569,15 @@ Value prepackedChannelPairs(RewriterBase &rewriter, Value source,
   auto kernel = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
                     : func::FuncOp();
   auto type = dyn_cast<RankedTensorType>(v.getType());
-  // Whole pairs: an even offset (all the channels, or a chunk of them
-  // stepping by an even size) and an even size.
+  // Whole groups: an offset a multiple of the group (all the channels, or
+  // a chunk of them stepping by such a size) and such a size.
+  bool element = group == 2 ? type && type.getElementType().isF32()
+                            : type && type.getElementType().isInteger(8);
   if (!kernel || arg.getOwner() != &kernel.getBody().front() ||
       !kernel.getArgAttr(arg.getArgNumber(), kWeightArgAttr) || !type ||
-      !type.hasStaticShape() || !type.getElementType().isF32() ||
-      slice.getType().getDimSize(dim) % 2 != 0 || !alwaysEven(pairOffset))
+      !type.hasStaticShape() || !element || (group != 2 && group != 4) ||
+      slice.getType().getDimSize(dim) % group != 0 ||
+      !alwaysMultipleOf(pairOffset, group))
     return {};
   Location loc = slice.getLoc();
   rewriter.setInsertionPoint(slice);
@@ -575,15 +588,17 @@ Value prepackedChannelPairs(RewriterBase &rewriter, Value source,
   PanelPlan plan;
   plan.source = arg.getArgNumber();
   plan.pairDim = dim;
-  plan.group = 2;
+  plan.group = group;
+  plan.intBits = group == 4 ? 8 : 0;
   plan.weightShape.assign(type.getShape().begin(), type.getShape().end());
   BlockArgument pairs = panelsArgument(kernel, plan);
   SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
   offsets[dim] = affine::makeComposedFoldedAffineApply(
-      rewriter, loc, rewriter.getAffineDimExpr(0).floorDiv(2), {offsets[dim]});
+      rewriter, loc, rewriter.getAffineDimExpr(0).floorDiv(group),
+      {offsets[dim]});
   offsets.push_back(rewriter.getIndexAttr(0));
-  sizes[dim] = rewriter.getIndexAttr(slice.getType().getDimSize(dim) / 2);
-  sizes.push_back(rewriter.getIndexAttr(2));
+  sizes[dim] = rewriter.getIndexAttr(slice.getType().getDimSize(dim) / group);
+  sizes.push_back(rewriter.getIndexAttr(group));
   SmallVector<OpFoldResult> strides(sizes.size(), rewriter.getIndexAttr(1));
   return rewriter.create<tensor::ExtractSliceOp>(loc, pairs, offsets, sizes,
                                                  strides);

@@ -57,7 +57,8 @@ struct PanelPlan {
   /// Channel pairs (a direct convolution's bf16 weights, DirectConv.cpp):
   /// the f32 weight of shape `weightShape` (any rank) in bfloat16 pairs of
   /// its dim `pairDim`: [..., ceil(D / 2), ..., 2], element [..., i, ...,
-  /// p] the weight's [..., 2 i + p, ...], 0 past D. -1: panels as above.
+  /// p] the weight's [..., 2 i + p, ...], 0 past D; or an int8 weight
+  /// (`intBits` 8) in quads, `group` 4. -1: panels as above.
   int64_t pairDim = -1;
   std::vector<int64_t> weightShape;
   /// A permutation (AMX convolutions' weights, DirectConv.cpp): the f32
@@ -97,13 +98,15 @@ mlir::Value prepackedPanels(mlir::RewriterBase &rewriter, mlir::Value source,
                             mlir::Operation *outer, int64_t group);
 
 /// The slice `source` (of an `ign.weight` argument, or of slices of one:
-/// unit strides, whole pairs of dim `dim`: an even size at an offset even
-/// wherever its loop takes it) in bfloat16 pairs of that dim, as a slice
-/// of a new `ign.panels` argument of the kernel holding the whole weight in
-/// pairs (PanelPlan::pairDim), computed at compile time; null, changing
-/// nothing, when `source` is no such slice.
+/// unit strides, whole groups of dim `dim`: a size a multiple of `group`
+/// at an offset a multiple of it wherever its loop takes it) in groups of
+/// that dim (an f32 weight in bfloat16 pairs, `group` 2; an int8 one in
+/// quads, 4), as a slice of a new `ign.panels` argument of the kernel
+/// holding the whole weight so (PanelPlan::pairDim), computed at compile
+/// time; null, changing nothing, when `source` is no such slice.
 mlir::Value prepackedChannelPairs(mlir::RewriterBase &rewriter,
-                                  mlir::Value source, unsigned dim);
+                                  mlir::Value source, unsigned dim,
+                                  int64_t group = 2);
 
 /// The slice `source` (of an `ign.weight` argument, unit strides, or the
 /// argument itself) as a slice of a new `ign.panels` argument holding the

@@ -438,3 +438,13 @@ func.func @recurrent_without_w(%x: tensor<4x2x3xf32>, %r: tensor<1x12x4xf32>) ->
   %y, %y_h = "ign.gru"(%x, %r) {activations = ["Sigmoid", "Tanh"], direction = "forward", hidden_size = 4 : i64, operandSegmentSizes = array<i32: 1, 0, 1, 0, 0, 0>} : (tensor<4x2x3xf32>, tensor<1x12x4xf32>) -> (tensor<4x1x2x4xf32>, tensor<1x2x4xf32>)
   return %y : tensor<4x1x2x4xf32>
 }
+
+// -----
+
+// A convolution's input and weight share an element type, but for bytes.
+func.func @conv_element_type(%arg0: tensor<1x4x6x6xui8>, %arg1: tensor<8x4x3x3xf32>) -> tensor<1x8x4x4xi32> {
+  // expected-error@+2 {{input and weight element types differ}}
+  // expected-error@+1 {{'ign.conv' op failed to infer returned types}}
+  %0 = ign.conv %arg0, %arg1 {dilations = [1, 1], pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x4x6x6xui8>, tensor<8x4x3x3xf32>) -> tensor<1x8x4x4xi32>
+  return %0 : tensor<1x8x4x4xi32>
+}

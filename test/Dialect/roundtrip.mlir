@@ -112,3 +112,12 @@ func.func @kernel(%x: tensor<1x2x3x3xf32>) -> tensor<1x8x4xf32> {
   }
   return %0 : tensor<1x8x4xf32>
 }
+
+// Unsigned input bytes by signed filter bytes accumulate in i32 (a
+// quantized convolution, IntegerMatmuls.cpp).
+func.func @conv_bytes(%arg0: tensor<1x4x6x6xui8>, %arg1: tensor<8x4x3x3xi8>) -> tensor<1x8x4x4xi32> {
+  %0 = ign.conv %arg0, %arg1 {dilations = [1, 1], pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x4x6x6xui8>, tensor<8x4x3x3xi8>) -> tensor<1x8x4x4xi32>
+  return %0 : tensor<1x8x4x4xi32>
+}
+// CHECK-LABEL: func.func @conv_bytes
+// CHECK: ign.conv %arg0, %arg1 {{.*}} : (tensor<1x4x6x6xui8>, tensor<8x4x3x3xi8>) -> tensor<1x8x4x4xi32>

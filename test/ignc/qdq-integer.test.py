@@ -108,16 +108,27 @@ nodes.append(helper.make_node("Conv", [s7, weight("w10", [64, 256, 1, 1], 0),
                                        const("b10", rng.standard_normal(64).astype(np.float32))],
                               ["s2"],
                               strides=[2, 2]))
+# 3x3 convolutions of 8 channels (whole quads) by 32 filters, padded (with
+# the zero point's bytes), one strided: with VNNI, direct kernels of byte
+# quads (vpdpbusd).
+c8 = qdq("img8", 0.04, 70, "c8")
+nodes.append(helper.make_node("Conv", [c8, weight("w11", [32, 8, 3, 3], 0),
+                                       const("b11", rng.standard_normal(32).astype(np.float32))],
+                              ["q3"], pads=[1, 1, 1, 1]))
+nodes.append(helper.make_node("Conv", [c8, weight("w12", [32, 8, 3, 3], 0)], ["q3s"],
+                              pads=[1, 1, 1, 1], strides=[2, 2]))
 graph = helper.make_graph(
     nodes, "qdq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 40]),
                    helper.make_tensor_value_info("img", TensorProto.FLOAT, [1, 6, 8, 12]),
-                   helper.make_tensor_value_info("small", TensorProto.FLOAT, [1, 256, 7, 7])],
+                   helper.make_tensor_value_info("small", TensorProto.FLOAT, [1, 256, 7, 7]),
+                   helper.make_tensor_value_info("img8", TensorProto.FLOAT, [1, 8, 20, 36])],
     [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape)
      for n, shape in [("mm", [16, 64]), ("smm", [16, 32]), ("odd", [16, 50]),
                       ("dyn", [16, 24]),
                       ("gemm", [16, 48]),
                       ("dconv", [1, 8, 8, 12]), ("pw", [1, 32, 8, 12]),
-                      ("sp", [1, 16, 8, 12]), ("p49", [1, 256, 7, 7]), ("s2", [1, 64, 4, 4])]], inits)
+                      ("sp", [1, 16, 8, 12]), ("p49", [1, 256, 7, 7]), ("s2", [1, 64, 4, 4]),
+                      ("q3", [1, 32, 20, 36]), ("q3s", [1, 32, 10, 18])]], inits)
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 pair = CompiledPair(model, "qdq", work, ignc, optimize=False)
 
@@ -132,8 +143,11 @@ def integer_path(target):
         return subprocess.run([ignc, pair.path, f"--target={target}", f"--emit={what}",
                                "--cores", "2"],
                               check=True, capture_output=True, text=True).stdout
-    matmuls = [line for line in emit("kernels").splitlines()
+    kernels = emit("kernels").splitlines()
+    matmuls = [line for line in kernels
                if "ign.matmul" in line and line.rstrip().endswith("xi32")]
+    convs = sum(1 for line in kernels
+                if "ign.conv" in line and line.rstrip().endswith("xi32"))
     llvm = emit("llvm")
     dots = {name for name in ("avx512.vpdpbusd.512", "avx2.pmadd.wd", "avx512.pmaddw.d.512")
             if f"llvm.x86.{name}" in llvm}
@@ -141,7 +155,7 @@ def integer_path(target):
     # The 49-pixel convolution's kernel computes with the dot instructions
     # too (its tiles not left to LLVM's loops).
     k49, kernel = [], None
-    for line in emit("kernels").splitlines():
+    for line in kernels:
         if "_ign_" in line and ": " in line:
             kernel = line.split(": ")[0].split()[-1]
         elif "ign.matmul" in line and line.rstrip().endswith("x49xi32"):
@@ -149,7 +163,15 @@ def integer_path(target):
     body = llvm.split(f"@{k49[0]}(")[1].split("\n}")[0] if k49 else ""
     if k49 and not any(f"llvm.x86.{name}" in body for name in dots):
         dots.add("49 pixels without them")
-    return len(matmuls), words, dots
+    # The byte convolutions' kernels likewise.
+    for line in kernels:
+        if "_ign_" in line and ": " in line:
+            kernel = line.split(": ")[0].split()[-1]
+        elif "ign.conv" in line and line.rstrip().endswith("xi32"):
+            body = llvm.split(f"@{kernel}(")[1].split("\n}")[0]
+            if "llvm.x86.avx512.vpdpbusd.512" not in body:
+                dots.add("a byte convolution without them")
+    return len(matmuls), words, dots, convs
 
 
 with open("/proc/cpuinfo") as f:
@@ -157,24 +179,26 @@ with open("/proc/cpuinfo") as f:
 here = ("znver4" if "avx512_vnni" in flags else
         "skylake-avx512" if "avx512bw" in flags else
         "x86-64-v3" if "avx2" in flags else "x86-64")
-expected = {  # (integer matmuls, of them in words, dot instructions)
-    "znver4": (8, 0, {"avx512.vpdpbusd.512"}),
-    # (words: the 1x1 convolution stays f32)
-    "x86-64-v3": (5, 5, {"avx2.pmadd.wd"}),
-    "skylake-avx512": (5, 5, {"avx512.pmaddw.d.512"}),
-    "x86-64": (1, 0, set()),
+expected = {  # (integer matmuls, of them in words, dot instructions, byte convolutions)
+    "znver4": (8, 0, {"avx512.vpdpbusd.512"}, 2),
+    # (words: 1x1 and 3x3 convolutions stay f32)
+    "x86-64-v3": (5, 5, {"avx2.pmadd.wd"}, 0),
+    "skylake-avx512": (5, 5, {"avx512.pmaddw.d.512"}, 0),
+    "x86-64": (1, 0, set(), 0),
 }
 paths = {t: integer_path(t) for t in expected}
 paths["host"] = integer_path("host")
 ok = all(paths[t] == want for t, want in expected.items()) and paths["host"] == expected[here]
 print(f"integer path as the CPU implies: {'yes' if ok else 'NO'}")
 for t, got in paths.items():
-    print(f"  {t}: {got[0]} integer matmuls, {got[1]} of words, {sorted(got[2])}"
+    print(f"  {t}: {got[0]} integer matmuls, {got[1]} of words, {sorted(got[2])}, "
+          f"{got[3]} byte convolutions"
           f" (expected {expected[here if t == 'host' else t]})")
 
 feeds = {"x": rng.uniform(-2, 3, (16, 40)).astype(np.float32),
          "img": rng.uniform(-2.5, 5, (1, 6, 8, 12)).astype(np.float32),
-         "small": rng.uniform(0, 6, (1, 256, 7, 7)).astype(np.float32)}
+         "small": rng.uniform(0, 6, (1, 256, 7, 7)).astype(np.float32),
+         "img8": rng.uniform(-2.5, 7, (1, 8, 20, 36)).astype(np.float32)}
 got, want = pair.run(feeds)
 reference = []
 

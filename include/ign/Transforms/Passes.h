@@ -49,8 +49,10 @@ enum class IntegerOperands { None, Bytes, Words };
 /// Rewrites `func`'s quantized contractions (IntegerMatmuls.cpp): unless
 /// `operands` is None, matmuls, gemms and 1x1 convolutions of dequantized
 /// (or zero-point-centered) bytes by int8 weights into integer matmuls of
-/// `operands` accumulating in i32; always, i32 convolutions of centered
-/// bytes whose sums f32 holds exactly into f32 convolutions.
+/// `operands` accumulating in i32, and with Bytes spatial convolutions
+/// (channels in groups of 4) into byte convolutions accumulating in i32;
+/// always, i32 convolutions of centered bytes whose sums f32 holds exactly
+/// into f32 convolutions.
 void integerMatmuls(mlir::func::FuncOp func, IntegerOperands operands);
 
 /// Transposes the constant f32 weights of `func`'s ign.gemm with trans_b

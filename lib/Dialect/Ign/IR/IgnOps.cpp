@@ -400,7 +400,8 @@ static FailureOr<size_t>
 checkConvOperands(Loc loc, RankedTensorType &in, RankedTensorType &w,
                   Value input, Value weight, Value bias, int64_t group,
                   ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
-                  ArrayRef<int64_t> dilations, bool blocked = false) {
+                  ArrayRef<int64_t> dilations, bool blocked = false,
+                  bool bytes = false) {
   if (failed(requireTensor(loc, input, in, "input")) ||
       failed(requireTensor(loc, weight, w, "weight")))
     return failure();
@@ -409,7 +410,9 @@ checkConvOperands(Loc loc, RankedTensorType &in, RankedTensorType &w,
                              " and weight ", shapeStr(w.getShape()),
                              blocked ? " must be ranks >= 3 and one more"
                                      : " must have the same rank >= 3");
-  if (in.getElementType() != w.getElementType())
+  if (in.getElementType() != w.getElementType() &&
+      !(bytes && in.getElementType().isInteger(8) &&
+        w.getElementType().isInteger(8)))
     return emitOptionalError(loc, "input and weight element types differ");
   if (group <= 0)
     return emitOptionalError(loc, "group must be positive, got ", group);
@@ -442,9 +445,9 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
   if (block < 0)
     return emitOptionalError(loc, "filter_block must not be negative, got ",
                              block);
-  auto spatial = checkConvOperands(loc, in, w, adaptor.getInput(),
-                                   adaptor.getWeight(), adaptor.getBias(),
-                                   group, strides, pads, dilations, block > 0);
+  auto spatial = checkConvOperands(
+      loc, in, w, adaptor.getInput(), adaptor.getWeight(), adaptor.getBias(),
+      group, strides, pads, dilations, block > 0, /*bytes=*/true);
   if (failed(spatial))
     return failure();
   if (block > 0 && (group != 1 || w.getDimSize(w.getRank() - 1) != block))
@@ -476,7 +479,11 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
                                " with its padding");
     shape.push_back(*out);
   }
-  types.push_back(RankedTensorType::get(shape, in.getElementType()));
+  // Bytes (of either signedness) accumulate in i32.
+  Type element = in.getElementType().isInteger(8)
+                     ? Type(IntegerType::get(ctx, 32))
+                     : in.getElementType();
+  types.push_back(RankedTensorType::get(shape, element));
   return success();
 }
 

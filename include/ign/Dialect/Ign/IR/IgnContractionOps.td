@@ -40,7 +40,10 @@ def Ign_GemmOp : Ign_Op<"gemm"> {
 // w[f / T, c, k..., f % T]. The host's direct convolutions then read a
 // vector of filters at each step of the reduction, and each block of T
 // filters is one contiguous panel (ign-conv-to-matmul reorders constant
-// weights at compile time).
+// weights at compile time). Input and weight of one element type, the
+// result of it too; or 8-bit integers of either signedness each (the
+// bytes of quantized activations by int8 filters), whose products
+// accumulate exactly in an i32 result.
 def Ign_ConvOp : Ign_Op<"conv"> {
   let summary = "grouped, strided, dilated convolution";
   let arguments = (ins Ign_Tensor:$input, Ign_Tensor:$weight,

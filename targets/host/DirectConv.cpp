@@ -100,9 +100,11 @@ bool isMultiplyAccumulate(Block &body) {
                   : add->getOperand(1) == acc ? add->getOperand(0)
                                               : Value();
   Operation *mul = product ? product.getDefiningOp() : nullptr;
-  if (!mul || mul->getBlock() != &body ||
-      !(isa<arith::MulFOp>(mul) && isa<arith::AddFOp>(add)) &&
-          !(isa<arith::MulIOp>(mul) && isa<arith::AddIOp>(add)))
+  if (!mul || mul->getBlock() != &body)
+    return false;
+  bool floats = isa<arith::MulFOp>(mul) && isa<arith::AddFOp>(add);
+  bool integers = isa<arith::MulIOp>(mul) && isa<arith::AddIOp>(add);
+  if (!floats && !integers)
     return false;
   auto extended = [&](Value v) {
     if (isa<arith::MulIOp>(mul))
@@ -1186,8 +1188,8 @@ Value channelGroupsOf(RewriterBase &rewriter, Location loc, Value value,
 /// over the groups and a last reduction loop over each group's members,
 /// products summed in f32 (bfloat16 pairs) or i32 (byte quads, the body as
 /// it was).
-linalg::GenericOp pairChannels(RewriterBase &rewriter, linalg::GenericOp op,
-                               const DirectConvLoops &c, int64_t group = 2) {
+linalg::GenericOp groupChannels(RewriterBase &rewriter, linalg::GenericOp op,
+                                const DirectConvLoops &c, int64_t group = 2) {
   unsigned channels = *channelLoop(op, c);
   unsigned loops = op.getNumLoops();
   MLIRContext *ctx = rewriter.getContext();
@@ -1255,24 +1257,24 @@ Value weightGroups(RewriterBase &rewriter, linalg::GenericOp tile,
       loc, pairs, SmallVector<ReassociationIndices>{{0, 1}});
 }
 
-/// Register tiles of `filters` x `pixels` of `op` (pairChannels' result,
+/// Register tiles of `filters` x `pixels` of `op` (groupChannels' result,
 /// its loops `c`) computed with grouped dot products of `kind` (vdpbf16ps
 /// or vpdpbusd, GroupedDots.h), the rest of the pixels peeled as
 /// vectorizeTiles does. Returns the tile applied over the convolution's
 /// own loops ({} when a tile stayed a linalg op: it then runs as LLVM's
 /// loops, in the same arithmetic).
-std::vector<int64_t> emitBf16PairTiles(RewriterBase &rewriter,
-                                       linalg::GenericOp op,
-                                       const DirectConvLoops &c,
-                                       int64_t filters, int64_t pixels,
-                                       DotKind kind = DotKind::Bf16Pairs) {
+std::vector<int64_t> emitGroupedTiles(RewriterBase &rewriter,
+                                      linalg::GenericOp op,
+                                      const DirectConvLoops &c, int64_t filters,
+                                      int64_t pixels,
+                                      DotKind kind = DotKind::Bf16Pairs) {
   SmallVector<int64_t> ranges = op.getStaticLoopRanges();
   int64_t range = ranges[c.pixels];
   std::optional<int64_t> four = tilesOfFour(range, pixels, filters / kDotLanes);
   if (auto parts = peel(rewriter, op, c.pixels, pixels, four)) {
     int64_t rest = four ? 4 : range % pixels;
-    emitBf16PairTiles(rewriter, parts->second, c, filters, rest, kind);
-    return emitBf16PairTiles(rewriter, parts->first, c, filters, pixels, kind);
+    emitGroupedTiles(rewriter, parts->second, c, filters, rest, kind);
+    return emitGroupedTiles(rewriter, parts->first, c, filters, pixels, kind);
   }
   if (ranges[c.filters] % filters || ranges[c.pixels] % pixels)
     return {};
@@ -1728,12 +1730,12 @@ std::vector<int64_t> vectorizeDirectConv(RewriterBase &rewriter,
       return emitAmxConvBlocks(rewriter, paired, l, blockFilters, machine);
   }
   if (takesBf16Pairs(op, *c, fittingFilters(*c, filters), machine))
-    return emitBf16PairTiles(rewriter, pairChannels(rewriter, op, *c), *c,
-                             fittingFilters(*c, filters), pixels);
+    return emitGroupedTiles(rewriter, groupChannels(rewriter, op, *c), *c,
+                            fittingFilters(*c, filters), pixels);
   if (takesByteQuads(op, *c, fittingFilters(*c, filters), machine))
-    return emitBf16PairTiles(rewriter, pairChannels(rewriter, op, *c, 4), *c,
-                             fittingFilters(*c, filters), pixels,
-                             DotKind::Int8Quads);
+    return emitGroupedTiles(rewriter, groupChannels(rewriter, op, *c, 4), *c,
+                            fittingFilters(*c, filters), pixels,
+                            DotKind::Int8Quads);
   return vectorizeTiles(rewriter, op, filters, pixels, machine);
 }
 

@@ -1419,6 +1419,8 @@ Value copyIntoPanels(RewriterBase &rewriter, linalg::GenericOp op, Value from,
         nb.create<linalg::YieldOp>(l, v);
       });
   Value panels = vectorizePairCopy(rewriter, pack);
+  if (!panels && grouped)
+    panels = vectorizeGroupCopy(rewriter, pack);
   if (!panels)
     panels = vectorizePanelCopy(rewriter, pack, transposed, cols, group);
   if (grouped) {

@@ -163,6 +163,12 @@ def integer_path(target):
     body = llvm.split(f"@{k49[0]}(")[1].split("\n}")[0] if k49 else ""
     if k49 and not any(f"llvm.x86.{name}" in body for name in dots):
         dots.add("49 pixels without them")
+    # Its activations are packed into quads 64 bytes at a time: four rows'
+    # 16 bytes interleaved by one shuffle (PairCopies.cpp's
+    # vectorizeGroupCopy), not a transposed block built byte by byte.
+    quads = "<64 x i32> <i32 0, i32 16, i32 32, i32 48, i32 1, i32 17, i32 33, i32 49,"
+    if k49 and "llvm.x86.avx512.vpdpbusd.512" in body and quads not in body:
+        dots.add("49 pixels' quads not interleaved by a shuffle")
     # The byte convolutions' kernels likewise.
     for line in kernels:
         if "_ign_" in line and ": " in line:

@@ -2,6 +2,7 @@
 
 #include "DirectConv.h"
 #include "AmxTiles.h"
+#include "FilledAccumulators.h"
 #include "GroupedDots.h"
 #include "PairCopies.h"
 #include "PrepackedPanels.h"
@@ -381,60 +382,6 @@ LogicalResult vectorizeWithLanes(RewriterBase &rewriter, linalg::GenericOp t,
   SmallVector<bool> scalable(sizes.size(), false);
   return linalg::vectorize(rewriter, interchanged->getOperation(), sizes,
                            scalable);
-}
-
-/// Whether `slice` reads none of what `insert` wrote (`slice` a slice of
-/// `insert`'s result; static offsets and sizes, apart along some dim).
-bool readsNoneOf(tensor::ExtractSliceOp slice, tensor::InsertSliceOp insert) {
-  ArrayRef<int64_t> at = slice.getStaticOffsets(),
-                    size = slice.getStaticSizes();
-  ArrayRef<int64_t> wrote = insert.getStaticOffsets();
-  ArrayRef<int64_t> wide = insert.getStaticSizes();
-  if (at.size() != wrote.size() || !slice.hasUnitStride() ||
-      !insert.hasUnitStride())
-    return false;
-  for (size_t d = 0; d < at.size(); ++d) {
-    if (ShapedType::isDynamic(at[d]) || ShapedType::isDynamic(size[d]) ||
-        ShapedType::isDynamic(wrote[d]) || ShapedType::isDynamic(wide[d]))
-      return false;
-    if (at[d] + size[d] <= wrote[d] || wrote[d] + wide[d] <= at[d])
-      return true;
-  }
-  return false;
-}
-
-/// The constant `init` holds everywhere when it is a constant fill, or a
-/// slice of one (also of a fill another part of a peeled op wrote elsewhere:
-/// linalg::splitOp's second part reads the first part's insert); null
-/// otherwise.
-TypedAttr fillValueOf(Value init) {
-  while (auto slice = init.getDefiningOp<tensor::ExtractSliceOp>()) {
-    init = slice.getSource();
-    auto insert = init.getDefiningOp<tensor::InsertSliceOp>();
-    if (insert && readsNoneOf(slice, insert))
-      init = insert.getDest();
-  }
-  auto fill = init.getDefiningOp<linalg::FillOp>();
-  TypedAttr value;
-  if (!fill || !matchPattern(fill.getInputs()[0], m_Constant(&value)))
-    return {};
-  return value;
-}
-
-/// Marks the outermost reduction loop of `tiled` (the tile loops of an op
-/// with `iterators`, one per loop, parallel ones first) with `value`,
-/// the constant the op's output starts as (a constant fill; none when
-/// null): each register tile's accumulators, once carried out of the
-/// reduction loops, then start as that constant instead of a (transposed)
-/// read of the filled output (initAccumulatorsFromFills).
-void markFilledAccumulators(TypedAttr value,
-                            ArrayRef<utils::IteratorType> iterators,
-                            const scf::SCFTilingResult &tiled) {
-  size_t parallel = llvm::count(iterators, utils::IteratorType::parallel);
-  if (!value || tiled.loops.size() != iterators.size() ||
-      parallel == iterators.size())
-    return;
-  tiled.loops[parallel]->setAttr(kFilledAccumulators, value);
 }
 
 /// Whether a register tile of `pixels` x `filters` keeps the loop over the

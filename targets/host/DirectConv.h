@@ -23,11 +23,6 @@
 
 namespace ign::host {
 
-/// The attribute on a register tile's outermost reduction loop that holds
-/// the constant its output was filled with (DirectConv's tiles).
-inline constexpr llvm::StringLiteral kFilledAccumulators =
-    "ign.filled_accumulators";
-
 /// The attribute on the loop over a channel-wise convolution tile's window
 /// rows (innermost), unrolled once its accumulators are carried: the input
 /// vector a step loads for one row of the tile is the one the next step

@@ -5,6 +5,7 @@
 #include "CollapsedRows.h"
 #include "DirectConv.h"
 #include "DotContraction.h"
+#include "FilledAccumulators.h"
 #include "GroupedDots.h"
 #include "HostKnobs.h"
 #include "PaddedWindows.h"
@@ -2534,9 +2535,15 @@ std::vector<int64_t> vectorizeContraction(RewriterBase &rewriter,
     dot.reset();
   if (dot)
     tile[*c->reduction] = groupSteps(*dot);
+  // An output filled with a constant, its reduction in one pass (a chunk
+  // loop's tiles read what the chunk before left): the tiles'
+  // accumulators start as the constant, not read from the fill.
+  TypedAttr filled = fillValueOf(target.getDpsInits()[0]);
+  SmallVector<utils::IteratorType> iterators = target.getIteratorTypesArray();
   auto tiled = tileInPlace(rewriter, target, tile, order);
   if (failed(tiled))
     return {};
+  markFilledAccumulators(filled, iterators, *tiled);
   if (dot && vectorizeDotTile(rewriter, *tiled, *c, *dot, *row, tile[*row],
                               dotCols, machine.lanes())) {
     applied[prefix + knobs::kPack] = 1;
@@ -4587,8 +4594,9 @@ void unrollWindows(RewriterBase &rewriter, func::FuncOp kernel) {
 }
 
 /// A register tile's accumulators carried into its outermost reduction loop
-/// marked kFilledAccumulators (DirectConv's tiles of an output filled with
-/// a constant) start as that constant: the read before the loop loads a
+/// marked kFilledAccumulators (FilledAccumulators.h: DirectConv's and
+/// contractions' tiles of an output filled with a constant) start as that
+/// constant: the read before the loop loads a
 /// tile nothing has written yet (each tile is read once, before its own
 /// reductions, and the tiles are disjoint). The read was transposed
 /// (filters as lanes, an NCHW output): SqueezeNet's first convolution, 27

@@ -1115,19 +1115,41 @@ Value channelGroupsOf(RewriterBase &rewriter, Location loc, Value value,
   AffineMap read = AffineMap::get(rank, 0, source, ctx);
   if (group == 2)
     return roundedCopy(rewriter, loc, value, shape, read);
+  // Bytes: the copy reads `value` with `dim` split in (D / G, G), a
+  // permutation of its loops, which vectorizeGroupCopy takes when the rows
+  // are the innermost dim.
+  SmallVector<int64_t> split;
+  SmallVector<ReassociationIndices> dims;
+  SmallVector<AffineExpr> permuted;
+  for (unsigned d = 0; d + 1 < rank; ++d) {
+    int64_t at = int64_t(split.size());
+    if (d == dim) {
+      split.append({shape[d], group});
+      dims.push_back({at, at + 1});
+      permuted.append(
+          {getAffineDimExpr(d, ctx), getAffineDimExpr(rank - 1, ctx)});
+    } else {
+      split.push_back(shape[d]);
+      dims.push_back({at});
+      permuted.push_back(getAffineDimExpr(d, ctx));
+    }
+  }
+  Value expanded = rewriter.create<tensor::ExpandShapeOp>(
+      loc, RankedTensorType::get(split, type.getElementType()), value, dims);
   Value empty =
       rewriter.create<tensor::EmptyOp>(loc, shape, type.getElementType());
-  SmallVector<AffineMap> maps{read,
+  SmallVector<AffineMap> maps{AffineMap::get(rank, 0, permuted, ctx),
                               AffineMap::getMultiDimIdentityMap(rank, ctx)};
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
-  return rewriter
-      .create<linalg::GenericOp>(loc, empty.getType(), ValueRange{value},
-                                 ValueRange{empty}, maps, iterators,
-                                 [](OpBuilder &b, Location l, ValueRange args) {
-                                   b.create<linalg::YieldOp>(l, args[0]);
-                                 })
-      .getResult(0);
+  auto copy = rewriter.create<linalg::GenericOp>(
+      loc, empty.getType(), ValueRange{expanded}, ValueRange{empty}, maps,
+      iterators, [](OpBuilder &b, Location l, ValueRange args) {
+        b.create<linalg::YieldOp>(l, args[0]);
+      });
+  if (Value groups = vectorizeGroupCopy(rewriter, copy))
+    return groups;
+  return copy.getResult(0);
 }
 
 /// `op` (takesBf16Pairs, or takesByteQuads with `group` 4) reading its

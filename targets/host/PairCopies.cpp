@@ -221,7 +221,7 @@ std::optional<GroupRows> groupRows(linalg::GenericOp copy) {
   if (r.group != 2 && r.group != 4)
     return std::nullopt;
   r.step = std::min(r.cols, kGroupStepBytes / (r.group * (bits / 8)));
-  if (r.step < 1 || r.cols % r.step != 0)
+  if (r.step < 1)
     return std::nullopt;
   return r;
 }
@@ -263,7 +263,14 @@ void vectorizeGroups(RewriterBase &rewriter, linalg::GenericOp tile,
   for (int64_t c = 0; c < r.step; ++c)
     for (int64_t g = 0; g < r.group; ++g)
       order.push_back(g * r.step + c);
-  for (int64_t x0 = 0; x0 < r.cols; x0 += r.step) {
+  // Steps of `step` columns; the last ends at the row's end (its columns
+  // written twice, the same values).
+  SmallVector<int64_t> starts;
+  for (int64_t x = 0; x + r.step <= r.cols; x += r.step)
+    starts.push_back(x);
+  if (r.cols % r.step != 0)
+    starts.push_back(r.cols - r.step);
+  for (int64_t x0 : starts) {
     SmallVector<Value> pieces;
     for (int64_t g = 0; g < r.group; ++g) {
       SmallVector<int64_t> at(n, 0);

@@ -33,16 +33,16 @@ mlir::Value vectorizePairCopy(mlir::RewriterBase &rewriter,
 mlir::Value vectorizeRoundedCopy(mlir::RewriterBase &rewriter,
                                  mlir::linalg::GenericOp copy);
 
-/// Vectorizes `copy`, a copy of a tensor into panels of groups
-/// (HostSchedule.cpp's copyIntoPanels without a conversion: a byte
-/// matmul's activations into quads, loops (..., c, g) writing [..., cols,
-/// G] and reading the source's row g contiguous along c), 64 bytes of
+/// Vectorizes `copy`, a copy of a tensor into groups without a conversion
+/// (loops (..., c, g) writing [..., cols, G], reading the source's row g
+/// contiguous along c: HostSchedule.cpp's panels of a byte matmul's
+/// activations, DirectConv.cpp's input quads of channels), 64 bytes of
 /// output at a time: the group's G row pieces read, joined and put in
-/// order by one shuffle (VBMI: vpermb). linalg's vectorizer read them as a
-/// transposed [G, cols] block, which LLVM built a few bytes at a time (20%
-/// of a 64 -> 256 byte 1x1 convolution's time). Returns the copy's result,
-/// or null, changing nothing, unless it has that form with static shapes, G
-/// of 2 or 4 and cols a multiple of a step's columns (or fewer).
+/// order by one shuffle (LLVM: byte and word unpacks). linalg's vectorizer read
+/// them as a transposed [G, cols] block, which LLVM built a few bytes at a time
+/// (20% of a 64 -> 256 byte 1x1 convolution's time). Returns the copy's result,
+/// or null, changing nothing, unless it has that form with static shapes
+/// and G of 2 or 4.
 mlir::Value vectorizeGroupCopy(mlir::RewriterBase &rewriter,
                                mlir::linalg::GenericOp copy);
 

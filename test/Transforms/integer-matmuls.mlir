@@ -114,7 +114,9 @@ func.func @main(%x: tensor<3x4xi8>) -> tensor<3x2xf32> {
 // padded with the zero point to 4 channels, the filters with zeros, then
 // the integer matmul [F, C] x [N, C, P], the correction (5 * filter sums
 // 3 and -6) and scales per filter as columns, the bias, the output shape.
-// A 3x3 convolution stays in f32.
+// A 3x3 convolution of the same bytes likewise, directly: one pad with the
+// zero point (a fourth channel and the window's border), filters with a
+// zero channel (each filter's sum 27: correction 135), bytes into i32.
 // CHECK-LABEL: func.func @main
 // CHECK: %[[PAD:.*]] = ign.pad %arg0 {pads = [0, 0, 0, 0, 0, 1, 0, 0], value = 5.000000e+00 : f64} : (tensor<1x3x2x2xui8>) -> tensor<1x4x2x2xui8>
 // CHECK: %[[X:.*]] = ign.reshape %[[PAD]] {shape = [1, 4, 4]}
@@ -126,8 +128,13 @@ func.func @main(%x: tensor<3x4xi8>) -> tensor<3x2xf32> {
 // CHECK: ign.mul
 // CHECK: ign.add
 // CHECK: ign.reshape {{.*}} {shape = [1, 2, 2, 2]}
-// CHECK: ign.conv {{.*}} : (tensor<1x3x2x2xf32>, tensor<2x3x3x3xf32>) -> tensor<1x2x2x2xf32>
+// CHECK: %[[PAD3:.*]] = ign.pad %arg0 {pads = [0, 0, 1, 1, 0, 1, 1, 1], value = 5.000000e+00 : f64} : (tensor<1x3x2x2xui8>) -> tensor<1x4x4x4xui8>
+// CHECK: %[[W3:.*]] = ign.constant dense_resource<[[W3N:.*]]> : tensor<2x4x3x3xi8>
+// CHECK: %[[ACC3:.*]] = ign.conv %[[PAD3]], %[[W3]] {{.*}} : (tensor<1x4x4x4xui8>, tensor<2x4x3x3xi8>) -> tensor<1x2x2x2xi32>
+// CHECK: ign.reshape %[[ACC3]] {shape = [1, 2, 4]}
+// CHECK: ign.constant dense<135> : tensor<2xi32>
 // CHECK: [[WN]]: "0x0100000001020000FDFEFF00"
+// CHECK: [[W3N]]: "0x01000000010101010101010101010101010101010101010101010101010101000000000000000000010101010101010101010101010101010101010101010101010101000000000000000000"
 func.func @main(%x: tensor<1x3x2x2xui8>, %bias: tensor<2xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) {
   %z = ign.constant dense<5> : tensor<ui8>
   %s = ign.constant dense<0.5> : tensor<f32>
@@ -140,6 +147,25 @@ func.func @main(%x: tensor<1x3x2x2xui8>, %bias: tensor<2xf32>) -> (tensor<1x2x2x
   %w3 = ign.constant {ign.dequantized = {scale = dense<0.25> : tensor<1xf32>, type = i8, zero_point = dense<0> : tensor<1xi64>}} dense<0.25> : tensor<2x3x3x3xf32>
   %y3 = ign.conv %a, %w3 {dilations = [1, 1], pads = [1, 1, 1, 1], strides = [1, 1]} : (tensor<1x3x2x2xf32>, tensor<2x3x3x3xf32>) -> tensor<1x2x2x2xf32>
   return %y, %y3 : tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// A 3x3 convolution of 2 channels stays in f32: padded to a quad, half of
+// its multiplies would be of zeros.
+// CHECK-LABEL: func.func @main
+// CHECK-NOT: xi32>
+// CHECK: ign.conv {{.*}} : (tensor<1x2x2x2xf32>, tensor<2x2x3x3xf32>) -> tensor<1x2x2x2xf32>
+func.func @main(%x: tensor<1x2x2x2xui8>) -> tensor<1x2x2x2xf32> {
+  %z = ign.constant dense<5> : tensor<ui8>
+  %s = ign.constant dense<0.5> : tensor<f32>
+  %xf = ign.cast %x : tensor<1x2x2x2xui8> to f32
+  %zf = ign.cast %z : tensor<ui8> to f32
+  %c = ign.sub %xf, %zf : (tensor<1x2x2x2xf32>, tensor<f32>) -> tensor<1x2x2x2xf32>
+  %a = ign.mul %c, %s : (tensor<1x2x2x2xf32>, tensor<f32>) -> tensor<1x2x2x2xf32>
+  %w = ign.constant {ign.dequantized = {scale = dense<0.25> : tensor<1xf32>, type = i8, zero_point = dense<0> : tensor<1xi64>}} dense<0.25> : tensor<2x2x3x3xf32>
+  %y = ign.conv %a, %w {dilations = [1, 1], pads = [1, 1, 1, 1], strides = [1, 1]} : (tensor<1x2x2x2xf32>, tensor<2x2x3x3xf32>) -> tensor<1x2x2x2xf32>
+  return %y : tensor<1x2x2x2xf32>
 }
 
 // -----

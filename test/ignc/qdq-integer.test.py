@@ -1,7 +1,8 @@
 """Builds a small QDQ model (onnxruntime's quantizer's pattern: uint8
 activations per tensor, int8 weights per output channel) whose matmul, gemm
-(trans_b), 1x1 convolution (6 channels, padded to 8) and 3x3 convolution
-read dequantized values (and a matmul of int8 activations), and a
+(trans_b), 1x1 convolution (6 channels, padded to 8), 3x3 convolutions
+(6 channels padded likewise) and an RGB stem's 7x7 one (3 channels, padded
+to 4) read dequantized values (and a matmul of int8 activations), and a
 MatMulInteger and a ConvInteger of dynamically quantized activations, compiles and runs it with ignc, and compares each
 f32 output with onnxruntime running the QDQ graph as written (graph
 optimizations off: dequantize, then f32 arithmetic).
@@ -90,7 +91,8 @@ nodes.append(helper.make_node("ConvInteger", ["iq", const("w8", rng.integers(
     -127, 128, (8, 6, 3, 3)).astype(np.int8)), "iz"], ["cacc"], pads=[1, 1, 1, 1]))
 nodes.append(helper.make_node("Cast", ["cacc"], ["caccf"], to=TensorProto.FLOAT))
 nodes.append(helper.make_node("Mul", ["caccf", "is"], ["dconv"]))
-# 1x1 convolution of 6 channels (padded to 8), and a 3x3 one (left in f32).
+# 1x1 convolution of 6 channels (padded to 8), and a 3x3 one (likewise:
+# with VNNI a byte convolution).
 c = qdq("img", 0.03, 90, "c")
 nodes.append(helper.make_node("Conv", [c, weight("w3", [32, 6, 1, 1], 0),
                                        const("b3", rng.standard_normal(32).astype(np.float32))],
@@ -117,18 +119,26 @@ nodes.append(helper.make_node("Conv", [c8, weight("w11", [32, 8, 3, 3], 0),
                               ["q3"], pads=[1, 1, 1, 1]))
 nodes.append(helper.make_node("Conv", [c8, weight("w12", [32, 8, 3, 3], 0)], ["q3s"],
                               pads=[1, 1, 1, 1], strides=[2, 2]))
+# An RGB stem: 7x7, stride 2, 3 channels padded to a quad (one quad: the
+# tiles' single reduction step over channels folds away).
+rgbq = qdq("rgb", 0.02, 120, "rq")
+nodes.append(helper.make_node("Conv", [rgbq, weight("w13", [32, 3, 7, 7], 0),
+                                       const("b13", rng.standard_normal(32).astype(np.float32))],
+                              ["stem"], pads=[3, 3, 3, 3], strides=[2, 2]))
 graph = helper.make_graph(
     nodes, "qdq", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [16, 40]),
                    helper.make_tensor_value_info("img", TensorProto.FLOAT, [1, 6, 8, 12]),
                    helper.make_tensor_value_info("small", TensorProto.FLOAT, [1, 256, 7, 7]),
-                   helper.make_tensor_value_info("img8", TensorProto.FLOAT, [1, 8, 20, 36])],
+                   helper.make_tensor_value_info("img8", TensorProto.FLOAT, [1, 8, 20, 36]),
+                   helper.make_tensor_value_info("rgb", TensorProto.FLOAT, [1, 3, 40, 44])],
     [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape)
      for n, shape in [("mm", [16, 64]), ("smm", [16, 32]), ("odd", [16, 50]),
                       ("dyn", [16, 24]),
                       ("gemm", [16, 48]),
                       ("dconv", [1, 8, 8, 12]), ("pw", [1, 32, 8, 12]),
                       ("sp", [1, 16, 8, 12]), ("p49", [1, 256, 7, 7]), ("s2", [1, 64, 4, 4]),
-                      ("q3", [1, 32, 20, 36]), ("q3s", [1, 32, 10, 18])]], inits)
+                      ("q3", [1, 32, 20, 36]), ("q3s", [1, 32, 10, 18]),
+                      ("stem", [1, 32, 20, 22])]], inits)
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 pair = CompiledPair(model, "qdq", work, ignc, optimize=False)
 
@@ -186,7 +196,7 @@ here = ("znver4" if "avx512_vnni" in flags else
         "skylake-avx512" if "avx512bw" in flags else
         "x86-64-v3" if "avx2" in flags else "x86-64")
 expected = {  # (integer matmuls, of them in words, dot instructions, byte convolutions)
-    "znver4": (8, 0, {"avx512.vpdpbusd.512"}, 2),
+    "znver4": (8, 0, {"avx512.vpdpbusd.512"}, 4),
     # (words: 1x1 and 3x3 convolutions stay f32)
     "x86-64-v3": (5, 5, {"avx2.pmadd.wd"}, 0),
     "skylake-avx512": (5, 5, {"avx512.pmaddw.d.512"}, 0),
@@ -204,7 +214,8 @@ for t, got in paths.items():
 feeds = {"x": rng.uniform(-2, 3, (16, 40)).astype(np.float32),
          "img": rng.uniform(-2.5, 5, (1, 6, 8, 12)).astype(np.float32),
          "small": rng.uniform(0, 6, (1, 256, 7, 7)).astype(np.float32),
-         "img8": rng.uniform(-2.5, 7, (1, 8, 20, 36)).astype(np.float32)}
+         "img8": rng.uniform(-2.5, 7, (1, 8, 20, 36)).astype(np.float32),
+         "rgb": rng.uniform(-2.4, 2.6, (1, 3, 40, 44)).astype(np.float32)}
 got, want = pair.run(feeds)
 reference = []
 

@@ -459,8 +459,11 @@ std::optional<unsigned> rootLoopOf(linalg::LinalgOp root, linalg::GenericOp op,
     if (auto dim = dyn_cast<AffineDimExpr>(e); dim && dim.getPosition() == d)
       if (auto found = rootLoopOfDim(root, op->getResult(0), r))
         return found;
+  // Else the root's result in the same shape (its elements' type may
+  // differ: a byte convolution's i32 sums, rescaled into f32 or bytes).
   if (root->getNumResults() == 0 ||
-      root->getResult(0).getType() != op->getResult(0).getType())
+      cast<ShapedType>(root->getResult(0).getType()).getShape() !=
+          cast<ShapedType>(op->getResult(0).getType()).getShape())
     return std::nullopt;
   AffineMap rootOut = root.getIndexingMapMatchingResult(root->getResult(0));
   for (auto [r, e] : llvm::enumerate(out.getResults()))

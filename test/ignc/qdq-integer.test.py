@@ -99,6 +99,10 @@ nodes.append(helper.make_node("Conv", [c, weight("w3", [32, 6, 1, 1], 0),
                               ["pw"]))
 nodes.append(helper.make_node("Conv", [c, weight("w4", [16, 6, 3, 3], 0)], ["sp"],
                               pads=[1, 1, 1, 1]))
+# Its output quantized, then max pooled (ResNet's stem): on every CPU the
+# pool reads the bytes (the dequantization never reorders values).
+nodes.append(helper.make_node("MaxPool", [qdq("sp", 0.05, 100, "spq")], ["mp"],
+                              kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]))
 # A 1x1 convolution over 7 x 7 pixels (no whole vectors of 16): with VNNI,
 # byte tiles of zero-padded panels of 64 columns, its weight's rows packed
 # at compile time.
@@ -136,7 +140,8 @@ graph = helper.make_graph(
                       ("dyn", [16, 24]),
                       ("gemm", [16, 48]),
                       ("dconv", [1, 8, 8, 12]), ("pw", [1, 32, 8, 12]),
-                      ("sp", [1, 16, 8, 12]), ("p49", [1, 256, 7, 7]), ("s2", [1, 64, 4, 4]),
+                      ("sp", [1, 16, 8, 12]), ("mp", [1, 16, 4, 6]),
+                      ("p49", [1, 256, 7, 7]), ("s2", [1, 64, 4, 4]),
                       ("q3", [1, 32, 20, 36]), ("q3s", [1, 32, 10, 18]),
                       ("stem", [1, 32, 20, 22])]], inits)
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
@@ -158,6 +163,8 @@ def integer_path(target):
                if "ign.matmul" in line and line.rstrip().endswith("xi32")]
     convs = sum(1 for line in kernels
                 if "ign.conv" in line and line.rstrip().endswith("xi32"))
+    pools = sum(1 for line in kernels
+                if "ign.max_pool" in line and line.rstrip().endswith("xui8"))
     llvm = emit("llvm")
     dots = {name for name in ("avx512.vpdpbusd.512", "avx2.pmadd.wd", "avx512.pmaddw.d.512")
             if f"llvm.x86.{name}" in llvm}
@@ -187,7 +194,7 @@ def integer_path(target):
             body = llvm.split(f"@{kernel}(")[1].split("\n}")[0]
             if "llvm.x86.avx512.vpdpbusd.512" not in body:
                 dots.add("a byte convolution without them")
-    return len(matmuls), words, dots, convs
+    return len(matmuls), words, dots, convs, pools
 
 
 with open("/proc/cpuinfo") as f:
@@ -195,12 +202,13 @@ with open("/proc/cpuinfo") as f:
 here = ("znver4" if "avx512_vnni" in flags else
         "skylake-avx512" if "avx512bw" in flags else
         "x86-64-v3" if "avx2" in flags else "x86-64")
-expected = {  # (integer matmuls, of them in words, dot instructions, byte convolutions)
-    "znver4": (8, 0, {"avx512.vpdpbusd.512"}, 4),
+expected = {  # (integer matmuls, of them in words, dot instructions, byte convolutions,
+    #            max pools of bytes)
+    "znver4": (8, 0, {"avx512.vpdpbusd.512"}, 4, 1),
     # (words: 1x1 and 3x3 convolutions stay f32)
-    "x86-64-v3": (5, 5, {"avx2.pmadd.wd"}, 0),
-    "skylake-avx512": (5, 5, {"avx512.pmaddw.d.512"}, 0),
-    "x86-64": (1, 0, set(), 0),
+    "x86-64-v3": (5, 5, {"avx2.pmadd.wd"}, 0, 1),
+    "skylake-avx512": (5, 5, {"avx512.pmaddw.d.512"}, 0, 1),
+    "x86-64": (1, 0, set(), 0, 1),
 }
 paths = {t: integer_path(t) for t in expected}
 paths["host"] = integer_path("host")
@@ -208,7 +216,7 @@ ok = all(paths[t] == want for t, want in expected.items()) and paths["host"] == 
 print(f"integer path as the CPU implies: {'yes' if ok else 'NO'}")
 for t, got in paths.items():
     print(f"  {t}: {got[0]} integer matmuls, {got[1]} of words, {sorted(got[2])}, "
-          f"{got[3]} byte convolutions"
+          f"{got[3]} byte convolutions, {got[4]} max pools of bytes"
           f" (expected {expected[here if t == 'host' else t]})")
 
 feeds = {"x": rng.uniform(-2, 3, (16, 40)).astype(np.float32),

@@ -102,6 +102,18 @@ mergedLastDims(RewriterBase &rewriter, Location loc, Value out, unsigned n) {
   return {merged, merge};
 }
 
+/// Where the steps of `step` columns over a row of `width` (at least
+/// `step`) start; the last ends at the row's end (its columns written
+/// twice, the same values).
+SmallVector<int64_t> stepStarts(int64_t width, int64_t step) {
+  SmallVector<int64_t> starts;
+  for (int64_t x = 0; x + step <= width; x += step)
+    starts.push_back(x);
+  if (width % step != 0)
+    starts.push_back(width - step);
+  return starts;
+}
+
 /// Lanes q, q + s, ... of `v` (kPairLanes of them).
 Value everyNth(RewriterBase &rewriter, Location loc, Value v, int64_t s,
                int64_t q) {
@@ -137,14 +149,7 @@ Value vectorizeRow(RewriterBase &rewriter, linalg::GenericOp tile,
   SmallVector<int64_t> interleave;
   for (int64_t i = 0; i < kPairLanes; ++i)
     interleave.append({i, kPairLanes + i});
-  // Chunks of kPairLanes pixels; the last ends at the row's end (its
-  // pixels written twice, the same values).
-  SmallVector<int64_t> starts;
-  for (int64_t x = 0; x + kPairLanes <= r.width; x += kPairLanes)
-    starts.push_back(x);
-  if (r.width % kPairLanes != 0)
-    starts.push_back(r.width - kPairLanes);
-  for (int64_t x0 : starts) {
+  for (int64_t x0 : stepStarts(r.width, kPairLanes)) {
     Value rows[2];
     for (int64_t p = 0; p < 2; ++p) {
       SmallVector<int64_t> at(n, 0);
@@ -263,14 +268,7 @@ void vectorizeGroups(RewriterBase &rewriter, linalg::GenericOp tile,
   for (int64_t c = 0; c < r.step; ++c)
     for (int64_t g = 0; g < r.group; ++g)
       order.push_back(g * r.step + c);
-  // Steps of `step` columns; the last ends at the row's end (its columns
-  // written twice, the same values).
-  SmallVector<int64_t> starts;
-  for (int64_t x = 0; x + r.step <= r.cols; x += r.step)
-    starts.push_back(x);
-  if (r.cols % r.step != 0)
-    starts.push_back(r.cols - r.step);
-  for (int64_t x0 : starts) {
+  for (int64_t x0 : stepStarts(r.cols, r.step)) {
     SmallVector<Value> pieces;
     for (int64_t g = 0; g < r.group; ++g) {
       SmallVector<int64_t> at(n, 0);

@@ -2875,6 +2875,14 @@ void fuseElementwiseChains(func::FuncOp kernel) {
     auto consumer = dyn_cast<linalg::GenericOp>(fused->getOwner());
     if (!consumer || multipliesInReduction(consumer))
       return false;
+    // Nor into a window's reduction (a pool reading it through overlapping
+    // windows): each element would be computed again per window, and the
+    // body would no longer be the plain max or sum the window tiles take
+    // (isWindowReduction). SqueezeNet int8's pools of requantized concats
+    // ran at 10-22 GOP/s on one thread, 0.2 ms each.
+    if (consumer.getNumReductionLoops() != 0 &&
+        !consumer.getMatchingIndexingMap(fused).isProjectedPermutation())
+      return false;
     // A math function (exp, erf) is computed once: not again in each of
     // several consumers, nor inside a reduction, which LLVM keeps scalar (a
     // softmax's exp inside its sum made BERT's attention 30% slower).

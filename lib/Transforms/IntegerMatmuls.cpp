@@ -48,14 +48,6 @@ namespace {
 /// With 1 or 2 channels the padding would be most of the multiplies.
 constexpr int64_t kMinPaddedQuadChannels = 3;
 
-/// The constant `v` is (through casts and reshapes), or null.
-ConstantOp constantThrough(Value v) {
-  Operation *def = v.getDefiningOp();
-  while (def && isa<CastOp, ReshapeOp>(def))
-    def = def->getOperand(0).getDefiningOp();
-  return dyn_cast_or_null<ConstantOp>(def);
-}
-
 /// The one value of a constant (through casts and reshapes) of one
 /// element, as a double.
 std::optional<double> scalarConstant(Value v) {
@@ -751,45 +743,19 @@ bool rewriteIntegerConv(ConvOp op) {
   return true;
 }
 
-/// Whether bytes `q` are a contraction's output through pointwise ops with
-/// constants (a quantized convolution's epilogue): a kernel of their own
-/// writes them. Bytes quantized from an f32 concat (SqueezeNet's fire
-/// modules) would instead be computed again per window inside the pool's
-/// kernel, which then runs its windows without a register tile (3x slower
-/// than pooling the f32 values).
-bool contractionOutput(Value q) {
-  for (Value v = q;;) {
-    Operation *op = v.getDefiningOp();
-    if (!op)
-      return false;
-    if (isa<ConvOp, MatMulOp, GemmOp>(op))
-      return true;
-    if (!op->hasTrait<Pointwise>())
-      return false;
-    Value next;
-    for (Value operand : op->getOperands()) {
-      if (constantThrough(operand))
-        continue;
-      if (next)
-        return false;
-      next = operand;
-    }
-    if (!next)
-      return false;
-    v = next;
-  }
-}
-
 /// A max pool of dequantized activations ((cast(q) - z) * s, s > 0): the
 /// max pool of q, dequantized. The dequantization is monotone (f32's
 /// rounding never swaps two values), so each window's maximum is the same
 /// f32 value; the pool reads and writes bytes instead of floats, and the
 /// kernel before it, whose bytes it reads, need not write floats as well
-/// (quantized SqueezeNet's three max pools of f32, 0.62 of its 3.6 ms).
+/// (quantized SqueezeNet's three max pools of f32, 0.62 of its 3.6 ms). Where
+/// the bytes are quantized in the pool's own kernel (from a concat of
+/// differently scaled tensors), that loop runs first over the workgroup's
+/// input (fuseElementwiseChains fuses nothing into a window's reduction).
 bool rewriteMaxPool(MaxPoolOp op) {
   std::optional<DequantizedActivations> a = matchActivations(op.getInput());
   auto out = dyn_cast<RankedTensorType>(op.getType());
-  if (!a || !out || !contractionOutput(a->q))
+  if (!a || !out)
     return false;
   auto scale = op.getInput().getDefiningOp<MulOp>();
   auto centered = scale.getLhs().getDefiningOp<SubOp>();

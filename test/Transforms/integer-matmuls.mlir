@@ -232,20 +232,20 @@ func.func @main(%x: tensor<1x2x4x4xui8>, %z8: tensor<ui8>, %z: tensor<i32>) -> (
 
 // -----
 
-// A max pool of dequantized bytes that a contraction's epilogue wrote pools
-// the bytes (unsigned), then dequantizes: the same values, as the
-// dequantization never reorders them. Bytes that are an argument (in a
-// model, quantized from an f32 concat in the pool's own kernel) stay as
-// they were: pooled in f32.
+// A max pool of dequantized bytes (a convolution's quantized output, or an
+// argument's) pools the bytes (unsigned), then dequantizes: the same
+// values, as the dequantization never reorders them. A scale of zero is
+// no dequantization: that pool stays f32.
 // CHECK-LABEL: func.func @main
 // CHECK: %[[Q:.*]] = ign.cast {{.*}} : tensor<1x2x4x4xf32> to ui8
 // CHECK: %[[P:.*]] = ign.max_pool %[[Q]] {{.*}} : (tensor<1x2x4x4xui8>) -> tensor<1x2x2x2xui8>
 // CHECK: %[[F:.*]] = ign.cast %[[P]] : tensor<1x2x2x2xui8> to f32
 // CHECK: %[[C:.*]] = ign.sub %[[F]], %{{.*}}
 // CHECK: %[[Y:.*]] = ign.mul %[[C]], %{{.*}}
+// CHECK: %[[AP:.*]] = ign.max_pool %arg1 {{.*}} : (tensor<1x2x4x4xui8>) -> tensor<1x2x2x2xui8>
 // CHECK: ign.max_pool {{.*}} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
-// CHECK: return %[[Y]]
-func.func @main(%x: tensor<1x3x4x4xf32>, %arg: tensor<1x2x4x4xui8>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) {
+// CHECK: return %[[Y]], %{{.*}}, %{{.*}}
+func.func @main(%x: tensor<1x3x4x4xf32>, %arg: tensor<1x2x4x4xui8>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) {
   %w = ign.constant dense<0.5> : tensor<2x3x1x1xf32>
   %y = ign.conv %x, %w {dilations = [1, 1], pads = [0, 0, 0, 0], strides = [1, 1]} : (tensor<1x3x4x4xf32>, tensor<2x3x1x1xf32>) -> tensor<1x2x4x4xf32>
   %q = ign.cast %y : tensor<1x2x4x4xf32> to ui8
@@ -260,5 +260,8 @@ func.func @main(%x: tensor<1x3x4x4xf32>, %arg: tensor<1x2x4x4xui8>) -> (tensor<1
   %ac = ign.sub %af, %zf : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
   %ad = ign.mul %ac, %s : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
   %ap = ign.max_pool %ad {dilations = [1, 1], kernel_shape = [2, 2], pads = [0, 0, 0, 0], strides = [2, 2]} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
-  return %p, %ap : tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>
+  %s0 = ign.constant dense<0.0> : tensor<f32>
+  %zd = ign.mul %ac, %s0 : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %zp = ign.max_pool %zd {dilations = [1, 1], kernel_shape = [2, 2], pads = [0, 0, 0, 0], strides = [2, 2]} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  return %p, %ap, %zp : tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>
 }

@@ -1139,17 +1139,9 @@ Value channelGroupsOf(RewriterBase &rewriter, Location loc, Value value,
   }
   Value expanded = rewriter.create<tensor::ExpandShapeOp>(
       loc, RankedTensorType::get(split, type.getElementType()), value, dims);
-  Value empty =
-      rewriter.create<tensor::EmptyOp>(loc, shape, type.getElementType());
-  SmallVector<AffineMap> maps{AffineMap::get(rank, 0, permuted, ctx),
-                              AffineMap::getMultiDimIdentityMap(rank, ctx)};
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  auto copy = rewriter.create<linalg::GenericOp>(
-      loc, empty.getType(), ValueRange{expanded}, ValueRange{empty}, maps,
-      iterators, [](OpBuilder &b, Location l, ValueRange args) {
-        b.create<linalg::YieldOp>(l, args[0]);
-      });
+  linalg::GenericOp copy = copyThrough(rewriter, loc, expanded, shape,
+                                       AffineMap::get(rank, 0, permuted, ctx),
+                                       type.getElementType());
   if (Value groups = vectorizeGroupCopy(rewriter, copy))
     return groups;
   return copy.getResult(0);

@@ -207,20 +207,27 @@ SmallVector<Value, 2> intrinsicOperands(RewriterBase &rewriter,
 
 Value roundedCopy(RewriterBase &rewriter, Location loc, Value value,
                   ArrayRef<int64_t> shape, AffineMap read) {
-  Type bf16 = rewriter.getBF16Type();
-  Value empty = rewriter.create<tensor::EmptyOp>(loc, shape, bf16);
+  return copyThrough(rewriter, loc, value, shape, read, rewriter.getBF16Type())
+      .getResult(0);
+}
+
+linalg::GenericOp copyThrough(RewriterBase &rewriter, Location loc, Value value,
+                              ArrayRef<int64_t> shape, AffineMap read,
+                              Type element) {
+  Value empty = rewriter.create<tensor::EmptyOp>(loc, shape, element);
   unsigned rank = shape.size();
   SmallVector<AffineMap> maps{
       read, AffineMap::getMultiDimIdentityMap(rank, rewriter.getContext())};
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
-  auto copy = rewriter.create<linalg::GenericOp>(
+  return rewriter.create<linalg::GenericOp>(
       loc, empty.getType(), ValueRange{value}, ValueRange{empty}, maps,
       iterators, [&](OpBuilder &b, Location l, ValueRange args) {
-        b.create<linalg::YieldOp>(
-            l, b.create<arith::TruncFOp>(l, bf16, args[0]).getResult());
+        Value v = args[0];
+        if (v.getType() != element)
+          v = b.create<arith::TruncFOp>(l, element, v);
+        b.create<linalg::YieldOp>(l, v);
       });
-  return copy.getResult(0);
 }
 
 void widenedMultiplyAdd(OpBuilder &b, Location loc, ValueRange args) {

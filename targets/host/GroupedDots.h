@@ -67,6 +67,15 @@ mlir::Value roundedCopy(mlir::RewriterBase &rewriter, mlir::Location loc,
                         mlir::Value value, llvm::ArrayRef<int64_t> shape,
                         mlir::AffineMap read);
 
+/// A tensor of `shape` and `element` type whose element at index i (of the
+/// loops over it) is tensor `value` at `read`(i), truncated where the types
+/// differ (f32 into bfloat16): the copy, an elementwise generic writing its
+/// output in order.
+mlir::linalg::GenericOp copyThrough(mlir::RewriterBase &rewriter,
+                                    mlir::Location loc, mlir::Value value,
+                                    llvm::ArrayRef<int64_t> shape,
+                                    mlir::AffineMap read, mlir::Type element);
+
 /// The body of a contraction of bfloat16 operands into f32: yields
 /// args[2] + extf(args[0]) * extf(args[1]) (a linalg.generic's body
 /// builder).

@@ -1380,7 +1380,6 @@ Value copyIntoPanels(RewriterBase &rewriter, linalg::GenericOp op, Value from,
   packedShape.append({n / cols, kk / group, cols});
   if (grouped)
     packedShape.push_back(group);
-  Value empty = rewriter.create<tensor::EmptyOp>(loc, packedShape, element);
   // The source with its n dim split in (n / cols, cols) (and when grouped
   // its k dim in (k / group, group)), so the copy is a permutation (and
   // vectorizes): loops (lead..., j, k, c[, p]) read source[lead..., k, j, c]
@@ -1410,18 +1409,9 @@ Value copyIntoPanels(RewriterBase &rewriter, linalg::GenericOp op, Value from,
   Value expanded = rewriter.create<tensor::ExpandShapeOp>(
       loc, RankedTensorType::get(expandedShape, source.getElementType()), from,
       groups);
-  SmallVector<AffineMap> maps{AffineMap::get(loops, 0, read, ctx),
-                              AffineMap::getMultiDimIdentityMap(loops, ctx)};
-  SmallVector<utils::IteratorType> iterators(loops,
-                                             utils::IteratorType::parallel);
-  auto pack = rewriter.create<linalg::GenericOp>(
-      loc, empty.getType(), ValueRange{expanded}, ValueRange{empty}, maps,
-      iterators, [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value v = args[0];
-        if (v.getType() != element)
-          v = nb.create<arith::TruncFOp>(l, element, v);
-        nb.create<linalg::YieldOp>(l, v);
-      });
+  linalg::GenericOp pack =
+      copyThrough(rewriter, loc, expanded, packedShape,
+                  AffineMap::get(loops, 0, read, ctx), element);
   Value panels = vectorizePairCopy(rewriter, pack);
   if (!panels && grouped)
     panels = vectorizeGroupCopy(rewriter, pack);
